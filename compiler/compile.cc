@@ -1,0 +1,120 @@
+#include "compiler/compile.h"
+
+#include <cstdio>
+#include <set>
+#include <string>
+#include <utility>
+
+#include "compiler/program_builder.h"
+#include "compiler/verifier.h"
+#include "ingest/artifact_reader.h"
+
+namespace kiln::compiler {
+namespace {
+
+bool IsTerminator(const ir::Op& op) {
+  return op.name == "func.return" || op.name == "stablehlo.return";
+}
+
+void CollectUnsupported(const ir::Module& module, const ir::Op& op, const OpRegistry& registry,
+                        std::vector<std::string>& out, std::set<std::string>& seen) {
+  if (!IsTerminator(op) && (op.foreign || registry.Find(op.name) == nullptr)) {
+    std::string line = DescribeOp(module, op);
+    if (op.name == "stablehlo.custom_call") {
+      if (const ir::Attr* target = op.attr("call_target_name")) {
+        line = "stablehlo.custom_call @" + target->str + line.substr(op.name.size());
+      }
+    }
+    if (seen.insert(line).second) out.push_back(std::move(line));
+  }
+  for (const ir::Region& region : op.regions) {
+    for (const ir::Block& block : region.blocks) {
+      for (const ir::Op& inner : block.ops) CollectUnsupported(module, inner, registry, out, seen);
+    }
+  }
+}
+
+// Lists every op the registry cannot compile, so users see the whole gap at once instead of
+// fixing one op per compile.
+Status CheckAllOpsSupported(const ir::Module& module) {
+  const OpRegistry& registry = OpRegistry::Get();
+  std::vector<std::string> unsupported;
+  std::set<std::string> seen;
+  for (const ir::Function& fn : module.functions) {
+    for (const ir::Block& block : fn.body.blocks) {
+      for (const ir::Op& op : block.ops) CollectUnsupported(module, op, registry, unsupported, seen);
+    }
+  }
+  if (unsupported.empty()) return Status::Ok();
+  std::string message = "Kiln cannot compile " + (module.name.empty() ? std::string("this program") : module.name) +
+                        ": " + std::to_string(unsupported.size()) + " unsupported operation" +
+                        (unsupported.size() == 1 ? "" : "s") + ":";
+  for (const std::string& line : unsupported) message += "\n  " + line;
+  return Unimplemented(std::move(message));
+}
+
+std::string Fingerprint(std::span<const uint8_t> code, const ingest::CompileOptions& options) {
+  // FNV-1a over the program bytes and the options that change the executable.
+  uint64_t h = 1469598103934665603ull;
+  auto mix = [&h](uint64_t byte) {
+    h ^= byte;
+    h *= 1099511628211ull;
+  };
+  for (uint8_t b : code) mix(b);
+  mix(static_cast<uint64_t>(options.num_replicas));
+  mix(static_cast<uint64_t>(options.num_partitions));
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "kiln-%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
+
+}  // namespace
+
+StatusOr<std::shared_ptr<const Executable>> CompileModule(std::shared_ptr<const ir::Module> module,
+                                                          ingest::CompileOptions options,
+                                                          std::string fingerprint) {
+  KILN_RETURN_IF_ERROR(VerifyModule(*module));
+  KILN_RETURN_IF_ERROR(CheckAllOpsSupported(*module));
+  if (options.num_replicas * options.num_partitions != 1) {
+    return Unimplemented("Kiln runs single-device programs only for now; this program asks for " +
+                         std::to_string(options.num_replicas) + " replica(s) x " +
+                         std::to_string(options.num_partitions) + " partition(s)");
+  }
+  const ir::Function* main = module->MainFunction();
+  auto exe = std::make_shared<Executable>();
+  exe->name = module->name.empty() ? main->name : module->name;
+  exe->arg_types = main->arg_types;
+  exe->result_types = main->result_types;
+  for (const ir::Type& t : exe->arg_types) {
+    if (!t.is_tensor() || !t.has_static_shape()) {
+      return Unimplemented("argument type " + t.ToString() + " of @" + main->name + " is not supported");
+    }
+  }
+  for (const ir::Type& t : exe->result_types) {
+    if (!t.is_tensor() || !t.has_static_shape()) {
+      return Unimplemented("result type " + t.ToString() + " of @" + main->name + " is not supported");
+    }
+  }
+  ProgramBuilder builder(module);
+  KILN_ASSIGN_OR_RETURN(exe->main, builder.BuildFunction(main->name));
+  exe->module = std::move(module);
+  exe->options = std::move(options);
+  exe->fingerprint = std::move(fingerprint);
+  return std::shared_ptr<const Executable>(std::move(exe));
+}
+
+StatusOr<std::shared_ptr<const Executable>> Compile(std::span<const uint8_t> code,
+                                                    std::string_view format,
+                                                    std::span<const uint8_t> compile_options) {
+  if (format != "mlir") {
+    return InvalidArgument("Unknown program format '" + std::string(format) +
+                           "'. Kiln compiles StableHLO portable artifacts (format \"mlir\").");
+  }
+  KILN_ASSIGN_OR_RETURN(ingest::CompileOptions options, ingest::ParseCompileOptions(compile_options));
+  KILN_ASSIGN_OR_RETURN(ir::Module module, ingest::ReadPortableArtifact(code));
+  std::string fingerprint = Fingerprint(code, options);
+  auto shared = std::make_shared<const ir::Module>(std::move(module));
+  return CompileModule(std::move(shared), std::move(options), std::move(fingerprint));
+}
+
+}  // namespace kiln::compiler

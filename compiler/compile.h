@@ -1,0 +1,37 @@
+// Compile: portable artifact + CompileOptionsProto -> Executable. Reads, verifies, checks every op
+// against the registry (reporting all unsupported ops at once), and lowers to kernels.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "compiler/program.h"
+#include "ingest/compile_options.h"
+#include "ir/module.h"
+
+namespace kiln::compiler {
+
+struct Executable {
+  std::string name;  // the module name, e.g. "jit_add"
+  std::shared_ptr<const ir::Module> module;
+  std::shared_ptr<const Program> main;
+  std::vector<ir::Type> arg_types;
+  std::vector<ir::Type> result_types;
+  ingest::CompileOptions options;
+  std::string fingerprint;  // stable hash of the artifact and the options Kiln honours
+};
+
+StatusOr<std::shared_ptr<const Executable>> Compile(std::span<const uint8_t> code,
+                                                    std::string_view format,
+                                                    std::span<const uint8_t> compile_options);
+
+// Compiles an already-read module (used by tests and by Compile).
+StatusOr<std::shared_ptr<const Executable>> CompileModule(std::shared_ptr<const ir::Module> module,
+                                                          ingest::CompileOptions options,
+                                                          std::string fingerprint = "");
+
+}  // namespace kiln::compiler

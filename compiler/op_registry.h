@@ -1,0 +1,64 @@
+// The op registry: the single table of every op Kiln can compile. It drives lowering (op -> kernel),
+// the up-front unsupported-op check, and the coverage report (tools/coverage_report).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "compiler/kernel.h"
+#include "compiler/program.h"
+#include "ir/module.h"
+
+namespace kiln::compiler {
+
+// The view of the compiler that a lowering rule gets.
+class LowerContext {
+ public:
+  virtual ~LowerContext() = default;
+  virtual const ir::Module& module() const = 0;
+  virtual const ir::Op& op() const = 0;
+  const ir::Type& operand_type(size_t i) const { return module().type_of(op().operands.at(i)); }
+  const ir::Type& result_type(size_t i) const { return module().type_of(op().results.at(i)); }
+
+  // Compiles region `index` of the op. The sub-program's parameters are the region's entry block
+  // arguments followed by the op's captured values (captures()), in that order.
+  virtual StatusOr<std::shared_ptr<const Program>> CompileRegion(size_t index) = 0;
+  // Values from enclosing scopes used inside the op's regions. The compiler appends them to the
+  // kernel's inputs after the op's own operands.
+  virtual const std::vector<ir::ValueId>& captures() const = 0;
+  // Compiles (once per module) a function called by name, e.g. for func.call.
+  virtual StatusOr<std::shared_ptr<const Program>> CompileFunction(std::string_view name) = 0;
+};
+
+using LowerFn = StatusOr<Kernel> (*)(LowerContext& ctx);
+
+struct OpDef {
+  std::string_view name;    // "stablehlo.add"
+  std::string_view family;  // "elementwise", "reduction", ... (coverage report grouping)
+  LowerFn lower;
+};
+
+class OpRegistry {
+ public:
+  static const OpRegistry& Get();
+
+  const OpDef* Find(std::string_view name) const;
+  const std::vector<OpDef>& ops() const { return ops_; }
+  void Add(OpDef def) { ops_.push_back(def); }
+
+ private:
+  std::vector<OpDef> ops_;
+};
+
+// Each kernel family registers its ops here (called once, from OpRegistry::Get()).
+void RegisterElementwiseOps(OpRegistry& registry);
+void RegisterShapeOps(OpRegistry& registry);
+void RegisterReductionOps(OpRegistry& registry);
+void RegisterLinalgOps(OpRegistry& registry);
+void RegisterIndexingOps(OpRegistry& registry);
+void RegisterControlFlowOps(OpRegistry& registry);
+void RegisterMiscOps(OpRegistry& registry);
+
+}  // namespace kiln::compiler

@@ -1,0 +1,211 @@
+#include "compiler/program_builder.h"
+
+#include <algorithm>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace kiln::compiler {
+namespace {
+
+constexpr int kMaxRegionDepth = 64;
+
+void CollectUses(const ir::Op& op, std::unordered_set<ir::ValueId>& defined,
+                 std::vector<ir::ValueId>& used) {
+  for (ir::ValueId v : op.operands) used.push_back(v);
+  for (const ir::Region& region : op.regions) {
+    for (const ir::Block& block : region.blocks) {
+      for (ir::ValueId a : block.args) defined.insert(a);
+      for (const ir::Op& inner : block.ops) {
+        CollectUses(inner, defined, used);
+        for (ir::ValueId r : inner.results) defined.insert(r);
+      }
+    }
+  }
+}
+
+class LowerContextImpl final : public LowerContext {
+ public:
+  LowerContextImpl(ProgramBuilder& builder, const ir::Op& op, std::vector<ir::ValueId> captures)
+      : builder_(builder), op_(op), captures_(std::move(captures)) {}
+
+  const ir::Module& module() const override { return builder_.module(); }
+  const ir::Op& op() const override { return op_; }
+  const std::vector<ir::ValueId>& captures() const override { return captures_; }
+
+  StatusOr<std::shared_ptr<const Program>> CompileRegion(size_t index) override {
+    if (index >= op_.regions.size()) {
+      return InvalidArgument(op_.name + " has no region #" + std::to_string(index));
+    }
+    return builder_.BuildRegion(op_.regions[index], captures_);
+  }
+  StatusOr<std::shared_ptr<const Program>> CompileFunction(std::string_view name) override {
+    return builder_.BuildFunction(name);
+  }
+
+ private:
+  ProgramBuilder& builder_;
+  const ir::Op& op_;
+  std::vector<ir::ValueId> captures_;
+};
+
+bool IsTerminator(const ir::Op& op) {
+  return op.name == "func.return" || op.name == "stablehlo.return";
+}
+
+}  // namespace
+
+std::vector<ir::ValueId> CollectCaptures(const ir::Op& op) {
+  std::unordered_set<ir::ValueId> defined;
+  std::vector<ir::ValueId> used;
+  for (const ir::Region& region : op.regions) {
+    for (const ir::Block& block : region.blocks) {
+      for (ir::ValueId a : block.args) defined.insert(a);
+      for (const ir::Op& inner : block.ops) {
+        CollectUses(inner, defined, used);
+        for (ir::ValueId r : inner.results) defined.insert(r);
+      }
+    }
+  }
+  std::vector<ir::ValueId> captures;
+  std::unordered_set<ir::ValueId> seen;
+  for (ir::ValueId v : used) {
+    if (defined.count(v) || seen.count(v)) continue;
+    seen.insert(v);
+    captures.push_back(v);
+  }
+  return captures;
+}
+
+std::string DescribeOp(const ir::Module& module, const ir::Op& op) {
+  std::string out = op.name;
+  const ir::Type* t = nullptr;
+  if (!op.results.empty() && module.valid_value(op.results[0])) {
+    t = &module.type_of(op.results[0]);
+  } else if (!op.operands.empty() && module.valid_value(op.operands[0])) {
+    t = &module.type_of(op.operands[0]);
+  }
+  if (t != nullptr && t->is_tensor()) {
+    out += " (";
+    out += ir::DTypeName(t->dtype);
+    out += ")";
+  }
+  std::string_view loc = module.location(op.loc);
+  if (!loc.empty()) {
+    out += " at ";
+    out += loc;
+  }
+  return out;
+}
+
+StatusOr<std::shared_ptr<const Program>> ProgramBuilder::BuildRegion(
+    const ir::Region& region, const std::vector<ir::ValueId>& captures) {
+  if (region.blocks.size() != 1) {
+    return Unimplemented("regions with " + std::to_string(region.blocks.size()) +
+                         " blocks are not supported (expected exactly one)");
+  }
+  if (++depth_ > kMaxRegionDepth) {
+    --depth_;
+    return InvalidArgument("regions nested deeper than " + std::to_string(kMaxRegionDepth));
+  }
+  struct DepthGuard {
+    int& d;
+    ~DepthGuard() { --d; }
+  } guard{depth_};
+
+  const ir::Block& block = region.blocks[0];
+  auto program = std::make_shared<Program>();
+  std::unordered_map<ir::ValueId, int32_t> slot_of;
+  auto define = [&](ir::ValueId v) -> StatusOr<int32_t> {
+    if (!module_->valid_value(v)) return InvalidArgument("reference to an invalid value id");
+    if (slot_of.count(v)) return InvalidArgument("value defined twice");
+    int32_t slot = program->num_slots++;
+    slot_of[v] = slot;
+    return slot;
+  };
+  auto use = [&](ir::ValueId v, const ir::Op& op) -> StatusOr<int32_t> {
+    auto it = slot_of.find(v);
+    if (it == slot_of.end()) {
+      return InvalidArgument(DescribeOp(*module_, op) + " uses a value that is not defined before it");
+    }
+    return it->second;
+  };
+
+  for (ir::ValueId a : block.args) {
+    KILN_ASSIGN_OR_RETURN(int32_t slot, define(a));
+    program->param_slots.push_back(slot);
+  }
+  for (ir::ValueId c : captures) {
+    KILN_ASSIGN_OR_RETURN(int32_t slot, define(c));
+    program->param_slots.push_back(slot);
+  }
+
+  bool terminated = false;
+  for (const ir::Op& op : block.ops) {
+    if (terminated) return InvalidArgument("ops after the terminator of a block");
+    if (IsTerminator(op)) {
+      for (ir::ValueId v : op.operands) {
+        KILN_ASSIGN_OR_RETURN(int32_t slot, use(v, op));
+        program->result_slots.push_back(slot);
+      }
+      terminated = true;
+      continue;
+    }
+    const OpDef* def = registry_.Find(op.name);
+    if (def == nullptr) return Unimplemented(DescribeOp(*module_, op) + ": unsupported operation");
+    Step step;
+    step.what = DescribeOp(*module_, op);
+    std::vector<ir::ValueId> op_captures = CollectCaptures(op);
+    for (ir::ValueId v : op.operands) {
+      KILN_ASSIGN_OR_RETURN(int32_t slot, use(v, op));
+      step.inputs.push_back(slot);
+    }
+    for (ir::ValueId v : op_captures) {
+      KILN_ASSIGN_OR_RETURN(int32_t slot, use(v, op));
+      step.inputs.push_back(slot);
+    }
+    LowerContextImpl ctx(*this, op, std::move(op_captures));
+    StatusOr<Kernel> kernel = def->lower(ctx);
+    if (!kernel.ok()) return kernel.status().WithContext(step.what);
+    step.kernel = std::move(kernel).value();
+    for (ir::ValueId r : op.results) {
+      KILN_ASSIGN_OR_RETURN(int32_t slot, define(r));
+      step.outputs.push_back(slot);
+    }
+    program->steps.push_back(std::move(step));
+  }
+  if (!terminated) return InvalidArgument("block has no terminator (return)");
+
+  // Liveness: a slot dies after its last reading step unless it is a result of the program.
+  std::vector<int> last_use(static_cast<size_t>(program->num_slots), -1);
+  for (size_t i = 0; i < program->steps.size(); ++i) {
+    for (int32_t s : program->steps[i].inputs) last_use[s] = static_cast<int>(i);
+    // An unused output dies where it is born.
+    for (int32_t s : program->steps[i].outputs) last_use[s] = std::max(last_use[s], static_cast<int>(i));
+  }
+  for (int32_t s : program->result_slots) last_use[s] = -2;
+  for (int32_t s = 0; s < program->num_slots; ++s) {
+    if (last_use[s] >= 0) program->steps[last_use[s]].release_after.push_back(s);
+  }
+  return std::shared_ptr<const Program>(std::move(program));
+}
+
+StatusOr<std::shared_ptr<const Program>> ProgramBuilder::BuildFunction(std::string_view name) {
+  if (auto it = functions_.find(name); it != functions_.end()) return it->second;
+  const ir::Function* fn = module_->FindFunction(name);
+  if (fn == nullptr) return NotFound("call to unknown function @" + std::string(name));
+  if (in_progress_.count(name)) {
+    return InvalidArgument("recursive call to @" + std::string(name) + " is not allowed");
+  }
+  in_progress_.insert(std::string(name));
+  StatusOr<std::shared_ptr<const Program>> program = BuildRegion(fn->body, {});
+  in_progress_.erase(in_progress_.find(name));
+  if (!program.ok()) return program.status();
+  if ((*program)->param_slots.size() != fn->arg_types.size() ||
+      (*program)->result_slots.size() != fn->result_types.size()) {
+    return InvalidArgument("body of @" + std::string(name) + " does not match its signature");
+  }
+  functions_.emplace(std::string(name), *program);
+  return program;
+}
+
+}  // namespace kiln::compiler

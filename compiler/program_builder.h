@@ -1,0 +1,45 @@
+// Turns IR regions and functions into Programs: assigns value slots, lowers each op through the
+// registry, wires region captures, and computes where each slot dies.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "compiler/op_registry.h"
+#include "compiler/program.h"
+#include "ir/module.h"
+
+namespace kiln::compiler {
+
+// Values used inside `op`'s regions but defined outside them, in first-use order.
+std::vector<ir::ValueId> CollectCaptures(const ir::Op& op);
+
+// Short description for errors: "stablehlo.add (f32) at model.py:12:3 (jit(f)/add)".
+std::string DescribeOp(const ir::Module& module, const ir::Op& op);
+
+class ProgramBuilder {
+ public:
+  explicit ProgramBuilder(std::shared_ptr<const ir::Module> module)
+      : module_(std::move(module)), registry_(OpRegistry::Get()) {}
+
+  const ir::Module& module() const { return *module_; }
+
+  // Compiles a single-block region. Parameters: the block's arguments, then `captures`.
+  StatusOr<std::shared_ptr<const Program>> BuildRegion(const ir::Region& region,
+                                                       const std::vector<ir::ValueId>& captures);
+  // Compiles a function once; later requests return the cached program.
+  StatusOr<std::shared_ptr<const Program>> BuildFunction(std::string_view name);
+
+ private:
+  std::shared_ptr<const ir::Module> module_;
+  const OpRegistry& registry_;
+  std::map<std::string, std::shared_ptr<const Program>, std::less<>> functions_;
+  std::set<std::string, std::less<>> in_progress_;  // detects call cycles
+  int depth_ = 0;                                   // bounds region nesting on hostile input
+};
+
+}  // namespace kiln::compiler

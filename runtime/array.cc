@@ -1,0 +1,63 @@
+#include "runtime/array.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <string>
+
+namespace kiln::runtime {
+
+StatusOr<std::shared_ptr<Storage>> Storage::Allocate(size_t bytes, bool zero) {
+  // aligned_alloc needs a size that is a multiple of the alignment, and a non-zero size gives every
+  // array a distinct address even when it is empty.
+  size_t rounded = (bytes + kStorageAlignment - 1) / kStorageAlignment * kStorageAlignment;
+  if (rounded == 0) rounded = kStorageAlignment;
+  if (rounded < bytes) return ResourceExhausted("allocation size overflow");
+  void* p = std::aligned_alloc(kStorageAlignment, rounded);
+  if (p == nullptr) {
+    return ResourceExhausted("failed to allocate " + std::to_string(bytes) + " bytes");
+  }
+  if (zero) std::memset(p, 0, rounded);
+  return std::shared_ptr<Storage>(new Storage(p, bytes, nullptr, /*owned=*/true));
+}
+
+std::shared_ptr<Storage> Storage::Borrow(void* data, size_t bytes, std::function<void()> release) {
+  return std::shared_ptr<Storage>(new Storage(data, bytes, std::move(release), /*owned=*/false));
+}
+
+Storage::~Storage() {
+  if (owned_) std::free(data_);
+  if (release_) release_();
+}
+
+int64_t Array::num_elements() const {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  return n;
+}
+
+size_t Array::byte_size() const {
+  return static_cast<size_t>(num_elements()) * static_cast<size_t>(ir::DTypeByteSize(dtype));
+}
+
+StatusOr<Array> Array::Allocate(ir::DType dtype, std::vector<int64_t> dims, bool zero) {
+  int64_t n = 1;
+  for (int64_t d : dims) {
+    if (d < 0) return InvalidArgument("cannot allocate an array with a dynamic or negative dimension");
+    if (d != 0 && n > std::numeric_limits<int64_t>::max() / d) {
+      return ResourceExhausted("array element count overflows int64");
+    }
+    n *= d;
+  }
+  size_t elem = static_cast<size_t>(ir::DTypeByteSize(dtype));
+  if (elem != 0 && static_cast<size_t>(n) > std::numeric_limits<size_t>::max() / elem) {
+    return ResourceExhausted("array byte size overflows");
+  }
+  Array a;
+  a.dtype = dtype;
+  a.dims = std::move(dims);
+  KILN_ASSIGN_OR_RETURN(a.storage, Storage::Allocate(static_cast<size_t>(n) * elem, zero));
+  return a;
+}
+
+}  // namespace kiln::runtime
