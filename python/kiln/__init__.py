@@ -1,0 +1,57 @@
+"""Kiln: a PJRT plugin that runs JAX programs on the CPU.
+
+Installing the `kiln-pjrt` distribution makes JAX pick Kiln up by itself: the distribution declares
+an entry point `kiln = "kiln"` in the group `jax_plugins`, and JAX imports every such module and
+calls its `initialize()` the first time it initialises its backends. After that, `jax.devices("kiln")`
+lists Kiln's devices.
+"""
+
+from __future__ import annotations
+
+import os
+
+from kiln._version import __version__
+
+__all__ = ["__version__", "initialize", "library_path", "PLATFORM_NAME"]
+
+# The name the plugin is registered under. It must equal the platform name the library reports
+# (PJRT_Client_PlatformName), because JAX keys backends by the registered name but lowers programs
+# for the client's platform name.
+PLATFORM_NAME = "kiln"
+
+# The wheel installs the shared library into this package's directory (CMake's install() rule
+# with DESTINATION kiln), so it is found relative to this file, wherever the package lives.
+_LIBRARY_FILE = "libkiln_pjrt.so"
+
+
+def library_path() -> str:
+    """Absolute path of the bundled PJRT plugin library, libkiln_pjrt.so."""
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), _LIBRARY_FILE)
+
+
+def _named_in_pjrt_env_var() -> bool:
+    """True if PJRT_NAMES_AND_LIBRARY_PATHS ("name:path,name:path") already names kiln."""
+    spec = os.environ.get("PJRT_NAMES_AND_LIBRARY_PATHS", "")
+    sep = ";" if os.name == "nt" else ","
+    return any(item.split(":", 1)[0].strip() == PLATFORM_NAME
+               for item in spec.split(sep) if item.strip())
+
+
+def initialize() -> None:
+    """Registers Kiln with JAX. Called by JAX through the `jax_plugins` entry point."""
+    # JAX is optional at install time: without it there is nothing to register with.
+    try:
+        from jax._src import xla_bridge
+    except ImportError:
+        return
+    # JAX registers plugins named in PJRT_NAMES_AND_LIBRARY_PATHS right after running the entry
+    # points, and registering one name twice fails. If the variable names kiln (e.g. to point JAX
+    # at a development build), let it win instead of registering the bundled library too.
+    if _named_in_pjrt_env_var():
+        return
+    path = library_path()
+    if not os.path.isfile(path):
+        raise RuntimeError(f"Kiln's plugin library is missing: {path} (reinstall kiln-pjrt)")
+    # register_plugin loads the library (dlopen + GetPjrtApi) and adds a backend factory, so the
+    # client is only created when JAX initialises its backends.
+    xla_bridge.register_plugin(PLATFORM_NAME, library_path=path)

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Builds and runs the C++ tests twice:
+#   build/asan  ASan + UBSan (KILN_SANITIZE=ON), -O1 -g1 with assertions on, leak checking on;
+#   build/dev   the normal Release (-O2) build, i.e. what ships.
+# Both run every tests/cpp/*_test.cc and the export check of libkiln_pjrt.so.
+# Usage: scripts/cpp_tests.sh [asan|dev]...   (default: asan dev)
+set -euo pipefail
+# shellcheck source=scripts/common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+cd "$KILN_ROOT"
+
+variants=("$@")
+((${#variants[@]})) || variants=(asan dev)
+
+for v in "${variants[@]}"; do
+  case "$v" in
+    asan)
+      kiln_cmake_build build/asan -DKILN_BUILD_TESTS=ON -DKILN_SANITIZE=ON -DKILN_EXCLUDE_REGEX= \
+        -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1"
+      kiln_log "ctest: build/asan"
+      # Leak checking is on: LeakSanitizer works on these machines (checked on Debian bookworm).
+      ASAN_OPTIONS="detect_leaks=1:detect_stack_use_after_return=1:check_initialization_order=1:strict_init_order=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}" \
+      LSAN_OPTIONS="suppressions=$KILN_ROOT/scripts/lsan.supp:print_suppressions=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}" \
+      UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}" \
+        ctest --test-dir build/asan -j "$KILN_JOBS" --output-on-failure --no-tests=error
+      ;;
+    dev)
+      kiln_cmake_build build/dev -DKILN_BUILD_TESTS=ON -DKILN_SANITIZE=OFF -DKILN_EXCLUDE_REGEX= \
+        -DCMAKE_BUILD_TYPE=Release
+      kiln_log "ctest: build/dev"
+      ctest --test-dir build/dev -j "$KILN_JOBS" --output-on-failure --no-tests=error
+      ;;
+    *) kiln_die "unknown variant '$v' (expected asan or dev)" ;;
+  esac
+done

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Quick start, part 2: installs what is needed (Debian packages, .venv/, Kiln), builds and runs the
+# C++ tests under ASan+UBSan (build/asan) and normally (build/dev), then runs the Python tests
+# (JAX on Kiln vs JAX's CPU backend). Exits non-zero on any failure; ends with pytest's summary.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")"
+# shellcheck source=scripts/common.sh
+source scripts/common.sh
+scripts/setup.sh
+scripts/cpp_tests.sh asan dev
+kiln_log "pytest: tests/python"
+exec .venv/bin/python -m pytest tests/python -q "$@"
