@@ -30,6 +30,7 @@ struct Op {
   // True for ops of dialects Kiln does not model (sdy, ...): kept so passes can name them.
   bool foreign = false;
 
+  // The inherent attribute `attr_name`, else the discardable one; nullptr if neither exists.
   const Attr* attr(std::string_view attr_name) const;
 };
 

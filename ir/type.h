@@ -53,7 +53,7 @@ struct Type {
   bool has_static_shape() const;
   // Element count of a static tensor; -1 for dynamic shapes, overflow, or non-tensors.
   int64_t num_elements() const;
-  // "tensor<64x10xf32>", "!vhlo.token", "tuple<...>".
+  // "tensor<64x10xf32>", "tensor<?x4xi32>", "!stablehlo.token", "tuple<...>".
   std::string ToString() const;
 
   friend bool operator==(const Type& a, const Type& b) {

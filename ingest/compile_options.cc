@@ -1,0 +1,271 @@
+// A hand-written decoder for the protobuf wire format, just enough of it for the fields of
+// xla.CompileOptionsProto that Kiln honours (field numbers: xla/pjrt/proto/compile_options.proto and
+// xla/xla_data.proto). Everything else (notably the large DebugOptions) is skipped by wire type.
+#include "ingest/compile_options.h"
+
+#include <string>
+#include <string_view>
+
+namespace kiln::ingest {
+namespace {
+
+enum WireType : uint32_t {
+  kVarint = 0,
+  kFixed64 = 1,
+  kLengthDelimited = 2,
+  kStartGroup = 3,
+  kEndGroup = 4,
+  kFixed32 = 5,
+};
+
+// Deprecated groups are the only recursive thing skipping can meet; bound their nesting.
+constexpr int kMaxGroupDepth = 64;
+
+// Field numbers.
+constexpr uint32_t kExecutableBuildOptions = 3;  // CompileOptionsProto
+constexpr uint32_t kDeviceOrdinal = 1;           // ExecutableBuildOptionsProto
+constexpr uint32_t kNumReplicas = 4;
+constexpr uint32_t kNumPartitions = 5;
+constexpr uint32_t kUseSpmdPartitioning = 6;
+constexpr uint32_t kDeviceAssignment = 9;
+constexpr uint32_t kUseShardyPartitioner = 19;
+constexpr uint32_t kProcessCount = 23;
+constexpr uint32_t kReplicaCount = 1;  // DeviceAssignmentProto
+constexpr uint32_t kComputationCount = 2;
+constexpr uint32_t kComputationDevices = 3;
+constexpr uint32_t kReplicaDeviceIds = 1;  // DeviceAssignmentProto.ComputationDevice
+
+Status Malformed(std::string detail) {
+  return InvalidArgument("failed to deserialize CompileOptionsProto: " + std::move(detail));
+}
+
+struct Field {
+  uint32_t number = 0;
+  WireType type = kVarint;
+};
+
+class WireReader {
+ public:
+  explicit WireReader(std::span<const uint8_t> data) : data_(data) {}
+
+  bool empty() const { return pos_ == data_.size(); }
+
+  // Base-128 varint, at most 10 bytes.
+  StatusOr<uint64_t> Varint() {
+    uint64_t value = 0;
+    for (int shift = 0; shift < 70; shift += 7) {
+      if (empty()) return Malformed("truncated varint");
+      const uint8_t byte = data_[pos_++];
+      if (shift == 63 && byte > 1) return Malformed("varint overflows 64 bits");
+      value |= uint64_t{byte & 0x7Fu} << shift;
+      if ((byte & 0x80) == 0) return value;
+    }
+    return Malformed("varint longer than 10 bytes");
+  }
+
+  StatusOr<Field> Key() {
+    KILN_ASSIGN_OR_RETURN(uint64_t key, Varint());
+    const uint64_t number = key >> 3;
+    const uint32_t type = static_cast<uint32_t>(key & 7);
+    if (number == 0 || number > 0x1FFFFFFF) {
+      return Malformed("invalid field number " + std::to_string(number));
+    }
+    if (type > kFixed32) return Malformed("invalid wire type " + std::to_string(type));
+    return Field{static_cast<uint32_t>(number), static_cast<WireType>(type)};
+  }
+
+  StatusOr<std::span<const uint8_t>> Bytes(uint64_t count) {
+    if (count > data_.size() - pos_) {
+      return Malformed("field of " + std::to_string(count) + " bytes overruns the message (" +
+                       std::to_string(data_.size() - pos_) + " bytes remain)");
+    }
+    std::span<const uint8_t> out = data_.subspan(pos_, static_cast<size_t>(count));
+    pos_ += static_cast<size_t>(count);
+    return out;
+  }
+
+  StatusOr<std::span<const uint8_t>> LengthDelimited() {
+    KILN_ASSIGN_OR_RETURN(uint64_t length, Varint());
+    return Bytes(length);
+  }
+
+  // Skips the value of `field`, including (deprecated) groups up to their matching end.
+  Status Skip(const Field& field) {
+    switch (field.type) {
+      case kVarint:
+        return Varint().status();
+      case kFixed64:
+        return Bytes(8).status();
+      case kFixed32:
+        return Bytes(4).status();
+      case kLengthDelimited:
+        return LengthDelimited().status();
+      case kEndGroup:
+        return Malformed("unmatched end-group tag for field " + std::to_string(field.number));
+      case kStartGroup: {
+        std::vector<uint32_t> open = {field.number};
+        while (!open.empty()) {
+          KILN_ASSIGN_OR_RETURN(Field inner, Key());
+          if (inner.type == kEndGroup) {
+            if (inner.number != open.back()) return Malformed("mismatched end-group tag");
+            open.pop_back();
+          } else if (inner.type == kStartGroup) {
+            if (open.size() >= kMaxGroupDepth) return Malformed("groups nested too deeply");
+            open.push_back(inner.number);
+          } else {
+            KILN_RETURN_IF_ERROR(Skip(inner));
+          }
+        }
+        return Status::Ok();
+      }
+    }
+    return Malformed("invalid wire type");
+  }
+
+ private:
+  std::span<const uint8_t> data_;
+  size_t pos_ = 0;
+};
+
+// Decodes `message` field by field: `handle(field, reader)` returns true if it consumed the value,
+// false to have it skipped. A known field number with an unexpected wire type is skipped, as
+// protobuf itself treats it as an unknown field.
+template <typename Handler>
+Status ForEachField(std::span<const uint8_t> message, Handler&& handle) {
+  WireReader reader(message);
+  while (!reader.empty()) {
+    KILN_ASSIGN_OR_RETURN(Field field, reader.Key());
+    KILN_ASSIGN_OR_RETURN(bool consumed, handle(field, reader));
+    if (!consumed) KILN_RETURN_IF_ERROR(reader.Skip(field));
+  }
+  return Status::Ok();
+}
+
+// DeviceAssignmentProto.ComputationDevice: replica_device_ids, packed or not.
+Status ParseComputationDevice(std::span<const uint8_t> message, std::vector<int64_t>& ids) {
+  return ForEachField(message, [&](const Field& f, WireReader& r) -> StatusOr<bool> {
+    if (f.number != kReplicaDeviceIds) return false;
+    if (f.type == kVarint) {
+      KILN_ASSIGN_OR_RETURN(uint64_t id, r.Varint());
+      ids.push_back(static_cast<int64_t>(id));
+      return true;
+    }
+    if (f.type == kLengthDelimited) {
+      KILN_ASSIGN_OR_RETURN(std::span<const uint8_t> packed, r.LengthDelimited());
+      WireReader values(packed);
+      while (!values.empty()) {
+        KILN_ASSIGN_OR_RETURN(uint64_t id, values.Varint());
+        ids.push_back(static_cast<int64_t>(id));
+      }
+      return true;
+    }
+    return false;
+  });
+}
+
+Status ParseDeviceAssignment(std::span<const uint8_t> message, CompileOptions& options) {
+  int64_t replica_count = 0;
+  int64_t computation_count = 0;
+  std::vector<std::vector<int64_t>> by_computation;
+  const Status parsed = ForEachField(message, [&](const Field& f, WireReader& r) -> StatusOr<bool> {
+    if ((f.number == kReplicaCount || f.number == kComputationCount) && f.type == kVarint) {
+      KILN_ASSIGN_OR_RETURN(uint64_t value, r.Varint());
+      (f.number == kReplicaCount ? replica_count : computation_count) = static_cast<int64_t>(value);
+      return true;
+    }
+    if (f.number == kComputationDevices && f.type == kLengthDelimited) {
+      KILN_ASSIGN_OR_RETURN(std::span<const uint8_t> device, r.LengthDelimited());
+      by_computation.emplace_back();
+      KILN_RETURN_IF_ERROR(ParseComputationDevice(device, by_computation.back()));
+      return true;
+    }
+    return false;
+  });
+  KILN_RETURN_IF_ERROR(parsed);
+
+  if (replica_count < 0 || computation_count < 0 ||
+      static_cast<uint64_t>(computation_count) != by_computation.size()) {
+    return Malformed("device assignment declares " + std::to_string(replica_count) +
+                     " replicas x " + std::to_string(computation_count) + " computations but lists " +
+                     std::to_string(by_computation.size()) + " computations");
+  }
+  if (computation_count == 0) {
+    options.device_assignment.clear();
+    return Status::Ok();
+  }
+  for (size_t c = 0; c < by_computation.size(); ++c) {
+    if (by_computation[c].size() != static_cast<size_t>(replica_count)) {
+      return Malformed("computation " + std::to_string(c) + " of the device assignment lists " +
+                       std::to_string(by_computation[c].size()) + " devices for " +
+                       std::to_string(replica_count) + " replicas");
+    }
+  }
+  // Serialized computation-major: by_computation[c][r] is the device of replica r, partition c.
+  // (Every count is now backed by ids actually read, so the allocation is bounded by the input.)
+  options.device_assignment.assign(static_cast<size_t>(replica_count), {});
+  for (size_t c = 0; c < by_computation.size(); ++c) {
+    for (size_t r = 0; r < by_computation[c].size(); ++r) {
+      if (by_computation[c][r] < 0) {
+        return Malformed("negative device id " + std::to_string(by_computation[c][r]));
+      }
+      options.device_assignment[r].push_back(by_computation[c][r]);
+    }
+  }
+  return Status::Ok();
+}
+
+Status ParseExecutableBuildOptions(std::span<const uint8_t> message, CompileOptions& options) {
+  return ForEachField(message, [&](const Field& f, WireReader& r) -> StatusOr<bool> {
+    if (f.number == kDeviceAssignment && f.type == kLengthDelimited) {
+      KILN_ASSIGN_OR_RETURN(std::span<const uint8_t> assignment, r.LengthDelimited());
+      KILN_RETURN_IF_ERROR(ParseDeviceAssignment(assignment, options));
+      return true;
+    }
+    if (f.type != kVarint) return false;
+    int64_t* int_field = nullptr;
+    bool* bool_field = nullptr;
+    switch (f.number) {
+      case kDeviceOrdinal: int_field = &options.device_ordinal; break;
+      case kNumReplicas: int_field = &options.num_replicas; break;
+      case kNumPartitions: int_field = &options.num_partitions; break;
+      case kProcessCount: int_field = &options.process_count; break;
+      case kUseSpmdPartitioning: bool_field = &options.use_spmd_partitioning; break;
+      case kUseShardyPartitioner: bool_field = &options.use_shardy_partitioner; break;
+      default: return false;
+    }
+    KILN_ASSIGN_OR_RETURN(uint64_t value, r.Varint());
+    if (int_field != nullptr) *int_field = static_cast<int64_t>(value);
+    if (bool_field != nullptr) *bool_field = value != 0;
+    return true;
+  });
+}
+
+}  // namespace
+
+StatusOr<CompileOptions> ParseCompileOptions(std::span<const uint8_t> bytes) {
+  CompileOptions options;
+  const Status parsed = ForEachField(bytes, [&](const Field& f, WireReader& r) -> StatusOr<bool> {
+    if (f.number != kExecutableBuildOptions || f.type != kLengthDelimited) return false;
+    KILN_ASSIGN_OR_RETURN(std::span<const uint8_t> build_options, r.LengthDelimited());
+    KILN_RETURN_IF_ERROR(ParseExecutableBuildOptions(build_options, options));
+    return true;
+  });
+  KILN_RETURN_IF_ERROR(parsed);
+  // Zero counts are dropped on the wire (proto3), so only explicit nonsense can fail here.
+  if (options.num_replicas < 1 || options.num_partitions < 1 || options.process_count < 1) {
+    return Malformed("num_replicas " + std::to_string(options.num_replicas) + ", num_partitions " +
+                     std::to_string(options.num_partitions) + ", process_count " +
+                     std::to_string(options.process_count) + " must all be positive");
+  }
+  if (options.has_device_assignment() &&
+      (options.device_assignment.size() != static_cast<size_t>(options.num_replicas) ||
+       options.device_assignment[0].size() != static_cast<size_t>(options.num_partitions))) {
+    return Malformed("device assignment is " + std::to_string(options.device_assignment.size()) +
+                     "x" + std::to_string(options.device_assignment[0].size()) + " but the program has " +
+                     std::to_string(options.num_replicas) + " replicas and " +
+                     std::to_string(options.num_partitions) + " partitions");
+  }
+  return options;
+}
+
+}  // namespace kiln::ingest

@@ -1,0 +1,332 @@
+// Scalar semantics of the elementwise ops, separated from the loops that apply them so they can be
+// unit-tested on single values and reused (clamp = min(max(...)), select, convert, ...).
+//
+// Vocabulary:
+//  * storage type: how an element sits in memory (float, int8_t, f16_t, PredByte, complex<float>).
+//  * compute type: what the arithmetic is done in (f16/bf16 -> float, pred -> bool, else itself).
+//    Elem<T>::Load / Elem<T>::Store convert between the two; they are identities for native types,
+//    so f32/f64/int loops stay plain loops that the compiler vectorises.
+//  * an op functor: operator() on compute types, plus `kSupports<T>` over storage types saying which
+//    element types the op accepts (StableHLO's per-op type constraints), plus optionally
+//    `Result<T>` when the result element type differs from the operand's (compare, is_finite, ...)
+//    and `kChunk` (elements per parallel task) for expensive ops.
+//
+// Integer semantics follow XLA where StableHLO leaves them open: wrap-around arithmetic, x/0 = -1
+// (all bits set), x%0 = x, INT_MIN/-1 = INT_MIN, INT_MIN%-1 = 0, shifts by >= the bit width give 0
+// (or the sign fill for arithmetic right shifts), float->int conversion saturates with NaN -> 0.
+#pragma once
+
+#include <bit>
+#include <cmath>
+#include <complex>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+
+#include "ir/dtype.h"
+#include "kernels/dispatch.h"
+#include "kernels/float16.h"
+
+namespace kiln::kernels::ew {
+
+// i1 storage: one byte, 0 or 1. A distinct type (rather than uint8_t) so pred and u8 get different
+// semantics at compile time; any non-zero byte reads as true.
+struct PredByte {
+  uint8_t v;
+};
+static_assert(sizeof(PredByte) == 1);
+
+// ---- element categories -------------------------------------------------------------------------
+
+template <typename T>
+inline constexpr bool kIsHalf = std::is_same_v<T, f16_t> || std::is_same_v<T, bf16_t>;
+template <typename T>
+inline constexpr bool kIsFloat = std::is_same_v<T, float> || std::is_same_v<T, double> || kIsHalf<T>;
+template <typename T>
+inline constexpr bool kIsSigned = std::is_integral_v<T> && std::is_signed_v<T>;
+template <typename T>
+inline constexpr bool kIsUnsigned = std::is_integral_v<T> && std::is_unsigned_v<T> && !std::is_same_v<T, bool>;
+template <typename T>
+inline constexpr bool kIsInt = kIsSigned<T> || kIsUnsigned<T>;
+template <typename T>
+inline constexpr bool kIsPred = std::is_same_v<T, PredByte>;
+template <typename T>
+inline constexpr bool kIsComplex =
+    std::is_same_v<T, std::complex<float>> || std::is_same_v<T, std::complex<double>>;
+template <typename T>
+inline constexpr bool kIsReal = kIsFloat<T> || kIsInt<T>;
+
+// ---- storage <-> compute ---------------------------------------------------------------------
+
+template <typename T>
+struct Elem {
+  using Compute = T;
+  static Compute Load(T x) { return x; }
+  static T Store(Compute x) { return x; }
+};
+template <>
+struct Elem<f16_t> {
+  using Compute = float;
+  static float Load(f16_t x) { return HalfBitsToFloat(x.bits); }
+  static f16_t Store(float x) { return f16_t{FloatToHalfBits(x)}; }
+};
+template <>
+struct Elem<bf16_t> {
+  using Compute = float;
+  static float Load(bf16_t x) { return Bf16BitsToFloat(x.bits); }
+  static bf16_t Store(float x) { return bf16_t{FloatToBf16Bits(x)}; }
+};
+template <>
+struct Elem<PredByte> {
+  using Compute = bool;
+  static bool Load(PredByte x) { return x.v != 0; }
+  static PredByte Store(bool x) { return PredByte{static_cast<uint8_t>(x)}; }
+};
+
+template <typename T>
+using ComputeOf = typename Elem<T>::Compute;
+
+// The DType of a storage type (used to check result types at lowering).
+template <typename T>
+constexpr ir::DType DTypeOf() {
+  using ir::DType;
+  if constexpr (std::is_same_v<T, float>) return DType::kF32;
+  else if constexpr (std::is_same_v<T, double>) return DType::kF64;
+  else if constexpr (std::is_same_v<T, f16_t>) return DType::kF16;
+  else if constexpr (std::is_same_v<T, bf16_t>) return DType::kBF16;
+  else if constexpr (std::is_same_v<T, int8_t>) return DType::kS8;
+  else if constexpr (std::is_same_v<T, int16_t>) return DType::kS16;
+  else if constexpr (std::is_same_v<T, int32_t>) return DType::kS32;
+  else if constexpr (std::is_same_v<T, int64_t>) return DType::kS64;
+  else if constexpr (std::is_same_v<T, uint8_t>) return DType::kU8;
+  else if constexpr (std::is_same_v<T, uint16_t>) return DType::kU16;
+  else if constexpr (std::is_same_v<T, uint32_t>) return DType::kU32;
+  else if constexpr (std::is_same_v<T, uint64_t>) return DType::kU64;
+  else if constexpr (std::is_same_v<T, PredByte>) return DType::kPred;
+  else if constexpr (std::is_same_v<T, std::complex<float>>) return DType::kC64;
+  else if constexpr (std::is_same_v<T, std::complex<double>>) return DType::kC128;
+  else return DType::kInvalid;
+}
+
+// Calls fn.template operator()<T>() with the storage type of `t`, or fn.template operator()<void>()
+// for element types the elementwise kernels do not model (sub-byte ints, fp8, tokens).
+template <typename Fn>
+decltype(auto) DispatchElem(ir::DType t, Fn&& fn) {
+  using ir::DType;
+  switch (t) {
+    case DType::kF32: return fn.template operator()<float>();
+    case DType::kF64: return fn.template operator()<double>();
+    case DType::kF16: return fn.template operator()<f16_t>();
+    case DType::kBF16: return fn.template operator()<bf16_t>();
+    case DType::kS8: return fn.template operator()<int8_t>();
+    case DType::kS16: return fn.template operator()<int16_t>();
+    case DType::kS32: return fn.template operator()<int32_t>();
+    case DType::kS64: return fn.template operator()<int64_t>();
+    case DType::kU8: return fn.template operator()<uint8_t>();
+    case DType::kU16: return fn.template operator()<uint16_t>();
+    case DType::kU32: return fn.template operator()<uint32_t>();
+    case DType::kU64: return fn.template operator()<uint64_t>();
+    case DType::kPred: return fn.template operator()<PredByte>();
+    case DType::kC64: return fn.template operator()<std::complex<float>>();
+    case DType::kC128: return fn.template operator()<std::complex<double>>();
+    default: return fn.template operator()<void>();
+  }
+}
+
+// ---- integer helpers -------------------------------------------------------------------------
+
+// Arithmetic type for wrap-around integer math: unsigned, and at least 32 bits so that operands
+// promoted from 8/16-bit types can never overflow a signed int (uint16*uint16 would, as int).
+template <typename T>
+using WrapT = std::conditional_t<(sizeof(T) < 4), uint32_t, std::make_unsigned_t<T>>;
+
+template <typename T>
+inline T WrapAdd(T a, T b) { return static_cast<T>(static_cast<WrapT<T>>(a) + static_cast<WrapT<T>>(b)); }
+template <typename T>
+inline T WrapSub(T a, T b) { return static_cast<T>(static_cast<WrapT<T>>(a) - static_cast<WrapT<T>>(b)); }
+template <typename T>
+inline T WrapMul(T a, T b) { return static_cast<T>(static_cast<WrapT<T>>(a) * static_cast<WrapT<T>>(b)); }
+template <typename T>
+inline T WrapNeg(T a) { return static_cast<T>(WrapT<T>(0) - static_cast<WrapT<T>>(a)); }
+
+template <typename T>
+inline T IntDiv(T a, T b) {
+  if (b == 0) return static_cast<T>(-1);  // all bits set, for signed and unsigned alike
+  if constexpr (std::is_signed_v<T>) {
+    if (a == std::numeric_limits<T>::min() && b == -1) return a;
+  }
+  return static_cast<T>(a / b);
+}
+
+template <typename T>
+inline T IntRem(T a, T b) {
+  if (b == 0) return a;
+  if constexpr (std::is_signed_v<T>) {
+    if (b == -1) return 0;  // also avoids the INT_MIN % -1 trap
+  }
+  return static_cast<T>(a % b);
+}
+
+template <typename T>
+inline T IntPow(T base, T exp) {
+  if constexpr (std::is_signed_v<T>) {
+    if (exp < 0) {
+      // Only +-1 have integer reciprocals; every other base truncates to 0.
+      if (base == 1) return 1;
+      if (base == -1) return (exp & 1) ? T(-1) : T(1);
+      return 0;
+    }
+  }
+  using W = WrapT<T>;
+  W result = 1, b = static_cast<W>(base);
+  auto e = static_cast<std::make_unsigned_t<T>>(exp);
+  while (e != 0) {
+    if (e & 1) result = static_cast<W>(result * b);
+    b = static_cast<W>(b * b);
+    e >>= 1;
+  }
+  return static_cast<T>(result);
+}
+
+// Shift amounts are read as unsigned, so negative amounts count as "too large", as in XLA.
+template <typename T>
+inline T ShiftLeft(T a, T amount) {
+  using U = std::make_unsigned_t<T>;
+  const U n = static_cast<U>(amount);
+  if (n >= sizeof(T) * 8) return 0;
+  return static_cast<T>(static_cast<WrapT<T>>(a) << n);
+}
+template <typename T>
+inline T ShiftRightLogical(T a, T amount) {
+  using U = std::make_unsigned_t<T>;
+  const U n = static_cast<U>(amount);
+  if (n >= sizeof(T) * 8) return 0;
+  return static_cast<T>(static_cast<U>(a) >> n);
+}
+template <typename T>
+inline T ShiftRightArithmetic(T a, T amount) {
+  using U = std::make_unsigned_t<T>;
+  using S = std::make_signed_t<T>;
+  U n = static_cast<U>(amount);
+  if (n >= sizeof(T) * 8) n = sizeof(T) * 8 - 1;  // shifting by width-1 is the sign fill
+  // Arithmetic shift on the signed view (well defined since C++20), also for unsigned T.
+  return static_cast<T>(static_cast<S>(a) >> n);
+}
+
+// ---- floating-point helpers ----------------------------------------------------------------
+
+// IEEE 754-2019 maximum/minimum: NaN if either input is NaN, and -0 < +0.
+template <typename C>
+inline C FloatMax(C a, C b) {
+  if (a != a) return a;
+  if (b != b) return b;
+  if (a == b) return std::signbit(a) ? b : a;
+  return a > b ? a : b;
+}
+template <typename C>
+inline C FloatMin(C a, C b) {
+  if (a != a) return a;
+  if (b != b) return b;
+  if (a == b) return std::signbit(a) ? a : b;
+  return a < b ? a : b;
+}
+
+// Maps a float to a signed integer whose order is IEEE totalOrder:
+// -NaN < -Inf < ... < -0 < +0 < ... < +Inf < +NaN. Negative floats are sign-magnitude, so their
+// magnitude bits are flipped to make larger magnitudes compare smaller.
+inline int32_t TotalOrderKey(float x) {
+  int32_t i = std::bit_cast<int32_t>(x);
+  return i ^ static_cast<int32_t>(static_cast<uint32_t>(i >> 31) >> 1);
+}
+inline int64_t TotalOrderKey(double x) {
+  int64_t i = std::bit_cast<int64_t>(x);
+  return i ^ static_cast<int64_t>(static_cast<uint64_t>(i >> 63) >> 1);
+}
+
+// ---- conversion -------------------------------------------------------------------------------
+
+// Float -> integer: truncate toward zero, saturate out-of-range values, NaN -> 0 (XLA semantics).
+template <typename I, typename F>
+inline I SaturatingFloatToInt(F x) {
+  if (x != x) return 0;
+  // 2^digits is exactly representable in F and is one past the largest value of I.
+  const F upper = std::ldexp(F(1), std::numeric_limits<I>::digits);
+  if (x >= upper) return std::numeric_limits<I>::max();
+  if constexpr (std::is_signed_v<I>) {
+    if (x <= -upper) return std::numeric_limits<I>::min();
+  } else {
+    if (x <= F(-1)) return 0;
+  }
+  return static_cast<I>(x);
+}
+
+// Converts one element between storage types with StableHLO/XLA `convert` semantics.
+template <typename To, typename From>
+inline To ConvertElement(From x) {
+  if constexpr (std::is_same_v<To, From>) {
+    return x;
+  } else if constexpr (kIsComplex<From> && !kIsComplex<To>) {
+    // complex -> anything else: the imaginary part is dropped (to pred: any non-zero part counts).
+    if constexpr (kIsPred<To>) return PredByte{static_cast<uint8_t>(x != From(0))};
+    else return ConvertElement<To>(x.real());
+  } else if constexpr (kIsPred<To>) {
+    return PredByte{static_cast<uint8_t>(Elem<From>::Load(x) != 0)};
+  } else if constexpr (kIsPred<From>) {
+    // false -> 0, true -> 1 in every type.
+    return ConvertElement<To>(static_cast<uint8_t>(x.v != 0));
+  } else if constexpr (kIsComplex<To>) {
+    using P = typename To::value_type;
+    if constexpr (kIsComplex<From>) return To(static_cast<P>(x.real()), static_cast<P>(x.imag()));
+    else return To(ConvertElement<P>(x), P(0));
+  } else if constexpr (kIsHalf<To>) {
+    // Go through double + round-to-odd so 32/64-bit sources round once, correctly (ints up to
+    // 2^53 are exact in double).
+    double d;
+    if constexpr (kIsHalf<From>) d = Elem<From>::Load(x);
+    else d = static_cast<double>(x);
+    if constexpr (std::is_same_v<To, f16_t>) return f16_t{DoubleToHalfBits(d)};
+    else return bf16_t{DoubleToBf16Bits(d)};
+  } else if constexpr (kIsHalf<From>) {
+    return ConvertElement<To>(Elem<From>::Load(x));  // f16/bf16 -> float is exact
+  } else if constexpr (kIsInt<To> && (std::is_floating_point_v<From>)) {
+    return SaturatingFloatToInt<To>(x);
+  } else {
+    // int <-> int wraps modulo 2^N (defined since C++20); int -> float and float <-> float round
+    // to nearest.
+    return static_cast<To>(x);
+  }
+}
+
+// ---- reduce_precision ------------------------------------------------------------------------
+
+// Rounds x to a float format with `exponent_bits`/`mantissa_bits` (ties to even), overflowing to
+// infinity and flushing values below its smallest normal to zero, and returns it in x's format.
+template <typename F>
+inline F ReducePrecision(F x, int exponent_bits, int mantissa_bits) {
+  using U = std::conditional_t<sizeof(F) == 4, uint32_t, uint64_t>;
+  constexpr int kMant = std::numeric_limits<F>::digits - 1;  // 23 or 52
+  constexpr int kExp = static_cast<int>(sizeof(F) * 8) - 1 - kMant;
+  if (x != x) return x;
+  U bits = std::bit_cast<U>(x);
+  if (mantissa_bits < kMant) {
+    const int drop = kMant - mantissa_bits;
+    const U last_kept = U(1) << drop;
+    const U half_minus_one = (last_kept >> 1) - 1;
+    const U round_bias = half_minus_one + ((bits >> drop) & 1);
+    bits = (bits + round_bias) & ~(last_kept - 1);
+  }
+  if (exponent_bits < kExp) {
+    const U sign = bits & (U(1) << (sizeof(F) * 8 - 1));
+    const U exp_mask = ((U(1) << kExp) - 1) << kMant;
+    const int64_t bias = (int64_t(1) << (kExp - 1)) - 1;
+    const int64_t reduced_bias = (int64_t(1) << (exponent_bits - 1)) - 1;
+    const U max_exp = static_cast<U>(bias + reduced_bias) << kMant;
+    const U min_exp = static_cast<U>(bias - reduced_bias) << kMant;
+    const U e = bits & exp_mask;
+    if (e > max_exp) bits = sign | exp_mask;  // overflow: signed infinity
+    else if (e <= min_exp) bits = sign;      // underflow: signed zero
+  }
+  return std::bit_cast<F>(bits);
+}
+
+}  // namespace kiln::kernels::ew

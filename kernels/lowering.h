@@ -1,0 +1,189 @@
+// Small helpers for lowering rules: uniform validation of operand/result types and attributes, and
+// the run-time input checks every kernel does before touching memory. Error messages always start
+// with the op name so a compile error points at the offending op.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "compiler/op_registry.h"
+#include "ir/dtype.h"
+#include "ir/type.h"
+#include "runtime/array.h"
+#include "support/status.h"
+
+// In kiln::kernels::lowering so these inline helpers cannot collide with other families' helpers.
+namespace kiln::kernels::lowering {
+
+inline std::string DimsToString(std::span<const int64_t> dims) {
+  std::string s = "[";
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (i) s += ", ";
+    s += std::to_string(dims[i]);
+  }
+  return s + "]";
+}
+
+inline std::string TypeString(const ir::Type& t) {
+  if (!t.is_tensor()) return t.kind == ir::Type::Kind::kToken ? "token" : "non-tensor";
+  return std::string(ir::DTypeName(t.dtype)) + DimsToString(t.dims);
+}
+
+// Checks operand and result counts (min..max operands; results exactly).
+inline Status ExpectArity(const compiler::LowerContext& ctx, size_t min_operands, size_t max_operands,
+                          size_t results) {
+  const ir::Op& op = ctx.op();
+  if (op.operands.size() < min_operands || op.operands.size() > max_operands) {
+    std::string want = min_operands == max_operands
+                           ? std::to_string(min_operands)
+                           : std::to_string(min_operands) + ".." + std::to_string(max_operands);
+    return InvalidArgument(op.name + ": expected " + want + " operands, got " +
+                           std::to_string(op.operands.size()));
+  }
+  if (op.results.size() != results) {
+    return InvalidArgument(op.name + ": expected " + std::to_string(results) + " results, got " +
+                           std::to_string(op.results.size()));
+  }
+  for (ir::ValueId v : op.operands) {
+    if (!ctx.module().valid_value(v)) return InvalidArgument(op.name + ": operand refers to an unknown value");
+  }
+  for (ir::ValueId v : op.results) {
+    if (!ctx.module().valid_value(v)) return InvalidArgument(op.name + ": result refers to an unknown value");
+  }
+  return Status::Ok();
+}
+
+// A tensor type with a static shape whose element width the runtime can store.
+inline Status ExpectStaticTensor(const compiler::LowerContext& ctx, const ir::Type& t, std::string_view what) {
+  const std::string& name = ctx.op().name;
+  if (!t.is_tensor()) return InvalidArgument(name + ": " + std::string(what) + " must be a tensor");
+  for (int64_t d : t.dims) {
+    if (d < 0) {
+      return Unimplemented(name + ": " + std::string(what) + " has a dynamic or negative dimension (" +
+                           TypeString(t) + "); only static shapes are supported");
+    }
+  }
+  if (t.num_elements() < 0) return InvalidArgument(name + ": " + std::string(what) + " is too large");
+  return Status::Ok();
+}
+
+inline std::string OperandName(size_t i) { return "operand #" + std::to_string(i); }
+inline std::string ResultName(size_t i) { return "result #" + std::to_string(i); }
+
+// Validated static tensor types of operand i / result i.
+inline StatusOr<const ir::Type*> OperandTensor(const compiler::LowerContext& ctx, size_t i) {
+  const ir::Type& t = ctx.operand_type(i);
+  KILN_RETURN_IF_ERROR(ExpectStaticTensor(ctx, t, OperandName(i)));
+  return &t;
+}
+inline StatusOr<const ir::Type*> ResultTensor(const compiler::LowerContext& ctx, size_t i) {
+  const ir::Type& t = ctx.result_type(i);
+  KILN_RETURN_IF_ERROR(ExpectStaticTensor(ctx, t, ResultName(i)));
+  return &t;
+}
+
+inline Status ExpectSameShape(const compiler::LowerContext& ctx, const ir::Type& a, std::string_view a_name,
+                              const ir::Type& b, std::string_view b_name) {
+  if (a.dims != b.dims) {
+    return InvalidArgument(ctx.op().name + ": " + std::string(a_name) + " shape " + DimsToString(a.dims) +
+                           " differs from " + std::string(b_name) + " shape " + DimsToString(b.dims));
+  }
+  return Status::Ok();
+}
+
+inline Status ExpectSameDType(const compiler::LowerContext& ctx, const ir::Type& a, std::string_view a_name,
+                              const ir::Type& b, std::string_view b_name) {
+  if (a.dtype != b.dtype) {
+    return InvalidArgument(ctx.op().name + ": " + std::string(a_name) + " element type " +
+                           std::string(ir::DTypeName(a.dtype)) + " differs from " + std::string(b_name) +
+                           " element type " + std::string(ir::DTypeName(b.dtype)));
+  }
+  return Status::Ok();
+}
+
+// Required attributes. Missing or malformed attributes are INVALID_ARGUMENT.
+inline StatusOr<std::vector<int64_t>> IntsAttr(const compiler::LowerContext& ctx, std::string_view name) {
+  const ir::Attr* a = ctx.op().attr(name);
+  if (a == nullptr || a->is_none()) {
+    return InvalidArgument(ctx.op().name + ": missing attribute '" + std::string(name) + "'");
+  }
+  std::optional<std::vector<int64_t>> v = a->AsInts();
+  if (!v) return InvalidArgument(ctx.op().name + ": attribute '" + std::string(name) + "' is not an integer list");
+  return *std::move(v);
+}
+
+inline StatusOr<int64_t> IntAttr(const compiler::LowerContext& ctx, std::string_view name) {
+  const ir::Attr* a = ctx.op().attr(name);
+  if (a == nullptr || a->is_none()) {
+    return InvalidArgument(ctx.op().name + ": missing attribute '" + std::string(name) + "'");
+  }
+  std::optional<int64_t> v = a->AsInt();
+  if (!v) return InvalidArgument(ctx.op().name + ": attribute '" + std::string(name) + "' is not an integer");
+  return *v;
+}
+
+// Enum attribute spelling ("LT", "FLOAT"); nullopt when absent or None.
+inline std::optional<std::string> EnumAttr(const compiler::LowerContext& ctx, std::string_view name) {
+  const ir::Attr* a = ctx.op().attr(name);
+  if (a == nullptr || a->is_none()) return std::nullopt;
+  if (a->kind == ir::Attr::Kind::kEnum || a->kind == ir::Attr::Kind::kString) return a->str;
+  return std::nullopt;
+}
+
+// ---- run-time checks (cheap; they keep a lying IR from turning into out-of-bounds accesses) ----
+
+// Input i must exist, have storage, hold `elements` elements of `elem_bytes` bytes each, and fit
+// inside its storage.
+inline Status CheckInput(std::string_view op, std::span<const runtime::Array> in, size_t i, int64_t elements,
+                         int elem_bytes) {
+  if (i >= in.size()) return Internal(std::string(op) + ": missing input #" + std::to_string(i));
+  const runtime::Array& a = in[i];
+  if (!a.valid()) return Internal(std::string(op) + ": input #" + std::to_string(i) + " has no storage");
+  if (a.num_elements() != elements || ir::DTypeByteSize(a.dtype) != elem_bytes ||
+      a.offset + static_cast<size_t>(elements) * static_cast<size_t>(elem_bytes) > a.storage->size()) {
+    return Internal(std::string(op) + ": input #" + std::to_string(i) + " is " +
+                    std::string(ir::DTypeName(a.dtype)) + DimsToString(a.dims) + ", expected " +
+                    std::to_string(elements) + " elements of " + std::to_string(elem_bytes) + " bytes");
+  }
+  return Status::Ok();
+}
+
+inline Status CheckOutputs(std::string_view op, std::span<runtime::Array> out, size_t n) {
+  if (out.size() != n) {
+    return Internal(std::string(op) + ": expected " + std::to_string(n) + " output slots, got " +
+                    std::to_string(out.size()));
+  }
+  return Status::Ok();
+}
+
+// Reads a scalar integer array of any integer dtype (dynamic_slice start indices, ...).
+inline StatusOr<int64_t> ReadScalarInt(std::string_view op, const runtime::Array& a) {
+  if (!a.valid() || a.num_elements() != 1 ||
+      a.offset + static_cast<size_t>(ir::DTypeByteSize(a.dtype)) > a.storage->size()) {
+    return Internal(std::string(op) + ": index operand is not a scalar");
+  }
+  const void* p = a.data();
+  switch (a.dtype) {
+    case ir::DType::kS8: return *static_cast<const int8_t*>(p);
+    case ir::DType::kS16: return *static_cast<const int16_t*>(p);
+    case ir::DType::kS32: return *static_cast<const int32_t*>(p);
+    case ir::DType::kS64: return *static_cast<const int64_t*>(p);
+    case ir::DType::kU8: return *static_cast<const uint8_t*>(p);
+    case ir::DType::kU16: return *static_cast<const uint16_t*>(p);
+    case ir::DType::kU32: return *static_cast<const uint32_t*>(p);
+    case ir::DType::kU64: {
+      uint64_t v = *static_cast<const uint64_t*>(p);
+      // Saturate: any index this large is clamped to the upper bound anyway.
+      return v > static_cast<uint64_t>(INT64_MAX) ? INT64_MAX : static_cast<int64_t>(v);
+    }
+    default:
+      return Internal(std::string(op) + ": index operand has non-integer type " +
+                      std::string(ir::DTypeName(a.dtype)));
+  }
+}
+
+}  // namespace kiln::kernels::lowering

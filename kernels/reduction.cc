@@ -1,0 +1,619 @@
+// stablehlo.reduce and stablehlo.reduce_window.
+//
+// Both recognise the common single-operand bodies (add, multiply, maximum, minimum, and, or, xor)
+// and run typed loops; anything else (variadic argmax-style reductions, unusual bodies) runs the
+// body region element by element through ScalarRegionRunner.
+//
+// Reduce's fast path views the input as [kept-outer..., reduced-outer..., inner] after dropping
+// size-1 axes and merging neighbouring axes of the same kind, so one loop shape covers reductions
+// over trailing, leading, middle and all axes:
+//   * inner axis reduced: each contiguous row is reduced by a blocked pairwise tree;
+//   * inner axis kept: whole rows are combined element-wise into the output (vectorisable).
+// Float sums therefore use a fixed, data-independent order: results are deterministic and do not
+// depend on the thread count.
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "compiler/op_registry.h"
+#include "kernels/dispatch.h"
+#include "kernels/lowering_util.h"
+#include "kernels/scalar_body.h"
+#include "runtime/parallel.h"
+
+namespace kiln::kernels {
+namespace {
+
+using compiler::ExecContext;
+using compiler::Kernel;
+using compiler::LowerContext;
+using runtime::Array;
+
+// Checks at run time that the arrays handed to a kernel have the element counts it was lowered
+// for, so a mismatch becomes an error instead of an out-of-bounds access.
+Status CheckArrays(std::string_view op, std::span<const Array> arrays, std::span<const ir::Type> types) {
+  if (arrays.size() < types.size()) return Internal(std::string(op) + ": too few inputs");
+  for (size_t i = 0; i < types.size(); ++i) {
+    if (!arrays[i].valid() || arrays[i].dtype != types[i].dtype || arrays[i].dims != types[i].dims) {
+      return Internal(std::string(op) + ": input #" + std::to_string(i) + " does not match " + types[i].ToString());
+    }
+  }
+  return Status::Ok();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Contiguous row reduction: blocked pairwise tree with 8 independent lanes per leaf.
+
+constexpr int64_t kLanes = 8;
+constexpr int64_t kLeaf = 512;                // elements per leaf of the pairwise tree
+constexpr int64_t kParallelRow = int64_t{1} << 18;  // rows this long are split across threads
+
+template <ReducerKind K, typename T>
+T ReduceLeaf(const T* x, int64_t n) {
+  using F = ReducerFn<K, T>;
+  T acc[kLanes];
+  for (T& a : acc) a = F::Identity();
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    for (int64_t j = 0; j < kLanes; ++j) acc[j] = F::Apply(acc[j], x[i + j]);
+  }
+  for (; i < n; ++i) acc[0] = F::Apply(acc[0], x[i]);
+  for (int64_t w = kLanes / 2; w > 0; w /= 2) {
+    for (int64_t j = 0; j < w; ++j) acc[j] = F::Apply(acc[j], acc[j + w]);
+  }
+  return acc[0];
+}
+
+// Splits at a leaf boundary near the middle; 0 < result < n whenever n > kLeaf.
+inline int64_t PairwiseSplit(int64_t n) { return ((n / kLeaf + 1) / 2) * kLeaf; }
+
+template <ReducerKind K, typename T>
+T ReducePairwise(const T* x, int64_t n) {
+  if (n <= kLeaf) return ReduceLeaf<K, T>(x, n);
+  int64_t half = PairwiseSplit(n);
+  return ReducerFn<K, T>::Apply(ReducePairwise<K, T>(x, half), ReducePairwise<K, T>(x + half, n - half));
+}
+
+// Same tree as ReducePairwise, with the subtrees at depth `kDepth` evaluated in parallel.
+template <ReducerKind K, typename T>
+T ReducePairwiseParallel(const T* x, int64_t n) {
+  constexpr int kDepth = 5;
+  struct Range {
+    int64_t begin, n;
+  };
+  std::vector<Range> leaves;
+  auto split = [&](auto& self, int64_t begin, int64_t len, int depth) -> void {
+    if (depth == kDepth || len <= kLeaf) {
+      leaves.push_back({begin, len});
+      return;
+    }
+    int64_t half = PairwiseSplit(len);
+    self(self, begin, half, depth + 1);
+    self(self, begin + half, len - half, depth + 1);
+  };
+  split(split, 0, n, 0);
+  std::vector<T> partial(leaves.size());
+  runtime::ParallelFor(static_cast<int64_t>(leaves.size()), 1, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) partial[i] = ReducePairwise<K, T>(x + leaves[i].begin, leaves[i].n);
+  });
+  size_t next = 0;
+  auto combine = [&](auto& self, int64_t len, int depth) -> T {
+    if (depth == kDepth || len <= kLeaf) return partial[next++];
+    int64_t half = PairwiseSplit(len);
+    T left = self(self, half, depth + 1);
+    T right = self(self, len - half, depth + 1);
+    return ReducerFn<K, T>::Apply(left, right);
+  };
+  return combine(combine, n, 0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reduce geometry.
+
+struct ReduceGeometry {
+  std::vector<int64_t> kept_sizes, kept_strides;  // outer kept groups, input element strides
+  std::vector<int64_t> red_sizes, red_strides;    // outer reduced groups
+  int64_t inner = 1;                              // innermost group, contiguous in the input
+  bool inner_reduced = false;
+  int64_t outer_kept = 1;                         // one output row per kept-outer index
+  int64_t outer_reduced = 1;
+  int64_t input_elements = 0;
+};
+
+ReduceGeometry AnalyzeReduce(const std::vector<int64_t>& dims, const std::vector<bool>& reduced) {
+  ReduceGeometry g;
+  g.input_elements = Product(dims);
+  std::vector<int64_t> strides = RowMajorStrides(dims);
+  struct Group {
+    int64_t size, stride;
+    bool reduced;
+  };
+  std::vector<Group> groups;
+  for (size_t d = 0; d < dims.size(); ++d) {
+    if (dims[d] == 1) continue;  // contributes nothing either way
+    if (!groups.empty() && groups.back().reduced == reduced[d]) {
+      groups.back().size *= dims[d];  // row-major neighbours merge: stride becomes the inner one
+      groups.back().stride = strides[d];
+    } else {
+      groups.push_back({dims[d], strides[d], reduced[d]});
+    }
+  }
+  if (!groups.empty()) {
+    g.inner = groups.back().size;
+    g.inner_reduced = groups.back().reduced;
+    groups.pop_back();
+  }
+  for (const Group& gr : groups) {
+    if (gr.reduced) {
+      g.red_sizes.push_back(gr.size);
+      g.red_strides.push_back(gr.stride);
+    } else {
+      g.kept_sizes.push_back(gr.size);
+      g.kept_strides.push_back(gr.stride);
+    }
+  }
+  g.outer_kept = Product(g.kept_sizes);
+  g.outer_reduced = Product(g.red_sizes);
+  return g;
+}
+
+int64_t KeptOffset(const ReduceGeometry& g, int64_t p) {
+  int64_t off = 0;
+  for (size_t i = g.kept_sizes.size(); i-- > 0;) {
+    off += (p % g.kept_sizes[i]) * g.kept_strides[i];
+    p /= g.kept_sizes[i];
+  }
+  return off;
+}
+
+// Visits the input offset of every reduced-outer index, in row-major order.
+template <typename Fn>
+void ForEachReducedOffset(const ReduceGeometry& g, Fn&& fn) {
+  std::vector<int64_t> idx(g.red_sizes.size(), 0);
+  int64_t off = 0;
+  for (;;) {
+    fn(off);
+    size_t i = idx.size();
+    for (; i-- > 0;) {
+      off += g.red_strides[i];
+      if (++idx[i] < g.red_sizes[i]) break;
+      off -= g.red_strides[i] * g.red_sizes[i];
+      idx[i] = 0;
+    }
+    if (i == static_cast<size_t>(-1)) return;
+  }
+}
+
+constexpr int64_t kColumnChunk = 256;  // output columns per task when the inner axis is kept
+constexpr int64_t kRowBlock = 64;      // rows summed into a partial before joining the output
+
+template <ReducerKind K, typename T>
+void ReduceFast(const ReduceGeometry& g, const T* x, T init, T* out) {
+  using F = ReducerFn<K, T>;
+  if (g.input_elements == 0) {
+    int64_t n = g.outer_kept * (g.inner_reduced ? 1 : g.inner);
+    std::fill(out, out + n, init);  // a zero-sized kept axis gives n == 0 too
+    return;
+  }
+  if (g.inner_reduced) {
+    if (g.outer_kept == 1 && g.outer_reduced == 1 && g.inner >= kParallelRow) {
+      out[0] = F::Apply(init, ReducePairwiseParallel<K, T>(x, g.inner));
+      return;
+    }
+    int64_t work = g.outer_reduced * g.inner;
+    runtime::ParallelFor(g.outer_kept, std::max<int64_t>(1, 32768 / std::max<int64_t>(work, 1)),
+                         [&](int64_t b, int64_t e) {
+                           for (int64_t p = b; p < e; ++p) {
+                             const T* base = x + KeptOffset(g, p);
+                             T acc = init;
+                             ForEachReducedOffset(g, [&](int64_t off) {
+                               acc = F::Apply(acc, ReducePairwise<K, T>(base + off, g.inner));
+                             });
+                             out[p] = acc;
+                           }
+                         });
+    return;
+  }
+  // Inner axis kept: combine whole rows; tasks own disjoint column chunks of the output.
+  int64_t chunks = (g.inner + kColumnChunk - 1) / kColumnChunk;
+  int64_t units = g.outer_kept * chunks;
+  int64_t work = g.outer_reduced * std::min(g.inner, kColumnChunk);
+  runtime::ParallelFor(units, std::max<int64_t>(1, 32768 / std::max<int64_t>(work, 1)), [&](int64_t b, int64_t e) {
+    T partial[kColumnChunk];
+    for (int64_t u = b; u < e; ++u) {
+      int64_t p = u / chunks, col = (u % chunks) * kColumnChunk;
+      int64_t w = std::min(kColumnChunk, g.inner - col);
+      T* o = out + p * g.inner + col;
+      const T* base = x + KeptOffset(g, p) + col;
+      for (int64_t j = 0; j < w; ++j) o[j] = init;
+      if (g.outer_reduced <= kRowBlock) {
+        ForEachReducedOffset(g, [&](int64_t off) {
+          const T* row = base + off;
+          for (int64_t j = 0; j < w; ++j) o[j] = F::Apply(o[j], row[j]);
+        });
+        continue;
+      }
+      // Long columns: sum blocks of rows separately, then join, to limit float error growth.
+      int64_t rows_in_block = 0;
+      ForEachReducedOffset(g, [&](int64_t off) {
+        const T* row = base + off;
+        if (rows_in_block == 0) {
+          for (int64_t j = 0; j < w; ++j) partial[j] = row[j];
+        } else {
+          for (int64_t j = 0; j < w; ++j) partial[j] = F::Apply(partial[j], row[j]);
+        }
+        if (++rows_in_block == kRowBlock) {
+          for (int64_t j = 0; j < w; ++j) o[j] = F::Apply(o[j], partial[j]);
+          rows_in_block = 0;
+        }
+      });
+      if (rows_in_block > 0) {
+        for (int64_t j = 0; j < w; ++j) o[j] = F::Apply(o[j], partial[j]);
+      }
+    }
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Generic element-at-a-time traversal shared by the general reduce path.
+
+struct Axes {
+  std::vector<int64_t> sizes, strides;
+};
+
+// Calls fn(offset) for every index of `axes` in row-major order (nothing if any size is 0).
+template <typename Fn>
+Status ForEachOffset(const Axes& axes, Fn&& fn) {
+  for (int64_t s : axes.sizes) {
+    if (s == 0) return Status::Ok();
+  }
+  std::vector<int64_t> idx(axes.sizes.size(), 0);
+  int64_t off = 0;
+  for (;;) {
+    KILN_RETURN_IF_ERROR(fn(off));
+    size_t i = idx.size();
+    for (; i-- > 0;) {
+      off += axes.strides[i];
+      if (++idx[i] < axes.sizes[i]) break;
+      off -= axes.strides[i] * axes.sizes[i];
+      idx[i] = 0;
+    }
+    if (i == static_cast<size_t>(-1)) return Status::Ok();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// stablehlo.reduce
+
+StatusOr<Kernel> LowerReduce(LowerContext& ctx) {
+  const ir::Op& op = ctx.op();
+  size_t n = op.results.size();
+  if (n == 0 || op.operands.size() != 2 * n) {
+    return OpError(op, "expects N inputs and N init values for N results");
+  }
+  if (op.regions.size() != 1) return OpError(op, "expects one body region");
+  std::vector<ir::Type> all_types;
+  std::vector<ir::DType> dtypes;
+  for (size_t i = 0; i < 2 * n; ++i) {
+    const ir::Type& t = ctx.operand_type(i);
+    KILN_RETURN_IF_ERROR(CheckStaticTensor(op, t, "operand #" + std::to_string(i)));
+    all_types.push_back(t);
+  }
+  const std::vector<int64_t>& dims = all_types[0].dims;
+  for (size_t i = 0; i < n; ++i) {
+    if (all_types[i].dims != dims) return OpError(op, "inputs must all have the same shape");
+    if (all_types[n + i].rank() != 0 || all_types[n + i].dtype != all_types[i].dtype) {
+      return OpError(op, "init value #" + std::to_string(i) + " must be a scalar of the input's element type");
+    }
+    dtypes.push_back(all_types[i].dtype);
+  }
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> axes, RequiredInts(op, "dimensions"));
+  int64_t rank = static_cast<int64_t>(dims.size());
+  KILN_RETURN_IF_ERROR(CheckAxes(op, axes, rank, "dimensions"));
+  std::vector<bool> reduced(dims.size(), false);
+  for (int64_t a : axes) reduced[static_cast<size_t>(a)] = true;
+  std::vector<int64_t> out_dims;
+  for (size_t d = 0; d < dims.size(); ++d) {
+    if (!reduced[d]) out_dims.push_back(dims[d]);
+  }
+  for (size_t i = 0; i < n; ++i) {
+    const ir::Type& rt = ctx.result_type(i);
+    if (!rt.is_tensor() || rt.dtype != dtypes[i] || rt.dims != out_dims) {
+      return OpError(op, "result #" + std::to_string(i) + " must be " +
+                             ir::Type::Tensor(dtypes[i], out_dims).ToString() + ", got " + rt.ToString());
+    }
+  }
+  std::string name = op.name;
+
+  // Fast path: one input and a recognised body.
+  std::optional<ReducerKind> kind = MatchBinaryReducer(ctx.module(), op.regions[0], dtypes[0]);
+  if (n == 1 && kind && *kind != ReducerKind::kReplace && ReducerSupportsDType(*kind, dtypes[0])) {
+    auto geometry = std::make_shared<const ReduceGeometry>(AnalyzeReduce(dims, reduced));
+    ir::DType dtype = dtypes[0];
+    ReducerKind k = *kind;
+    return Kernel([=](ExecContext&, std::span<const Array> in, std::span<Array> out) -> Status {
+      KILN_RETURN_IF_ERROR(CheckArrays(name, in, all_types));
+      KILN_ASSIGN_OR_RETURN(Array result, Array::Allocate(dtype, out_dims));
+      KILN_RETURN_IF_ERROR(DispatchReducer(name, k, dtype, [&]<ReducerKind K, typename T>() -> Status {
+        ReduceFast<K, T>(*geometry, in[0].data_as<const T>(), *in[1].data_as<const T>(), result.data_as<T>());
+        return Status::Ok();
+      }));
+      out[0] = std::move(result);
+      return Status::Ok();
+    });
+  }
+
+  // General path: fold every reduced element into the accumulators, in row-major order.
+  std::vector<ir::DType> arg_dtypes = dtypes;
+  arg_dtypes.insert(arg_dtypes.end(), dtypes.begin(), dtypes.end());
+  KILN_ASSIGN_OR_RETURN(std::shared_ptr<const ScalarRegion> body, ScalarRegion::Compile(ctx, 0, arg_dtypes, dtypes));
+  std::vector<int64_t> strides = RowMajorStrides(dims);
+  Axes kept_axes, red_axes;
+  for (size_t d = 0; d < dims.size(); ++d) {
+    Axes& a = reduced[d] ? red_axes : kept_axes;
+    a.sizes.push_back(dims[d]);
+    a.strides.push_back(strides[d]);
+  }
+  return Kernel([=](ExecContext& ec, std::span<const Array> in, std::span<Array> out) -> Status {
+    KILN_RETURN_IF_ERROR(CheckArrays(name, in, all_types));
+    KILN_ASSIGN_OR_RETURN(ScalarRegionRunner runner, ScalarRegionRunner::Create(*body, ec, in.subspan(2 * n)));
+    std::vector<Array> results(n);
+    std::vector<size_t> elem(n);
+    std::vector<std::vector<uint8_t>> acc(n);
+    for (size_t i = 0; i < n; ++i) {
+      KILN_ASSIGN_OR_RETURN(results[i], Array::Allocate(dtypes[i], out_dims));
+      elem[i] = static_cast<size_t>(ir::DTypeByteSize(dtypes[i]));
+      acc[i].resize(elem[i]);
+    }
+    std::vector<const void*> args(2 * n);
+    std::vector<void*> dsts(n);
+    for (size_t i = 0; i < n; ++i) {
+      args[i] = acc[i].data();
+      dsts[i] = acc[i].data();
+    }
+    int64_t out_index = 0;
+    KILN_RETURN_IF_ERROR(ForEachOffset(kept_axes, [&](int64_t base) -> Status {
+      for (size_t i = 0; i < n; ++i) std::memcpy(acc[i].data(), in[n + i].data(), elem[i]);
+      KILN_RETURN_IF_ERROR(ForEachOffset(red_axes, [&](int64_t off) -> Status {
+        for (size_t i = 0; i < n; ++i) {
+          args[n + i] = static_cast<const uint8_t*>(in[i].data()) + static_cast<size_t>(base + off) * elem[i];
+        }
+        return runner.Run(args, dsts);
+      }));
+      for (size_t i = 0; i < n; ++i) {
+        std::memcpy(static_cast<uint8_t*>(results[i].data()) + static_cast<size_t>(out_index) * elem[i], acc[i].data(),
+                    elem[i]);
+      }
+      ++out_index;
+      return Status::Ok();
+    }));
+    for (size_t i = 0; i < n; ++i) out[i] = std::move(results[i]);
+    return Status::Ok();
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// stablehlo.reduce_window
+
+// For every output position along one axis, the input element offsets its window reads, in
+// window order. Padding and base-dilation holes read nothing (they would only contribute the init
+// value, which the accumulator starts from).
+struct WindowAxis {
+  std::vector<std::vector<int64_t>> offsets;  // [output position] -> input offsets
+};
+
+struct WindowPlan {
+  std::vector<int64_t> out_dims;
+  std::vector<WindowAxis> axes;
+};
+
+constexpr int64_t kMaxWindowTable = int64_t{1} << 26;
+
+StatusOr<WindowPlan> PlanWindow(const ir::Op& op, const std::vector<int64_t>& dims) {
+  size_t rank = dims.size();
+  std::vector<int64_t> ones(rank, 1), zeros(2 * rank, 0);
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> window, RequiredInts(op, "window_dimensions"));
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> strides, OptionalInts(op, "window_strides", ones));
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> base_dil, OptionalInts(op, "base_dilations", ones));
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> win_dil, OptionalInts(op, "window_dilations", ones));
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> padding, OptionalInts(op, "padding", zeros));
+  auto check = [&](const std::vector<int64_t>& v, size_t size, const char* what, bool positive) -> Status {
+    if (v.size() != size) {
+      return OpError(op, std::string(what) + " has " + std::to_string(v.size()) + " values, expected " +
+                             std::to_string(size));
+    }
+    for (int64_t x : v) {
+      if (positive && x <= 0) return OpError(op, std::string(what) + " must be positive, got " + FormatInts(v));
+      if (x < -(int64_t{1} << 40) || x > (int64_t{1} << 40)) return OpError(op, std::string(what) + " is out of range");
+    }
+    return Status::Ok();
+  };
+  KILN_RETURN_IF_ERROR(check(window, rank, "window_dimensions", true));
+  KILN_RETURN_IF_ERROR(check(strides, rank, "window_strides", true));
+  KILN_RETURN_IF_ERROR(check(base_dil, rank, "base_dilations", true));
+  KILN_RETURN_IF_ERROR(check(win_dil, rank, "window_dilations", true));
+  KILN_RETURN_IF_ERROR(check(padding, 2 * rank, "padding", false));
+
+  WindowPlan plan;
+  std::vector<int64_t> in_strides = RowMajorStrides(dims);
+  int64_t table_entries = 0;
+  for (size_t d = 0; d < rank; ++d) {
+    if (dims[d] > 0 && dims[d] - 1 > (int64_t{1} << 60) / base_dil[d]) {
+      return OpError(op, "base-dilated input is too large");
+    }
+    int64_t dilated = dims[d] == 0 ? 0 : (dims[d] - 1) * base_dil[d] + 1;
+    int64_t padded = padding[2 * d] + dilated + padding[2 * d + 1];
+    int64_t span = (window[d] - 1) * win_dil[d] + 1;
+    int64_t count = (padded <= 0 || span > padded) ? 0 : (padded - span) / strides[d] + 1;
+    plan.out_dims.push_back(count);
+    // The per-axis tables hold one entry per (output position, window position).
+    if (count > 0 && window[d] > kMaxWindowTable / count) {
+      return Unimplemented(op.name + ": window tables too large (" + std::to_string(count) + " windows of " +
+                           std::to_string(window[d]) + " along axis " + std::to_string(d) + ")");
+    }
+    table_entries += count * window[d];
+    if (table_entries > kMaxWindowTable) return Unimplemented(op.name + ": window tables too large");
+    WindowAxis axis;
+    axis.offsets.resize(static_cast<size_t>(count));
+    for (int64_t o = 0; o < count; ++o) {
+      for (int64_t w = 0; w < window[d]; ++w) {
+        int64_t pos = o * strides[d] + w * win_dil[d] - padding[2 * d];
+        if (pos < 0 || pos % base_dil[d] != 0 || pos / base_dil[d] >= dims[d]) continue;
+        axis.offsets[static_cast<size_t>(o)].push_back(pos / base_dil[d] * in_strides[d]);
+      }
+    }
+    plan.axes.push_back(std::move(axis));
+  }
+  return plan;
+}
+
+// Calls out_fn(out_index) after window_fn(in_offset) for every element of every window, outputs in
+// row-major order. begin_fn() runs before each output's window.
+template <typename Begin, typename Elem, typename End>
+Status ForEachWindow(const WindowPlan& plan, Begin&& begin_fn, Elem&& elem_fn, End&& end_fn) {
+  size_t rank = plan.out_dims.size();
+  int64_t total = Product(plan.out_dims);
+  std::vector<int64_t> out_idx(rank, 0);
+  std::vector<size_t> pos(rank, 0);
+  for (int64_t o = 0; o < total; ++o) {
+    begin_fn();
+    // Odometer over the cartesian product of this output's per-axis offset lists.
+    std::vector<const std::vector<int64_t>*> lists(rank);
+    bool empty = false;
+    for (size_t d = 0; d < rank; ++d) {
+      lists[d] = &plan.axes[d].offsets[static_cast<size_t>(out_idx[d])];
+      empty |= lists[d]->empty();
+      pos[d] = 0;
+    }
+    if (!empty) {
+      for (;;) {
+        int64_t off = 0;
+        for (size_t d = 0; d < rank; ++d) off += (*lists[d])[pos[d]];
+        KILN_RETURN_IF_ERROR(elem_fn(off));
+        size_t d = rank;
+        for (; d-- > 0;) {
+          if (++pos[d] < lists[d]->size()) break;
+          pos[d] = 0;
+        }
+        if (d == static_cast<size_t>(-1)) break;
+      }
+    }
+    KILN_RETURN_IF_ERROR(end_fn(o));
+    NextIndex(out_idx, plan.out_dims);
+  }
+  return Status::Ok();
+}
+
+StatusOr<Kernel> LowerReduceWindow(LowerContext& ctx) {
+  const ir::Op& op = ctx.op();
+  size_t n = op.results.size();
+  if (n == 0 || op.operands.size() != 2 * n) return OpError(op, "expects N inputs and N init values for N results");
+  if (op.regions.size() != 1) return OpError(op, "expects one body region");
+  std::vector<ir::Type> all_types;
+  std::vector<ir::DType> dtypes;
+  for (size_t i = 0; i < 2 * n; ++i) {
+    const ir::Type& t = ctx.operand_type(i);
+    KILN_RETURN_IF_ERROR(CheckStaticTensor(op, t, "operand #" + std::to_string(i)));
+    all_types.push_back(t);
+  }
+  const std::vector<int64_t>& dims = all_types[0].dims;
+  for (size_t i = 0; i < n; ++i) {
+    if (all_types[i].dims != dims) return OpError(op, "inputs must all have the same shape");
+    if (all_types[n + i].rank() != 0 || all_types[n + i].dtype != all_types[i].dtype) {
+      return OpError(op, "init value #" + std::to_string(i) + " must be a scalar of the input's element type");
+    }
+    dtypes.push_back(all_types[i].dtype);
+  }
+  KILN_ASSIGN_OR_RETURN(WindowPlan plan_value, PlanWindow(op, dims));
+  auto plan = std::make_shared<const WindowPlan>(std::move(plan_value));
+  for (size_t i = 0; i < n; ++i) {
+    const ir::Type& rt = ctx.result_type(i);
+    if (!rt.is_tensor() || rt.dtype != dtypes[i] || rt.dims != plan->out_dims) {
+      return OpError(op, "result #" + std::to_string(i) + " must be " +
+                             ir::Type::Tensor(dtypes[i], plan->out_dims).ToString() + ", got " + rt.ToString());
+    }
+  }
+  std::string name = op.name;
+
+  std::optional<ReducerKind> kind = MatchBinaryReducer(ctx.module(), op.regions[0], dtypes[0]);
+  if (n == 1 && kind && *kind != ReducerKind::kReplace && ReducerSupportsDType(*kind, dtypes[0])) {
+    ir::DType dtype = dtypes[0];
+    ReducerKind k = *kind;
+    return Kernel([=](ExecContext&, std::span<const Array> in, std::span<Array> out) -> Status {
+      KILN_RETURN_IF_ERROR(CheckArrays(name, in, all_types));
+      KILN_ASSIGN_OR_RETURN(Array result, Array::Allocate(dtype, plan->out_dims));
+      KILN_RETURN_IF_ERROR(DispatchReducer(name, k, dtype, [&]<ReducerKind K, typename T>() -> Status {
+        const T* x = in[0].data_as<const T>();
+        const T init = *in[1].data_as<const T>();
+        T* o = result.data_as<T>();
+        T acc = init;
+        return ForEachWindow(
+            *plan, [&] { acc = init; },
+            [&](int64_t off) {
+              acc = ReducerFn<K, T>::Apply(acc, x[off]);
+              return Status::Ok();
+            },
+            [&](int64_t out_index) {
+              o[out_index] = acc;
+              return Status::Ok();
+            });
+      }));
+      out[0] = std::move(result);
+      return Status::Ok();
+    });
+  }
+
+  std::vector<ir::DType> arg_dtypes = dtypes;
+  arg_dtypes.insert(arg_dtypes.end(), dtypes.begin(), dtypes.end());
+  KILN_ASSIGN_OR_RETURN(std::shared_ptr<const ScalarRegion> body, ScalarRegion::Compile(ctx, 0, arg_dtypes, dtypes));
+  return Kernel([=](ExecContext& ec, std::span<const Array> in, std::span<Array> out) -> Status {
+    KILN_RETURN_IF_ERROR(CheckArrays(name, in, all_types));
+    KILN_ASSIGN_OR_RETURN(ScalarRegionRunner runner, ScalarRegionRunner::Create(*body, ec, in.subspan(2 * n)));
+    std::vector<Array> results(n);
+    std::vector<size_t> elem(n);
+    std::vector<std::vector<uint8_t>> acc(n);
+    std::vector<const void*> args(2 * n);
+    std::vector<void*> dsts(n);
+    for (size_t i = 0; i < n; ++i) {
+      KILN_ASSIGN_OR_RETURN(results[i], Array::Allocate(dtypes[i], plan->out_dims));
+      elem[i] = static_cast<size_t>(ir::DTypeByteSize(dtypes[i]));
+      acc[i].resize(elem[i]);
+      args[i] = acc[i].data();
+      dsts[i] = acc[i].data();
+    }
+    KILN_RETURN_IF_ERROR(ForEachWindow(
+        *plan,
+        [&] {
+          for (size_t i = 0; i < n; ++i) std::memcpy(acc[i].data(), in[n + i].data(), elem[i]);
+        },
+        [&](int64_t off) {
+          for (size_t i = 0; i < n; ++i) {
+            args[n + i] = static_cast<const uint8_t*>(in[i].data()) + static_cast<size_t>(off) * elem[i];
+          }
+          return runner.Run(args, dsts);
+        },
+        [&](int64_t out_index) {
+          for (size_t i = 0; i < n; ++i) {
+            std::memcpy(static_cast<uint8_t*>(results[i].data()) + static_cast<size_t>(out_index) * elem[i],
+                        acc[i].data(), elem[i]);
+          }
+          return Status::Ok();
+        }));
+    for (size_t i = 0; i < n; ++i) out[i] = std::move(results[i]);
+    return Status::Ok();
+  });
+}
+
+}  // namespace
+}  // namespace kiln::kernels
+
+namespace kiln::compiler {
+
+void RegisterReductionOps(OpRegistry& registry) {
+  registry.Add({"stablehlo.reduce", "reduction", &kernels::LowerReduce});
+  registry.Add({"stablehlo.reduce_window", "reduction", &kernels::LowerReduceWindow});
+}
+
+}  // namespace kiln::compiler

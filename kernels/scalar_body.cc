@@ -1,0 +1,180 @@
+#include "kernels/scalar_body.h"
+
+#include <string>
+#include <utility>
+
+namespace kiln::kernels {
+namespace {
+
+bool IsScalarOf(const ir::Module& module, ir::ValueId v, ir::DType dtype) {
+  if (!module.valid_value(v)) return false;
+  const ir::Type& t = module.type_of(v);
+  return t.is_tensor() && t.rank() == 0 && t.dtype == dtype;
+}
+
+std::optional<ReducerKind> KindFromOpName(std::string_view name) {
+  if (name == "stablehlo.add") return ReducerKind::kAdd;
+  if (name == "stablehlo.multiply") return ReducerKind::kMultiply;
+  if (name == "stablehlo.maximum") return ReducerKind::kMaximum;
+  if (name == "stablehlo.minimum") return ReducerKind::kMinimum;
+  if (name == "stablehlo.and") return ReducerKind::kAnd;
+  if (name == "stablehlo.or") return ReducerKind::kOr;
+  if (name == "stablehlo.xor") return ReducerKind::kXor;
+  return std::nullopt;
+}
+
+bool IsReturn(const ir::Op& op) { return op.name == "stablehlo.return" || op.name == "func.return"; }
+
+}  // namespace
+
+const char* ReducerName(ReducerKind kind) {
+  switch (kind) {
+    case ReducerKind::kAdd: return "add";
+    case ReducerKind::kMultiply: return "multiply";
+    case ReducerKind::kMaximum: return "maximum";
+    case ReducerKind::kMinimum: return "minimum";
+    case ReducerKind::kAnd: return "and";
+    case ReducerKind::kOr: return "or";
+    case ReducerKind::kXor: return "xor";
+    case ReducerKind::kReplace: return "replace";
+  }
+  return "?";
+}
+
+std::optional<ReducerKind> MatchBinaryReducer(const ir::Module& module, const ir::Region& region,
+                                              ir::DType dtype) {
+  if (region.blocks.size() != 1) return std::nullopt;
+  const ir::Block& block = region.blocks[0];
+  if (block.args.size() != 2) return std::nullopt;
+  ir::ValueId a = block.args[0], b = block.args[1];
+  if (a == b || !IsScalarOf(module, a, dtype) || !IsScalarOf(module, b, dtype)) return std::nullopt;
+
+  if (block.ops.size() == 1) {
+    const ir::Op& ret = block.ops[0];
+    if (IsReturn(ret) && ret.operands.size() == 1 && ret.operands[0] == b) return ReducerKind::kReplace;
+    return std::nullopt;
+  }
+  if (block.ops.size() != 2) return std::nullopt;
+  const ir::Op& body = block.ops[0];
+  const ir::Op& ret = block.ops[1];
+  std::optional<ReducerKind> kind = KindFromOpName(body.name);
+  if (!kind || body.foreign || !body.regions.empty() || body.operands.size() != 2 || body.results.size() != 1) {
+    return std::nullopt;
+  }
+  bool args_match = (body.operands[0] == a && body.operands[1] == b) ||
+                    (body.operands[0] == b && body.operands[1] == a);
+  if (!args_match || !IsScalarOf(module, body.results[0], dtype)) return std::nullopt;
+  if (!IsReturn(ret) || ret.operands.size() != 1 || ret.operands[0] != body.results[0]) return std::nullopt;
+  return kind;
+}
+
+bool ReducerSupportsDType(ReducerKind kind, ir::DType dtype) {
+  if (kind == ReducerKind::kReplace) return false;
+  if (dtype == ir::DType::kPred) return true;
+  bool is_real = dtype == ir::DType::kF32 || dtype == ir::DType::kF64 || ir::IsInteger(dtype);
+  switch (kind) {
+    case ReducerKind::kAnd:
+    case ReducerKind::kOr:
+    case ReducerKind::kXor:
+      return ir::IsInteger(dtype);
+    default:
+      return is_real;
+  }
+}
+
+ReducerKind PredReducerKind(ReducerKind kind) {
+  switch (kind) {
+    case ReducerKind::kAdd:
+    case ReducerKind::kMaximum:
+      return ReducerKind::kOr;
+    case ReducerKind::kMultiply:
+    case ReducerKind::kMinimum:
+      return ReducerKind::kAnd;
+    default:
+      return kind;
+  }
+}
+
+StatusOr<std::shared_ptr<const ScalarRegion>> ScalarRegion::Compile(compiler::LowerContext& ctx, size_t index,
+                                                                    std::vector<ir::DType> arg_dtypes,
+                                                                    std::vector<ir::DType> result_dtypes) {
+  const ir::Op& op = ctx.op();
+  const ir::Module& module = ctx.module();
+  if (index >= op.regions.size()) return InvalidArgument(op.name + ": missing region #" + std::to_string(index));
+  const ir::Region& region = op.regions[index];
+  if (region.blocks.size() != 1 || region.blocks[0].ops.empty()) {
+    return InvalidArgument(op.name + ": region #" + std::to_string(index) + " must be one non-empty block");
+  }
+  const ir::Block& block = region.blocks[0];
+  if (block.args.size() != arg_dtypes.size()) {
+    return InvalidArgument(op.name + ": region takes " + std::to_string(block.args.size()) + " arguments, expected " +
+                           std::to_string(arg_dtypes.size()));
+  }
+  for (size_t i = 0; i < arg_dtypes.size(); ++i) {
+    if (!IsScalarOf(module, block.args[i], arg_dtypes[i])) {
+      return InvalidArgument(op.name + ": region argument #" + std::to_string(i) + " must be tensor<" +
+                             std::string(ir::DTypeName(arg_dtypes[i])) + ">");
+    }
+  }
+  const ir::Op& ret = block.ops.back();
+  if (!IsReturn(ret) || ret.operands.size() != result_dtypes.size()) {
+    return InvalidArgument(op.name + ": region must return " + std::to_string(result_dtypes.size()) + " values");
+  }
+  for (size_t i = 0; i < result_dtypes.size(); ++i) {
+    if (!IsScalarOf(module, ret.operands[i], result_dtypes[i])) {
+      return InvalidArgument(op.name + ": region result #" + std::to_string(i) + " must be tensor<" +
+                             std::string(ir::DTypeName(result_dtypes[i])) + ">");
+    }
+  }
+  KILN_ASSIGN_OR_RETURN(std::shared_ptr<const compiler::Program> program, ctx.CompileRegion(index));
+  if (program->param_slots.size() != arg_dtypes.size() + ctx.captures().size() ||
+      program->result_slots.size() != result_dtypes.size()) {
+    return Internal(op.name + ": compiled region does not match its block signature");
+  }
+  auto region_ptr = std::shared_ptr<ScalarRegion>(new ScalarRegion());
+  region_ptr->program_ = std::move(program);
+  region_ptr->arg_dtypes_ = std::move(arg_dtypes);
+  region_ptr->result_dtypes_ = std::move(result_dtypes);
+  return std::shared_ptr<const ScalarRegion>(std::move(region_ptr));
+}
+
+StatusOr<ScalarRegionRunner> ScalarRegionRunner::Create(const ScalarRegion& region, compiler::ExecContext& ctx,
+                                                        std::span<const runtime::Array> captures) {
+  ScalarRegionRunner runner(region, ctx);
+  for (ir::DType t : region.arg_dtypes()) {
+    KILN_ASSIGN_OR_RETURN(runtime::Array a, runtime::Array::Allocate(t, {}));
+    runner.params_.push_back(std::move(a));
+  }
+  runner.params_.insert(runner.params_.end(), captures.begin(), captures.end());
+  if (runner.params_.size() != region.program().param_slots.size()) {
+    return Internal("region expects " + std::to_string(region.program().param_slots.size()) +
+                    " parameters, got " + std::to_string(runner.params_.size()));
+  }
+  return runner;
+}
+
+Status ScalarRegionRunner::Run(std::span<const void* const> args, std::span<void* const> results) {
+  const std::vector<ir::DType>& arg_dtypes = region_->arg_dtypes();
+  const std::vector<ir::DType>& result_dtypes = region_->result_dtypes();
+  if (args.size() != arg_dtypes.size() || results.size() != result_dtypes.size()) {
+    return Internal("scalar region called with the wrong number of values");
+  }
+  // The previous call's results may share storage with the scratch parameters: drop them first.
+  results_.clear();
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::memcpy(params_[i].data(), args[i], static_cast<size_t>(ir::DTypeByteSize(arg_dtypes[i])));
+  }
+  KILN_RETURN_IF_ERROR(compiler::RunProgram(region_->program(), *ctx_, params_, results_));
+  if (results_.size() != results.size()) return Internal("scalar region returned the wrong number of values");
+  for (size_t i = 0; i < results.size(); ++i) {
+    const runtime::Array& r = results_[i];
+    if (!r.valid() || r.dtype != result_dtypes[i] || r.num_elements() != 1) {
+      return Internal("scalar region result #" + std::to_string(i) + " is not a " +
+                      std::string(ir::DTypeName(result_dtypes[i])) + " scalar");
+    }
+    std::memcpy(results[i], r.data(), static_cast<size_t>(ir::DTypeByteSize(result_dtypes[i])));
+  }
+  return Status::Ok();
+}
+
+}  // namespace kiln::kernels

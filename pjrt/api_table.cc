@@ -1,0 +1,38 @@
+// GetPjrtApi: the one exported symbol. Fills every PJRT_Api slot of the 0.114 table, except the
+// few in KILN_NULL_ENTRY_POINTS that jaxlib null-checks and treats as fatal when stubbed.
+#include <cstring>
+
+#include "abi/pjrt_c_api.h"
+#include "pjrt/entry_points.h"
+
+namespace kiln::pjrt {
+namespace {
+
+PJRT_Api MakeApi() {
+  PJRT_Api api;
+  std::memset(&api, 0, sizeof(api));
+  // The full 0.114 size: it covers PJRT_Error_ForEachPayload, which the framework then calls on
+  // every error it converts (Kiln implements it).
+  api.struct_size = PJRT_Api_STRUCT_SIZE;
+  api.extension_start = nullptr;
+  api.pjrt_api_version.struct_size = PJRT_Api_Version_STRUCT_SIZE;
+  api.pjrt_api_version.extension_start = nullptr;
+  api.pjrt_api_version.major_version = PJRT_API_MAJOR;
+  api.pjrt_api_version.minor_version = PJRT_API_MINOR;
+#define KILN_SET_SLOT(name) api.PJRT_##name = &kiln::pjrt::name;
+  KILN_IMPLEMENTED_ENTRY_POINTS(KILN_SET_SLOT)
+  KILN_UNIMPLEMENTED_ENTRY_POINTS(KILN_SET_SLOT)
+#undef KILN_SET_SLOT
+#define KILN_NULL_SLOT(name) api.PJRT_##name = nullptr;
+  KILN_NULL_ENTRY_POINTS(KILN_NULL_SLOT)
+#undef KILN_NULL_SLOT
+  return api;
+}
+
+}  // namespace
+}  // namespace kiln::pjrt
+
+extern "C" __attribute__((visibility("default"))) const PJRT_Api* GetPjrtApi() {
+  static const PJRT_Api api = kiln::pjrt::MakeApi();
+  return &api;
+}

@@ -1,0 +1,483 @@
+// Buffer creation (PJRT_Client_BufferFromHostBuffer / CreateUninitializedBuffer / CreateErrorBuffer)
+// and the PJRT_Buffer_* entry points.
+#include "pjrt/buffer.h"
+
+#include <cstring>
+#include <string>
+#include <utility>
+
+#include "pjrt/args_check.h"
+#include "pjrt/client.h"
+#include "pjrt/entry_points.h"
+#include "pjrt/error.h"
+#include "pjrt/event.h"
+#include "pjrt/host_copy.h"
+
+namespace kiln::pjrt {
+namespace {
+
+std::string Prefix(const char* function) { return std::string(function) + ": "; }
+
+StatusOr<ir::DType> BufferDType(int pjrt_type, const char* function) {
+  std::optional<ir::DType> t = ir::DTypeFromPjrt(pjrt_type);
+  if (!t.has_value() || *t == ir::DType::kToken) {
+    return InvalidArgument(Prefix(function) + "unsupported element type " + std::to_string(pjrt_type));
+  }
+  return *t;
+}
+
+// Placement of a new buffer: `memory` wins when given, else `device`. Both must belong to `client`.
+StatusOr<PJRT_Device*> ResolvePlacement(PJRT_Client* client, PJRT_Device* device, PJRT_Memory* memory,
+                                        const char* function) {
+  if (memory != nullptr) {
+    if (!client->Owns(memory)) {
+      return InvalidArgument(Prefix(function) + "the memory does not belong to this client");
+    }
+    return AsKiln(memory)->devices.front();
+  }
+  if (device != nullptr) {
+    if (!client->Owns(device)) {
+      return InvalidArgument(Prefix(function) + "the device does not belong to this client");
+    }
+    return device;
+  }
+  return InvalidArgument(Prefix(function) + "either a device or a memory must be given");
+}
+
+// Kiln stores arrays dense and row-major; a requested device layout must be exactly that.
+// (host/device layout struct_size fields are not read: jaxlib leaves them uninitialised.)
+Status CheckDefaultLayout(const PJRT_Buffer_MemoryLayout* layout, std::span<const int64_t> dims,
+                          int64_t elem_size, const char* function) {
+  if (layout == nullptr) return Status::Ok();
+  const size_t rank = dims.size();
+  if (layout->type == PJRT_Buffer_MemoryLayout_Type_Tiled) {
+    const PJRT_Buffer_MemoryLayout_Tiled& t = layout->tiled;
+    bool ok = t.num_tiles == 0 && t.minor_to_major_size == rank && (rank == 0 || t.minor_to_major != nullptr);
+    for (size_t i = 0; ok && i < rank; ++i) ok = t.minor_to_major[i] == static_cast<int64_t>(rank - 1 - i);
+    if (ok) return Status::Ok();
+  } else if (layout->type == PJRT_Buffer_MemoryLayout_Type_Strides) {
+    const PJRT_Buffer_MemoryLayout_Strides& s = layout->strides;
+    std::vector<int64_t> dense = DenseByteStrides(dims, elem_size);
+    bool ok = s.num_byte_strides == rank && (rank == 0 || s.byte_strides != nullptr);
+    for (size_t i = 0; ok && i < rank; ++i) ok = dims[i] <= 1 || s.byte_strides[i] == dense[i];
+    if (ok) return Status::Ok();
+  } else {
+    return InvalidArgument(Prefix(function) + "unknown memory layout type " +
+                           std::to_string(static_cast<int>(layout->type)));
+  }
+  return Unimplemented(Prefix(function) +
+                       "Kiln only supports the default dense row-major (descending minor_to_major) device "
+                       "layout");
+}
+
+// Reads `dims`/`num_dims` and validates them (non-negative, byte size fits int64).
+StatusOr<std::vector<int64_t>> ReadDims(const int64_t* dims, size_t num_dims, ir::DType dtype,
+                                        const char* function) {
+  if (num_dims > 0 && dims == nullptr) {
+    return InvalidArgument(Prefix(function) + "dims is NULL but num_dims is " + std::to_string(num_dims));
+  }
+  std::vector<int64_t> out(dims, dims + num_dims);
+  StatusOr<int64_t> count = CheckedElementCount(out, ir::DTypeByteSize(dtype));
+  if (!count.ok()) return count.status().WithContext(function);
+  return out;
+}
+
+PJRT_Buffer* NewBuffer(PJRT_Device* device, runtime::AsyncArrayRef array) {
+  return new PJRT_Buffer(device, std::move(array));
+}
+
+}  // namespace
+
+// ---- creation ----
+
+PJRT_Error* Client_BufferFromHostBuffer(PJRT_Client_BufferFromHostBuffer_Args* args) {
+  constexpr char kFn[] = "PJRT_Client_BufferFromHostBuffer";
+  return Guard(kFn, [&]() -> Status {
+    KILN_CHECK_ARGS(args, PJRT_Client_BufferFromHostBuffer_Args, buffer, kFn);
+    KILN_CHECK_NOT_NULL(args->client, kFn);
+    KILN_ASSIGN_OR_RETURN(ir::DType dtype, BufferDType(args->type, kFn));
+    KILN_ASSIGN_OR_RETURN(std::vector<int64_t> dims, ReadDims(args->dims, args->num_dims, dtype, kFn));
+    const int64_t elem = ir::DTypeByteSize(dtype);
+    if (args->host_buffer_semantics < PJRT_HostBufferSemantics_kImmutableOnlyDuringCall ||
+        args->host_buffer_semantics > PJRT_HostBufferSemantics_kMutableZeroCopy) {
+      return InvalidArgument(Prefix(kFn) + "unknown host_buffer_semantics " +
+                             std::to_string(static_cast<int>(args->host_buffer_semantics)));
+    }
+    KILN_ASSIGN_OR_RETURN(PJRT_Device * device,
+                          ResolvePlacement(args->client, args->device, args->memory, kFn));
+    KILN_RETURN_IF_ERROR(CheckDefaultLayout(args->device_layout, dims, elem, kFn));
+
+    std::vector<int64_t> src_strides;
+    if (args->byte_strides != nullptr && args->num_byte_strides > 0) {
+      if (args->num_byte_strides != dims.size()) {
+        return InvalidArgument(Prefix(kFn) + "num_byte_strides is " + std::to_string(args->num_byte_strides) +
+                               " but num_dims is " + std::to_string(dims.size()));
+      }
+      src_strides.assign(args->byte_strides, args->byte_strides + dims.size());
+      KILN_ASSIGN_OR_RETURN(ByteExtent extent, StridedExtent(dims, src_strides, elem));
+      (void)extent;  // validates that the strides do not overflow
+    } else {
+      src_strides = DenseByteStrides(dims, elem);
+    }
+
+    KILN_ASSIGN_OR_RETURN(runtime::Array array, runtime::Array::Allocate(dtype, dims));
+    if (array.byte_size() > 0) {
+      if (args->data == nullptr) {
+        return InvalidArgument(Prefix(kFn) + "data is NULL for a non-empty array");
+      }
+      // Copying now is valid under every semantics (including the zero-copy ones) and means the
+      // host buffer is released as soon as this call returns.
+      CopyStrided(args->data, src_strides, array.data(), DenseByteStrides(dims, elem), dims,
+                  static_cast<size_t>(elem));
+    }
+    auto async = runtime::AsyncArray::MakeReady(std::move(array));
+    if (HasBytes(args, KILN_FIELD_END(PJRT_Client_BufferFromHostBuffer_Args, done_with_host_buffer))) {
+      args->done_with_host_buffer = NewEvent(runtime::Event::MakeReady());
+    }
+    args->buffer = NewBuffer(device, std::move(async));
+    return Status::Ok();
+  });
+}
+
+PJRT_Error* Client_CreateUninitializedBuffer(PJRT_Client_CreateUninitializedBuffer_Args* args) {
+  constexpr char kFn[] = "PJRT_Client_CreateUninitializedBuffer";
+  return Guard(kFn, [&]() -> Status {
+    KILN_CHECK_ARGS(args, PJRT_Client_CreateUninitializedBuffer_Args, buffer, kFn);
+    KILN_CHECK_NOT_NULL(args->client, kFn);
+    KILN_ASSIGN_OR_RETURN(ir::DType dtype, BufferDType(args->shape_element_type, kFn));
+    KILN_ASSIGN_OR_RETURN(std::vector<int64_t> dims,
+                          ReadDims(args->shape_dims, args->shape_num_dims, dtype, kFn));
+    KILN_ASSIGN_OR_RETURN(PJRT_Device * device,
+                          ResolvePlacement(args->client, args->device, args->memory, kFn));
+    KILN_RETURN_IF_ERROR(CheckDefaultLayout(args->shape_layout, dims, ir::DTypeByteSize(dtype), kFn));
+    // Zeroed: "uninitialised" contents are unspecified, and zeros keep tools like ASan/MSan quiet.
+    KILN_ASSIGN_OR_RETURN(runtime::Array array, runtime::Array::Allocate(dtype, dims, /*zero=*/true));
+    args->buffer = NewBuffer(device, runtime::AsyncArray::MakeReady(std::move(array)));
+    return Status::Ok();
+  });
+}
+
+PJRT_Error* Client_CreateErrorBuffer(PJRT_Client_CreateErrorBuffer_Args* args) {
+  constexpr char kFn[] = "PJRT_Client_CreateErrorBuffer";
+  return Guard(kFn, [&]() -> Status {
+    KILN_CHECK_ARGS(args, PJRT_Client_CreateErrorBuffer_Args, buffer, kFn);
+    KILN_CHECK_NOT_NULL(args->client, kFn);
+    KILN_ASSIGN_OR_RETURN(ir::DType dtype, BufferDType(args->shape_element_type, kFn));
+    KILN_ASSIGN_OR_RETURN(std::vector<int64_t> dims,
+                          ReadDims(args->shape_dims, args->shape_num_dims, dtype, kFn));
+    KILN_ASSIGN_OR_RETURN(PJRT_Device * device, ResolvePlacement(args->client, nullptr, args->memory, kFn));
+    int code = static_cast<int>(args->error_code);
+    if (code <= 0 || code > static_cast<int>(StatusCode::kUnauthenticated)) code = static_cast<int>(StatusCode::kUnknown);
+    std::string message;
+    if (args->error_message != nullptr) message.assign(args->error_message, args->error_message_size);
+    auto async = std::make_shared<runtime::AsyncArray>(dtype, std::move(dims));
+    async->SetError(Status(static_cast<StatusCode>(code), std::move(message)));
+    args->buffer = NewBuffer(device, std::move(async));
+    return Status::Ok();
+  });
+}
+
+// ---- metadata ----
+
+PJRT_Error* Buffer_Destroy(PJRT_Buffer_Destroy_Args* args) {
+  return Guard("PJRT_Buffer_Destroy", [&]() -> Status {
+    KILN_CHECK_ARGS(args, PJRT_Buffer_Destroy_Args, buffer, "PJRT_Buffer_Destroy");
+    delete args->buffer;
+    return Status::Ok();
+  });
+}
+
+PJRT_Error* Buffer_ElementType(PJRT_Buffer_ElementType_Args* args) {
+  return Guard("PJRT_Buffer_ElementType", [&]() -> Status {
+    KILN_CHECK_ARGS(args, PJRT_Buffer_ElementType_Args, type, "PJRT_Buffer_ElementType");
+    KILN_CHECK_NOT_NULL(args->buffer, "PJRT_Buffer_ElementType");
+    args->type = static_cast<PJRT_Buffer_Type>(args->buffer->dtype);
+    return Status::Ok();
+  });
+}
+
+PJRT_Error* Buffer_Dimensions(PJRT_Buffer_Dimensions_Args* args) {
+  return Guard("PJRT_Buffer_Dimensions", [&]() -> Status {
+    KILN_CHECK_ARGS(args, PJRT_Buffer_Dimensions_Args, num_dims, "PJRT_Buffer_Dimensions");
+    KILN_CHECK_NOT_NULL(args->buffer, "PJRT_Buffer_Dimensions");
+    args->dims = args->buffer->dims.data();
+    args->num_dims = args->buffer->dims.size();
+    return Status::Ok();
+  });
+}
+
+PJRT_Error* Buffer_UnpaddedDimensions(PJRT_Buffer_UnpaddedDimensions_Args* args) {
+  return Guard("PJRT_Buffer_UnpaddedDimensions", [&]() -> Status {
+    KILN_CHECK_ARGS(args, PJRT_Buffer_UnpaddedDimensions_Args, num_dims, "PJRT_Buffer_UnpaddedDimensions");
+    KILN_CHECK_NOT_NULL(args->buffer, "PJRT_Buffer_UnpaddedDimensions");
+    args->unpadded_dims = args->buffer->dims.data();
+    args->num_dims = args->buffer->dims.size();
+    return Status::Ok();
+  });
+}
+
+PJRT_Error* Buffer_DynamicDimensionIndices(PJRT_Buffer_DynamicDimensionIndices_Args* args) {
+  return Guard("PJRT_Buffer_DynamicDimensionIndices", [&]() -> Status {
+    KILN_CHECK_ARGS(args, PJRT_Buffer_DynamicDimensionIndices_Args, num_dynamic_dims,
+                    "PJRT_Buffer_DynamicDimensionIndices");
+    KILN_CHECK_NOT_NULL(args->buffer, "PJRT_Buffer_DynamicDimensionIndices");
+    args->dynamic_dim_indices = nullptr;  // Kiln arrays are always static
+    args->num_dynamic_dims = 0;
+    return Status::Ok();
+  });
+}
+
+PJRT_Error* Buffer_GetMemoryLayout(PJRT_Buffer_GetMemoryLayout_Args* args) {
+  return Guard("PJRT_Buffer_GetMemoryLayout", [&]() -> Status {
+    KILN_CHECK_ARGS(args, PJRT_Buffer_GetMemoryLayout_Args, layout, "PJRT_Buffer_GetMemoryLayout");
+    KILN_CHECK_NOT_NULL(args->buffer, "PJRT_Buffer_GetMemoryLayout");
+    PJRT_Buffer_MemoryLayout& l = args->layout;
+    std::memset(&l, 0, sizeof(l));
+    l.struct_size = PJRT_Buffer_MemoryLayout_STRUCT_SIZE;
+    l.type = PJRT_Buffer_MemoryLayout_Type_Tiled;
+    l.tiled.struct_size = PJRT_Buffer_MemoryLayout_Tiled_STRUCT_SIZE;
+    l.tiled.minor_to_major = args->buffer->minor_to_major.data();
+    l.tiled.minor_to_major_size = args->buffer->minor_to_major.size();
+    l.tiled.num_tiles = 0;
+    return Status::Ok();
+  });
+}
+
+PJRT_Error* Buffer_OnDeviceSizeInBytes(PJRT_Buffer_OnDeviceSizeInBytes_Args* args) {
+  return Guard("PJRT_Buffer_OnDeviceSizeInBytes", [&]() -> Status {
+    KILN_CHECK_ARGS(args, PJRT_Buffer_OnDeviceSizeInBytes_Args, on_device_size_in_bytes,
+                    "PJRT_Buffer_OnDeviceSizeInBytes");
+    KILN_CHECK_NOT_NULL(args->buffer, "PJRT_Buffer_OnDeviceSizeInBytes");
+    int64_t n = 1;
+    for (int64_t d : args->buffer->dims) n *= d;
+    args->on_device_size_in_bytes = static_cast<size_t>(n) * static_cast<size_t>(ir::DTypeByteSize(args->buffer->dtype));
+    return Status::Ok();
+  });
+}
+
+PJRT_Error* Buffer_Device(PJRT_Buffer_Device_Args* args) {
+  return Guard("PJRT_Buffer_Device", [&]() -> Status {
+    KILN_CHECK_ARGS(args, PJRT_Buffer_Device_Args, device, "PJRT_Buffer_Device");
+    KILN_CHECK_NOT_NULL(args->buffer, "PJRT_Buffer_Device");
+    args->device = args->buffer->device;
+    return Status::Ok();
+  });
+}
+
+PJRT_Error* Buffer_Memory(PJRT_Buffer_Memory_Args* args) {
+  return Guard("PJRT_Buffer_Memory", [&]() -> Status {
+    KILN_CHECK_ARGS(args, PJRT_Buffer_Memory_Args, memory, "PJRT_Buffer_Memory");
+    KILN_CHECK_NOT_NULL(args->buffer, "PJRT_Buffer_Memory");
+    args->memory = args->buffer->memory;
+    return Status::Ok();
+  });
+}
+
+PJRT_Error* Buffer_IsOnCpu(PJRT_Buffer_IsOnCpu_Args* args) {
+  return Guard("PJRT_Buffer_IsOnCpu", [&]() -> Status {
+    KILN_CHECK_ARGS(args, PJRT_Buffer_IsOnCpu_Args, is_on_cpu, "PJRT_Buffer_IsOnCpu");
+    KILN_CHECK_NOT_NULL(args->buffer, "PJRT_Buffer_IsOnCpu");
+    // Kiln memory is host memory, but reporting true makes jaxlib alias it as numpy arrays through
+    // the external-reference API; Kiln presents it as device memory and copies in ToHostBuffer.
+    args->is_on_cpu = false;
+    return Status::Ok();
+  });
+}
+
+// ---- lifetime ----
+
+PJRT_Error* Buffer_Delete(PJRT_Buffer_Delete_Args* args) {
+  return Guard("PJRT_Buffer_Delete", [&]() -> Status {
+    KILN_CHECK_ARGS(args, PJRT_Buffer_Delete_Args, buffer, "PJRT_Buffer_Delete");
+    KILN_CHECK_NOT_NULL(args->buffer, "PJRT_Buffer_Delete");
+    args->buffer->Delete();
+    return Status::Ok();
+  });
+}
+
+PJRT_Error* Buffer_IsDeleted(PJRT_Buffer_IsDeleted_Args* args) {
+  return Guard("PJRT_Buffer_IsDeleted", [&]() -> Status {
+    KILN_CHECK_ARGS(args, PJRT_Buffer_IsDeleted_Args, is_deleted, "PJRT_Buffer_IsDeleted");
+    KILN_CHECK_NOT_NULL(args->buffer, "PJRT_Buffer_IsDeleted");
+    args->is_deleted = args->buffer->IsDeleted();
+    return Status::Ok();
+  });
+}
+
+PJRT_Error* Buffer_ReadyEvent(PJRT_Buffer_ReadyEvent_Args* args) {
+  return Guard("PJRT_Buffer_ReadyEvent", [&]() -> Status {
+    KILN_CHECK_ARGS(args, PJRT_Buffer_ReadyEvent_Args, event, "PJRT_Buffer_ReadyEvent");
+    KILN_CHECK_NOT_NULL(args->buffer, "PJRT_Buffer_ReadyEvent");
+    KILN_ASSIGN_OR_RETURN(runtime::AsyncArrayRef array, args->buffer->Get("PJRT_Buffer_ReadyEvent"));
+    args->event = NewEvent(array->ready());
+    return Status::Ok();
+  });
+}
+
+// ---- copies ----
+
+namespace {
+
+// A new buffer on `dst` sharing `src`'s array: Kiln arrays are immutable host memory, readable from
+// every device, so a device-to-device copy is an alias.
+Status CopyToDeviceImpl(PJRT_Buffer* src, PJRT_Device* dst, PJRT_Buffer** out, const char* function) {
+  KILN_CHECK_NOT_NULL(src, function);
+  KILN_CHECK_NOT_NULL(dst, function);
+  if (!src->device->client->Owns(dst)) {
+    return InvalidArgument(Prefix(function) + "the destination does not belong to the buffer's client");
+  }
+  KILN_ASSIGN_OR_RETURN(runtime::AsyncArrayRef array, src->Get(function));
+  *out = NewBuffer(dst, std::move(array));
+  return Status::Ok();
+}
+
+}  // namespace
+
+PJRT_Error* Buffer_CopyToDevice(PJRT_Buffer_CopyToDevice_Args* args) {
+  constexpr char kFn[] = "PJRT_Buffer_CopyToDevice";
+  return Guard(kFn, [&]() -> Status {
+    KILN_CHECK_ARGS(args, PJRT_Buffer_CopyToDevice_Args, dst_buffer, kFn);
+    return CopyToDeviceImpl(args->buffer, args->dst_device, &args->dst_buffer, kFn);
+  });
+}
+
+PJRT_Error* Buffer_CopyToMemory(PJRT_Buffer_CopyToMemory_Args* args) {
+  constexpr char kFn[] = "PJRT_Buffer_CopyToMemory";
+  return Guard(kFn, [&]() -> Status {
+    KILN_CHECK_ARGS(args, PJRT_Buffer_CopyToMemory_Args, dst_buffer, kFn);
+    KILN_CHECK_NOT_NULL(args->buffer, kFn);
+    KILN_CHECK_NOT_NULL(args->dst_memory, kFn);
+    if (!args->buffer->device->client->Owns(args->dst_memory)) {
+      return InvalidArgument(Prefix(kFn) + "the destination memory does not belong to the buffer's client");
+    }
+    return CopyToDeviceImpl(args->buffer, AsKiln(args->dst_memory)->devices.front(), &args->dst_buffer, kFn);
+  });
+}
+
+PJRT_Error* Buffer_ToHostBuffer(PJRT_Buffer_ToHostBuffer_Args* args) {
+  constexpr char kFn[] = "PJRT_Buffer_ToHostBuffer";
+  return Guard(kFn, [&]() -> Status {
+    KILN_CHECK_ARGS(args, PJRT_Buffer_ToHostBuffer_Args, event, kFn);
+    KILN_CHECK_NOT_NULL(args->src, kFn);
+    PJRT_Buffer* src = args->src;
+    const std::vector<int64_t>& dims = src->dims;
+    const int64_t elem = ir::DTypeByteSize(src->dtype);
+    const size_t rank = dims.size();
+
+    // Destination strides from the host layout. Its struct_size fields are not read: jaxlib 0.10.2
+    // leaves them uninitialised.
+    std::vector<int64_t> dst_strides;
+    const PJRT_Buffer_MemoryLayout* layout = args->host_layout;
+    if (layout == nullptr) {
+      dst_strides = DenseByteStrides(dims, elem);
+    } else if (layout->type == PJRT_Buffer_MemoryLayout_Type_Tiled) {
+      const PJRT_Buffer_MemoryLayout_Tiled& t = layout->tiled;
+      if (t.num_tiles != 0) {
+        return Unimplemented(Prefix(kFn) + "tiled host layouts are not supported by Kiln");
+      }
+      if (rank > 0 && t.minor_to_major == nullptr) {
+        return InvalidArgument(Prefix(kFn) + "host_layout minor_to_major is NULL");
+      }
+      std::span<const int64_t> m2m(t.minor_to_major, t.minor_to_major == nullptr ? 0 : t.minor_to_major_size);
+      StatusOr<std::vector<int64_t>> strides = PermutedByteStrides(dims, m2m, elem);
+      if (!strides.ok()) return strides.status().WithContext(kFn);
+      dst_strides = std::move(strides).value();
+    } else if (layout->type == PJRT_Buffer_MemoryLayout_Type_Strides) {
+      const PJRT_Buffer_MemoryLayout_Strides& s = layout->strides;
+      if (s.num_byte_strides != rank || (rank > 0 && s.byte_strides == nullptr)) {
+        return InvalidArgument(Prefix(kFn) + "host_layout has " + std::to_string(s.num_byte_strides) +
+                               " byte strides for an array of rank " + std::to_string(rank));
+      }
+      dst_strides.assign(s.byte_strides, s.byte_strides + rank);
+    } else {
+      return InvalidArgument(Prefix(kFn) + "unknown host_layout type " +
+                             std::to_string(static_cast<int>(layout->type)));
+    }
+    StatusOr<ByteExtent> extent = StridedExtent(dims, dst_strides, elem);
+    if (!extent.ok()) return extent.status().WithContext(kFn);
+    if (extent->lo < 0) {
+      return InvalidArgument(Prefix(kFn) + "host_layout byte strides reach before the start of dst");
+    }
+    const size_t required = static_cast<size_t>(extent->hi);
+
+    if (args->dst == nullptr) {  // size query
+      args->dst_size = required;
+      args->event = NewEvent(runtime::Event::MakeReady());
+      return Status::Ok();
+    }
+    if (args->dst_size < required) {
+      return InvalidArgument(Prefix(kFn) + "dst_size is " + std::to_string(args->dst_size) +
+                             " bytes but the array needs " + std::to_string(required));
+    }
+    KILN_ASSIGN_OR_RETURN(runtime::AsyncArrayRef array, src->Get(kFn));
+
+    // Copy once the array is ready (possibly right now, possibly on the device's worker thread when
+    // the producing execution finishes), then signal the returned event.
+    runtime::EventRef done = runtime::Event::Create();
+    void* dst = args->dst;
+    std::vector<int64_t> dims_copy = dims;
+    args->event = NewEvent(done);
+    runtime::EventRef ready = array->ready();
+    ready->OnReady([array, done, dst, dims_copy = std::move(dims_copy), dst_strides = std::move(dst_strides),
+                    elem](const Status& status) {
+      if (!status.ok()) {
+        done->Set(status);
+        return;
+      }
+      try {
+        StatusOr<runtime::Array> value = array->Await();
+        if (!value.ok()) {
+          done->Set(value.status());
+          return;
+        }
+        const runtime::Array& a = *value;
+        CopyStrided(a.data(), DenseByteStrides(dims_copy, elem), dst, dst_strides, dims_copy,
+                    static_cast<size_t>(elem));
+        done->Set(Status::Ok());
+      } catch (const std::exception& e) {
+        done->Set(Internal(std::string("PJRT_Buffer_ToHostBuffer: ") + e.what()));
+      }
+    });
+    return Status::Ok();
+  });
+}
+
+PJRT_Error* Buffer_CopyRawToHost(PJRT_Buffer_CopyRawToHost_Args* args) {
+  constexpr char kFn[] = "PJRT_Buffer_CopyRawToHost";
+  return Guard(kFn, [&]() -> Status {
+    KILN_CHECK_ARGS(args, PJRT_Buffer_CopyRawToHost_Args, event, kFn);
+    KILN_CHECK_NOT_NULL(args->buffer, kFn);
+    const int64_t elem = ir::DTypeByteSize(args->buffer->dtype);
+    KILN_ASSIGN_OR_RETURN(int64_t count, CheckedElementCount(args->buffer->dims, elem));
+    const int64_t total = count * elem;
+    if (args->offset < 0 || args->transfer_size < 0 || args->offset > total ||
+        args->transfer_size > total - args->offset) {
+      return InvalidArgument(Prefix(kFn) + "the range [" + std::to_string(args->offset) + ", " +
+                             std::to_string(args->offset) + " + " + std::to_string(args->transfer_size) +
+                             ") is outside the buffer's " + std::to_string(total) + " bytes");
+    }
+    if (args->transfer_size > 0) KILN_CHECK_NOT_NULL(args->dst, kFn);
+    KILN_ASSIGN_OR_RETURN(runtime::AsyncArrayRef array, args->buffer->Get(kFn));
+    runtime::EventRef done = runtime::Event::Create();
+    args->event = NewEvent(done);
+    void* dst = args->dst;
+    const int64_t offset = args->offset, size = args->transfer_size;
+    runtime::EventRef ready = array->ready();
+    ready->OnReady([array, done, dst, offset, size](const Status& status) {
+      if (!status.ok()) {
+        done->Set(status);
+        return;
+      }
+      StatusOr<runtime::Array> value = array->Await();
+      if (!value.ok()) {
+        done->Set(value.status());
+        return;
+      }
+      if (size > 0) std::memcpy(dst, static_cast<const char*>(value->data()) + offset, static_cast<size_t>(size));
+      done->Set(Status::Ok());
+    });
+    return Status::Ok();
+  });
+}
+
+}  // namespace kiln::pjrt

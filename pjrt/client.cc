@@ -1,0 +1,243 @@
+// PJRT_Client_* entry points for client lifetime, devices and memories (compile, buffers and
+// executables live in executable.cc / buffer.cc).
+#include "pjrt/client.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+
+#include "pjrt/args_check.h"
+#include "pjrt/entry_points.h"
+#include "pjrt/error.h"
+
+namespace kiln::pjrt {
+namespace {
+
+constexpr char kDeviceCountOption[] = "kiln_device_count";
+constexpr char kDeviceCountEnv[] = "KILN_DEVICE_COUNT";
+
+Status CheckDeviceCount(int64_t n, const std::string& source) {
+  if (n < 1 || n > kMaxDeviceCount) {
+    return InvalidArgument("PJRT_Client_Create: " + source + " must be between 1 and " +
+                           std::to_string(kMaxDeviceCount) + ", got " + std::to_string(n));
+  }
+  return Status::Ok();
+}
+
+// The device count: the create option wins over the environment; default 1. Other options are
+// accepted and ignored (JAX forwards user options it does not know the meaning of).
+StatusOr<int64_t> DeviceCount(const PJRT_NamedValue* options, size_t num_options) {
+  if (num_options > 0 && options == nullptr) {
+    return InvalidArgument("PJRT_Client_Create: create_options is NULL but num_options is " +
+                           std::to_string(num_options));
+  }
+  for (size_t i = 0; i < num_options; ++i) {
+    const PJRT_NamedValue& o = options[i];
+    if (o.name == nullptr) continue;
+    std::string_view name(o.name, o.name_size);
+    if (name != kDeviceCountOption) continue;
+    if (o.type != PJRT_NamedValue_kInt64) {
+      return InvalidArgument(std::string("PJRT_Client_Create: option '") + kDeviceCountOption +
+                             "' must be an int64");
+    }
+    KILN_RETURN_IF_ERROR(CheckDeviceCount(o.int64_value, std::string("option '") + kDeviceCountOption + "'"));
+    return o.int64_value;
+  }
+  if (const char* env = std::getenv(kDeviceCountEnv); env != nullptr && *env != '\0') {
+    errno = 0;
+    char* end = nullptr;
+    long long n = std::strtoll(env, &end, 10);
+    if (errno != 0 || end == env || *end != '\0') {
+      return InvalidArgument(std::string("PJRT_Client_Create: environment variable ") + kDeviceCountEnv +
+                             "='" + env + "' is not an integer");
+    }
+    KILN_RETURN_IF_ERROR(CheckDeviceCount(n, std::string("environment variable ") + kDeviceCountEnv));
+    return static_cast<int64_t>(n);
+  }
+  return 1;
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<PJRT_Client>> MakeClient(int64_t device_count) {
+  auto client = std::make_unique<PJRT_Client>();
+  for (int64_t i = 0; i < device_count; ++i) {
+    const int id = static_cast<int>(i);
+    std::unique_ptr<PJRT_Device> device = MakeDevice(id);
+    auto memory = std::make_unique<KilnMemory>();
+    memory->id = id;
+    memory->debug_string = "kiln:" + std::to_string(id) + ":" + kDeviceMemoryKind;
+    memory->to_string = "KilnMemory(id=" + std::to_string(id) + ", kind=" + kDeviceMemoryKind + ")";
+    memory->devices.push_back(device.get());
+    device->client = client.get();
+    device->memory = memory.get();
+    device->memories.push_back(memory.get());
+    client->devices.push_back(device.get());
+    client->memories.push_back(memory.get());
+    client->owned_devices.push_back(std::move(device));
+    client->owned_memories.push_back(std::move(memory));
+  }
+  return client;
+}
+
+// ---- lifetime ----
+
+PJRT_Error* Client_Create(PJRT_Client_Create_Args* args) {
+  return Guard("PJRT_Client_Create", [&]() -> Status {
+    // In single-process mode jaxlib leaves the kv_* callbacks (and the `client` out-field)
+    // uninitialised, so only create_options/num_options are read; Kiln is single-process.
+    KILN_CHECK_ARGS(args, PJRT_Client_Create_Args, client, "PJRT_Client_Create");
+    KILN_ASSIGN_OR_RETURN(int64_t count, DeviceCount(args->create_options, args->num_options));
+    KILN_ASSIGN_OR_RETURN(std::unique_ptr<PJRT_Client> client, MakeClient(count));
+    args->client = client.release();
+    return Status::Ok();
+  });
+}
+
+PJRT_Error* Client_Destroy(PJRT_Client_Destroy_Args* args) {
+  return Guard("PJRT_Client_Destroy", [&]() -> Status {
+    KILN_CHECK_ARGS(args, PJRT_Client_Destroy_Args, client, "PJRT_Client_Destroy");
+    // Destroying the devices drains their work queues: pending executions finish first.
+    delete args->client;
+    return Status::Ok();
+  });
+}
+
+PJRT_Error* Client_UpdateGlobalProcessInfo(PJRT_Client_UpdateGlobalProcessInfo_Args* args) {
+  // Kiln is single-process; multi-process jaxlib treats an error here as fatal, so accept and ignore.
+  (void)args;
+  return nullptr;
+}
+
+PJRT_Error* Client_TopologyDescription(PJRT_Client_TopologyDescription_Args* args) {
+  (void)args;
+  return ToPjrtError(Unimplemented("PJRT_Client_TopologyDescription is not implemented by Kiln"));
+}
+
+// ---- identity ----
+
+PJRT_Error* Client_PlatformName(PJRT_Client_PlatformName_Args* args) {
+  return Guard("PJRT_Client_PlatformName", [&]() -> Status {
+    KILN_CHECK_ARGS(args, PJRT_Client_PlatformName_Args, platform_name_size, "PJRT_Client_PlatformName");
+    KILN_CHECK_NOT_NULL(args->client, "PJRT_Client_PlatformName");
+    args->platform_name = kPlatformName;
+    args->platform_name_size = sizeof(kPlatformName) - 1;
+    return Status::Ok();
+  });
+}
+
+PJRT_Error* Client_PlatformVersion(PJRT_Client_PlatformVersion_Args* args) {
+  return Guard("PJRT_Client_PlatformVersion", [&]() -> Status {
+    KILN_CHECK_ARGS(args, PJRT_Client_PlatformVersion_Args, platform_version_size,
+                    "PJRT_Client_PlatformVersion");
+    KILN_CHECK_NOT_NULL(args->client, "PJRT_Client_PlatformVersion");
+    args->platform_version = kPlatformVersion;
+    args->platform_version_size = sizeof(kPlatformVersion) - 1;
+    return Status::Ok();
+  });
+}
+
+PJRT_Error* Client_ProcessIndex(PJRT_Client_ProcessIndex_Args* args) {
+  return Guard("PJRT_Client_ProcessIndex", [&]() -> Status {
+    KILN_CHECK_ARGS(args, PJRT_Client_ProcessIndex_Args, process_index, "PJRT_Client_ProcessIndex");
+    KILN_CHECK_NOT_NULL(args->client, "PJRT_Client_ProcessIndex");
+    args->process_index = 0;
+    return Status::Ok();
+  });
+}
+
+// ---- devices and memories ----
+
+PJRT_Error* Client_Devices(PJRT_Client_Devices_Args* args) {
+  return Guard("PJRT_Client_Devices", [&]() -> Status {
+    KILN_CHECK_ARGS(args, PJRT_Client_Devices_Args, num_devices, "PJRT_Client_Devices");
+    KILN_CHECK_NOT_NULL(args->client, "PJRT_Client_Devices");
+    args->devices = args->client->devices.data();
+    args->num_devices = args->client->devices.size();
+    return Status::Ok();
+  });
+}
+
+PJRT_Error* Client_AddressableDevices(PJRT_Client_AddressableDevices_Args* args) {
+  return Guard("PJRT_Client_AddressableDevices", [&]() -> Status {
+    KILN_CHECK_ARGS(args, PJRT_Client_AddressableDevices_Args, num_addressable_devices,
+                    "PJRT_Client_AddressableDevices");
+    KILN_CHECK_NOT_NULL(args->client, "PJRT_Client_AddressableDevices");
+    args->addressable_devices = args->client->devices.data();
+    args->num_addressable_devices = args->client->devices.size();
+    return Status::Ok();
+  });
+}
+
+PJRT_Error* Client_LookupDevice(PJRT_Client_LookupDevice_Args* args) {
+  return Guard("PJRT_Client_LookupDevice", [&]() -> Status {
+    KILN_CHECK_ARGS(args, PJRT_Client_LookupDevice_Args, device, "PJRT_Client_LookupDevice");
+    KILN_CHECK_NOT_NULL(args->client, "PJRT_Client_LookupDevice");
+    PJRT_Device* d = args->client->FindDevice(args->id);
+    if (d == nullptr) {
+      return InvalidArgument("No matching device found for device_id " + std::to_string(args->id));
+    }
+    args->device = d;
+    return Status::Ok();
+  });
+}
+
+PJRT_Error* Client_LookupAddressableDevice(PJRT_Client_LookupAddressableDevice_Args* args) {
+  return Guard("PJRT_Client_LookupAddressableDevice", [&]() -> Status {
+    KILN_CHECK_ARGS(args, PJRT_Client_LookupAddressableDevice_Args, addressable_device,
+                    "PJRT_Client_LookupAddressableDevice");
+    KILN_CHECK_NOT_NULL(args->client, "PJRT_Client_LookupAddressableDevice");
+    for (PJRT_Device* d : args->client->devices) {
+      if (d->local_hardware_id == args->local_hardware_id) {
+        args->addressable_device = d;
+        return Status::Ok();
+      }
+    }
+    return InvalidArgument("No matching device found for local_hardware_id " +
+                           std::to_string(args->local_hardware_id));
+  });
+}
+
+PJRT_Error* Client_AddressableMemories(PJRT_Client_AddressableMemories_Args* args) {
+  return Guard("PJRT_Client_AddressableMemories", [&]() -> Status {
+    KILN_CHECK_ARGS(args, PJRT_Client_AddressableMemories_Args, num_addressable_memories,
+                    "PJRT_Client_AddressableMemories");
+    KILN_CHECK_NOT_NULL(args->client, "PJRT_Client_AddressableMemories");
+    args->addressable_memories = args->client->memories.data();
+    args->num_addressable_memories = args->client->memories.size();
+    return Status::Ok();
+  });
+}
+
+PJRT_Error* Client_DefaultDeviceAssignment(PJRT_Client_DefaultDeviceAssignment_Args* args) {
+  return Guard("PJRT_Client_DefaultDeviceAssignment", [&]() -> Status {
+    constexpr char kFn[] = "PJRT_Client_DefaultDeviceAssignment";
+    KILN_CHECK_ARGS(args, PJRT_Client_DefaultDeviceAssignment_Args, default_assignment, kFn);
+    KILN_CHECK_NOT_NULL(args->client, kFn);
+    const int64_t replicas = args->num_replicas;
+    const int64_t partitions = args->num_partitions;
+    if (replicas <= 0 || partitions <= 0) {
+      return InvalidArgument(std::string(kFn) + ": `num_replicas` and `num_partitions` must be positive, got " +
+                             std::to_string(replicas) + " and " + std::to_string(partitions));
+    }
+    const int64_t total = replicas * partitions;  // both < 2^31: no 64-bit overflow
+    if (args->default_assignment_size < static_cast<size_t>(total)) {
+      return FailedPrecondition(std::string(kFn) + ": `default_assignment_size` " +
+                                std::to_string(args->default_assignment_size) +
+                                " < `num_replicas * num_partitions`, " + std::to_string(replicas) + " * " +
+                                std::to_string(partitions) + " = " + std::to_string(total));
+    }
+    KILN_CHECK_NOT_NULL(args->default_assignment, kFn);
+    // XLA's placement: computation (partition) p, replica r -> device p * replicas + r, written
+    // replica-major.
+    for (int64_t r = 0; r < replicas; ++r) {
+      for (int64_t p = 0; p < partitions; ++p) {
+        args->default_assignment[r * partitions + p] = static_cast<int>(p * replicas + r);
+      }
+    }
+    return Status::Ok();
+  });
+}
+
+}  // namespace kiln::pjrt

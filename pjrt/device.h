@@ -1,0 +1,59 @@
+// Devices, their descriptions and their memories. Each Kiln device is a slice of the host CPU with
+// its own WorkQueue (its "stream") and exactly one memory of kind "device".
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "abi/pjrt_c_api.h"
+#include "runtime/work_queue.h"
+
+struct PJRT_DeviceDescription {
+  int id = 0;
+  int process_index = 0;
+  std::string kind;          // "kiln-cpu"
+  std::string debug_string;  // "kiln:0"   (str(device))
+  std::string to_string;     // "KilnDevice(id=0)"  (repr(device))
+  // Attribute storage: `attributes` points into `attribute_strings`, so neither may be resized after
+  // the description is built.
+  std::vector<std::string> attribute_strings;
+  std::vector<PJRT_NamedValue> attributes;
+};
+
+namespace kiln::pjrt {
+
+// The memory kind every Kiln device memory has (JAX's default memory kind).
+inline constexpr const char kDeviceMemoryKind[] = "device";
+// A stable id for that kind (PJRT_Memory_Kind_Id); non-zero like XLA's.
+inline constexpr int kDeviceMemoryKindId = 1;
+
+// PJRT_Memory is a header-defined struct whose first member is the vtable pointer (minor >= 105);
+// Kiln derives from it and sets the vtable to NULL, which jaxlib accepts.
+struct KilnMemory : PJRT_Memory {
+  KilnMemory() { vtable = nullptr; }
+  int id = 0;
+  std::string debug_string;  // "kiln:0:device"
+  std::string to_string;     // "KilnMemory(id=0, kind=device)"
+  std::vector<PJRT_Device*> devices;  // devices that can address this memory
+};
+
+inline KilnMemory* AsKiln(PJRT_Memory* m) { return static_cast<KilnMemory*>(m); }
+
+}  // namespace kiln::pjrt
+
+struct PJRT_Device {
+  PJRT_DeviceDescription description;
+  PJRT_Client* client = nullptr;
+  int local_hardware_id = 0;
+  kiln::pjrt::KilnMemory* memory = nullptr;  // the default (and only) memory
+  std::vector<PJRT_Memory*> memories;        // {memory}
+  std::unique_ptr<kiln::runtime::WorkQueue> queue;
+};
+
+namespace kiln::pjrt {
+
+// Builds device `id` (description, attributes, work queue); the caller wires memory and client.
+std::unique_ptr<PJRT_Device> MakeDevice(int id);
+
+}  // namespace kiln::pjrt

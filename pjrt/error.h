@@ -1,0 +1,53 @@
+// PJRT_Error: a kiln::Status handed across the C boundary. Since 0.107 the header defines
+// PJRT_Error as a struct whose single member is a vtable pointer; Kiln derives from it and leaves
+// the vtable NULL (jaxlib only goes through the PJRT_Error_* API functions).
+#pragma once
+
+#include <exception>
+#include <string>
+#include <utility>
+
+#include "abi/pjrt_c_api.h"
+#include "support/status.h"
+
+namespace kiln::pjrt {
+
+struct KilnError : PJRT_Error {
+  explicit KilnError(Status s) : status(std::move(s)) { vtable = nullptr; }
+  Status status;
+};
+
+// NULL for an OK status, else a new error the caller owns (freed by PJRT_Error_Destroy).
+PJRT_Error* ToPjrtError(Status status);
+
+// Runs an entry point body, turning a non-OK status or any escaping C++ exception into a
+// PJRT_Error. Every PJRT_* function with a PJRT_Error* result goes through this.
+template <typename Fn>
+PJRT_Error* Guard(const char* function, Fn&& body) noexcept {
+  try {
+    return ToPjrtError(body());
+  } catch (const std::exception& e) {
+    try {
+      return ToPjrtError(Internal(std::string(function) + ": internal error: " + e.what()));
+    } catch (...) {
+      return nullptr;  // out of memory while reporting; nothing better is possible
+    }
+  } catch (...) {
+    try {
+      return ToPjrtError(Internal(std::string(function) + ": internal error (unknown exception)"));
+    } catch (...) {
+      return nullptr;
+    }
+  }
+}
+
+// For functions that cannot report errors (destroyers, callbacks): swallow everything.
+template <typename Fn>
+void GuardVoid(Fn&& body) noexcept {
+  try {
+    body();
+  } catch (...) {
+  }
+}
+
+}  // namespace kiln::pjrt

@@ -1,0 +1,55 @@
+// PJRT_Executable (the compiled program and its metadata) and PJRT_LoadedExecutable (that program
+// bound to the devices of its device assignment). Both share one immutable ExecutableInfo, so the
+// PJRT_Executable returned by GetExecutable is destroyed independently of the loaded executable.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "abi/pjrt_c_api.h"
+#include "compiler/compile.h"
+
+namespace kiln::pjrt {
+
+struct ExecutableInfo {
+  std::shared_ptr<const compiler::Executable> exe;
+  // Output metadata in the shapes the C API hands out.
+  std::vector<PJRT_Buffer_Type> output_types;
+  std::vector<int64_t> output_dims;       // all outputs' dims, concatenated
+  std::vector<size_t> output_dim_sizes;   // rank of each output
+  std::vector<const char*> output_memory_kinds;
+  std::vector<size_t> output_memory_kind_sizes;
+  std::vector<const char*> parameter_memory_kinds;
+  std::vector<size_t> parameter_memory_kind_sizes;
+  int64_t code_size_estimate = 0;
+  std::string compile_options;  // the serialized CompileOptionsProto, as given
+};
+
+// Where one execution instance runs: list position i of Execute's argument/output lists.
+struct ExecutionSlot {
+  PJRT_Device* device = nullptr;
+  int replica = 0;
+  int partition = 0;
+};
+
+std::shared_ptr<const ExecutableInfo> MakeExecutableInfo(std::shared_ptr<const compiler::Executable> exe,
+                                                         std::string compile_options);
+
+}  // namespace kiln::pjrt
+
+struct PJRT_Executable {
+  explicit PJRT_Executable(std::shared_ptr<const kiln::pjrt::ExecutableInfo> i) : info(std::move(i)) {}
+  std::shared_ptr<const kiln::pjrt::ExecutableInfo> info;
+};
+
+struct PJRT_LoadedExecutable {
+  PJRT_Client* client = nullptr;
+  std::shared_ptr<const kiln::pjrt::ExecutableInfo> info;
+  // Replica-major, partition-minor (XLA's convention and the order jaxlib fills argument lists in).
+  std::vector<kiln::pjrt::ExecutionSlot> slots;
+  std::vector<PJRT_Device*> addressable_devices;  // slots[i].device
+  std::string serialized_device_assignment;      // a DeviceAssignmentProto
+  std::atomic<bool> deleted{false};
+};

@@ -1,0 +1,216 @@
+// Test scaffolding for kernel lowering rules: builds a module holding one op by hand, a fake
+// LowerContext for it, hand-made region programs, and array helpers.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "compiler/op_registry.h"
+#include "compiler/program.h"
+#include "ir/module.h"
+#include "runtime/array.h"
+
+namespace kiln::testing {
+
+using compiler::ExecContext;
+using compiler::Kernel;
+using compiler::Program;
+using runtime::Array;
+
+// An integer list attribute encoded like the artifact reader does: a 1-D i64 dense literal.
+inline ir::Attr IntsAttr(const std::vector<int64_t>& values, std::vector<int64_t> shape = {}) {
+  ir::Attr a;
+  a.kind = ir::Attr::Kind::kElements;
+  if (shape.empty()) shape = {static_cast<int64_t>(values.size())};
+  a.type = ir::Type::Tensor(ir::DType::kS64, std::move(shape));
+  a.data.resize(values.size() * sizeof(int64_t));
+  if (!values.empty()) std::memcpy(a.data.data(), values.data(), a.data.size());
+  return a;
+}
+
+// A scalar literal for stablehlo.constant's `value`.
+template <typename T>
+ir::Attr ScalarLiteral(ir::DType dtype, T value) {
+  ir::Attr a;
+  a.kind = ir::Attr::Kind::kElements;
+  a.type = ir::Type::Tensor(dtype, {});
+  a.data.resize(sizeof(T));
+  std::memcpy(a.data.data(), &value, sizeof(T));
+  return a;
+}
+
+// Builds the op under test inside a module that owns its value types.
+class OpBuilder {
+ public:
+  explicit OpBuilder(std::string name) { op_.name = std::move(name); }
+
+  ir::ValueId Operand(ir::DType dtype, std::vector<int64_t> dims) {
+    ir::ValueId v = module_.AddValue(ir::Type::Tensor(dtype, std::move(dims)));
+    op_.operands.push_back(v);
+    return v;
+  }
+  ir::ValueId Result(ir::DType dtype, std::vector<int64_t> dims) {
+    ir::ValueId v = module_.AddValue(ir::Type::Tensor(dtype, std::move(dims)));
+    op_.results.push_back(v);
+    return v;
+  }
+  void Attr(std::string name, ir::Attr value) { op_.attrs.push_back({std::move(name), std::move(value)}); }
+  void Ints(std::string name, const std::vector<int64_t>& values) { Attr(std::move(name), IntsAttr(values)); }
+  void Int(std::string name, int64_t value) { Attr(std::move(name), ir::Attr::Int(value)); }
+  void Bool(std::string name, bool value) { Attr(std::move(name), ir::Attr::Bool(value)); }
+
+  ir::ValueId NewValue(ir::DType dtype, std::vector<int64_t> dims = {}) {
+    return module_.AddValue(ir::Type::Tensor(dtype, std::move(dims)));
+  }
+
+  // Adds a region whose block takes `num_args` scalars of `dtypes` and returns `ops`' last results
+  // (built by `fill`, which receives the block arguments and the block to append ops to).
+  void Region(const std::vector<ir::DType>& arg_dtypes,
+              const std::function<void(const std::vector<ir::ValueId>& args, ir::Block& block)>& fill) {
+    ir::Region region;
+    region.blocks.emplace_back();
+    ir::Block& block = region.blocks.back();
+    for (ir::DType t : arg_dtypes) block.args.push_back(NewValue(t));
+    fill(block.args, block);
+    op_.regions.push_back(std::move(region));
+  }
+
+  // Region `^bb(%a, %b): %r = <body_op>(%a, %b); return %r`.
+  void BinaryRegion(ir::DType dtype, const std::string& body_op) {
+    Region({dtype, dtype}, [&](const std::vector<ir::ValueId>& args, ir::Block& block) {
+      ir::Op body;
+      body.name = body_op;
+      body.operands = {args[0], args[1]};
+      body.results = {NewValue(dtype)};
+      ir::Op ret;
+      ret.name = "stablehlo.return";
+      ret.operands = body.results;
+      block.ops.push_back(std::move(body));
+      block.ops.push_back(std::move(ret));
+    });
+  }
+
+  // Region `^bb(%a, %b): return %b` (scatter's replace).
+  void ReplaceRegion(ir::DType dtype) {
+    Region({dtype, dtype}, [&](const std::vector<ir::ValueId>& args, ir::Block& block) {
+      ir::Op ret;
+      ret.name = "stablehlo.return";
+      ret.operands = {args[1]};
+      block.ops.push_back(std::move(ret));
+    });
+  }
+
+  ir::Module& module() { return module_; }
+  ir::Op& op() { return op_; }
+
+ private:
+  ir::Module module_;
+  ir::Op op_;
+};
+
+// A LowerContext over the builder's op. CompileRegion hands out `region_programs` (one per region
+// index) when set, else UNIMPLEMENTED, so a test can tell which path a lowering took.
+class FakeLowerContext final : public compiler::LowerContext {
+ public:
+  explicit FakeLowerContext(OpBuilder& b) : module_(b.module()), op_(b.op()) {}
+
+  const ir::Module& module() const override { return module_; }
+  const ir::Op& op() const override { return op_; }
+  const std::vector<ir::ValueId>& captures() const override { return captures_; }
+  StatusOr<std::shared_ptr<const Program>> CompileRegion(size_t index) override {
+    ++compile_region_calls;
+    if (index < region_programs.size() && region_programs[index]) return region_programs[index];
+    return Unimplemented("FakeLowerContext: no program for region #" + std::to_string(index));
+  }
+  StatusOr<std::shared_ptr<const Program>> CompileFunction(std::string_view name) override {
+    return Unimplemented("FakeLowerContext: no function " + std::string(name));
+  }
+
+  std::vector<std::shared_ptr<const Program>> region_programs;
+  std::vector<ir::ValueId> captures_;
+  int compile_region_calls = 0;
+
+ private:
+  const ir::Module& module_;
+  const ir::Op& op_;
+};
+
+// A one-step program computing `fn` over its parameters: stands in for a compiled region.
+inline std::shared_ptr<const Program> MakeProgram(
+    int num_params, int num_results,
+    std::function<Status(std::span<const Array> in, std::span<Array> out)> fn) {
+  auto p = std::make_shared<Program>();
+  Program& program = *p;
+  program.num_slots = num_params + num_results;
+  compiler::Step step;
+  for (int i = 0; i < num_params; ++i) {
+    program.param_slots.push_back(i);
+    step.inputs.push_back(i);
+  }
+  for (int i = 0; i < num_results; ++i) {
+    program.result_slots.push_back(num_params + i);
+    step.outputs.push_back(num_params + i);
+  }
+  step.kernel = [fn](ExecContext&, std::span<const Array> in, std::span<Array> out) { return fn(in, out); };
+  step.what = "hand-written region";
+  program.steps.push_back(std::move(step));
+  return p;
+}
+
+template <typename T>
+Array MakeArray(ir::DType dtype, std::vector<int64_t> dims, const std::vector<T>& values) {
+  StatusOr<Array> a = Array::Allocate(dtype, std::move(dims));
+  EXPECT_TRUE(a.ok()) << a.status().ToString();
+  EXPECT_EQ(static_cast<size_t>(a->num_elements()), values.size());
+  if (!values.empty()) std::memcpy(a->data(), values.data(), values.size() * sizeof(T));
+  return *a;
+}
+
+template <typename T>
+Array Scalar(ir::DType dtype, T value) {
+  return MakeArray<T>(dtype, {}, {value});
+}
+
+template <typename T>
+std::vector<T> ToVector(const Array& a) {
+  std::vector<T> v(static_cast<size_t>(a.num_elements()));
+  if (!v.empty()) std::memcpy(v.data(), a.data(), v.size() * sizeof(T));
+  return v;
+}
+
+template <typename T>
+T ScalarValue(const Array& a) {
+  T v;
+  std::memcpy(&v, a.data(), sizeof(T));
+  return v;
+}
+
+// Lowers the builder's op with the registered rule `lower` and runs it on `inputs`.
+inline StatusOr<std::vector<Array>> LowerAndRun(compiler::LowerFn lower, FakeLowerContext& ctx,
+                                                std::vector<Array> inputs) {
+  KILN_ASSIGN_OR_RETURN(Kernel kernel, lower(ctx));
+  std::vector<Array> outputs(ctx.op().results.size());
+  ExecContext ec;
+  KILN_RETURN_IF_ERROR(kernel(ec, inputs, outputs));
+  return outputs;
+}
+
+// The lowering rule registered for `name` by `register_fn` (e.g. RegisterReductionOps).
+inline compiler::LowerFn FindLowering(void (*register_fn)(compiler::OpRegistry&), std::string_view name) {
+  static std::vector<std::unique_ptr<compiler::OpRegistry>> keep;
+  keep.push_back(std::make_unique<compiler::OpRegistry>());
+  register_fn(*keep.back());
+  for (const compiler::OpDef& def : keep.back()->ops()) {
+    if (def.name == name) return def.lower;
+  }
+  ADD_FAILURE() << "no lowering registered for " << name;
+  return nullptr;
+}
+
+}  // namespace kiln::testing

@@ -1,0 +1,102 @@
+"""An op Kiln does not implement (stablehlo.fft) must fail at compile time with a clean Python
+exception that names the op and the user's source file and line; the process must survive."""
+
+from __future__ import annotations
+
+import inspect
+import os
+import re
+
+import numpy as np
+import pytest
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+
+pytestmark = pytest.mark.requires_kiln
+
+THIS_FILE = os.path.basename(__file__)
+
+
+def uses_fft(x):
+    return jnp.fft.fft(x)
+
+
+def uses_fft_and_ifft(x):
+    a = jnp.fft.fft(x)
+    b = jnp.fft.ifft(a * 2)
+    return a, b
+
+
+def fft_inside_loop(x):
+    def body(i, c):
+        return c + jnp.fft.fft(c).real
+    return lax.fori_loop(0, 3, body, x)
+
+
+def line_of(fn, needle: str) -> int:
+    lines, first = inspect.getsourcelines(fn)
+    for i, text in enumerate(lines):
+        if needle in text:
+            return first + i
+    raise AssertionError(f"{needle!r} not found in {fn.__name__}")
+
+
+def lines_named(message: str, file_name: str) -> set[int]:
+    """Line numbers that the message gives for `file_name` (e.g. 'x.py:12', '"x.py":12:5')."""
+    pat = re.escape(file_name) + r"""["']?[:(, ]+(?:line )?(\d+)"""
+    return {int(m) for m in re.findall(pat, message)}
+
+
+def compile_error(fn, *args) -> str:
+    with pytest.raises(Exception) as info:
+        jax.block_until_ready(jax.jit(fn)(*args))
+    return str(info.value)
+
+
+def test_fft_error_names_op_file_and_line(kiln_device):
+    x = jax.device_put(np.arange(8, dtype=np.float32), kiln_device)
+    msg = compile_error(uses_fft, x)
+    assert "stablehlo.fft" in msg, msg
+    assert "UNIMPLEMENTED" in msg, msg
+    assert THIS_FILE in msg, msg
+    want = line_of(uses_fft, "jnp.fft.fft(")
+    assert want in lines_named(msg, THIS_FILE), f"expected {THIS_FILE}:{want} in:\n{msg}"
+
+
+def test_error_lists_every_unsupported_op(kiln_device):
+    x = jax.device_put(np.arange(8, dtype=np.float32), kiln_device)
+    msg = compile_error(uses_fft_and_ifft, x)
+    assert msg.count("stablehlo.fft") >= 2, msg
+    lines = lines_named(msg, THIS_FILE)
+    assert line_of(uses_fft_and_ifft, "jnp.fft.fft(") in lines, msg
+    assert line_of(uses_fft_and_ifft, "jnp.fft.ifft(") in lines, msg
+
+
+def test_fft_in_nested_region_is_reported(kiln_device):
+    x = jax.device_put(np.arange(8, dtype=np.float32), kiln_device)
+    msg = compile_error(fft_inside_loop, x)
+    assert "stablehlo.fft" in msg, msg
+    assert line_of(fft_inside_loop, "jnp.fft.fft(") in lines_named(msg, THIS_FILE), msg
+
+
+def test_eager_fft_raises(kiln_device):
+    x = jax.device_put(np.arange(8, dtype=np.float32), kiln_device)
+    with pytest.raises(Exception) as info:
+        jax.block_until_ready(jnp.fft.fft(x))
+    assert "stablehlo.fft" in str(info.value)
+
+
+def test_process_survives_and_next_jit_works(kiln_device):
+    x = jax.device_put(np.arange(8, dtype=np.float32), kiln_device)
+    before = jax.jit(lambda a: a * 3.0)(x)  # compiled before the failure
+    for _ in range(3):                         # and the failure is repeatable
+        msg = compile_error(uses_fft, x)
+        assert "stablehlo.fft" in msg
+    y = jax.jit(lambda a: jnp.sum(a * a) + 1.0)(x)
+    assert y.devices() == {kiln_device}
+    assert float(y) == float(np.sum(np.arange(8.0) ** 2) + 1.0)
+    assert np.asarray(before).tolist() == [3.0 * i for i in range(8)]
+    assert np.asarray(jax.jit(lambda a: a * 3.0)(x)).tolist() == [3.0 * i for i in range(8)]
+    assert int(jnp.add(1, 1)) == 2
