@@ -18,7 +18,7 @@ bool IsTerminator(const ir::Op& op) {
 
 void CollectUnsupported(const ir::Module& module, const ir::Op& op, const OpRegistry& registry,
                         std::vector<std::string>& out, std::set<std::string>& seen) {
-  if (!IsTerminator(op) && (op.foreign || registry.Find(op.name) == nullptr)) {
+  if (!IsTerminator(op) && registry.Find(op.name) == nullptr) {
     std::string line = DescribeOp(module, op);
     if (op.name == "stablehlo.custom_call") {
       if (const ir::Attr* target = op.attr("call_target_name")) {

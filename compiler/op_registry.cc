@@ -13,6 +13,7 @@ const OpRegistry& OpRegistry::Get() {
     RegisterIndexingOps(*r);
     RegisterControlFlowOps(*r);
     RegisterMiscOps(*r);
+    RegisterShardingOps(*r);
     return r;
   }();
   return *registry;

@@ -60,5 +60,6 @@ void RegisterLinalgOps(OpRegistry& registry);
 void RegisterIndexingOps(OpRegistry& registry);
 void RegisterControlFlowOps(OpRegistry& registry);
 void RegisterMiscOps(OpRegistry& registry);
+void RegisterShardingOps(OpRegistry& registry);
 
 }  // namespace kiln::compiler

@@ -28,8 +28,9 @@ struct ReadLimits {
   // All attribute bytes materialized while reading one artifact (decoded values plus their copies
   // in the IR).
   uint64_t max_total_attr_bytes = uint64_t{2} << 30;
-  // How deeply attributes and types may nest inside each other.
-  int max_nesting = 100;
+  // How deeply attributes and types may nest inside each other (real programs stay below 10; the
+  // bound keeps decoding's recursion well inside any thread's stack).
+  int max_nesting = 32;
 
   // What the one-argument ReadPortableArtifact uses: the defaults above plus room proportional to
   // the input, so programs that embed large constants (JAX inlines captured arrays) always fit.

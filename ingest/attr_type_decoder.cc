@@ -1,10 +1,11 @@
 // AttrTypeDecoder: index tables, memoization, cycle and depth checks, the expansion budget, and
 // dispatch to the per-dialect decoders. Entries of dialects Kiln does not know (sdy, ...) become
 // opaque values: their bytes are size-delimited, so skipping them is always safe.
+#include "ingest/attr_type_decoder.h"
+
 #include <string>
 #include <unordered_map>
 
-#include "ingest/attr_type_decoder.h"
 #include "ingest/encoding_names.h"
 
 namespace kiln::ingest {
@@ -70,7 +71,8 @@ Status AttrTypeDecoder::EnterNested(std::string_view what, uint64_t index) {
 }
 
 Status AttrTypeDecoder::CheckBudget(uint64_t bytes) const {
-  if (bytes > limits_.max_total_attr_bytes - std::min(charged_bytes_, limits_.max_total_attr_bytes)) {
+  if (bytes >
+      limits_.max_total_attr_bytes - std::min(charged_bytes_, limits_.max_total_attr_bytes)) {
     return ResourceExhausted("the artifact's attributes expand to more than " +
                              std::to_string(limits_.max_total_attr_bytes) +
                              " bytes in memory; refusing to read it");
@@ -106,48 +108,44 @@ StatusOr<const ir::Attr*> AttrTypeDecoder::Attr(uint64_t index) {
   if (attr_state_[i] == State::kInProgress) {
     return DataLoss("attribute #" + std::to_string(index) + " refers to itself");
   }
-  const AttrTypeEntry& entry = container_.attrs[i];
-  const std::string context =
-      "attribute #" + std::to_string(index) + " (" + DescribeEntry(container_, entry, false) + ")";
   KILN_RETURN_IF_ERROR(EnterNested("attribute", index));
   attr_state_[i] = State::kInProgress;
   const uint64_t enclosing_attr = current_attr_;
   current_attr_ = index;
-
-  StatusOr<ir::Attr> decoded = [&]() -> StatusOr<ir::Attr> {
-    ByteReader reader(entry.data, entry.offset);
-    if (!entry.custom) {
-      KILN_ASSIGN_OR_RETURN(std::string_view text, reader.ReadNulTerminatedString());
-      return ir::Attr::Opaque(std::string(text));
-    }
-    const std::string_view dialect = container_.dialect_name(entry.dialect);
-    KILN_ASSIGN_OR_RETURN(uint64_t code, reader.ReadVarInt());
-    StatusOr<ir::Attr> attr = ir::Attr();
-    if (dialect == "vhlo") {
-      attr = DecodeVhloAttr(reader, code);
-    } else if (dialect == "builtin") {
-      attr = DecodeBuiltinAttr(reader, code);
-    } else {
-      // A dialect Kiln does not model (sdy, ...): keep a description, skip its payload.
-      return ir::Attr::Opaque("#" + std::string(dialect) + " attribute (kind " +
-                              std::to_string(code) + ")");
-    }
-    if (attr.ok() && !reader.empty()) {
-      return reader.Error(std::to_string(reader.remaining()) + " unexpected trailing bytes");
-    }
-    return attr;
-  }();
-
-  --depth_;
+  StatusOr<ir::Attr> decoded = DecodeAttrEntry(container_.attrs[i]);
   current_attr_ = enclosing_attr;
-  if (!decoded.ok()) {
+  --depth_;
+
+  Status status = decoded.ok() ? Charge(AttrFootprint(*decoded)) : decoded.status();
+  if (!status.ok()) {
     attr_state_[i] = State::kUnvisited;
-    return decoded.status().WithContext(context);
+    return status.WithContext("attribute #" + std::to_string(index) + " (" +
+                              DescribeEntry(container_, container_.attrs[i], false) + ")");
   }
-  KILN_RETURN_IF_ERROR(Charge(AttrFootprint(*decoded)).WithContext(context));
   attrs_[i] = std::make_unique<ir::Attr>(std::move(decoded).value());
   attr_state_[i] = State::kDone;
   return attrs_[i].get();
+}
+
+StatusOr<ir::Attr> AttrTypeDecoder::DecodeAttrEntry(const AttrTypeEntry& entry) {
+  ByteReader reader(entry.data, entry.offset);
+  if (!entry.custom) {
+    KILN_ASSIGN_OR_RETURN(std::string_view text, reader.ReadNulTerminatedString());
+    return ir::Attr::Opaque(std::string(text));
+  }
+  const std::string_view dialect = container_.dialect_name(entry.dialect);
+  KILN_ASSIGN_OR_RETURN(uint64_t code, reader.ReadVarInt());
+  if (dialect != "vhlo" && dialect != "builtin") {
+    // A dialect Kiln does not model (sdy, ...): keep a description, skip its payload.
+    return ir::Attr::Opaque("#" + std::string(dialect) + " attribute (kind " +
+                            std::to_string(code) + ")");
+  }
+  StatusOr<ir::Attr> attr =
+      dialect == "vhlo" ? DecodeVhloAttr(reader, code) : DecodeBuiltinAttr(reader, code);
+  if (attr.ok() && !reader.empty()) {
+    return reader.Error(std::to_string(reader.remaining()) + " unexpected trailing bytes");
+  }
+  return attr;
 }
 
 StatusOr<const DecodedType*> AttrTypeDecoder::Type(uint64_t index) {
@@ -160,52 +158,48 @@ StatusOr<const DecodedType*> AttrTypeDecoder::Type(uint64_t index) {
   if (type_state_[i] == State::kInProgress) {
     return DataLoss("type #" + std::to_string(index) + " refers to itself");
   }
-  const AttrTypeEntry& entry = container_.types[i];
-  const std::string context =
-      "type #" + std::to_string(index) + " (" + DescribeEntry(container_, entry, true) + ")";
   KILN_RETURN_IF_ERROR(EnterNested("type", index));
   type_state_[i] = State::kInProgress;
-
-  StatusOr<DecodedType> decoded = [&]() -> StatusOr<DecodedType> {
-    ByteReader reader(entry.data, entry.offset);
-    const std::string_view dialect = container_.dialect_name(entry.dialect);
-    if (!entry.custom) {
-      KILN_ASSIGN_OR_RETURN(std::string_view text, reader.ReadNulTerminatedString());
-      if (dialect == "builtin") {
-        auto it = AsmElementTypes().find(text);
-        if (it != AsmElementTypes().end()) return ElementType(it->second);
-      }
-      DecodedType opaque;
-      opaque.type = ir::Type::Opaque(std::string(text));
-      return opaque;
-    }
-    KILN_ASSIGN_OR_RETURN(uint64_t code, reader.ReadVarInt());
-    StatusOr<DecodedType> type = DecodedType();
-    if (dialect == "vhlo") {
-      type = DecodeVhloType(reader, code);
-    } else if (dialect == "builtin") {
-      type = DecodeBuiltinType(reader, code);
-    } else {
-      DecodedType opaque;
-      opaque.type = ir::Type::Opaque("!" + std::string(dialect) + " type (kind " +
-                                     std::to_string(code) + ")");
-      return opaque;
-    }
-    if (type.ok() && !reader.empty()) {
-      return reader.Error(std::to_string(reader.remaining()) + " unexpected trailing bytes");
-    }
-    return type;
-  }();
-
+  StatusOr<DecodedType> decoded = DecodeTypeEntry(container_.types[i]);
   --depth_;
-  if (!decoded.ok()) {
+
+  Status status = decoded.ok() ? Charge(TypeFootprint(decoded->type)) : decoded.status();
+  if (!status.ok()) {
     type_state_[i] = State::kUnvisited;
-    return decoded.status().WithContext(context);
+    return status.WithContext("type #" + std::to_string(index) + " (" +
+                              DescribeEntry(container_, container_.types[i], true) + ")");
   }
-  KILN_RETURN_IF_ERROR(Charge(TypeFootprint(decoded->type)).WithContext(context));
   types_[i] = std::make_unique<DecodedType>(std::move(decoded).value());
   type_state_[i] = State::kDone;
   return types_[i].get();
+}
+
+StatusOr<DecodedType> AttrTypeDecoder::DecodeTypeEntry(const AttrTypeEntry& entry) {
+  ByteReader reader(entry.data, entry.offset);
+  const std::string_view dialect = container_.dialect_name(entry.dialect);
+  if (!entry.custom) {
+    KILN_ASSIGN_OR_RETURN(std::string_view text, reader.ReadNulTerminatedString());
+    if (dialect == "builtin") {
+      auto it = AsmElementTypes().find(text);
+      if (it != AsmElementTypes().end()) return ElementType(it->second);
+    }
+    DecodedType opaque;
+    opaque.type = ir::Type::Opaque(std::string(text));
+    return opaque;
+  }
+  KILN_ASSIGN_OR_RETURN(uint64_t code, reader.ReadVarInt());
+  if (dialect != "vhlo" && dialect != "builtin") {
+    DecodedType opaque;
+    opaque.type =
+        ir::Type::Opaque("!" + std::string(dialect) + " type (kind " + std::to_string(code) + ")");
+    return opaque;
+  }
+  StatusOr<DecodedType> type =
+      dialect == "vhlo" ? DecodeVhloType(reader, code) : DecodeBuiltinType(reader, code);
+  if (type.ok() && !reader.empty()) {
+    return reader.Error(std::to_string(reader.remaining()) + " unexpected trailing bytes");
+  }
+  return type;
 }
 
 StatusOr<ir::Type> AttrTypeDecoder::ValueType(uint64_t index) {
@@ -319,6 +313,23 @@ StatusOr<ir::Attr> AttrTypeDecoder::ReadDictionary(ByteReader& r) {
     dict.dict.emplace_back(key->str, *value);
   }
   return dict;
+}
+
+std::string JoinTypeSpellings(const std::vector<ir::Type>& types) {
+  std::string out;
+  for (size_t i = 0; i < types.size(); ++i) out += (i ? ", " : "") + types[i].ToString();
+  return out;
+}
+
+DecodedType AttrTypeDecoder::FunctionType(std::vector<ir::Type> inputs,
+                                          std::vector<ir::Type> results) {
+  DecodedType fn;
+  fn.kind = DecodedType::Kind::kFunction;
+  fn.type = ir::Type::Opaque("(" + JoinTypeSpellings(inputs) + ") -> (" +
+                             JoinTypeSpellings(results) + ")");
+  fn.inputs = std::move(inputs);
+  fn.results = std::move(results);
+  return fn;
 }
 
 DecodedType AttrTypeDecoder::ElementType(ir::DType dtype) {

@@ -27,8 +27,8 @@
 
 namespace kiln::ingest {
 
-// A decoded type. `type` is the ir::Type view; the other fields keep what ir::Type cannot say on its
-// own: that a type is a bare element type (f32 outside any tensor), a function type, or `none`.
+// A decoded type. `type` is the ir::Type view; the other fields keep what ir::Type cannot say on
+// its own: that a type is a bare element type (f32 outside any tensor), a function type, or `none`.
 struct DecodedType {
   enum class Kind : uint8_t {
     kValue,     // a tensor, token, tuple or opaque type that a value can have
@@ -84,8 +84,12 @@ class AttrTypeDecoder {
  private:
   enum class State : uint8_t { kUnvisited, kInProgress, kDone };
 
+  // One table entry, uncached; Attr()/Type() add memoization, cycle and depth checks around them.
+  StatusOr<ir::Attr> DecodeAttrEntry(const AttrTypeEntry& entry);
+  StatusOr<DecodedType> DecodeTypeEntry(const AttrTypeEntry& entry);
   // Per-dialect custom decoders; `code` is the entry's leading kind varint.
   StatusOr<ir::Attr> DecodeVhloAttr(ByteReader& r, uint64_t code);
+  StatusOr<ir::Attr> DecodeVhloRecordAttr(ByteReader& r, uint64_t code);
   StatusOr<DecodedType> DecodeVhloType(ByteReader& r, uint64_t code);
   StatusOr<ir::Attr> DecodeBuiltinAttr(ByteReader& r, uint64_t code);
   StatusOr<DecodedType> DecodeBuiltinType(ByteReader& r, uint64_t code);
@@ -104,6 +108,7 @@ class AttrTypeDecoder {
   StatusOr<ir::Attr> MakeDenseLiteral(const DecodedType& type, std::span<const uint8_t> blob,
                                       bool vhlo_bool_packing);
 
+  static DecodedType FunctionType(std::vector<ir::Type> inputs, std::vector<ir::Type> results);
   static DecodedType ElementType(ir::DType dtype);
   static DecodedType OpaqueElementType(std::string spelling, int bit_width);
 
@@ -127,5 +132,8 @@ class AttrTypeDecoder {
 
 // Approximate heap footprint of an attribute tree, used for the expansion budget.
 uint64_t AttrFootprint(const ir::Attr& attr);
+
+// "tensor<i32>, tensor<4xf32>": type lists in opaque spellings.
+std::string JoinTypeSpellings(const std::vector<ir::Type>& types);
 
 }  // namespace kiln::ingest

@@ -104,8 +104,11 @@ StatusOr<DecodedType> AttrTypeDecoder::DecodeBuiltinType(ByteReader& r, uint64_t
       const uint64_t width = packed >> 2;
       const uint64_t signedness = packed & 3;
       const bool is_unsigned = signedness == 2;
-      std::string spelling = (signedness == 1 ? "si" : is_unsigned ? "ui" : "i") +
+      std::string spelling = (signedness == 1 ? "si"
+                              : is_unsigned   ? "ui"
+                                              : "i") +
                              std::to_string(width);
+      // clang-format off
       switch (width) {
         case 1:
           if (signedness == 0) return ElementType(DType::kPred);
@@ -122,30 +125,22 @@ StatusOr<DecodedType> AttrTypeDecoder::DecodeBuiltinType(ByteReader& r, uint64_t
           return odd;
         }
       }
+      // clang-format on
     }
+    case 2: {  // Function(inputs, results)
+      KILN_ASSIGN_OR_RETURN(std::vector<ir::Type> inputs, ReadValueTypeList(r));
+      KILN_ASSIGN_OR_RETURN(std::vector<ir::Type> results, ReadValueTypeList(r));
+      return FunctionType(std::move(inputs), std::move(results));
+    }
+    // clang-format off
     case 1: return OpaqueElementType("index", 64);
-    case 2: {  // Function
-      DecodedType fn;
-      fn.kind = DecodedType::Kind::kFunction;
-      KILN_ASSIGN_OR_RETURN(fn.inputs, ReadValueTypeList(r));
-      KILN_ASSIGN_OR_RETURN(fn.results, ReadValueTypeList(r));
-      std::string spelling = "(";
-      for (size_t i = 0; i < fn.inputs.size(); ++i) {
-        spelling += (i ? ", " : "") + fn.inputs[i].ToString();
-      }
-      spelling += ") -> (";
-      for (size_t i = 0; i < fn.results.size(); ++i) {
-        spelling += (i ? ", " : "") + fn.results[i].ToString();
-      }
-      fn.type = ir::Type::Opaque(spelling + ")");
-      return fn;
-    }
     case 3: return ElementType(DType::kBF16);
     case 4: return ElementType(DType::kF16);
     case 5: return ElementType(DType::kF32);
     case 6: return ElementType(DType::kF64);
     case 7: return OpaqueElementType("f80", 80);
     case 8: return OpaqueElementType("f128", 128);
+    // clang-format on
     case 9: {  // Complex(element)
       KILN_ASSIGN_OR_RETURN(const DecodedType* element, ReadType(r));
       if (element->is_element() && element->dtype() == DType::kF32) {

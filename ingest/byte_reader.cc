@@ -58,7 +58,8 @@ StatusOr<uint64_t> ByteReader::ReadVarInt() {
     // Marker byte 0: a raw little-endian 64-bit value follows.
     if (remaining() < 8) {
       pos_ = start;
-      return Error("truncated 9-byte varint (" + std::to_string(remaining()) + " of 8 bytes remain)");
+      return Error("truncated 9-byte varint (" + std::to_string(remaining()) +
+                   " of 8 bytes remain)");
     }
     uint64_t value = 0;
     for (int i = 7; i >= 0; --i) value = (value << 8) | data_[pos_ + static_cast<size_t>(i)];

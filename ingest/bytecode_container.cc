@@ -10,15 +10,24 @@ constexpr std::array<uint8_t, 4> kMagic = {0x4D, 0x4C, 0xEF, 0x52};  // "ML\xEFR
 
 const char* SectionName(uint8_t id) {
   switch (id) {
-    case kStringSection: return "String";
-    case kDialectSection: return "Dialect";
-    case kAttrTypeSection: return "AttrType";
-    case kAttrTypeOffsetSection: return "AttrTypeOffset";
-    case kIrSection: return "IR";
-    case kResourceSection: return "Resource";
-    case kResourceOffsetSection: return "ResourceOffset";
-    case kDialectVersionsSection: return "DialectVersions";
-    case kPropertiesSection: return "Properties";
+    case kStringSection:
+      return "String";
+    case kDialectSection:
+      return "Dialect";
+    case kAttrTypeSection:
+      return "AttrType";
+    case kAttrTypeOffsetSection:
+      return "AttrTypeOffset";
+    case kIrSection:
+      return "IR";
+    case kResourceSection:
+      return "Resource";
+    case kResourceOffsetSection:
+      return "ResourceOffset";
+    case kDialectVersionsSection:
+      return "DialectVersions";
+    case kPropertiesSection:
+      return "Properties";
   }
   return "unknown";
 }
@@ -49,8 +58,8 @@ Status ParseStrings(const Section& section, Container& out) {
 }
 
 // Reads `varint dialectIndex, varint count` and checks both.
-Status ReadDialectGroup(ByteReader& reader, const Container& c, uint32_t& dialect,
-                        uint64_t& count, uint64_t max_count) {
+Status ReadDialectGroup(ByteReader& reader, const Container& c, uint32_t& dialect, uint64_t& count,
+                        uint64_t max_count) {
   KILN_ASSIGN_OR_RETURN(uint64_t index, reader.ReadVarInt());
   if (index >= c.dialects.size()) {
     return reader.Error("dialect index " + std::to_string(index) + " out of range (" +
@@ -59,7 +68,8 @@ Status ReadDialectGroup(ByteReader& reader, const Container& c, uint32_t& dialec
   dialect = static_cast<uint32_t>(index);
   KILN_ASSIGN_OR_RETURN(count, reader.ReadCount("group entry"));
   if (count > max_count) {
-    return reader.Error("dialect group of " + std::to_string(count) + " entries overruns its table");
+    return reader.Error("dialect group of " + std::to_string(count) +
+                        " entries overruns its table");
   }
   return Status::Ok();
 }
@@ -139,8 +149,8 @@ Status ParseProperties(const Section& section, Container& c) {
 }
 
 // AttrTypeOffset section: `varint numAttrs, varint numTypes`, then dialect groups of
-// `varint (size << 1 | hasCustomEncoding)` covering all attributes, then all types. Entries lie back
-// to back in the AttrType section.
+// `varint (size << 1 | hasCustomEncoding)` covering all attributes, then all types. Entries lie
+// back to back in the AttrType section.
 Status ParseAttrTypeTables(const Section& data_section, const Section& offset_section,
                            Container& c) {
   ByteReader reader(offset_section);
@@ -220,8 +230,8 @@ StatusOr<Container> ParseContainer(std::span<const uint8_t> bytes) {
     }
     sections[section.id] = section;
   }
-  for (uint8_t id : {kStringSection, kDialectSection, kAttrTypeSection, kAttrTypeOffsetSection,
-                     kIrSection}) {
+  for (uint8_t id :
+       {kStringSection, kDialectSection, kAttrTypeSection, kAttrTypeOffsetSection, kIrSection}) {
     if (!sections[id]) {
       return DataLoss(std::string("bytecode has no ") + SectionName(id) + " section (truncated?)");
     }
@@ -232,8 +242,7 @@ StatusOr<Container> ParseContainer(std::span<const uint8_t> bytes) {
   }
 
   KILN_RETURN_IF_ERROR(ParseStrings(*sections[kStringSection], c).WithContext("String section"));
-  KILN_RETURN_IF_ERROR(
-      ParseDialects(*sections[kDialectSection], c).WithContext("Dialect section"));
+  KILN_RETURN_IF_ERROR(ParseDialects(*sections[kDialectSection], c).WithContext("Dialect section"));
   if (sections[kPropertiesSection]) {
     KILN_RETURN_IF_ERROR(
         ParseProperties(*sections[kPropertiesSection], c).WithContext("Properties section"));

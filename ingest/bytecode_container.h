@@ -37,15 +37,15 @@ enum SectionId : uint8_t {
 };
 
 struct OpNameEntry {
-  uint32_t dialect = 0;    // index into Container::dialects
-  std::string full_name;   // "vhlo.add_v1", "sdy.mesh", "builtin.module"
+  uint32_t dialect = 0;   // index into Container::dialects
+  std::string full_name;  // "vhlo.add_v1", "sdy.mesh", "builtin.module"
   // Whether the op was registered with the writer (bytecode >= 5). Registered ops store their
   // properties in the properties section; unregistered ones store them as an attribute.
   bool registered = false;
 };
 
-// One attribute or type entry: either dialect-defined bytes (custom encoding, starting with a varint
-// kind code by convention) or MLIR's textual assembly form, NUL-terminated.
+// One attribute or type entry: either dialect-defined bytes (custom encoding, starting with a
+// varint kind code by convention) or MLIR's textual assembly form, NUL-terminated.
 struct AttrTypeEntry {
   uint32_t dialect = 0;
   bool custom = false;
@@ -54,8 +54,8 @@ struct AttrTypeEntry {
 };
 
 struct Container {
-  uint64_t version = 0;        // bytecode version
-  std::string_view producer;   // e.g. "StableHLO_v1.16.3"
+  uint64_t version = 0;       // bytecode version
+  std::string_view producer;  // e.g. "StableHLO_v1.16.3"
   std::vector<std::string_view> strings;
   std::vector<std::string_view> dialects;
   std::vector<OpNameEntry> op_names;

@@ -1,6 +1,7 @@
 // A hand-written decoder for the protobuf wire format, just enough of it for the fields of
-// xla.CompileOptionsProto that Kiln honours (field numbers: xla/pjrt/proto/compile_options.proto and
-// xla/xla_data.proto). Everything else (notably the large DebugOptions) is skipped by wire type.
+// xla.CompileOptionsProto that Kiln honours (field numbers: xla/pjrt/proto/compile_options.proto
+// and xla/xla_data.proto). Everything else (notably the large DebugOptions) is skipped by wire
+// type.
 #include "ingest/compile_options.h"
 
 #include <string>
@@ -186,8 +187,9 @@ Status ParseDeviceAssignment(std::span<const uint8_t> message, CompileOptions& o
   if (replica_count < 0 || computation_count < 0 ||
       static_cast<uint64_t>(computation_count) != by_computation.size()) {
     return Malformed("device assignment declares " + std::to_string(replica_count) +
-                     " replicas x " + std::to_string(computation_count) + " computations but lists " +
-                     std::to_string(by_computation.size()) + " computations");
+                     " replicas x " + std::to_string(computation_count) +
+                     " computations but lists " + std::to_string(by_computation.size()) +
+                     " computations");
   }
   if (computation_count == 0) {
     options.device_assignment.clear();
@@ -224,6 +226,7 @@ Status ParseExecutableBuildOptions(std::span<const uint8_t> message, CompileOpti
     if (f.type != kVarint) return false;
     int64_t* int_field = nullptr;
     bool* bool_field = nullptr;
+    // clang-format off
     switch (f.number) {
       case kDeviceOrdinal: int_field = &options.device_ordinal; break;
       case kNumReplicas: int_field = &options.num_replicas; break;
@@ -233,6 +236,7 @@ Status ParseExecutableBuildOptions(std::span<const uint8_t> message, CompileOpti
       case kUseShardyPartitioner: bool_field = &options.use_shardy_partitioner; break;
       default: return false;
     }
+    // clang-format on
     KILN_ASSIGN_OR_RETURN(uint64_t value, r.Varint());
     if (int_field != nullptr) *int_field = static_cast<int64_t>(value);
     if (bool_field != nullptr) *bool_field = value != 0;
@@ -261,9 +265,9 @@ StatusOr<CompileOptions> ParseCompileOptions(std::span<const uint8_t> bytes) {
       (options.device_assignment.size() != static_cast<size_t>(options.num_replicas) ||
        options.device_assignment[0].size() != static_cast<size_t>(options.num_partitions))) {
     return Malformed("device assignment is " + std::to_string(options.device_assignment.size()) +
-                     "x" + std::to_string(options.device_assignment[0].size()) + " but the program has " +
-                     std::to_string(options.num_replicas) + " replicas and " +
-                     std::to_string(options.num_partitions) + " partitions");
+                     "x" + std::to_string(options.device_assignment[0].size()) +
+                     " but the program has " + std::to_string(options.num_replicas) +
+                     " replicas and " + std::to_string(options.num_partitions) + " partitions");
   }
   return options;
 }

@@ -9,8 +9,8 @@
 // Regions of ops isolated from above are wrapped in a nested IR section (bytecode >= 2) and number
 // their values in a fresh scope. Within a scope each region reserves `numValues` consecutive slots
 // when it starts and releases them when it ends; block arguments and op results fill the slots in
-// the order they are read, and an operand is the absolute slot index in the current scope. Slots map
-// onto Kiln's module-wide ValueIds.
+// the order they are read, and an operand is the absolute slot index in the current scope. Slots
+// map onto Kiln's module-wide ValueIds.
 //
 // Nothing is sized from a count in the file before the bytes behind it have been read: counts only
 // bound loops, so nested regions cannot multiply a corrupt count into a huge allocation.
@@ -33,7 +33,7 @@ constexpr uint8_t kHasUseListOrders = 0x20;
 constexpr uint8_t kHasProperties = 0x40;
 
 // Deeper region nesting than this is not a real program; the limit protects the stack.
-constexpr int kMaxRegionDepth = 128;
+constexpr int kMaxRegionDepth = 64;
 
 class IrReader {
  public:
@@ -55,8 +55,11 @@ class IrReader {
   };
 
   StatusOr<std::optional<ir::Op>> ReadOp(ByteReader& r, std::string_view parent, int depth);
-  Status ReadRegions(ByteReader& r, size_t count, bool isolated, std::string_view parent,
-                     int depth, std::vector<ir::Region>& regions);
+  // Everything of an op before its regions: name, location, attributes, properties, results,
+  // operands, successors, use-lists, region count. Defines the op's results.
+  Status ReadOpHeader(ByteReader& r, RawOp& raw, ir::Op& op, bool& isolated);
+  Status ReadRegions(ByteReader& r, size_t count, bool isolated, std::string_view parent, int depth,
+                     std::vector<ir::Region>& regions);
   Status ReadRegion(ByteReader& r, std::string_view parent, int depth, ir::Region& region);
   Status ReadBlockHeader(ByteReader& r, ir::Block& block, uint64_t& num_ops);
   Status SkipUseListOrders(ByteReader& r, uint64_t range_size);
@@ -98,90 +101,94 @@ Status IrReader::ReadTopLevel() {
   return Status::Ok();
 }
 
-StatusOr<std::optional<ir::Op>> IrReader::ReadOp(ByteReader& r, std::string_view parent,
-                                                 int depth) {
-  const size_t op_offset = r.offset();
+Status IrReader::ReadOpHeader(ByteReader& r, RawOp& raw, ir::Op& op, bool& isolated) {
   KILN_ASSIGN_OR_RETURN(uint64_t name_index, r.ReadVarInt());
   if (name_index >= container_.op_names.size()) {
     return r.Error("op name index " + std::to_string(name_index) + " out of range (" +
                    std::to_string(container_.op_names.size()) + " names)");
   }
-  RawOp raw;
   raw.name = &container_.op_names[static_cast<size_t>(name_index)];
-  raw.parent = parent;
-  // Errors in this op's own encoding name it; errors in its regions carry their own op's name.
-  const std::string context = raw.name->full_name + " (op at file offset " + HexOffset(op_offset) + ")";
+  KILN_ASSIGN_OR_RETURN(uint8_t mask, r.ReadByte());
+  KILN_ASSIGN_OR_RETURN(uint64_t loc_index, r.ReadVarInt());
+  if (loc_index >= decoder_.num_attrs()) return r.Error("location index out of range");
+  op.loc = locations_.Intern(loc_index);
+  if (mask & kHasAttrs) {
+    KILN_ASSIGN_OR_RETURN(uint64_t dict, r.ReadVarInt());
+    raw.attr_dict = dict;
+  }
+  if (mask & kHasProperties) {
+    if (container_.version < kBytecodeNativeProperties) {
+      return r.Error("op has properties, which bytecode version " +
+                     std::to_string(container_.version) + " cannot carry");
+    }
+    KILN_ASSIGN_OR_RETURN(uint64_t index, r.ReadVarInt());
+    if (raw.name->registered) {
+      if (index >= container_.properties.size()) {
+        return r.Error("properties index " + std::to_string(index) + " out of range (" +
+                       std::to_string(container_.properties.size()) + " entries)");
+      }
+      raw.properties = container_.properties[static_cast<size_t>(index)];
+    } else {
+      raw.properties_attr = index;
+    }
+  }
+  std::vector<ir::Type> result_types;
+  if (mask & kHasResults) {
+    KILN_ASSIGN_OR_RETURN(uint64_t count, r.ReadCount("result"));
+    for (uint64_t i = 0; i < count; ++i) {
+      KILN_ASSIGN_OR_RETURN(uint64_t type_index, r.ReadVarInt());
+      KILN_ASSIGN_OR_RETURN(ir::Type type, decoder_.ValueType(type_index));
+      result_types.push_back(std::move(type));
+    }
+  }
+  if (mask & kHasOperands) {
+    KILN_ASSIGN_OR_RETURN(uint64_t count, r.ReadCount("operand"));
+    for (uint64_t i = 0; i < count; ++i) {
+      KILN_ASSIGN_OR_RETURN(ir::ValueId value, Use(r));
+      op.operands.push_back(value);
+    }
+  }
+  if (mask & kHasSuccessors) {
+    // Branch targets only occur in unstructured control flow, which VHLO does not have; a foreign
+    // op's successors are read past and dropped.
+    KILN_ASSIGN_OR_RETURN(uint64_t count, r.ReadCount("successor"));
+    for (uint64_t i = 0; i < count; ++i) KILN_RETURN_IF_ERROR(r.ReadVarInt().status());
+  }
+  if ((mask & kHasUseListOrders) && container_.version >= kBytecodeUseListOrdering) {
+    KILN_RETURN_IF_ERROR(SkipUseListOrders(r, result_types.size()));
+  }
+  if (mask & kHasInlineRegions) {
+    KILN_ASSIGN_OR_RETURN(FlaggedVarInt regions, r.ReadVarIntWithFlag());
+    if (regions.value == 0 || regions.value > r.remaining()) {
+      return r.Error("invalid region count " + std::to_string(regions.value));
+    }
+    raw.num_regions = static_cast<size_t>(regions.value);
+    isolated = regions.flag;
+  }
+  // Results are defined right after the header, before the op's regions are read.
+  for (ir::Type& type : result_types) {
+    KILN_ASSIGN_OR_RETURN(ir::ValueId id, Define(r, std::move(type)));
+    op.results.push_back(id);
+  }
+  return Status::Ok();
+}
 
+StatusOr<std::optional<ir::Op>> IrReader::ReadOp(ByteReader& r, std::string_view parent,
+                                                 int depth) {
+  const size_t op_offset = r.offset();
+  RawOp raw;
+  raw.parent = parent;
   ir::Op op;
   bool isolated = false;
-  std::vector<ir::Type> result_types;
-  Status header = [&]() -> Status {
-    KILN_ASSIGN_OR_RETURN(uint8_t mask, r.ReadByte());
-    KILN_ASSIGN_OR_RETURN(uint64_t loc_index, r.ReadVarInt());
-    if (loc_index >= decoder_.num_attrs()) return r.Error("location index out of range");
-    op.loc = locations_.Intern(loc_index);
-    if (mask & kHasAttrs) {
-      KILN_ASSIGN_OR_RETURN(uint64_t dict, r.ReadVarInt());
-      raw.attr_dict = dict;
-    }
-    if (mask & kHasProperties) {
-      if (container_.version < kBytecodeNativeProperties) {
-        return r.Error("op has properties, which bytecode version " +
-                       std::to_string(container_.version) + " cannot carry");
-      }
-      KILN_ASSIGN_OR_RETURN(uint64_t index, r.ReadVarInt());
-      if (raw.name->registered) {
-        if (index >= container_.properties.size()) {
-          return r.Error("properties index " + std::to_string(index) + " out of range (" +
-                         std::to_string(container_.properties.size()) + " entries)");
-        }
-        raw.properties = container_.properties[static_cast<size_t>(index)];
-      } else {
-        raw.properties_attr = index;
-      }
-    }
-    if (mask & kHasResults) {
-      KILN_ASSIGN_OR_RETURN(uint64_t count, r.ReadCount("result"));
-      for (uint64_t i = 0; i < count; ++i) {
-        KILN_ASSIGN_OR_RETURN(uint64_t type_index, r.ReadVarInt());
-        KILN_ASSIGN_OR_RETURN(ir::Type type, decoder_.ValueType(type_index));
-        result_types.push_back(std::move(type));
-      }
-    }
-    if (mask & kHasOperands) {
-      KILN_ASSIGN_OR_RETURN(uint64_t count, r.ReadCount("operand"));
-      for (uint64_t i = 0; i < count; ++i) {
-        KILN_ASSIGN_OR_RETURN(ir::ValueId value, Use(r));
-        op.operands.push_back(value);
-      }
-    }
-    if (mask & kHasSuccessors) {
-      // Branch targets only occur in unstructured control flow, which VHLO does not have; a
-      // foreign op's successors are read past and dropped.
-      KILN_ASSIGN_OR_RETURN(uint64_t count, r.ReadCount("successor"));
-      for (uint64_t i = 0; i < count; ++i) KILN_RETURN_IF_ERROR(r.ReadVarInt().status());
-    }
-    if ((mask & kHasUseListOrders) && container_.version >= kBytecodeUseListOrdering) {
-      KILN_RETURN_IF_ERROR(SkipUseListOrders(r, result_types.size()));
-    }
-    if (mask & kHasInlineRegions) {
-      KILN_ASSIGN_OR_RETURN(FlaggedVarInt regions, r.ReadVarIntWithFlag());
-      if (regions.value == 0 || regions.value > r.remaining()) {
-        return r.Error("invalid region count " + std::to_string(regions.value));
-      }
-      raw.num_regions = static_cast<size_t>(regions.value);
-      isolated = regions.flag;
-    }
-    // Results are defined right after the header, before the op's regions are read.
-    for (ir::Type& type : result_types) {
-      KILN_ASSIGN_OR_RETURN(ir::ValueId id, Define(r, std::move(type)));
-      op.results.push_back(id);
-    }
-    return Status::Ok();
-  }();
-  KILN_RETURN_IF_ERROR(header.WithContext(context));
+  Status header = ReadOpHeader(r, raw, op, isolated);
+  if (!header.ok()) {
+    // Errors in this op's own encoding name it; errors in its regions name their own op.
+    const std::string name = raw.name != nullptr ? raw.name->full_name : std::string("op");
+    return header.WithContext(name + " (op at file offset " + HexOffset(op_offset) + ")");
+  }
 
   const std::string& name = raw.name->full_name;
+  auto context = [&] { return name + " (op at file offset " + HexOffset(op_offset) + ")"; };
   if (name == "builtin.module") {
     if (!parent.empty()) return DataLoss("nested builtin.module ops are not supported");
     if (seen_module_) return DataLoss("the artifact holds more than one builtin.module");
@@ -189,7 +196,9 @@ StatusOr<std::optional<ir::Op>> IrReader::ReadOp(ByteReader& r, std::string_view
     if (!op.operands.empty() || !op.results.empty() || raw.num_regions != 1) {
       return DataLoss("builtin.module must have one region and no operands or results");
     }
-    KILN_RETURN_IF_ERROR(translator_.TranslateModule(raw, module_).WithContext(context));
+    if (Status s = translator_.TranslateModule(raw, module_); !s.ok()) {
+      return s.WithContext(context());
+    }
     KILN_RETURN_IF_ERROR(ReadModuleBody(r, raw, isolated, depth));
     return std::optional<ir::Op>();
   }
@@ -205,9 +214,11 @@ StatusOr<std::optional<ir::Op>> IrReader::ReadOp(ByteReader& r, std::string_view
     return std::optional<ir::Op>();
   }
 
-  const std::string where =
-      op.loc >= 0 ? " (" + std::string(module_.location(op.loc)) + ")" : std::string();
-  KILN_RETURN_IF_ERROR(translator_.Translate(raw, op).WithContext(context + where));
+  if (Status s = translator_.Translate(raw, op); !s.ok()) {
+    // Translation errors (e.g. an op this reader does not know) also name the user's source line.
+    return s.WithContext(
+        context() + (op.loc >= 0 ? " at " + std::string(module_.location(op.loc)) : std::string()));
+  }
   if (raw.num_regions > 0) {
     KILN_RETURN_IF_ERROR(ReadRegions(r, raw.num_regions, isolated, name, depth + 1, op.regions));
   }
@@ -216,7 +227,8 @@ StatusOr<std::optional<ir::Op>> IrReader::ReadOp(ByteReader& r, std::string_view
 
 Status IrReader::ReadModuleBody(ByteReader& r, const RawOp& raw, bool isolated, int depth) {
   std::vector<ir::Region> regions;
-  KILN_RETURN_IF_ERROR(ReadRegions(r, raw.num_regions, isolated, raw.name->full_name, depth + 1, regions));
+  KILN_RETURN_IF_ERROR(
+      ReadRegions(r, raw.num_regions, isolated, raw.name->full_name, depth + 1, regions));
   if (regions.empty() || regions[0].blocks.size() > 1) {
     return DataLoss("builtin.module body must be a single block");
   }
@@ -235,8 +247,9 @@ Status IrReader::ReadFunction(ByteReader& r, const RawOp& raw, bool isolated, in
   fn.loc = loc;
   KILN_RETURN_IF_ERROR(translator_.TranslateFunction(raw, fn).WithContext("vhlo.func_v1"));
   std::vector<ir::Region> regions;
-  KILN_RETURN_IF_ERROR(ReadRegions(r, raw.num_regions, isolated, raw.name->full_name, depth + 1, regions)
-                           .WithContext("in function @" + fn.name));
+  KILN_RETURN_IF_ERROR(
+      ReadRegions(r, raw.num_regions, isolated, raw.name->full_name, depth + 1, regions)
+          .WithContext("in function @" + fn.name));
   if (regions.size() != 1) {
     return DataLoss("function @" + fn.name + " has " + std::to_string(regions.size()) +
                     " regions; expected 1");
@@ -271,8 +284,7 @@ Status IrReader::ReadRegions(ByteReader& r, size_t count, bool isolated, std::st
   return Status::Ok();
 }
 
-Status IrReader::ReadRegion(ByteReader& r, std::string_view parent, int depth,
-                            ir::Region& region) {
+Status IrReader::ReadRegion(ByteReader& r, std::string_view parent, int depth, ir::Region& region) {
   KILN_ASSIGN_OR_RETURN(uint64_t num_blocks, r.ReadCount("block"));
   if (num_blocks == 0) return Status::Ok();
   KILN_ASSIGN_OR_RETURN(uint64_t num_values, r.ReadVarInt());

@@ -83,8 +83,8 @@ StatusOr<ir::Attr> AttrTypeDecoder::ReadIntegerPayload(ByteReader& r, const Deco
   const uint64_t value = ExtendFromWidth(raw, type.bit_width, type.is_signed);
   if (type.dtype() == ir::DType::kPred) return ir::Attr::Bool((value & 1) != 0);
   // Index has no DType; as an attribute value it behaves as the 64-bit integer it is stored as.
-  ir::Type attr_type = type.dtype() == ir::DType::kInvalid ? ir::Type::Tensor(ir::DType::kS64, {})
-                                                           : type.type;
+  ir::Type attr_type =
+      type.dtype() == ir::DType::kInvalid ? ir::Type::Tensor(ir::DType::kS64, {}) : type.type;
   return ir::Attr::Int(static_cast<int64_t>(value), std::move(attr_type));
 }
 

@@ -50,7 +50,7 @@ void LocationTable::Collect(uint64_t attr_index, Collected& out, int depth) cons
       if (caller.ok()) Collect(*caller, out, depth + 1);
       return;
     }
-    case kBuiltinFileLineColLoc:     // filename, line, column
+    case kBuiltinFileLineColLoc:      // filename, line, column
     case kBuiltinFileLineColRange: {  // filename, [line, column, ...]
       StatusOr<uint64_t> file_attr = r.ReadVarInt();
       Frame frame;

@@ -59,8 +59,9 @@ void NormalizeAcrossVersions(std::string_view vhlo_name, ir::Op& op) {
   }
   if (!added.empty()) {
     for (const char* name : added) op.attrs.push_back({name, EmptyI64List()});
-    std::stable_sort(op.attrs.begin(), op.attrs.end(),
-                     [](const ir::NamedAttr& a, const ir::NamedAttr& b) { return a.name < b.name; });
+    std::stable_sort(
+        op.attrs.begin(), op.attrs.end(),
+        [](const ir::NamedAttr& a, const ir::NamedAttr& b) { return a.name < b.name; });
   }
 }
 
@@ -100,8 +101,8 @@ Status OpTranslator::SplitAttributes(const RawOp& raw, const VhloOpSchema* schem
     KILN_ASSIGN_OR_RETURN(dictionary, decoder_.DictionaryEntries(*raw.attr_dict));
   }
 
-  // Without a properties blob (bytecode < 5, or written unregistered), inherent attributes travel by
-  // name; collect them in schema order.
+  // Without a properties blob (bytecode < 5, or written unregistered), inherent attributes travel
+  // by name; collect them in schema order.
   if (schema != nullptr && !raw.properties) {
     std::unordered_map<std::string, uint64_t> by_name;
     for (const DictEntry& e : from_properties_attr) by_name.emplace(e.name, e.value);
@@ -147,8 +148,9 @@ Status OpTranslator::Translate(const RawOp& raw, ir::Op& op) {
 
   const VhloOpSchema* schema = FindVhloOpSchema(full_name);
   if (schema == nullptr) {
-    return InvalidArgument("unknown VHLO operation '" + full_name + "': the artifact was produced by " +
-                           std::string(producer_) + ", and Kiln's op table covers VHLO up to " +
+    return InvalidArgument("unknown VHLO operation '" + full_name +
+                           "': the artifact was produced by " + std::string(producer_) +
+                           ", and Kiln's op table covers VHLO up to " +
                            std::string(VhloSchemaVersion()));
   }
   if (schema->regions >= 0 && raw.num_regions != static_cast<size_t>(schema->regions)) {
@@ -166,7 +168,8 @@ Status OpTranslator::Translate(const RawOp& raw, ir::Op& op) {
 
 Status OpTranslator::TranslateFunction(const RawOp& raw, ir::Function& fn) {
   std::vector<AttrRef> inherent, discardable;
-  KILN_RETURN_IF_ERROR(SplitAttributes(raw, FindVhloOpSchema("vhlo.func_v1"), inherent, discardable));
+  KILN_RETURN_IF_ERROR(
+      SplitAttributes(raw, FindVhloOpSchema("vhlo.func_v1"), inherent, discardable));
   // The name first, so that errors about the other attributes can say which function they concern.
   for (const AttrRef& ref : inherent) {
     if (ref.name != "sym_name") continue;

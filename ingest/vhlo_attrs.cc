@@ -1,8 +1,11 @@
 // VHLO attribute encodings (stablehlo/dialect/VhloBytecode.cpp): `varint code` then a payload.
 // Enums become ir::Attr::Enum with their StableHLO spelling; structured attributes (output-operand
 // aliases, result accuracy, Shardy mesh pieces) become dictionaries keyed by their StableHLO field
-// names; `#vhlo.type_v1<!vhlo.none_v1>`, VHLO's placeholder for an absent value, becomes Attr::None.
+// names; `#vhlo.type_v1<!vhlo.none_v1>`, VHLO's placeholder for an absent value, becomes
+// Attr::None.
 #include <array>
+#include <bit>
+#include <span>
 #include <string>
 
 #include "ingest/attr_type_decoder.h"
@@ -27,8 +30,7 @@ constexpr std::array<std::string_view, 3> kRngAlgorithm = {"DEFAULT", "THREE_FRY
 constexpr std::array<std::string_view, 3> kRngDistribution = {"", "UNIFORM", "NORMAL"};
 constexpr std::array<std::string_view, 4> kTranspose = {"TRANSPOSE_INVALID", "NO_TRANSPOSE",
                                                         "TRANSPOSE", "ADJOINT"};
-constexpr std::array<std::string_view, 3> kResultAccuracyMode = {"DEFAULT", "HIGHEST",
-                                                                 "TOLERANCE"};
+constexpr std::array<std::string_view, 3> kResultAccuracyMode = {"DEFAULT", "HIGHEST", "TOLERANCE"};
 
 StatusOr<ir::Attr> ReadEnum(ByteReader& r, EnumNames names, std::string_view enum_name) {
   KILN_ASSIGN_OR_RETURN(uint64_t value, r.ReadVarInt());
@@ -60,6 +62,9 @@ StatusOr<double> ReadF64(ByteReader& r) {
 
 }  // namespace
 
+// Arrays, dictionaries and type attributes nest, so this dispatcher sits on the recursion path of
+// deeply nested attributes: it keeps its own stack frame small and leaves the record-like kinds,
+// whose temporaries are large, to DecodeVhloRecordAttr.
 StatusOr<ir::Attr> AttrTypeDecoder::DecodeVhloAttr(ByteReader& r, uint64_t code) {
   switch (code) {
     case kVhloArrayAttr: {
@@ -77,10 +82,20 @@ StatusOr<ir::Attr> AttrTypeDecoder::DecodeVhloAttr(ByteReader& r, uint64_t code)
       return ReadEnum(r, kComparisonType, "ComparisonType");
     case kVhloCustomCallApiVersionAttr:
       return ReadEnum(r, kCustomCallApiVersion, "CustomCallApiVersion");
-    case kVhloDictionaryAttr:
-      return ReadDictionary(r);
     case kVhloFftTypeAttr:
       return ReadEnum(r, kFftType, "FftType");
+    case kVhloPrecisionAttr:
+      return ReadEnum(r, kPrecision, "Precision");
+    case kVhloRngAlgorithmAttr:
+      return ReadEnum(r, kRngAlgorithm, "RngAlgorithm");
+    case kVhloRngDistributionAttr:
+      return ReadEnum(r, kRngDistribution, "RngDistribution");
+    case kVhloTransposeAttr:
+      return ReadEnum(r, kTranspose, "Transpose");
+    case kVhloResultAccuracyModeAttr:
+      return ReadEnum(r, kResultAccuracyMode, "ResultAccuracyMode");
+    case kVhloDictionaryAttr:
+      return ReadDictionary(r);
     case kVhloFloatAttr: {
       KILN_ASSIGN_OR_RETURN(const DecodedType* type, ReadType(r));
       return ReadFloatPayload(r, *type);
@@ -89,20 +104,6 @@ StatusOr<ir::Attr> AttrTypeDecoder::DecodeVhloAttr(ByteReader& r, uint64_t code)
       KILN_ASSIGN_OR_RETURN(const DecodedType* type, ReadType(r));
       return ReadIntegerPayload(r, *type);
     }
-    case kVhloOutputOperandAliasAttr: {
-      KILN_ASSIGN_OR_RETURN(std::vector<int64_t> output_tuple_indices, ReadSignedList(r));
-      KILN_ASSIGN_OR_RETURN(int64_t operand_index, r.ReadSignedVarInt());
-      KILN_ASSIGN_OR_RETURN(std::vector<int64_t> operand_tuple_indices, ReadSignedList(r));
-      return Dict({{"output_tuple_indices", IntArray(output_tuple_indices)},
-                   {"operand_index", ir::Attr::Int(operand_index)},
-                   {"operand_tuple_indices", IntArray(operand_tuple_indices)}});
-    }
-    case kVhloPrecisionAttr:
-      return ReadEnum(r, kPrecision, "Precision");
-    case kVhloRngAlgorithmAttr:
-      return ReadEnum(r, kRngAlgorithm, "RngAlgorithm");
-    case kVhloRngDistributionAttr:
-      return ReadEnum(r, kRngDistribution, "RngDistribution");
     case kVhloStringAttr: {
       KILN_ASSIGN_OR_RETURN(std::string_view text, container_.ReadStringRef(r));
       return ir::Attr::String(std::string(text));
@@ -112,14 +113,27 @@ StatusOr<ir::Attr> AttrTypeDecoder::DecodeVhloAttr(ByteReader& r, uint64_t code)
       KILN_ASSIGN_OR_RETURN(std::span<const uint8_t> blob, r.ReadBlob());
       return MakeDenseLiteral(*type, blob, /*vhlo_bool_packing=*/true);
     }
-    case kVhloTransposeAttr:
-      return ReadEnum(r, kTranspose, "Transpose");
     case kVhloTypeAttr: {
       KILN_ASSIGN_OR_RETURN(uint64_t type_index, r.ReadVarInt());
       KILN_ASSIGN_OR_RETURN(const DecodedType* type, Type(type_index));
       type_attr_ref_[static_cast<size_t>(current_attr_)] = static_cast<int64_t>(type_index);
       if (type->kind == DecodedType::Kind::kNone) return ir::Attr::None();
       return ir::Attr::TypeValue(type->type);
+    }
+    default:
+      return DecodeVhloRecordAttr(r, code);
+  }
+}
+
+StatusOr<ir::Attr> AttrTypeDecoder::DecodeVhloRecordAttr(ByteReader& r, uint64_t code) {
+  switch (code) {
+    case kVhloOutputOperandAliasAttr: {
+      KILN_ASSIGN_OR_RETURN(std::vector<int64_t> output_tuple_indices, ReadSignedList(r));
+      KILN_ASSIGN_OR_RETURN(int64_t operand_index, r.ReadSignedVarInt());
+      KILN_ASSIGN_OR_RETURN(std::vector<int64_t> operand_tuple_indices, ReadSignedList(r));
+      return Dict({{"output_tuple_indices", IntArray(output_tuple_indices)},
+                   {"operand_index", ir::Attr::Int(operand_index)},
+                   {"operand_tuple_indices", IntArray(operand_tuple_indices)}});
     }
     case kVhloTypeExtensionsAttr: {
       KILN_ASSIGN_OR_RETURN(std::vector<int64_t> bounds, ReadSignedList(r));
@@ -128,8 +142,6 @@ StatusOr<ir::Attr> AttrTypeDecoder::DecodeVhloAttr(ByteReader& r, uint64_t code)
       }
       return Dict({{"bounds", IntArray(bounds)}});
     }
-    case kVhloResultAccuracyModeAttr:
-      return ReadEnum(r, kResultAccuracyMode, "ResultAccuracyMode");
     case kVhloResultAccuracyAttr: {
       KILN_ASSIGN_OR_RETURN(double atol, ReadF64(r));
       KILN_ASSIGN_OR_RETURN(double rtol, ReadF64(r));

@@ -10,10 +10,10 @@
 namespace kiln::ingest {
 
 struct VhloOpSchema {
-  const char* vhlo_name;       // "vhlo.dot_general_v2"
-  const char* stablehlo_name;  // "stablehlo.dot_general", "func.call", ...
-  const char* min_version;     // "0.9.0"
-  const char* max_version;     // "1.5.0" or "current"
+  const char* vhlo_name;                     // "vhlo.dot_general_v2"
+  const char* stablehlo_name;                // "stablehlo.dot_general", "func.call", ...
+  const char* min_version;                   // "0.9.0"
+  const char* max_version;                   // "1.5.0" or "current"
   std::initializer_list<const char*> attrs;  // property order (byte-wise ascending names)
   int regions;                               // -1: variadic
 };

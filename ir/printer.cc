@@ -2,8 +2,8 @@
 //
 //   module @jit_add attributes {mhlo.num_partitions = 1 : i32} {
 //     func.func public @main(%0: tensor<i32>, %1: tensor<i32>) -> (tensor<i32>) {
-//       %2 = "stablehlo.add"(%0, %1) : (tensor<i32>, tensor<i32>) -> tensor<i32>  // f.py:3:7 (jit(f)/add)
-//       "func.return"(%2) : (tensor<i32>) -> ()
+//       %2 = "stablehlo.add"(%0, %1) : (tensor<i32>, tensor<i32>) -> tensor<i32>  // f.py:3:7
+//       (jit(f)/add) "func.return"(%2) : (tensor<i32>) -> ()
 //     }
 //   }
 //
@@ -101,7 +101,8 @@ class Printer {
     out_ += "\"" + op.name + "\"(";
     for (size_t i = 0; i < op.operands.size(); ++i) out_ += (i ? ", " : "") + Value(op.operands[i]);
     out_ += ")";
-    if (!op.attrs.empty() || !op.discardable.empty()) out_ += " " + AttrDict(op.attrs, op.discardable);
+    if (!op.attrs.empty() || !op.discardable.empty())
+      out_ += " " + AttrDict(op.attrs, op.discardable);
     if (!op.regions.empty()) {
       out_ += " (";
       for (size_t r = 0; r < op.regions.size(); ++r) {
@@ -116,13 +117,15 @@ class Printer {
       out_ += ")";
     }
     out_ += " : (";
-    for (size_t i = 0; i < op.operands.size(); ++i) out_ += (i ? ", " : "") + TypeOf(op.operands[i]);
+    for (size_t i = 0; i < op.operands.size(); ++i)
+      out_ += (i ? ", " : "") + TypeOf(op.operands[i]);
     out_ += ") -> ";
     if (op.results.size() == 1) {
       out_ += TypeOf(op.results[0]);
     } else {
       out_ += "(";
-      for (size_t i = 0; i < op.results.size(); ++i) out_ += (i ? ", " : "") + TypeOf(op.results[i]);
+      for (size_t i = 0; i < op.results.size(); ++i)
+        out_ += (i ? ", " : "") + TypeOf(op.results[i]);
       out_ += ")";
     }
     if (op.foreign) out_ += "  [foreign]";

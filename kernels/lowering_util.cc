@@ -57,6 +57,32 @@ StatusOr<bool> OptionalBool(const ir::Op& op, std::string_view name, bool fallba
   return *v != 0;
 }
 
+namespace {
+
+const ir::Op* FindInRegion(const ir::Region& region, ir::ValueId v, int depth) {
+  if (depth > 64) return nullptr;
+  for (const ir::Block& block : region.blocks) {
+    for (const ir::Op& op : block.ops) {
+      for (ir::ValueId r : op.results) {
+        if (r == v) return &op;
+      }
+      for (const ir::Region& inner : op.regions) {
+        if (const ir::Op* found = FindInRegion(inner, v, depth + 1)) return found;
+      }
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+const ir::Op* FindDefiningOp(const ir::Module& module, ir::ValueId v) {
+  for (const ir::Function& fn : module.functions) {
+    if (const ir::Op* found = FindInRegion(fn.body, v, 0)) return found;
+  }
+  return nullptr;
+}
+
 Status CheckStaticTensor(const ir::Op& op, const ir::Type& type, std::string_view what) {
   if (!type.is_tensor()) return OpError(op, std::string(what) + " is not a tensor");
   if (!type.has_static_shape() || type.num_elements() < 0) {

@@ -32,6 +32,11 @@ StatusOr<int64_t> RequiredInt(const ir::Op& op, std::string_view name);
 StatusOr<int64_t> OptionalInt(const ir::Op& op, std::string_view name, int64_t fallback);
 StatusOr<bool> OptionalBool(const ir::Op& op, std::string_view name, bool fallback);
 
+// The op anywhere in the module whose results include `v` (values are numbered module-wide), or
+// nullptr. Linear in the module size: for lowering-time pattern matching only, e.g. to see that a
+// value a region captures is a constant.
+const ir::Op* FindDefiningOp(const ir::Module& module, ir::ValueId v);
+
 // Checks that `type` is a tensor with a static shape; `what` names it in the error ("operand #1").
 Status CheckStaticTensor(const ir::Op& op, const ir::Type& type, std::string_view what);
 

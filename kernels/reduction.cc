@@ -1,4 +1,4 @@
-// stablehlo.reduce and stablehlo.reduce_window.
+// stablehlo.reduce, stablehlo.reduce_window and stablehlo.select_and_scatter.
 //
 // Both recognise the common single-operand bodies (add, multiply, maximum, minimum, and, or, xor)
 // and run typed loops; anything else (variadic argmax-style reductions, unusual bodies) runs the
@@ -606,6 +606,112 @@ StatusOr<Kernel> LowerReduceWindow(LowerContext& ctx) {
   });
 }
 
+// ---------------------------------------------------------------------------------------------
+// stablehlo.select_and_scatter (the gradient of max/min pooling)
+//
+// For each window of the operand (as reduce_window with unit dilations), `select` picks one
+// element by a left fold (keep the current pick while select(current, next) is true); the
+// matching source value is then combined into the result at that element with `scatter`, in
+// row-major source order. Windows lying entirely in padding select nothing.
+
+StatusOr<Kernel> LowerSelectAndScatter(LowerContext& ctx) {
+  const ir::Op& op = ctx.op();
+  if (op.operands.size() != 3 || op.results.size() != 1) return OpError(op, "expects operand, source, init_value");
+  if (op.regions.size() != 2) return OpError(op, "expects select and scatter regions");
+  std::vector<ir::Type> types;
+  for (size_t i = 0; i < 3; ++i) {
+    KILN_RETURN_IF_ERROR(CheckStaticTensor(op, ctx.operand_type(i), "operand #" + std::to_string(i)));
+    types.push_back(ctx.operand_type(i));
+  }
+  ir::DType dtype = types[0].dtype;
+  if (types[2].rank() != 0 || types[2].dtype != dtype || types[1].dtype != dtype) {
+    return OpError(op, "source and init_value must have the operand's element type");
+  }
+  if (ctx.result_type(0) != types[0]) return OpError(op, "result must be " + types[0].ToString());
+  for (const char* name : {"base_dilations", "window_dilations"}) {
+    if (FindAttr(op, name) != nullptr) return OpError(op, std::string("unexpected attribute ") + name);
+  }
+  KILN_ASSIGN_OR_RETURN(WindowPlan plan_value, PlanWindow(op, types[0].dims));
+  auto plan = std::make_shared<const WindowPlan>(std::move(plan_value));
+  if (types[1].dims != plan->out_dims) {
+    return OpError(op, "source must have the window count shape " + FormatInts(plan->out_dims) + ", got " +
+                           types[1].ToString());
+  }
+  std::string name = op.name;
+  std::vector<int64_t> dims = types[0].dims;
+
+  std::optional<CompareDirection> select = MatchArgCompare(ctx.module(), op.regions[0], dtype);
+  std::optional<ReducerKind> scatter = MatchBinaryReducer(ctx.module(), op.regions[1], dtype);
+  if (select && scatter && ReducerSupportsDType(*scatter, dtype) && dtype != ir::DType::kPred) {
+    CompareDirection dir = *select;
+    ReducerKind k = *scatter;
+    return Kernel([=](ExecContext&, std::span<const Array> in, std::span<Array> out) -> Status {
+      KILN_RETURN_IF_ERROR(CheckArrays(name, in, types));
+      KILN_ASSIGN_OR_RETURN(Array result, Array::Allocate(dtype, dims));
+      KILN_RETURN_IF_ERROR(DispatchReducer(name, k, dtype, [&]<ReducerKind K, typename T>() -> Status {
+        const T* x = in[0].data_as<const T>();
+        const T* source = in[1].data_as<const T>();
+        T* r = result.data_as<T>();
+        std::fill(r, r + result.num_elements(), *in[2].data_as<const T>());
+        int64_t pick = -1;
+        return ForEachWindow(
+            *plan, [&] { pick = -1; },
+            [&](int64_t off) {
+              if (pick < 0 || !CompareValues(dir, x[pick], x[off])) pick = off;
+              return Status::Ok();
+            },
+            [&](int64_t w) {
+              if (pick >= 0) r[pick] = ReducerFn<K, T>::Apply(r[pick], source[w]);
+              return Status::Ok();
+            });
+      }));
+      out[0] = std::move(result);
+      return Status::Ok();
+    });
+  }
+
+  KILN_ASSIGN_OR_RETURN(std::shared_ptr<const ScalarRegion> select_region,
+                        ScalarRegion::Compile(ctx, 0, {dtype, dtype}, {ir::DType::kPred}));
+  KILN_ASSIGN_OR_RETURN(std::shared_ptr<const ScalarRegion> scatter_region,
+                        ScalarRegion::Compile(ctx, 1, {dtype, dtype}, {dtype}));
+  return Kernel([=](ExecContext& ec, std::span<const Array> in, std::span<Array> out) -> Status {
+    KILN_RETURN_IF_ERROR(CheckArrays(name, in, types));
+    KILN_ASSIGN_OR_RETURN(ScalarRegionRunner select_runner, ScalarRegionRunner::Create(*select_region, ec, in.subspan(3)));
+    KILN_ASSIGN_OR_RETURN(ScalarRegionRunner scatter_runner,
+                          ScalarRegionRunner::Create(*scatter_region, ec, in.subspan(3)));
+    KILN_ASSIGN_OR_RETURN(Array result, Array::Allocate(dtype, dims));
+    size_t elem = static_cast<size_t>(ir::DTypeByteSize(dtype));
+    auto* r = static_cast<uint8_t*>(result.data());
+    const auto* x = static_cast<const uint8_t*>(in[0].data());
+    const auto* source = static_cast<const uint8_t*>(in[1].data());
+    for (int64_t i = 0; i < result.num_elements(); ++i) std::memcpy(r + i * elem, in[2].data(), elem);
+    int64_t pick = -1;
+    uint8_t keep = 0;
+    void* keep_dst[1] = {&keep};
+    KILN_RETURN_IF_ERROR(ForEachWindow(
+        *plan, [&] { pick = -1; },
+        [&](int64_t off) -> Status {
+          if (pick < 0) {
+            pick = off;
+            return Status::Ok();
+          }
+          const void* args[2] = {x + pick * elem, x + off * elem};
+          KILN_RETURN_IF_ERROR(select_runner.Run(args, keep_dst));
+          if (!keep) pick = off;
+          return Status::Ok();
+        },
+        [&](int64_t w) -> Status {
+          if (pick < 0) return Status::Ok();
+          void* target = r + pick * elem;
+          const void* args[2] = {target, source + w * elem};
+          void* dst[1] = {target};
+          return scatter_runner.Run(args, dst);
+        }));
+    out[0] = std::move(result);
+    return Status::Ok();
+  });
+}
+
 }  // namespace
 }  // namespace kiln::kernels
 
@@ -614,6 +720,7 @@ namespace kiln::compiler {
 void RegisterReductionOps(OpRegistry& registry) {
   registry.Add({"stablehlo.reduce", "reduction", &kernels::LowerReduce});
   registry.Add({"stablehlo.reduce_window", "reduction", &kernels::LowerReduceWindow});
+  registry.Add({"stablehlo.select_and_scatter", "reduction", &kernels::LowerSelectAndScatter});
 }
 
 }  // namespace kiln::compiler

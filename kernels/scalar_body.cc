@@ -68,6 +68,33 @@ std::optional<ReducerKind> MatchBinaryReducer(const ir::Module& module, const ir
   return kind;
 }
 
+std::optional<CompareDirection> MatchArgCompare(const ir::Module& module, const ir::Region& region, ir::DType dtype) {
+  if (region.blocks.size() != 1) return std::nullopt;
+  const ir::Block& block = region.blocks[0];
+  if (block.args.size() != 2 || block.ops.size() != 2) return std::nullopt;
+  ir::ValueId a = block.args[0], b = block.args[1];
+  if (a == b || !IsScalarOf(module, a, dtype) || !IsScalarOf(module, b, dtype)) return std::nullopt;
+  const ir::Op& cmp = block.ops[0];
+  const ir::Op& ret = block.ops[1];
+  if (cmp.name != "stablehlo.compare" || cmp.operands.size() != 2 || cmp.operands[0] != a || cmp.operands[1] != b ||
+      cmp.results.size() != 1 || !IsScalarOf(module, cmp.results[0], ir::DType::kPred)) {
+    return std::nullopt;
+  }
+  if (!IsReturn(ret) || ret.operands.size() != 1 || ret.operands[0] != cmp.results[0]) return std::nullopt;
+  const ir::Attr* type = cmp.attr("compare_type");
+  std::string natural = ir::IsFloat(dtype) ? "FLOAT" : ir::IsSignedInt(dtype) ? "SIGNED" : "UNSIGNED";
+  if (type != nullptr && !type->is_none() && type->str != natural) return std::nullopt;
+  const ir::Attr* dir = cmp.attr("comparison_direction");
+  if (dir == nullptr) return std::nullopt;
+  if (dir->str == "EQ") return CompareDirection::kEq;
+  if (dir->str == "NE") return CompareDirection::kNe;
+  if (dir->str == "GE") return CompareDirection::kGe;
+  if (dir->str == "GT") return CompareDirection::kGt;
+  if (dir->str == "LE") return CompareDirection::kLe;
+  if (dir->str == "LT") return CompareDirection::kLt;
+  return std::nullopt;
+}
+
 bool ReducerSupportsDType(ReducerKind kind, ir::DType dtype) {
   if (kind == ReducerKind::kReplace) return false;
   if (dtype == ir::DType::kPred) return true;

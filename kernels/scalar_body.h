@@ -47,6 +47,25 @@ const char* ReducerName(ReducerKind kind);
 std::optional<ReducerKind> MatchBinaryReducer(const ir::Module& module, const ir::Region& region,
                                               ir::DType dtype);
 
+enum class CompareDirection : uint8_t { kEq, kNe, kGe, kGt, kLe, kLt };
+
+// Recognises `^bb(%a: tensor<T>, %b: tensor<T>): %p = compare <dir>, %a, %b; return %p` using T's
+// natural ordering (FLOAT for floats, SIGNED / UNSIGNED for integers; pred counts as unsigned).
+std::optional<CompareDirection> MatchArgCompare(const ir::Module& module, const ir::Region& region, ir::DType dtype);
+
+template <typename T>
+inline bool CompareValues(CompareDirection dir, T a, T b) {
+  switch (dir) {
+    case CompareDirection::kEq: return a == b;
+    case CompareDirection::kNe: return a != b;
+    case CompareDirection::kGe: return a >= b;
+    case CompareDirection::kGt: return a > b;
+    case CompareDirection::kLe: return a <= b;
+    case CompareDirection::kLt: return a < b;
+  }
+  return false;
+}
+
 // True when `kind` applied to elements of `dtype` has a typed implementation (ReducerFn below):
 // bitwise kinds need integers or pred; arithmetic kinds need a real type or pred. kReplace is a
 // copy rather than a reduction and has no ReducerFn, so this is false for it.

@@ -159,8 +159,11 @@ class ComparatorMatcher {
     return std::nullopt;
   }
 
+  // A scalar constant of the key type, defined in the region or captured from an enclosing scope
+  // (JAX hoists the comparator's NaN and zero constants out of the region).
   std::optional<double> FloatConstant(ir::ValueId v) const {
     const ir::Op* op = Def(v);
+    if (op == nullptr) op = FindDefiningOp(module_, v);
     if (op == nullptr || op->name != "stablehlo.constant" || !IsScalarOf(v, dtype_)) return std::nullopt;
     const ir::Attr* value = op->attr("value");
     if (value == nullptr || value->kind != ir::Attr::Kind::kElements || value->type.dtype != dtype_ ||

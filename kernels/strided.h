@@ -195,10 +195,18 @@ void CopyRows(const StridedBox& box, const W* src, W* dst, int64_t row_begin, in
 // Transpose-like boxes: the destination is contiguous along the last axis (ds == 1) but the source
 // is contiguous along another axis `k`. Walking rows would then read the source with a large stride
 // and touch a new cache line per element; instead copy square tiles so both sides stay in cache.
+// Tile edge for transposes: one 64-byte cache line of elements per tile row (at least 8, at most
+// 32). Small tiles also keep the strided side of the tile from overflowing one L1 set when the
+// row pitch is a power of two (e.g. 1024 x 1024 f32: every row starts in the same set).
+template <typename W>
+constexpr int64_t TransposeTile() {
+  return std::clamp<int64_t>(64 / static_cast<int64_t>(sizeof(W)), 8, 32);
+}
+
 template <typename W>
 void CopyTiled(const StridedBox& box, size_t k, const W* src, W* dst, int64_t tile_begin,
                int64_t tile_end) {
-  constexpr int64_t kTile = sizeof(W) >= 8 ? 16 : 32;
+  constexpr int64_t kTile = TransposeTile<W>();
   const size_t r = box.dims.size();
   const int64_t nk = box.dims[k], nl = box.dims[r - 1];
   const int64_t tiles_k = (nk + kTile - 1) / kTile, tiles_l = (nl + kTile - 1) / kTile;
@@ -254,7 +262,7 @@ void CopyBox(const StridedBox& box, const W* src, W* dst) {
   if (r >= 2 && box.dst_strides[r - 1] == 1 && box.src_strides[r - 1] != 1 && box.dims[r - 1] >= 8) {
     for (size_t k = 0; k + 1 < r; ++k) {
       if (box.src_strides[k] == 1 && box.dims[k] >= 8) {
-        constexpr int64_t kTile = sizeof(W) >= 8 ? 16 : 32;
+        constexpr int64_t kTile = TransposeTile<W>();
         const int64_t tiles = (box.dims[k] + kTile - 1) / kTile * ((box.dims[r - 1] + kTile - 1) / kTile) *
                               (total / (box.dims[k] * box.dims[r - 1]));
         const int64_t min_tiles = std::max<int64_t>(1, min_elems / (kTile * kTile));

@@ -1,18 +1,18 @@
 // ByteReader: MLIR bytecode's primitive encodings and their bounds checks.
+#include "ingest/byte_reader.h"
+
 #include <gtest/gtest.h>
 
 #include <vector>
-
-#include "ingest/byte_reader.h"
 
 namespace kiln::ingest {
 namespace {
 
 TEST(ByteReader, PrefixVarInts) {
   // 1 byte (marker bit 0), 2 bytes (marker 0b10), 3 bytes, and the 0x00-marked raw 8-byte form.
-  const std::vector<uint8_t> bytes = {0x0D,                                              // 6
-                                      0x02, 0x01,                                        // 64
-                                      0x04, 0x00, 0x01,                                  // 1 << 13
+  const std::vector<uint8_t> bytes = {0x0D,              // 6
+                                      0x02, 0x01,        // 64
+                                      0x04, 0x00, 0x01,  // 1 << 13
                                       0x00, 0xEF, 0xCD, 0xAB, 0x89, 0x67, 0x45, 0x23, 0x01,
                                       0x80, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02};  // 8 bytes
   ByteReader r(bytes);
@@ -27,10 +27,10 @@ TEST(ByteReader, PrefixVarInts) {
 TEST(ByteReader, SignedAndFlaggedVarInts) {
   const std::vector<uint8_t> bytes = {0x01, 0x03, 0x05, 0x07, 0x0B};
   ByteReader r(bytes);
-  EXPECT_EQ(*r.ReadSignedVarInt(), 0);   // zigzag 0
-  EXPECT_EQ(*r.ReadSignedVarInt(), -1);  // zigzag 1
-  EXPECT_EQ(*r.ReadSignedVarInt(), 1);   // zigzag 2
-  EXPECT_EQ(*r.ReadSignedVarInt(), -2);  // zigzag 3
+  EXPECT_EQ(*r.ReadSignedVarInt(), 0);                       // zigzag 0
+  EXPECT_EQ(*r.ReadSignedVarInt(), -1);                      // zigzag 1
+  EXPECT_EQ(*r.ReadSignedVarInt(), 1);                       // zigzag 2
+  EXPECT_EQ(*r.ReadSignedVarInt(), -2);                      // zigzag 3
   StatusOr<FlaggedVarInt> flagged = r.ReadVarIntWithFlag();  // 5 = (2 << 1) | 1
   ASSERT_TRUE(flagged.ok());
   EXPECT_EQ(flagged->value, 2u);

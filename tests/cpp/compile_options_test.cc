@@ -1,11 +1,11 @@
 // ParseCompileOptions on hand-encoded protobuf messages (the real ones jaxlib sends are covered by
 // ingest_test.cc's fixture tests).
+#include "ingest/compile_options.h"
+
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
-
-#include "ingest/compile_options.h"
 
 namespace kiln::ingest {
 namespace {
@@ -22,7 +22,9 @@ struct Proto {
     } while (v);
     return *this;
   }
-  Proto& Key(uint32_t field, uint32_t wire_type) { return Varint((uint64_t{field} << 3) | wire_type); }
+  Proto& Key(uint32_t field, uint32_t wire_type) {
+    return Varint((uint64_t{field} << 3) | wire_type);
+  }
   Proto& Int(uint32_t field, int64_t v) { return Key(field, 0).Varint(static_cast<uint64_t>(v)); }
   Proto& Message(uint32_t field, const Proto& m) {
     Key(field, 2).Varint(m.bytes.size());
@@ -105,11 +107,11 @@ TEST(CompileOptions, MalformedInputIsInvalidArgument) {
 
   const std::vector<std::vector<uint8_t>> bad = {
       truncated,
-      {0x1A, 0x80},                                      // length varint cut short
+      {0x1A, 0x80},  // length varint cut short
       {0x08, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01},  // 11-byte varint
-      {0x0F},                                            // wire type 7
-      {0x0C},                                            // end-group without a start
-      {0x00, 0x01},                                      // field number 0
+      {0x0F},                                                                    // wire type 7
+      {0x0C},        // end-group without a start
+      {0x00, 0x01},  // field number 0
   };
   for (const std::vector<uint8_t>& bytes : bad) {
     StatusOr<CompileOptions> options = ParseCompileOptions(bytes);

@@ -28,8 +28,8 @@ namespace kiln::ingest {
 namespace {
 
 namespace fs = std::filesystem;
-using kiln::testing::Bytes;
 using kiln::testing::BytecodeBuilder;
+using kiln::testing::Bytes;
 
 std::vector<uint8_t> ReadFile(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
@@ -52,12 +52,12 @@ std::vector<fs::path> FilesEndingWith(const fs::path& dir, const std::string& su
 fs::path JaxArtifactsDir() { return fs::path(KILN_SHARED_FIXTURES_DIR) / "jax-0.10.2-artifacts"; }
 fs::path StablehloDir() { return fs::path(KILN_SHARED_FIXTURES_DIR) / "stablehlo-vhlo"; }
 
-#define SKIP_IF_MISSING(dir)                                         \
-  do {                                                               \
-    std::error_code skip_error_;                                     \
+#define SKIP_IF_MISSING(dir)                                               \
+  do {                                                                     \
+    std::error_code skip_error_;                                           \
     if (std::string(dir).empty() || !fs::is_directory(dir, skip_error_)) { \
-      GTEST_SKIP() << "fixture directory not available: " << (dir);  \
-    }                                                                \
+      GTEST_SKIP() << "fixture directory not available: " << (dir);        \
+    }                                                                      \
   } while (0)
 
 StatusOr<ir::Module> ReadArtifactFile(const fs::path& path) {
@@ -310,7 +310,8 @@ TEST(JaxArtifacts, PrintModuleIsReadable) {
   SKIP_IF_MISSING(JaxArtifactsDir());
   const std::string text = ir::PrintModule(ReadJaxArtifact("c_add"));
   EXPECT_NE(text.find("module @jit_add"), std::string::npos) << text;
-  EXPECT_NE(text.find("func.func public @main(%0: tensor<i32>, %1: tensor<i32>)"), std::string::npos)
+  EXPECT_NE(text.find("func.func public @main(%0: tensor<i32>, %1: tensor<i32>)"),
+            std::string::npos)
       << text;
   EXPECT_NE(text.find("\"stablehlo.add\"(%0, %1)"), std::string::npos) << text;
 }
@@ -380,7 +381,8 @@ TEST(StablehloArtifacts, EveryVersionDecodesCompletely) {
 
 TEST(StablehloArtifacts, LatestVersionSpotChecks) {
   SKIP_IF_MISSING(StablehloDir());
-  StatusOr<ir::Module> m = ReadArtifactFile(StablehloDir() / "stablehlo_legalize_to_vhlo.1_20_0.mlir.bc");
+  StatusOr<ir::Module> m =
+      ReadArtifactFile(StablehloDir() / "stablehlo_legalize_to_vhlo.1_20_0.mlir.bc");
   ASSERT_TRUE(m.ok()) << m.status().ToString();
   EXPECT_EQ(m->producer, "StableHLO_v1.20.0");
   EXPECT_EQ(m->functions.size(), 252u);
@@ -410,7 +412,8 @@ TEST(StablehloArtifacts, LatestVersionSpotChecks) {
     if (op.name == "stablehlo.constant") literals.push_back(*op.attr("value")->AsBools());
   }
   ASSERT_EQ(literals.size(), 5u);
-  EXPECT_EQ(literals[0], (std::vector<bool>{true, false, false, false, false, false, false, false}));
+  EXPECT_EQ(literals[0],
+            (std::vector<bool>{true, false, false, false, false, false, false, false}));
   EXPECT_EQ(literals[1], std::vector<bool>(8, true));
   EXPECT_EQ(literals[2], (std::vector<bool>{true, false, false, false}));
   EXPECT_EQ(literals[3], std::vector<bool>(4, true));
@@ -426,7 +429,8 @@ TEST(StablehloArtifacts, LatestVersionSpotChecks) {
 TEST(StablehloArtifacts, OldVersionsNormaliseToCurrentAttributes) {
   SKIP_IF_MISSING(StablehloDir());
   // gather_v1 (VHLO < 1.1) has no batching dimensions; the reader adds empty ones.
-  StatusOr<ir::Module> m = ReadArtifactFile(StablehloDir() / "stablehlo_legalize_to_vhlo.1_0_0.mlir.bc");
+  StatusOr<ir::Module> m =
+      ReadArtifactFile(StablehloDir() / "stablehlo_legalize_to_vhlo.1_0_0.mlir.bc");
   ASSERT_TRUE(m.ok()) << m.status().ToString();
   const std::vector<const ir::Op*> gathers = OpsNamed(*m, "stablehlo.gather");
   ASSERT_FALSE(gathers.empty());
@@ -514,7 +518,9 @@ struct SyntheticModule {
     unknown_loc = b.Attr("builtin", Bytes().VarInt(15));
     module_op = b.OpName("builtin", "module");
   }
-  uint64_t String(const std::string& s) { return b.Attr("builtin", Bytes().VarInt(2).VarInt(b.String(s))); }
+  uint64_t String(const std::string& s) {
+    return b.Attr("builtin", Bytes().VarInt(2).VarInt(b.String(s)));
+  }
   // {name = value}
   uint64_t Dict(const std::string& name, uint64_t value) {
     return b.Attr("builtin", Bytes().VarInt(1).VarInt(1).VarInt(String(name)).VarInt(value));
@@ -675,8 +681,7 @@ TEST(SyntheticBytecode, UseOfAValueNeverDefinedIsAnError) {
     return Bytes().VarInt(ret).Byte(0x04).VarInt(s.unknown_loc).VarInt(1).VarInt(1);
   }));
   ASSERT_FALSE(m.ok());
-  EXPECT_NE(m.status().message().find("never defined"), std::string::npos)
-      << m.status().ToString();
+  EXPECT_NE(m.status().message().find("never defined"), std::string::npos) << m.status().ToString();
 
   SyntheticModule out_of_scope;
   const uint64_t ret2 = out_of_scope.b.OpName("vhlo", "return_v1");
@@ -716,8 +721,16 @@ TEST(SyntheticBytecode, PropertiesMustMatchTheSchema) {
   // compare_v1 has two attributes; give it one.
   const uint64_t props = s.b.Properties(Bytes().VarInt(direction));
   StatusOr<ir::Module> m = ReadPortableArtifact(FunctionModule(s, 1, 2, [&](uint64_t tensor) {
-    return Bytes().VarInt(compare).Byte(0x46).VarInt(s.unknown_loc).VarInt(props).VarInt(1).VarInt(
-        tensor).VarInt(2).VarInt(0).VarInt(0);
+    return Bytes()
+        .VarInt(compare)
+        .Byte(0x46)
+        .VarInt(s.unknown_loc)
+        .VarInt(props)
+        .VarInt(1)
+        .VarInt(tensor)
+        .VarInt(2)
+        .VarInt(0)
+        .VarInt(0);
   }));
   ASSERT_FALSE(m.ok());
   EXPECT_NE(m.status().message().find("comparison_direction"), std::string::npos)

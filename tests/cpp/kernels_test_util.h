@@ -106,6 +106,17 @@ class OpBuilder {
     });
   }
 
+  // Appends `op` to the body of a function @outer, standing in for the scope around the op under
+  // test (e.g. constants a region captures).
+  void OuterOp(ir::Op op) {
+    if (module_.functions.empty()) {
+      module_.functions.emplace_back();
+      module_.functions.back().name = "outer";
+      module_.functions.back().body.blocks.emplace_back();
+    }
+    module_.functions.back().body.blocks.back().ops.push_back(std::move(op));
+  }
+
   ir::Module& module() { return module_; }
   ir::Op& op() { return op_; }
 

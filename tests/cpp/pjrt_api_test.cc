@@ -727,7 +727,8 @@ TEST_F(PjrtTest, ToHostBufferLayouts) {
   q.src = b;
   ASSERT_PJRT_OK(Api()->PJRT_Buffer_ToHostBuffer(&q));
   EXPECT_EQ(q.dst_size, 24u);
-  if (q.event != nullptr) EXPECT_TRUE(AwaitEvent(q.event).ok());
+  ASSERT_NE(q.event, nullptr);
+  EXPECT_TRUE(AwaitEvent(q.event).ok());
 
   // jaxlib's layout: Tiled, descending minor_to_major, no tiles, garbage struct sizes.
   int64_t desc[2] = {1, 0};

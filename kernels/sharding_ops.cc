@@ -1,0 +1,42 @@
+// Ops that only carry partitioning intent. A single-device program runs them as identities; the
+// compiler rejects multi-device programs until the SPMD partitioner lands, so nothing is lost here.
+// builtin.unrealized_conversion_cast appears where JAX bridges VHLO tensors and the builtin tensors
+// that sdy ops work on; both sides describe the same dense array.
+#include <string>
+
+#include "compiler/op_registry.h"
+
+namespace kiln::compiler {
+namespace {
+
+using runtime::Array;
+
+StatusOr<Kernel> LowerIdentity(LowerContext& ctx) {
+  const ir::Op& op = ctx.op();
+  if (op.operands.size() != op.results.size()) {
+    return InvalidArgument(op.name + ": expected as many results as operands");
+  }
+  for (size_t i = 0; i < op.operands.size(); ++i) {
+    const ir::Type& in = ctx.operand_type(i);
+    const ir::Type& out = ctx.result_type(i);
+    if (!in.is_tensor() || !out.is_tensor() || in.dtype != out.dtype || in.dims != out.dims) {
+      return Unimplemented(op.name + " from " + in.ToString() + " to " + out.ToString() +
+                           " changes the value; only identity casts are supported");
+    }
+  }
+  size_t n = op.operands.size();
+  return Kernel([n](ExecContext&, std::span<const Array> in, std::span<Array> out) -> Status {
+    for (size_t i = 0; i < n; ++i) out[i] = in[i];
+    return Status::Ok();
+  });
+}
+
+}  // namespace
+
+void RegisterShardingOps(OpRegistry& registry) {
+  registry.Add({"builtin.unrealized_conversion_cast", "sharding", &LowerIdentity});
+  registry.Add({"sdy.sharding_constraint", "sharding", &LowerIdentity});
+  registry.Add({"sdy.reshard", "sharding", &LowerIdentity});
+}
+
+}  // namespace kiln::compiler
