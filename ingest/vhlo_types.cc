@@ -12,67 +12,37 @@ namespace kiln::ingest {
 StatusOr<DecodedType> AttrTypeDecoder::DecodeVhloType(ByteReader& r, uint64_t code) {
   using ir::DType;
   switch (code) {
-    // clang-format off: one line per element type code reads as the table it is.
-    case 0:
-      return ElementType(DType::kPred);
-    case 2:
-      return ElementType(DType::kBF16);
-    case 3:
-      return ElementType(DType::kF16);
-    case 4:
-      return ElementType(DType::kF32);
-    case 5:
-      return ElementType(DType::kF64);
-    case 6:
-      return ElementType(DType::kF8E4M3FN);
-    case 7:
-      return ElementType(DType::kF8E5M2);
-    case 10:
-      return ElementType(DType::kS4);
-    case 11:
-      return ElementType(DType::kS8);
-    case 12:
-      return ElementType(DType::kS16);
-    case 13:
-      return ElementType(DType::kS32);
-    case 14:
-      return ElementType(DType::kS64);
-    case 15:
-      return ElementType(DType::kU4);
-    case 16:
-      return ElementType(DType::kU8);
-    case 17:
-      return ElementType(DType::kU16);
-    case 18:
-      return ElementType(DType::kU32);
-    case 19:
-      return ElementType(DType::kU64);
-    case 27:
-      return ElementType(DType::kF8E4M3FNUZ);
-    case 28:
-      return ElementType(DType::kF8E5M2FNUZ);
-    case 29:
-      return ElementType(DType::kF8E4M3B11FNUZ);
-    case 31:
-      return ElementType(DType::kS2);
-    case 32:
-      return ElementType(DType::kU2);
-    case 35:
-      return ElementType(DType::kF8E4M3);
-    case 36:
-      return ElementType(DType::kF8E3M4);
-    case 37:
-      return ElementType(DType::kF4E2M1FN);
-    case 38:
-      return ElementType(DType::kF6E2M3FN);
-    case 39:
-      return ElementType(DType::kF6E3M2FN);
-    case 40:
-      return ElementType(DType::kF8E8M0FNU);
-    case 9:
-      return OpaqueElementType("index", 64);
-    case 34:
-      return OpaqueElementType("tf32", 19);
+    // clang-format off
+    case 0: return ElementType(DType::kPred);
+    case 2: return ElementType(DType::kBF16);
+    case 3: return ElementType(DType::kF16);
+    case 4: return ElementType(DType::kF32);
+    case 5: return ElementType(DType::kF64);
+    case 6: return ElementType(DType::kF8E4M3FN);
+    case 7: return ElementType(DType::kF8E5M2);
+    case 10: return ElementType(DType::kS4);
+    case 11: return ElementType(DType::kS8);
+    case 12: return ElementType(DType::kS16);
+    case 13: return ElementType(DType::kS32);
+    case 14: return ElementType(DType::kS64);
+    case 15: return ElementType(DType::kU4);
+    case 16: return ElementType(DType::kU8);
+    case 17: return ElementType(DType::kU16);
+    case 18: return ElementType(DType::kU32);
+    case 19: return ElementType(DType::kU64);
+    case 27: return ElementType(DType::kF8E4M3FNUZ);
+    case 28: return ElementType(DType::kF8E5M2FNUZ);
+    case 29: return ElementType(DType::kF8E4M3B11FNUZ);
+    case 31: return ElementType(DType::kS2);
+    case 32: return ElementType(DType::kU2);
+    case 35: return ElementType(DType::kF8E4M3);
+    case 36: return ElementType(DType::kF8E3M4);
+    case 37: return ElementType(DType::kF4E2M1FN);
+    case 38: return ElementType(DType::kF6E2M3FN);
+    case 39: return ElementType(DType::kF6E3M2FN);
+    case 40: return ElementType(DType::kF8E8M0FNU);
+    case 9: return OpaqueElementType("index", 64);
+    case 34: return OpaqueElementType("tf32", 19);
       // clang-format on
 
     case 1: {  // complex(element)

@@ -941,9 +941,21 @@ StatusOr<Kernel> LowerReducePrecision(LowerContext& ctx) {
   if (exponent_bits < 1 || exponent_bits > 64 || mantissa_bits < 0 || mantissa_bits > 64) {
     return InvalidArgument(name + ": exponent_bits must be >= 1 and mantissa_bits >= 0");
   }
+  if (ctx.op().operands.empty()) return InvalidArgument(name + ": missing operand");
+  // f16/bf16 are reduced in float. A target at least as wide as the operand's own format must be
+  // the identity, but in float it would still flush the operand's subnormals (below the reduced
+  // format's smallest normal): so such fields are widened to "never reduce" (float/double have
+  // at most 11 exponent and 52 mantissa bits).
+  int native_exp = 11, native_mant = 52;
+  switch (ctx.operand_type(0).dtype) {
+    case ir::DType::kF16: native_exp = 5, native_mant = 10; break;
+    case ir::DType::kBF16: native_exp = 8, native_mant = 7; break;
+    case ir::DType::kF32: native_exp = 8, native_mant = 23; break;
+    default: break;
+  }
   ReducePrecisionOp op;
-  op.exponent_bits = static_cast<int>(exponent_bits);
-  op.mantissa_bits = static_cast<int>(mantissa_bits);
+  op.exponent_bits = exponent_bits >= native_exp ? 11 : static_cast<int>(exponent_bits);
+  op.mantissa_bits = mantissa_bits >= native_mant ? 52 : static_cast<int>(mantissa_bits);
   return LowerUnaryWith(ctx, op);
 }
 

@@ -272,6 +272,13 @@ void CopyBox(const StridedBox& box, const W* src, W* dst) {
       }
     }
   }
+  if (r == 1) {  // one long row (fills, contiguous copies): split the row itself
+    const int64_t ss = box.src_strides[0], ds = box.dst_strides[0];
+    runtime::ParallelFor(total, min_elems, [&](int64_t b, int64_t e) {
+      CopyRow(src + box.src_offset + b * ss, ss, dst + box.dst_offset + b * ds, ds, e - b);
+    });
+    return;
+  }
   const int64_t rows = total / box.dims[r - 1];
   const int64_t min_rows = std::max<int64_t>(1, min_elems / std::max<int64_t>(1, box.dims[r - 1]));
   runtime::ParallelFor(rows, min_rows, [&](int64_t b, int64_t e) { CopyRows(box, src, dst, b, e); });

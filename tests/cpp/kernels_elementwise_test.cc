@@ -328,6 +328,14 @@ TEST(ElementwiseTest, ReducePrecision) {
   EXPECT_EQ(z[1], 1.015625f);
   EXPECT_EQ(z[2], kernels::Bf16BitsToFloat(kernels::FloatToBf16Bits(3.4e38f)));
 
+  // f16 operands: a target as wide as f16 is the identity (subnormals included).
+  EXPECT_EQ((Apply<uint16_t, uint16_t>("stablehlo.reduce_precision", DType::kF16, DType::kF16, {{0x0001, 0x3C01}},
+                                       attrs(5, 10))),
+            (std::vector<uint16_t>{0x0001, 0x3C01}));
+  EXPECT_EQ((Apply<uint16_t, uint16_t>("stablehlo.reduce_precision", DType::kF16, DType::kF16, {{0x3C01, 0x3E00}},
+                                       attrs(5, 1))),
+            (std::vector<uint16_t>{0x3C00, 0x3E00}));
+
   OpRun missing{"stablehlo.reduce_precision", {Vec<float>(DType::kF32, {1.0f})}, DType::kF32, {1},
                 [](OpBuilder& b) { b.Int("exponent_bits", 5); }};
   EXPECT_EQ(missing.Lower().status().code(), StatusCode::kInvalidArgument);

@@ -178,6 +178,15 @@ TEST(ShapeOpsTest, BroadcastInDim) {
   ASSERT_EQ(big.size(), 128000u);
   for (size_t i = 0; i < big.size(); ++i) ASSERT_EQ(big[i], static_cast<float>(i % 128));
 
+  // One long row (a scalar fill, a 1-D reverse) is split across threads too.
+  std::vector<double> fill = RunOk<double>(OpRun("stablehlo.broadcast_in_dim", {Scalar<double>(DType::kF64, 0.25)},
+                                                 DType::kF64, {100000}, Ints("broadcast_dimensions", {})));
+  ASSERT_EQ(fill, std::vector<double>(100000, 0.25));
+  std::vector<int32_t> rev = RunOk<int32_t>(OpRun("stablehlo.reverse", {MakeArray<int32_t>(DType::kS32, {100000}, Iota<int32_t>(100000))},
+                                                  DType::kS32, {100000}, Ints("dimensions", {0})));
+  ASSERT_EQ(rev.size(), 100000u);
+  for (size_t i = 0; i < rev.size(); ++i) ASSERT_EQ(rev[i], static_cast<int32_t>(99999 - i));
+
   EXPECT_EQ(LowerCode(OpRun("stablehlo.broadcast_in_dim", {v}, DType::kS32, {2, 4}, Ints("broadcast_dimensions", {1}))),
             StatusCode::kInvalidArgument);
   EXPECT_EQ(LowerCode(OpRun("stablehlo.broadcast_in_dim", {t}, DType::kS32, {2, 3}, Ints("broadcast_dimensions", {0, 0}))),
