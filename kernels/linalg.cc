@@ -21,6 +21,7 @@
 
 #include "compiler/op_registry.h"
 #include "kernels/dispatch.h"
+#include "kernels/float16.h"
 #include "kernels/lowering_util.h"
 #include "kernels/scalar_body.h"
 #include "runtime/parallel.h"
@@ -48,9 +49,9 @@ Status DispatchStorage(std::string_view op, ir::DType t, Fn&& fn) {
 template <typename Dst, typename Src>
 inline Dst ConvertElement(Src v) {
   if constexpr (std::is_same_v<Src, bf16_t>) {
-    return static_cast<Dst>(BF16BitsToFloat(v.bits));
+    return static_cast<Dst>(Bf16BitsToFloat(v.bits));
   } else if constexpr (std::is_same_v<Src, f16_t>) {
-    return static_cast<Dst>(F16BitsToFloat(v.bits));
+    return static_cast<Dst>(HalfBitsToFloat(v.bits));
   } else {
     return static_cast<Dst>(v);
   }
@@ -388,7 +389,7 @@ Status RunDot(std::string_view op, const DotPlan& p, const Array& lhs, const Arr
       KILN_RETURN_IF_ERROR(RunBlasDot<float>(op, p, lhs, rhs, tmp.data()));
       auto* dst = result.data_as<uint16_t>();
       bool bf16 = p.out_dtype == ir::DType::kBF16;
-      for (size_t i = 0; i < tmp.size(); ++i) dst[i] = bf16 ? FloatToBF16Bits(tmp[i]) : FloatToF16Bits(tmp[i]);
+      for (size_t i = 0; i < tmp.size(); ++i) dst[i] = bf16 ? FloatToBf16Bits(tmp[i]) : FloatToHalfBits(tmp[i]);
       return Status::Ok();
     }
     case ir::DType::kPred:

@@ -1,8 +1,5 @@
 #include "kernels/lowering_util.h"
 
-#include <cmath>
-#include <cstring>
-#include <limits>
 
 namespace kiln::kernels {
 
@@ -125,68 +122,6 @@ int64_t Product(std::span<const int64_t> dims) {
   int64_t n = 1;
   for (int64_t d : dims) n *= d;
   return n;
-}
-
-namespace {
-
-uint32_t FloatBits(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, sizeof u);
-  return u;
-}
-
-float BitsFloat(uint32_t u) {
-  float f;
-  std::memcpy(&f, &u, sizeof f);
-  return f;
-}
-
-}  // namespace
-
-float BF16BitsToFloat(uint16_t bits) { return BitsFloat(static_cast<uint32_t>(bits) << 16); }
-
-uint16_t FloatToBF16Bits(float value) {
-  uint32_t x = FloatBits(value);
-  if (std::isnan(value)) return static_cast<uint16_t>((x >> 16) | 0x40);  // keep it a (quiet) NaN
-  uint32_t bias = 0x7fff + ((x >> 16) & 1);                               // ties to even
-  return static_cast<uint16_t>((x + bias) >> 16);
-}
-
-float F16BitsToFloat(uint16_t bits) {
-  uint32_t sign = static_cast<uint32_t>(bits & 0x8000) << 16;
-  uint32_t exp = (bits >> 10) & 0x1f;
-  uint32_t mant = bits & 0x3ff;
-  if (exp == 0) {
-    float magnitude = std::ldexp(static_cast<float>(mant), -24);  // zero or subnormal
-    return sign ? -magnitude : magnitude;
-  }
-  if (exp == 31) return BitsFloat(sign | 0x7f800000 | (mant << 13));
-  return BitsFloat(sign | ((exp + 112) << 23) | (mant << 13));
-}
-
-uint16_t FloatToF16Bits(float value) {
-  uint32_t x = FloatBits(value);
-  auto sign = static_cast<uint16_t>((x >> 16) & 0x8000);
-  x &= 0x7fffffff;
-  if (x >= 0x7f800000) {  // inf or NaN; NaNs stay NaN (quiet bit set)
-    return static_cast<uint16_t>(sign | 0x7c00 | (x > 0x7f800000 ? 0x200 | ((x >> 13) & 0x3ff) : 0));
-  }
-  if (x >= 0x477ff000) return static_cast<uint16_t>(sign | 0x7c00);  // rounds past 65504
-  if (x < 0x38800000) {  // below the smallest normal half: subnormal or zero
-    uint32_t exp = x >> 23;
-    if (exp < 102) return sign;  // under a quarter of the smallest subnormal
-    uint32_t mant = (x & 0x7fffff) | 0x800000;
-    uint32_t shift = 126 - exp;  // 14..24
-    uint32_t rounded = mant >> shift;
-    uint32_t rem = mant & ((1u << shift) - 1);
-    uint32_t half = 1u << (shift - 1);
-    if (rem > half || (rem == half && (rounded & 1))) ++rounded;
-    return static_cast<uint16_t>(sign | rounded);
-  }
-  uint32_t h = (((x >> 23) - 112) << 10) | ((x & 0x7fffff) >> 13);
-  uint32_t rem = x & 0x1fff;
-  if (rem > 0x1000 || (rem == 0x1000 && (h & 1))) ++h;  // a carry into the exponent is correct
-  return static_cast<uint16_t>(sign | h);
 }
 
 }  // namespace kiln::kernels

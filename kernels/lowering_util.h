@@ -77,10 +77,4 @@ Status DispatchElementSize(std::string_view op, size_t size, Fn&& fn) {
   }
 }
 
-// Conversions for the 16-bit float storage types (round to nearest even when narrowing).
-float BF16BitsToFloat(uint16_t bits);
-uint16_t FloatToBF16Bits(float value);
-float F16BitsToFloat(uint16_t bits);
-uint16_t FloatToF16Bits(float value);
-
 }  // namespace kiln::kernels

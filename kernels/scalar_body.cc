@@ -3,6 +3,8 @@
 #include <string>
 #include <utility>
 
+#include "kernels/scalar_eval.h"
+
 namespace kiln::kernels {
 namespace {
 
@@ -153,13 +155,17 @@ StatusOr<std::shared_ptr<const ScalarRegion>> ScalarRegion::Compile(compiler::Lo
                              std::string(ir::DTypeName(result_dtypes[i])) + ">");
     }
   }
-  KILN_ASSIGN_OR_RETURN(std::shared_ptr<const compiler::Program> program, ctx.CompileRegion(index));
-  if (program->param_slots.size() != arg_dtypes.size() + ctx.captures().size() ||
-      program->result_slots.size() != result_dtypes.size()) {
-    return Internal(op.name + ": compiled region does not match its block signature");
-  }
   auto region_ptr = std::shared_ptr<ScalarRegion>(new ScalarRegion());
-  region_ptr->program_ = std::move(program);
+  if (std::optional<ScalarEvaluator> ev = ScalarEvaluator::Build(module, region)) {
+    region_ptr->evaluator_ = std::make_shared<const ScalarEvaluator>(std::move(*ev));
+  } else {
+    KILN_ASSIGN_OR_RETURN(std::shared_ptr<const compiler::Program> program, ctx.CompileRegion(index));
+    if (program->param_slots.size() != arg_dtypes.size() + ctx.captures().size() ||
+        program->result_slots.size() != result_dtypes.size()) {
+      return Internal(op.name + ": compiled region does not match its block signature");
+    }
+    region_ptr->program_ = std::move(program);
+  }
   region_ptr->arg_dtypes_ = std::move(arg_dtypes);
   region_ptr->result_dtypes_ = std::move(result_dtypes);
   return std::shared_ptr<const ScalarRegion>(std::move(region_ptr));
@@ -168,13 +174,14 @@ StatusOr<std::shared_ptr<const ScalarRegion>> ScalarRegion::Compile(compiler::Lo
 StatusOr<ScalarRegionRunner> ScalarRegionRunner::Create(const ScalarRegion& region, compiler::ExecContext& ctx,
                                                         std::span<const runtime::Array> captures) {
   ScalarRegionRunner runner(region, ctx);
+  if (region.evaluator() != nullptr) return runner;  // constants are built in; captures unused
   for (ir::DType t : region.arg_dtypes()) {
     KILN_ASSIGN_OR_RETURN(runtime::Array a, runtime::Array::Allocate(t, {}));
     runner.params_.push_back(std::move(a));
   }
   runner.params_.insert(runner.params_.end(), captures.begin(), captures.end());
-  if (runner.params_.size() != region.program().param_slots.size()) {
-    return Internal("region expects " + std::to_string(region.program().param_slots.size()) +
+  if (runner.params_.size() != region.program()->param_slots.size()) {
+    return Internal("region expects " + std::to_string(region.program()->param_slots.size()) +
                     " parameters, got " + std::to_string(runner.params_.size()));
   }
   return runner;
@@ -186,12 +193,16 @@ Status ScalarRegionRunner::Run(std::span<const void* const> args, std::span<void
   if (args.size() != arg_dtypes.size() || results.size() != result_dtypes.size()) {
     return Internal("scalar region called with the wrong number of values");
   }
+  if (const ScalarEvaluator* ev = region_->evaluator()) {
+    ev->Run(args, results, scratch_);
+    return Status::Ok();
+  }
   // The previous call's results may share storage with the scratch parameters: drop them first.
   results_.clear();
   for (size_t i = 0; i < args.size(); ++i) {
     std::memcpy(params_[i].data(), args[i], static_cast<size_t>(ir::DTypeByteSize(arg_dtypes[i])));
   }
-  KILN_RETURN_IF_ERROR(compiler::RunProgram(region_->program(), *ctx_, params_, results_));
+  KILN_RETURN_IF_ERROR(compiler::RunProgram(*region_->program(), *ctx_, params_, results_));
   if (results_.size() != results.size()) return Internal("scalar region returned the wrong number of values");
   for (size_t i = 0; i < results.size(); ++i) {
     const runtime::Array& r = results_[i];

@@ -4,8 +4,10 @@
 //  * Recognise it. MatchBinaryReducer() spots the common bodies (a single add/multiply/maximum/...
 //    of the two block arguments, or scatter's "return the update") so kernels can run specialised,
 //    vectorisable loops over `ReducerFn<kind, T>`.
-//  * Interpret it. ScalarRegion wraps the region compiled to a Program and ScalarRegionRunner calls
-//    it on single elements. Slow (one program run per call) but handles any body.
+//  * Interpret it. ScalarRegion wraps the region and ScalarRegionRunner calls it on single
+//    elements: through ScalarEvaluator (kernels/scalar_eval.h) when the body only compares and
+//    selects (argmax, sort comparators), else by running the region compiled to a Program (slow:
+//    one program run per call, but any body works).
 #pragma once
 
 #include <cmath>
@@ -27,6 +29,8 @@
 #include "runtime/array.h"
 
 namespace kiln::kernels {
+
+class ScalarEvaluator;
 
 enum class ReducerKind : uint8_t {
   kAdd,
@@ -200,21 +204,24 @@ Status DispatchReducer(std::string_view op, ReducerKind kind, ir::DType dtype, F
   return DispatchReal(op, dtype, by_kind);
 }
 
-// A region compiled for element-at-a-time evaluation. Created at lowering; immutable and shareable.
+// A region prepared for element-at-a-time evaluation. Created at lowering; immutable and shareable.
 class ScalarRegion {
  public:
-  // Compiles region `index` of ctx.op() and checks that its block takes rank-0 tensors of
-  // `arg_dtypes` and returns rank-0 tensors of `result_dtypes`.
+  // Checks that region `index` of ctx.op() takes rank-0 tensors of `arg_dtypes` and returns rank-0
+  // tensors of `result_dtypes`, then prepares a ScalarEvaluator for it or, failing that, compiles
+  // it to a Program.
   static StatusOr<std::shared_ptr<const ScalarRegion>> Compile(compiler::LowerContext& ctx, size_t index,
                                                                std::vector<ir::DType> arg_dtypes,
                                                                std::vector<ir::DType> result_dtypes);
 
-  const compiler::Program& program() const { return *program_; }
+  const compiler::Program* program() const { return program_.get(); }       // null with an evaluator
+  const ScalarEvaluator* evaluator() const { return evaluator_.get(); }     // null with a program
   const std::vector<ir::DType>& arg_dtypes() const { return arg_dtypes_; }
   const std::vector<ir::DType>& result_dtypes() const { return result_dtypes_; }
 
  private:
   std::shared_ptr<const compiler::Program> program_;
+  std::shared_ptr<const ScalarEvaluator> evaluator_;
   std::vector<ir::DType> arg_dtypes_;
   std::vector<ir::DType> result_dtypes_;
 };
@@ -236,8 +243,9 @@ class ScalarRegionRunner {
 
   const ScalarRegion* region_;
   compiler::ExecContext* ctx_;
-  std::vector<runtime::Array> params_;  // block-argument scratch arrays, then the captures
+  std::vector<runtime::Array> params_;  // program: block-argument scratch arrays, then the captures
   std::vector<runtime::Array> results_;
+  std::vector<uint64_t> scratch_;       // evaluator: value slots
 };
 
 }  // namespace kiln::kernels

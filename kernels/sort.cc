@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "kernels/dispatch.h"
+#include "kernels/float16.h"
 #include "kernels/lowering_util.h"
 #include "kernels/scalar_body.h"
 #include "kernels/sort.h"
@@ -186,7 +187,7 @@ class ComparatorMatcher {
       case ir::DType::kF16: {
         uint16_t bits;
         std::memcpy(&bits, p, 2);
-        return dtype_ == ir::DType::kBF16 ? BF16BitsToFloat(bits) : F16BitsToFloat(bits);
+        return dtype_ == ir::DType::kBF16 ? Bf16BitsToFloat(bits) : HalfBitsToFloat(bits);
       }
       default:
         return std::nullopt;
@@ -250,8 +251,8 @@ class ComparatorMatcher {
 // Float keys live in F (double for f64, float otherwise; bf16/f16 widen exactly, NaN payloads too).
 template <typename T>
 auto FloatKey(T v) {
-  if constexpr (std::is_same_v<T, bf16_t>) return BF16BitsToFloat(v.bits);
-  else if constexpr (std::is_same_v<T, f16_t>) return F16BitsToFloat(v.bits);
+  if constexpr (std::is_same_v<T, bf16_t>) return Bf16BitsToFloat(v.bits);
+  else if constexpr (std::is_same_v<T, f16_t>) return HalfBitsToFloat(v.bits);
   else return v;
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstring>
 #include <string>
 
 #include "abi/pjrt_c_api.h"
@@ -29,6 +30,16 @@ Status CheckArgs(const Args* args, size_t min_size, const char* function) {
 template <typename Args>
 bool HasBytes(const Args* args, size_t end) {
   return args->struct_size >= end;
+}
+
+// Reads a caller-supplied enum field as its raw integer value: callers may pass values outside the
+// enumerators, and loading such a value as the enum type is undefined behaviour.
+template <typename E>
+int RawEnum(const E& field) {
+  static_assert(sizeof(E) == sizeof(int), "C enums are int-sized");
+  int v;
+  std::memcpy(&v, &field, sizeof(v));
+  return v;
 }
 
 inline Status CheckNotNull(bool present, const char* function, const char* what) {

@@ -50,20 +50,20 @@ Status CheckDefaultLayout(const PJRT_Buffer_MemoryLayout* layout, std::span<cons
                           int64_t elem_size, const char* function) {
   if (layout == nullptr) return Status::Ok();
   const size_t rank = dims.size();
-  if (layout->type == PJRT_Buffer_MemoryLayout_Type_Tiled) {
+  const int type = RawEnum(layout->type);
+  if (type == PJRT_Buffer_MemoryLayout_Type_Tiled) {
     const PJRT_Buffer_MemoryLayout_Tiled& t = layout->tiled;
     bool ok = t.num_tiles == 0 && t.minor_to_major_size == rank && (rank == 0 || t.minor_to_major != nullptr);
     for (size_t i = 0; ok && i < rank; ++i) ok = t.minor_to_major[i] == static_cast<int64_t>(rank - 1 - i);
     if (ok) return Status::Ok();
-  } else if (layout->type == PJRT_Buffer_MemoryLayout_Type_Strides) {
+  } else if (type == PJRT_Buffer_MemoryLayout_Type_Strides) {
     const PJRT_Buffer_MemoryLayout_Strides& s = layout->strides;
     std::vector<int64_t> dense = DenseByteStrides(dims, elem_size);
     bool ok = s.num_byte_strides == rank && (rank == 0 || s.byte_strides != nullptr);
     for (size_t i = 0; ok && i < rank; ++i) ok = dims[i] <= 1 || s.byte_strides[i] == dense[i];
     if (ok) return Status::Ok();
   } else {
-    return InvalidArgument(Prefix(function) + "unknown memory layout type " +
-                           std::to_string(static_cast<int>(layout->type)));
+    return InvalidArgument(Prefix(function) + "unknown memory layout type " + std::to_string(type));
   }
   return Unimplemented(Prefix(function) +
                        "Kiln only supports the default dense row-major (descending minor_to_major) device "
@@ -95,13 +95,13 @@ PJRT_Error* Client_BufferFromHostBuffer(PJRT_Client_BufferFromHostBuffer_Args* a
   return Guard(kFn, [&]() -> Status {
     KILN_CHECK_ARGS(args, PJRT_Client_BufferFromHostBuffer_Args, buffer, kFn);
     KILN_CHECK_NOT_NULL(args->client, kFn);
-    KILN_ASSIGN_OR_RETURN(ir::DType dtype, BufferDType(args->type, kFn));
+    KILN_ASSIGN_OR_RETURN(ir::DType dtype, BufferDType(RawEnum(args->type), kFn));
     KILN_ASSIGN_OR_RETURN(std::vector<int64_t> dims, ReadDims(args->dims, args->num_dims, dtype, kFn));
     const int64_t elem = ir::DTypeByteSize(dtype);
-    if (args->host_buffer_semantics < PJRT_HostBufferSemantics_kImmutableOnlyDuringCall ||
-        args->host_buffer_semantics > PJRT_HostBufferSemantics_kMutableZeroCopy) {
-      return InvalidArgument(Prefix(kFn) + "unknown host_buffer_semantics " +
-                             std::to_string(static_cast<int>(args->host_buffer_semantics)));
+    const int semantics = RawEnum(args->host_buffer_semantics);
+    if (semantics < PJRT_HostBufferSemantics_kImmutableOnlyDuringCall ||
+        semantics > PJRT_HostBufferSemantics_kMutableZeroCopy) {
+      return InvalidArgument(Prefix(kFn) + "unknown host_buffer_semantics " + std::to_string(semantics));
     }
     KILN_ASSIGN_OR_RETURN(PJRT_Device * device,
                           ResolvePlacement(args->client, args->device, args->memory, kFn));
@@ -144,7 +144,7 @@ PJRT_Error* Client_CreateUninitializedBuffer(PJRT_Client_CreateUninitializedBuff
   return Guard(kFn, [&]() -> Status {
     KILN_CHECK_ARGS(args, PJRT_Client_CreateUninitializedBuffer_Args, buffer, kFn);
     KILN_CHECK_NOT_NULL(args->client, kFn);
-    KILN_ASSIGN_OR_RETURN(ir::DType dtype, BufferDType(args->shape_element_type, kFn));
+    KILN_ASSIGN_OR_RETURN(ir::DType dtype, BufferDType(RawEnum(args->shape_element_type), kFn));
     KILN_ASSIGN_OR_RETURN(std::vector<int64_t> dims,
                           ReadDims(args->shape_dims, args->shape_num_dims, dtype, kFn));
     KILN_ASSIGN_OR_RETURN(PJRT_Device * device,
@@ -162,11 +162,11 @@ PJRT_Error* Client_CreateErrorBuffer(PJRT_Client_CreateErrorBuffer_Args* args) {
   return Guard(kFn, [&]() -> Status {
     KILN_CHECK_ARGS(args, PJRT_Client_CreateErrorBuffer_Args, buffer, kFn);
     KILN_CHECK_NOT_NULL(args->client, kFn);
-    KILN_ASSIGN_OR_RETURN(ir::DType dtype, BufferDType(args->shape_element_type, kFn));
+    KILN_ASSIGN_OR_RETURN(ir::DType dtype, BufferDType(RawEnum(args->shape_element_type), kFn));
     KILN_ASSIGN_OR_RETURN(std::vector<int64_t> dims,
                           ReadDims(args->shape_dims, args->shape_num_dims, dtype, kFn));
     KILN_ASSIGN_OR_RETURN(PJRT_Device * device, ResolvePlacement(args->client, nullptr, args->memory, kFn));
-    int code = static_cast<int>(args->error_code);
+    int code = RawEnum(args->error_code);
     if (code <= 0 || code > static_cast<int>(StatusCode::kUnauthenticated)) code = static_cast<int>(StatusCode::kUnknown);
     std::string message;
     if (args->error_message != nullptr) message.assign(args->error_message, args->error_message_size);
@@ -370,7 +370,7 @@ PJRT_Error* Buffer_ToHostBuffer(PJRT_Buffer_ToHostBuffer_Args* args) {
     const PJRT_Buffer_MemoryLayout* layout = args->host_layout;
     if (layout == nullptr) {
       dst_strides = DenseByteStrides(dims, elem);
-    } else if (layout->type == PJRT_Buffer_MemoryLayout_Type_Tiled) {
+    } else if (RawEnum(layout->type) == PJRT_Buffer_MemoryLayout_Type_Tiled) {
       const PJRT_Buffer_MemoryLayout_Tiled& t = layout->tiled;
       if (t.num_tiles != 0) {
         return Unimplemented(Prefix(kFn) + "tiled host layouts are not supported by Kiln");
@@ -382,7 +382,7 @@ PJRT_Error* Buffer_ToHostBuffer(PJRT_Buffer_ToHostBuffer_Args* args) {
       StatusOr<std::vector<int64_t>> strides = PermutedByteStrides(dims, m2m, elem);
       if (!strides.ok()) return strides.status().WithContext(kFn);
       dst_strides = std::move(strides).value();
-    } else if (layout->type == PJRT_Buffer_MemoryLayout_Type_Strides) {
+    } else if (RawEnum(layout->type) == PJRT_Buffer_MemoryLayout_Type_Strides) {
       const PJRT_Buffer_MemoryLayout_Strides& s = layout->strides;
       if (s.num_byte_strides != rank || (rank > 0 && s.byte_strides == nullptr)) {
         return InvalidArgument(Prefix(kFn) + "host_layout has " + std::to_string(s.num_byte_strides) +
@@ -390,8 +390,7 @@ PJRT_Error* Buffer_ToHostBuffer(PJRT_Buffer_ToHostBuffer_Args* args) {
       }
       dst_strides.assign(s.byte_strides, s.byte_strides + rank);
     } else {
-      return InvalidArgument(Prefix(kFn) + "unknown host_layout type " +
-                             std::to_string(static_cast<int>(layout->type)));
+      return InvalidArgument(Prefix(kFn) + "unknown host_layout type " + std::to_string(RawEnum(layout->type)));
     }
     StatusOr<ByteExtent> extent = StridedExtent(dims, dst_strides, elem);
     if (!extent.ok()) return extent.status().WithContext(kFn);

@@ -37,7 +37,7 @@ StatusOr<int64_t> DeviceCount(const PJRT_NamedValue* options, size_t num_options
     if (o.name == nullptr) continue;
     std::string_view name(o.name, o.name_size);
     if (name != kDeviceCountOption) continue;
-    if (o.type != PJRT_NamedValue_kInt64) {
+    if (RawEnum(o.type) != PJRT_NamedValue_kInt64) {
       return InvalidArgument(std::string("PJRT_Client_Create: option '") + kDeviceCountOption +
                              "' must be an int64");
     }

@@ -165,8 +165,12 @@ PJRT_Error* Client_Compile(PJRT_Client_Compile_Args* args) {
     // Parsed here first so a malformed blob gets the conventional PJRT message.
     StatusOr<ingest::CompileOptions> options = ingest::ParseCompileOptions(options_bytes);
     if (!options.ok()) {
-      return InvalidArgument(Prefix(kFn) + "failed to deserialize CompileOptionsProto: " +
-                             options.status().message());
+      constexpr std::string_view kLead = "failed to deserialize CompileOptionsProto";
+      const Status parse_error = options.status();
+      std::string_view detail = parse_error.message();
+      if (detail.substr(0, kLead.size()) == kLead) detail.remove_prefix(kLead.size());
+      if (detail.substr(0, 2) == ": ") detail.remove_prefix(2);
+      return InvalidArgument(Prefix(kFn) + std::string(kLead) + (detail.empty() ? "" : ": ") + std::string(detail));
     }
     KILN_ASSIGN_OR_RETURN(std::vector<ExecutionSlot> slots, AssignDevices(*args->client, *options));
     KILN_ASSIGN_OR_RETURN(std::shared_ptr<const compiler::Executable> exe,

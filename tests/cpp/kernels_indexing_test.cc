@@ -40,6 +40,14 @@ int64_t Flat(const std::vector<int64_t>& dims, const std::vector<int64_t>& idx) 
 
 bool Has(const std::vector<int64_t>& v, int64_t x) { return std::find(v.begin(), v.end(), x) != v.end(); }
 
+ir::Op MakeOp(const std::string& name, std::vector<ir::ValueId> operands, std::vector<ir::ValueId> results) {
+  ir::Op op;
+  op.name = name;
+  op.operands = std::move(operands);
+  op.results = std::move(results);
+  return op;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Gather
 
@@ -416,10 +424,9 @@ TEST(ScatterTest, VariadicGeneralPathRunsTheRegion) {
   b.Int("index_vector_dim", c.index_vector_dim);
   b.Region({DType::kF32, DType::kS32, DType::kF32, DType::kS32},
            [&](const std::vector<ir::ValueId>& args, ir::Block& block) {
-             ir::Op ret;
-             ret.name = "stablehlo.return";
-             ret.operands = {args[2], args[3]};
-             block.ops.push_back(ret);
+             ir::ValueId f = b.NewValue(DType::kF32), i = b.NewValue(DType::kS32);
+             block.ops.push_back(MakeOp("test.combine", {args[0], args[1], args[2], args[3]}, {f, i}));
+             block.ops.push_back(MakeOp("stablehlo.return", {f, i}, {}));
            });
   FakeLowerContext ctx(b);
   ctx.region_programs = {MakeProgram(4, 2, [](std::span<const Array> in, std::span<Array> out) -> Status {
@@ -451,22 +458,14 @@ TEST(ScatterTest, RejectsMismatchedUpdates) {
 // ---------------------------------------------------------------------------------------------
 // Sort
 
-ir::Op MakeOp(const std::string& name, std::vector<ir::ValueId> operands, std::vector<ir::ValueId> results) {
-  ir::Op op;
-  op.name = name;
-  op.operands = std::move(operands);
-  op.results = std::move(results);
-  return op;
-}
-
 // JAX's comparator for one float key (sort_f32 fixture): canonicalise -0 -> 0 and NaN -> NaN,
 // then compare under TOTALORDER. `direction` LT sorts ascending, GT descending. With
 // `hoisted_constants` the NaN and zero constants live outside the region, as in the fixture.
 void JaxFloatComparator(OpBuilder& b, DType dtype, size_t num_operands, const std::string& direction,
-                        bool hoisted_constants = false) {
+                        bool hoisted_constants = false, size_t key_operand = 0) {
   std::vector<DType> arg_types;
   for (size_t i = 0; i < num_operands; ++i) {
-    DType t = i == 0 ? dtype : DType::kS32;
+    DType t = i == key_operand ? dtype : DType::kS32;
     arg_types.push_back(t);
     arg_types.push_back(t);
   }
@@ -500,7 +499,7 @@ void JaxFloatComparator(OpBuilder& b, DType dtype, size_t num_operands, const st
       ir::ValueId z = select(compare("EQ", x, zero, "FLOAT"), zero, x);
       return select(compare("NE", x, x, "FLOAT"), nan, z);
     };
-    ir::ValueId a = canon(args[0]), c = canon(args[1]);
+    ir::ValueId a = canon(args[2 * key_operand]), c = canon(args[2 * key_operand + 1]);
     ir::ValueId r = compare(direction.c_str(), a, c, "TOTALORDER");
     block.ops.push_back(MakeOp("stablehlo.return", {r}, {}));
   });
@@ -585,6 +584,22 @@ TEST(SortTest, ArgsortCarriesPayloadStably) {
   ASSERT_TRUE(out.ok()) << out.status().ToString();
   EXPECT_EQ(ctx.compile_region_calls, 0);
   EXPECT_EQ(ToVector<int32_t>((*out)[1]), (std::vector<int32_t>{5, 6, 1, 4, 0, 2, 7, 3}));
+
+  // The same with the key as the second operand: not the single-key fast path, but the
+  // comparator still only compares and selects, so the ScalarEvaluator runs it.
+  OpBuilder b2("stablehlo.sort");
+  b2.Operand(DType::kS32, {8});
+  b2.Operand(DType::kF32, {8});
+  b2.Result(DType::kS32, {8});
+  b2.Result(DType::kF32, {8});
+  b2.Int("dimension", 0);
+  b2.Bool("is_stable", true);
+  JaxFloatComparator(b2, DType::kF32, 2, "LT", /*hoisted_constants=*/true, /*key_operand=*/1);
+  FakeLowerContext ctx2(b2);
+  out = LowerAndRun(Sort(), ctx2, {MakeArray(DType::kS32, {8}, iota), MakeArray(DType::kF32, {8}, keys)});
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(ctx2.compile_region_calls, 0);
+  EXPECT_EQ(ToVector<int32_t>((*out)[0]), (std::vector<int32_t>{5, 6, 1, 4, 0, 2, 7, 3}));
 }
 
 // Region `compare <dir>(%a, %b), <type>` over the first operand's pair.
@@ -703,6 +718,49 @@ TEST(SortTest, TwoKeyLexsortRunsTheRegion) {
   ASSERT_TRUE(out.ok()) << out.status().ToString();
   EXPECT_EQ(ToVector<float>((*out)[2]), (std::vector<float>{4, 1, 3, 2, 5, 0}));
   EXPECT_EQ(ToVector<int32_t>((*out)[0]), (std::vector<int32_t>{0, 1, 1, 2, 2, 2}));
+}
+
+TEST(SortTest, JaxTwoKeyComparatorIsEvaluatedDirectly) {
+  // lax.sort((k1, k2, v), num_keys=2): or(lt(k1), and(eq(k1), lt(k2))), as JAX emits it.
+  std::vector<int32_t> k1 = {2, 1, 2, 1, 0, 2}, k2 = {5, 3, 1, 3, 9, 1};
+  std::vector<float> v = {0, 1, 2, 3, 4, 5};
+  OpBuilder b("stablehlo.sort");
+  b.Operand(DType::kS32, {6});
+  b.Operand(DType::kS32, {6});
+  b.Operand(DType::kF32, {6});
+  b.Result(DType::kS32, {6});
+  b.Result(DType::kS32, {6});
+  b.Result(DType::kF32, {6});
+  b.Int("dimension", 0);
+  b.Bool("is_stable", true);
+  b.Region({DType::kS32, DType::kS32, DType::kS32, DType::kS32, DType::kF32, DType::kF32},
+           [&](const std::vector<ir::ValueId>& args, ir::Block& block) {
+             auto cmp = [&](const char* dir, ir::ValueId x, ir::ValueId y) {
+               ir::ValueId r = b.NewValue(DType::kPred);
+               ir::Op op = MakeOp("stablehlo.compare", {x, y}, {r});
+               op.attrs.push_back({"comparison_direction", ir::Attr::Enum(dir)});
+               op.attrs.push_back({"compare_type", ir::Attr::Enum("SIGNED")});
+               block.ops.push_back(op);
+               return r;
+             };
+             auto logic = [&](const char* name, ir::ValueId x, ir::ValueId y) {
+               ir::ValueId r = b.NewValue(DType::kPred);
+               block.ops.push_back(MakeOp(name, {x, y}, {r}));
+               return r;
+             };
+             ir::ValueId lt2 = cmp("LT", args[2], args[3]);
+             ir::ValueId lt1 = cmp("LT", args[0], args[1]);
+             ir::ValueId eq1 = cmp("EQ", args[0], args[1]);
+             ir::ValueId r = logic("stablehlo.or", lt1, logic("stablehlo.and", eq1, lt2));
+             block.ops.push_back(MakeOp("stablehlo.return", {r}, {}));
+           });
+  FakeLowerContext ctx(b);
+  auto out = LowerAndRun(Sort(), ctx,
+                         {MakeArray(DType::kS32, {6}, k1), MakeArray(DType::kS32, {6}, k2), MakeArray(DType::kF32, {6}, v)});
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(ctx.compile_region_calls, 0) << "expected the ScalarEvaluator";
+  EXPECT_EQ(ToVector<float>((*out)[2]), (std::vector<float>{4, 1, 3, 2, 5, 0}));
+  EXPECT_EQ(ToVector<int32_t>((*out)[1]), (std::vector<int32_t>{9, 3, 3, 1, 1, 5}));
 }
 
 TEST(SortTest, InconsistentComparatorStaysInBounds) {

@@ -147,20 +147,21 @@ class PjrtTest : public ::testing::Test {
   }
 
   // BufferFromHostBuffer on device 0's memory, as jaxlib calls it (device NULL, memory set).
-  Outcome TryMakeBuffer(const void* data, PJRT_Buffer_Type type, std::vector<int64_t> dims,
-                        std::vector<int64_t> strides, PJRT_Buffer** out,
-                        PJRT_HostBufferSemantics semantics = PJRT_HostBufferSemantics_kImmutableZeroCopy,
+  // `type` and `semantics` are plain ints so that tests can pass values outside the enumerators
+  // (loading such a value as the enum type would itself be undefined behaviour).
+  Outcome TryMakeBuffer(const void* data, int type, std::vector<int64_t> dims, std::vector<int64_t> strides,
+                        PJRT_Buffer** out, int semantics = PJRT_HostBufferSemantics_kImmutableZeroCopy,
                         PJRT_Memory* memory = nullptr) {
     PJRT_Client_BufferFromHostBuffer_Args args{};
     args.struct_size = 120;
     args.client = client_;
     args.data = data;
-    args.type = type;
+    std::memcpy(&args.type, &type, sizeof(int));
     args.dims = dims.data();
     args.num_dims = dims.size();
     args.byte_strides = strides.empty() ? nullptr : strides.data();
     args.num_byte_strides = strides.size();
-    args.host_buffer_semantics = semantics;
+    std::memcpy(&args.host_buffer_semantics, &semantics, sizeof(int));
     args.memory = memory ? memory : DefaultMemory(Devices()[0]);
     Outcome o = Take(Api()->PJRT_Client_BufferFromHostBuffer(&args));
     if (o.ok()) {
@@ -171,9 +172,8 @@ class PjrtTest : public ::testing::Test {
     }
     return o;
   }
-  PJRT_Buffer* MakeBuffer(const void* data, PJRT_Buffer_Type type, std::vector<int64_t> dims,
-                          std::vector<int64_t> strides = {},
-                          PJRT_HostBufferSemantics semantics = PJRT_HostBufferSemantics_kImmutableZeroCopy) {
+  PJRT_Buffer* MakeBuffer(const void* data, int type, std::vector<int64_t> dims, std::vector<int64_t> strides = {},
+                          int semantics = PJRT_HostBufferSemantics_kImmutableZeroCopy) {
     PJRT_Buffer* buffer = nullptr;
     Outcome o = TryMakeBuffer(data, type, std::move(dims), std::move(strides), &buffer, semantics);
     EXPECT_TRUE(o.ok()) << o.message;
@@ -675,8 +675,7 @@ TEST_F(PjrtTest, BufferRoundTripForEverySemantics) {
     SCOPED_TRACE("semantics " + std::to_string(s));
     std::vector<float> host = data;
     // jaxlib passes byte strides even for contiguous arrays.
-    PJRT_Buffer* b = MakeBuffer(host.data(), PJRT_Buffer_Type_F32, {2, 3}, {12, 4},
-                                static_cast<PJRT_HostBufferSemantics>(s));
+    PJRT_Buffer* b = MakeBuffer(host.data(), PJRT_Buffer_Type_F32, {2, 3}, {12, 4}, s);
     ASSERT_NE(b, nullptr);
     std::fill(host.begin(), host.end(), -1.f);  // the buffer owns a copy
     EXPECT_EQ(Read<float>(b, 6), data);
@@ -858,11 +857,9 @@ TEST_F(PjrtTest, BufferFromHostBufferValidation) {
   EXPECT_EQ(TryMakeBuffer(&x, PJRT_Buffer_Type_F32, {INT64_MAX, 4}, {}, &b).code, PJRT_Error_Code_INVALID_ARGUMENT);
   EXPECT_EQ(TryMakeBuffer(nullptr, PJRT_Buffer_Type_F32, {1}, {}, &b).code, PJRT_Error_Code_INVALID_ARGUMENT);
   EXPECT_EQ(TryMakeBuffer(&x, PJRT_Buffer_Type_INVALID, {1}, {}, &b).code, PJRT_Error_Code_INVALID_ARGUMENT);
-  EXPECT_EQ(TryMakeBuffer(&x, static_cast<PJRT_Buffer_Type>(99), {1}, {}, &b).code,
-            PJRT_Error_Code_INVALID_ARGUMENT);
+  EXPECT_EQ(TryMakeBuffer(&x, 99, {1}, {}, &b).code, PJRT_Error_Code_INVALID_ARGUMENT);
   EXPECT_EQ(TryMakeBuffer(&x, PJRT_Buffer_Type_F32, {1}, {4, 4}, &b).code, PJRT_Error_Code_INVALID_ARGUMENT);
-  EXPECT_EQ(TryMakeBuffer(&x, PJRT_Buffer_Type_F32, {1}, {}, &b, static_cast<PJRT_HostBufferSemantics>(9)).code,
-            PJRT_Error_Code_INVALID_ARGUMENT);
+  EXPECT_EQ(TryMakeBuffer(&x, PJRT_Buffer_Type_F32, {1}, {}, &b, 9).code, PJRT_Error_Code_INVALID_ARGUMENT);
 
   // Neither device nor memory; a non-default device layout.
   PJRT_Client_BufferFromHostBuffer_Args args{};

@@ -5,8 +5,9 @@
 // is small and cannot loop), with no crash, hang or sanitizer report. A few hundred mutants of the
 // options blob go through the same path.
 //
-// KILN_FUZZ_MUTANTS overrides the number of program mutants (default 12,000) and KILN_FUZZ_SEED
+// KILN_FUZZ_MUTANTS overrides the number of program mutants (default 20,000) and KILN_FUZZ_SEED
 // the seed; a failure prints the seed, mutant index and recipe needed to reproduce it.
+// KILN_FUZZ_VERBOSE=1 prints every mutant's outcome.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -59,10 +60,68 @@ class Rng {
   uint64_t state_;
 };
 
+// The byte range of one section body of an MLIR bytecode file.
+struct Section {
+  size_t begin, end;
+};
+
 struct Source {
   std::string name;
   std::string code;
+  std::vector<Section> sections;  // empty if the framing could not be walked
 };
+
+// MLIR bytecode's prefix varint: the count of trailing zero bits of the first byte says how many
+// more bytes follow (a first byte of 0 means 8 more).
+bool ReadVarint(const std::string& s, size_t& pos, uint64_t& value) {
+  if (pos >= s.size()) return false;
+  const uint8_t first = static_cast<uint8_t>(s[pos]);
+  if (first & 1) {
+    value = first >> 1;
+    ++pos;
+    return true;
+  }
+  if (first == 0) {
+    if (s.size() - pos < 9) return false;
+    std::memcpy(&value, s.data() + pos + 1, 8);
+    pos += 9;
+    return true;
+  }
+  const int extra = __builtin_ctz(first);
+  if (s.size() - pos < static_cast<size_t>(extra) + 1) return false;
+  uint64_t raw = 0;
+  std::memcpy(&raw, s.data() + pos, static_cast<size_t>(extra) + 1);
+  value = raw >> (extra + 1);
+  pos += static_cast<size_t>(extra) + 1;
+  return true;
+}
+
+// Walks magic, version, producer and the section headers, so mutations can target section bodies
+// and get past the framing checks into the attribute, type and IR decoders.
+std::vector<Section> FindSections(const std::string& s) {
+  std::vector<Section> out;
+  if (s.size() < 4 || s.compare(0, 4, "ML\xefR") != 0) return {};
+  size_t pos = 4;
+  uint64_t v;
+  if (!ReadVarint(s, pos, v)) return {};
+  size_t nul = s.find('\0', pos);
+  if (nul == std::string::npos) return {};
+  pos = nul + 1;
+  while (pos < s.size()) {
+    const uint8_t id = static_cast<uint8_t>(s[pos++]);
+    uint64_t length;
+    if (!ReadVarint(s, pos, length)) return {};
+    if (id & 0x80) {
+      uint64_t alignment;
+      if (!ReadVarint(s, pos, alignment) || alignment == 0 || alignment > 4096) return {};
+      while (pos % alignment != 0 && pos < s.size()) ++pos;
+    }
+    if (length > s.size() - pos) return {};
+    if (length > 0) out.push_back({pos, pos + static_cast<size_t>(length)});
+    pos += static_cast<size_t>(length);
+  }
+  return out;
+}
 
 std::optional<std::string> ReadFile(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
@@ -72,7 +131,17 @@ std::optional<std::string> ReadFile(const fs::path& path) {
 
 std::vector<Source> LoadSources() {
   std::vector<Source> out;
-  for (const fs::path dir : {fs::path(KILN_SHARED_FIXTURES_DIR) / "jax-0.10.2-artifacts",
+  // A few of StableHLO's own per-version artifacts: every op and attribute form of their version,
+  // so mutants reach decoders that JAX-produced programs never touch.
+  const fs::path vhlo = fs::path(KILN_SHARED_FIXTURES_DIR) / "stablehlo-vhlo";
+  for (const char* name : {"stablehlo_legalize_to_vhlo.0_9_0.mlir.bc", "stablehlo_legalize_to_vhlo.1_10_0.mlir.bc",
+                           "stablehlo_legalize_to_vhlo.1_16_0.mlir.bc", "invalid_vhlo_future.mlir.bc"}) {
+    if (std::optional<std::string> code = ReadFile(vhlo / name)) {
+      std::vector<Section> sections = FindSections(*code);
+      out.push_back({std::string("stablehlo-vhlo/") + name, std::move(*code), std::move(sections)});
+    }
+  }
+  for (const fs::path& dir : {fs::path(KILN_SHARED_FIXTURES_DIR) / "jax-0.10.2-artifacts",
                              fs::path(KILN_TEST_FIXTURES_DIR)}) {
     std::error_code ec;
     std::vector<fs::path> files;
@@ -83,7 +152,8 @@ std::vector<Source> LoadSources() {
     std::sort(files.begin(), files.end());  // directory order is not deterministic
     for (const fs::path& f : files) {
       if (std::optional<std::string> code = ReadFile(f)) {
-        out.push_back({dir.filename().string() + "/" + f.filename().string(), std::move(*code)});
+        std::vector<Section> sections = FindSections(*code);
+        out.push_back({dir.filename().string() + "/" + f.filename().string(), std::move(*code), std::move(sections)});
       }
     }
   }
@@ -92,7 +162,7 @@ std::vector<Source> LoadSources() {
 
 // ---- mutation ----
 
-enum class Kind { kTruncate, kFlip, kInsert, kDelete, kSplice, kOverwrite, kCount };
+enum class Kind { kTruncate, kFlip, kInsert, kDelete, kSplice, kOverwrite, kSectionFlip, kSectionFlip2, kCount };
 const char* KindName(Kind k) {
   switch (k) {
     case Kind::kTruncate: return "truncate";
@@ -101,6 +171,8 @@ const char* KindName(Kind k) {
     case Kind::kDelete: return "delete";
     case Kind::kSplice: return "splice";
     case Kind::kOverwrite: return "overwrite";
+    case Kind::kSectionFlip:
+    case Kind::kSectionFlip2: return "section-body";
     default: return "?";
   }
 }
@@ -162,6 +234,26 @@ std::string Mutate(const std::vector<Source>& sources, size_t base, Kind kind, R
       for (size_t i = 0; i < n; ++i) {
         size_t pos = rng.Below(m.size());
         uint8_t v = kBoundaryBytes[rng.Below(sizeof(kBoundaryBytes))];
+        m[pos] = static_cast<char>(v);
+        std::snprintf(buf, sizeof(buf), " @%zu=%02x", pos, v);
+        *recipe += buf;
+      }
+      break;
+    }
+    case Kind::kSectionFlip:
+    case Kind::kSectionFlip2: {
+      // 1-4 changes inside one section body, keeping every length intact (half flips, half
+      // boundary bytes). Twice the weight of the other kinds: these reach the deepest code.
+      const std::vector<Section>& secs = sources[base].sections;
+      if (secs.empty()) return Mutate(sources, base, Kind::kFlip, rng, recipe);
+      const Section& sec = secs[rng.Below(secs.size())];
+      size_t n = rng.Between(1, 4);
+      std::snprintf(buf, sizeof(buf), "section body [%zu,%zu)", sec.begin, sec.end);
+      *recipe = buf;
+      for (size_t i = 0; i < n; ++i) {
+        size_t pos = sec.begin + rng.Below(sec.end - sec.begin);
+        uint8_t v = rng.Below(2) ? static_cast<uint8_t>(static_cast<uint8_t>(m[pos]) ^ rng.Between(1, 255))
+                                 : kBoundaryBytes[rng.Below(sizeof(kBoundaryBytes))];
         m[pos] = static_cast<char>(v);
         std::snprintf(buf, sizeof(buf), " @%zu=%02x", pos, v);
         *recipe += buf;
@@ -371,9 +463,12 @@ TEST(PjrtFuzzTest, MutatedArtifactsCompileToAnErrorOrAValidExecutable) {
   std::optional<std::string> options =
       ReadFile(fs::path(KILN_SHARED_FIXTURES_DIR) / "jax-0.10.2-artifacts" / "c_add.compile_options.pb");
   if (sources.empty() || !options) GTEST_SKIP() << "no artifacts under " << KILN_SHARED_FIXTURES_DIR;
+  for (const Source& src : sources) {
+    EXPECT_FALSE(src.sections.empty()) << "could not walk the sections of " << src.name;
+  }
 
   const uint64_t seed = EnvOr("KILN_FUZZ_SEED", 0x6b696c6e2d667a31ull);
-  const size_t program_mutants = static_cast<size_t>(EnvOr("KILN_FUZZ_MUTANTS", 12000));
+  const size_t program_mutants = static_cast<size_t>(EnvOr("KILN_FUZZ_MUTANTS", 20000));
   const size_t option_mutants = std::max<size_t>(program_mutants / 24, 1);
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -419,7 +514,12 @@ TEST(PjrtFuzzTest, MutatedArtifactsCompileToAnErrorOrAValidExecutable) {
     g_progress++;
   }
 
+  const bool verbose = EnvOr("KILN_FUZZ_VERBOSE", 0) != 0;
   auto handle = [&](const std::string& what, Outcome o, PJRT_LoadedExecutable* exe) {
+    if (verbose) {
+      std::printf("%s -> %s\n", what.c_str(),
+                  o.ok() ? "executable" : (std::to_string(o.code) + " " + o.message.substr(0, 160)).c_str());
+    }
     if (o.ok()) {
       ASSERT_NE(exe, nullptr) << what;
       outcomes["executable"]++;
@@ -452,7 +552,7 @@ TEST(PjrtFuzzTest, MutatedArtifactsCompileToAnErrorOrAValidExecutable) {
   const Source& add = *std::find_if(sources.begin(), sources.end(), [](const Source& s) {
     return s.name.find("c_add") != std::string::npos;
   });
-  std::vector<Source> option_source = {{"c_add.compile_options.pb", *options}};
+  std::vector<Source> option_source = {{"c_add.compile_options.pb", *options, {}}};
   for (size_t i = 0; i < option_mutants; ++i) {
     const Kind kind = static_cast<Kind>(rng.Below(static_cast<size_t>(Kind::kSplice)));  // no splice
     std::string recipe;
