@@ -1,8 +1,9 @@
 // stablehlo.reduce, stablehlo.reduce_window and stablehlo.select_and_scatter.
 //
-// Both recognise the common single-operand bodies (add, multiply, maximum, minimum, and, or, xor)
-// and run typed loops; anything else (variadic argmax-style reductions, unusual bodies) runs the
-// body region element by element through ScalarRegionRunner.
+// Each recognises the common single-operand bodies (add, multiply, maximum, minimum, and, or, xor;
+// select_and_scatter also a plain compare) and runs typed loops; anything else (variadic
+// argmax-style reductions, unusual bodies) runs the body region element by element through
+// ScalarRegionRunner (directly evaluated when it only compares and selects, else as a Program).
 //
 // Reduce's fast path views the input as [kept-outer..., reduced-outer..., inner] after dropping
 // size-1 axes and merging neighbouring axes of the same kind, so one loop shape covers reductions
@@ -31,8 +32,8 @@ using compiler::Kernel;
 using compiler::LowerContext;
 using runtime::Array;
 
-// Checks at run time that the arrays handed to a kernel have the element counts it was lowered
-// for, so a mismatch becomes an error instead of an out-of-bounds access.
+// Checks at run time that the arrays handed to a kernel have the types it was lowered for, so a
+// mismatch becomes an error instead of an out-of-bounds access.
 Status CheckArrays(std::string_view op, std::span<const Array> arrays, std::span<const ir::Type> types) {
   if (arrays.size() < types.size()) return Internal(std::string(op) + ": too few inputs");
   for (size_t i = 0; i < types.size(); ++i) {

@@ -399,9 +399,9 @@ PJRT_Error* Buffer_ToHostBuffer(PJRT_Buffer_ToHostBuffer_Args* args) {
     }
     const size_t required = static_cast<size_t>(extent->hi);
 
-    if (args->dst == nullptr) {  // size query
+    if (args->dst == nullptr) {  // size query: no copy, so no event (as in XLA's implementation)
       args->dst_size = required;
-      args->event = NewEvent(runtime::Event::MakeReady());
+      args->event = nullptr;
       return Status::Ok();
     }
     if (args->dst_size < required) {

@@ -305,5 +305,128 @@ TEST(DotGeneralTest, RejectsInconsistentDimensionNumbers) {
   }
 }
 
+// ---------------------------------------------------------------------------------------------
+// cholesky / triangular_solve
+
+compiler::LowerFn Cholesky() { return FindLowering(&compiler::RegisterLinalgOps, "stablehlo.cholesky"); }
+compiler::LowerFn TriangularSolve() { return FindLowering(&compiler::RegisterLinalgOps, "stablehlo.triangular_solve"); }
+
+TEST(CholeskyTest, SpecExampleLowerAndUpper) {
+  std::vector<double> a = {1, 2, 3, 2, 20, 26, 3, 26, 70};
+  for (bool lower : {true, false}) {
+    OpBuilder b("stablehlo.cholesky");
+    b.Operand(DType::kF64, {3, 3});
+    b.Result(DType::kF64, {3, 3});
+    b.Bool("lower", lower);
+    FakeLowerContext ctx(b);
+    auto out = LowerAndRun(Cholesky(), ctx, {MakeArray(DType::kF64, {3, 3}, a)});
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    std::vector<double> l = {1, 0, 0, 2, 4, 0, 3, 5, 6};
+    std::vector<double> u = {1, 2, 3, 0, 4, 5, 0, 0, 6};
+    ExpectClose(ToVector<double>((*out)[0]), lower ? l : u, 1e-12, 1e-12);
+  }
+}
+
+TEST(CholeskyTest, BatchedRandomSpdAndFailure) {
+  // Two SPD matrices A = M M^T + n I, then one that is not positive definite (NaNs).
+  const int64_t n = 5;
+  std::vector<double> m = Reals(2 * n * n, 11), a(3 * n * n, 0.0);
+  for (int64_t bi = 0; bi < 2; ++bi) {
+    for (int64_t i = 0; i < n; ++i) {
+      for (int64_t j = 0; j < n; ++j) {
+        double sum = i == j ? static_cast<double>(n) : 0.0;
+        for (int64_t k = 0; k < n; ++k) sum += m[bi * n * n + i * n + k] * m[bi * n * n + j * n + k];
+        a[bi * n * n + i * n + j] = static_cast<float>(sum);
+      }
+    }
+  }
+  for (int64_t i = 0; i < n; ++i) a[2 * n * n + i * n + i] = i == 2 ? -1.0 : 1.0;
+  OpBuilder b("stablehlo.cholesky");
+  b.Operand(DType::kF32, {3, n, n});
+  b.Result(DType::kF32, {3, n, n});
+  b.Bool("lower", true);
+  FakeLowerContext ctx(b);
+  auto out = LowerAndRun(Cholesky(), ctx, {MakeArray(DType::kF32, {3, n, n}, Cast<float>(a))});
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  std::vector<float> l = ToVector<float>((*out)[0]);
+  for (int64_t bi = 0; bi < 2; ++bi) {
+    for (int64_t i = 0; i < n; ++i) {
+      for (int64_t j = 0; j < n; ++j) {
+        if (j > i) {
+          EXPECT_EQ(l[bi * n * n + i * n + j], 0.0f);
+        }
+        double sum = 0;
+        for (int64_t k = 0; k < n; ++k) sum += l[bi * n * n + i * n + k] * l[bi * n * n + j * n + k];
+        EXPECT_NEAR(sum, a[bi * n * n + i * n + j], 1e-4);
+      }
+    }
+  }
+  for (int64_t i = 0; i < n * n; ++i) EXPECT_TRUE(std::isnan(l[2 * n * n + i]));
+}
+
+TEST(TriangularSolveTest, EveryVariantSolvesItsSystem) {
+  const int64_t n = 4, k = 3;
+  // A well-conditioned triangular-ish matrix; the other triangle holds junk that must be ignored.
+  std::vector<double> a = Reals(2 * n * n, 21);
+  for (int64_t bi = 0; bi < 2; ++bi) {
+    for (int64_t i = 0; i < n; ++i) a[bi * n * n + i * n + i] += 4.0;
+  }
+  for (bool left : {true, false}) {
+    for (bool lower : {true, false}) {
+      for (const char* transpose : {"NO_TRANSPOSE", "TRANSPOSE", "ADJOINT"}) {
+        for (bool unit : {false, true}) {
+          SCOPED_TRACE(std::string(left ? "left " : "right ") + (lower ? "lower " : "upper ") + transpose +
+                       (unit ? " unit" : ""));
+          std::vector<int64_t> bdims = left ? std::vector<int64_t>{2, n, k} : std::vector<int64_t>{2, k, n};
+          std::vector<double> rhs = Reals(2 * n * k, 22);
+          OpBuilder b("stablehlo.triangular_solve");
+          b.Operand(DType::kF64, {2, n, n});
+          b.Operand(DType::kF64, bdims);
+          b.Result(DType::kF64, bdims);
+          b.Bool("left_side", left);
+          b.Bool("lower", lower);
+          b.Bool("unit_diagonal", unit);
+          b.Attr("transpose_a", ir::Attr::Enum(transpose));
+          FakeLowerContext ctx(b);
+          auto out = LowerAndRun(TriangularSolve(), ctx, {MakeArray(DType::kF64, {2, n, n}, a), MakeArray(DType::kF64, bdims, rhs)});
+          ASSERT_TRUE(out.ok()) << out.status().ToString();
+          std::vector<double> x = ToVector<double>((*out)[0]);
+          bool trans = std::string(transpose) != "NO_TRANSPOSE";
+          // op(A) as the solver sees it: the chosen triangle, unit diagonal if asked, transposed.
+          auto op_a = [&](int64_t bi, int64_t i, int64_t j) {
+            int64_t r = trans ? j : i, c = trans ? i : j;
+            if (r == c) return unit ? 1.0 : a[bi * n * n + r * n + c];
+            bool in_triangle = lower ? c < r : c > r;
+            return in_triangle ? a[bi * n * n + r * n + c] : 0.0;
+          };
+          int64_t rows = bdims[1], cols = bdims[2];
+          for (int64_t bi = 0; bi < 2; ++bi) {
+            for (int64_t i = 0; i < rows; ++i) {
+              for (int64_t j = 0; j < cols; ++j) {
+                double sum = 0;
+                for (int64_t t = 0; t < n; ++t) {
+                  sum += left ? op_a(bi, i, t) * x[bi * rows * cols + t * cols + j]
+                              : x[bi * rows * cols + i * cols + t] * op_a(bi, t, j);
+                }
+                EXPECT_NEAR(sum, rhs[bi * rows * cols + i * cols + j], 1e-9);
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(TriangularSolveTest, RejectsMismatchedShapes) {
+  OpBuilder b("stablehlo.triangular_solve");
+  b.Operand(DType::kF32, {3, 3});
+  b.Operand(DType::kF32, {4, 2});
+  b.Result(DType::kF32, {4, 2});
+  b.Bool("left_side", true);
+  FakeLowerContext ctx(b);
+  EXPECT_EQ(TriangularSolve()(ctx).status().code(), StatusCode::kInvalidArgument);
+}
+
 }  // namespace
 }  // namespace kiln::testing

@@ -726,8 +726,7 @@ TEST_F(PjrtTest, ToHostBufferLayouts) {
   q.src = b;
   ASSERT_PJRT_OK(Api()->PJRT_Buffer_ToHostBuffer(&q));
   EXPECT_EQ(q.dst_size, 24u);
-  ASSERT_NE(q.event, nullptr);
-  EXPECT_TRUE(AwaitEvent(q.event).ok());
+  EXPECT_EQ(q.event, nullptr);
 
   // jaxlib's layout: Tiled, descending minor_to_major, no tiles, garbage struct sizes.
   int64_t desc[2] = {1, 0};

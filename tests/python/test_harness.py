@@ -71,3 +71,12 @@ def test_tolerance_table():
     assert tolerance(np.float32, "transcendental")[0] <= 1e-5
     with pytest.raises(KeyError):
         tolerance(np.float32, "no-such-kind")
+
+
+def test_subnormal_versus_zero_is_tolerated_but_not_in_exact_mode():
+    sub = np.float32(3e-39)  # subnormal: XLA:CPU flushes such results to zero
+    assert_array_close(np.float32([sub]), np.float32([0.0]))
+    with pytest.raises(FAIL):
+        assert_array_close(np.float32([sub]), np.float32([0.0]), exact=True)
+    with pytest.raises(FAIL):  # a normal number is not hidden by the flush-to-zero allowance
+        assert_array_close(np.float32([1e-37]), np.float32([0.0]))

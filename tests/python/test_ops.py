@@ -89,10 +89,30 @@ UNARY = {
     "clz": (lax.clz, (I32, U32), "any", "arith"),
 }
 
-UNARY_CASES = [(n, d) for n, (_, dts, _, _) in UNARY.items() for d in dts]
+# Ops that reach Kiln as stablehlo.composite (jaxlib keeps these CHLO ops as named composites with
+# a decomposition function). Kiln rejects composite with a clean UNIMPLEMENTED compile error (checked
+# 2026-11-23); strict xfail, restricted to that exception type, so a wrong answer still fails.
+def not_yet(what: str):
+    return pytest.mark.xfail(strict=True, raises=jax.errors.JaxRuntimeError,
+                             reason=f"Kiln: {what} not implemented yet")
 
 
-@pytest.mark.parametrize("name,dtype", UNARY_CASES, ids=[f"{n}-{d.name}" for n, d in UNARY_CASES])
+COMPOSITE = {"arcsin": "chlo.asin", "arccos": "chlo.acos", "sinh": "chlo.sinh",
+             "cosh": "chlo.cosh", "arcsinh": "chlo.asinh", "arccosh": "chlo.acosh",
+             "arctanh": "chlo.atanh", "erf": "chlo.erf", "top_k": "chlo.top_k"}
+
+
+def _composite_marks(name):
+    if name in COMPOSITE:
+        return [not_yet(f'stablehlo.composite "{COMPOSITE[name]}"')]
+    return []
+
+
+UNARY_CASES = [pytest.param(n, d, id=f"{n}-{d.name}", marks=_composite_marks(n))
+               for n, (_, dts, _, _) in UNARY.items() for d in dts]
+
+
+@pytest.mark.parametrize("name,dtype", UNARY_CASES)
 def test_unary(name, dtype):
     fn, _, domain, kind = UNARY[name]
     check(fn, rand(dtype, (4, 5), domain), kind=kind)
@@ -375,8 +395,10 @@ def test_stack_tile_repeat_roll():
 
 def test_tril_triu_eye():
     x = rand(F32, (4, 5))
-    check(lambda x: (jnp.tril(x), jnp.triu(x, 1), jnp.eye(3, 4, 1, dtype=jnp.float32) * x[:3, :4]),
-          x, exact=True)
+    # (Not eye * x: IEEE gives 0 * negative = -0.0, but XLA rewrites the multiply by a 0/1 mask into
+    # a select and returns +0.0, so the sign of zero would differ for a legitimate reason.)
+    check(lambda x: (jnp.tril(x), jnp.triu(x, 1), jnp.eye(3, 4, 1, dtype=jnp.float32),
+                     jnp.where(jnp.eye(3, 4, -1) > 0, x[:3, :4], 2.0)), x, exact=True)
 
 
 @pytest.mark.parametrize("start", [(0, 0), (2, 3), (4, 5), (-1, 2), (10, 10)], ids=str)
@@ -653,6 +675,7 @@ def test_sort_multiple_operands():
                              jnp.lexsort((k2, k1))), k1, k2, v, exact=True)
 
 
+@not_yet('stablehlo.composite "chlo.top_k"')
 def test_top_k():
     # lax.top_k reaches the plugin as stablehlo.composite "chlo.top_k" (+ decomposition).
     x = rand(F32, (3, 10))

@@ -4,6 +4,11 @@ Results are compared as |kiln - cpu| <= atol + rtol * |cpu| (NaN must match NaN,
 infinity). Integer and bool results are always compared exactly, and so are floating-point results
 of pure data movement (transpose, slice, gather, sort, ...), which must be bit-for-bit equal.
 
+Subnormals: XLA:CPU runs with flush-to-zero (a subnormal result becomes +-0); an IEEE-conforming
+kernel returns the subnormal. So every non-exact comparison uses atol >= the dtype's smallest normal
+number (finfo.tiny, 1.2e-38 for f32), which hides exactly these differences and nothing of
+practical size. Test inputs contain no subnormals.
+
 Kinds of computation:
   arith           one correctly rounded IEEE operation per element (add, sub, mul, div, sqrt, min,
                   max, floor, convert, ...). XLA:CPU and a straightforward kernel should agree
