@@ -16,38 +16,82 @@ bool IsTerminator(const ir::Op& op) {
   return op.name == "func.return" || op.name == "stablehlo.return";
 }
 
-void CollectUnsupported(const ir::Module& module, const ir::Op& op, const OpRegistry& registry,
-                        std::vector<std::string>& out, std::set<std::string>& seen) {
-  if (!IsTerminator(op) && registry.Find(op.name) == nullptr) {
-    std::string line = DescribeOp(module, op);
-    if (op.name == "stablehlo.custom_call") {
-      if (const ir::Attr* target = op.attr("call_target_name")) {
-        line = "stablehlo.custom_call @" + target->str + line.substr(op.name.size());
+// JAX gives ops inside private functions (jnp.fft.fft, log_softmax, ...) bare name locations with
+// no file; the user's source line is on the func.call that reached them. A location "has a source"
+// when it names a file position (contains ':').
+bool HasSourcePosition(std::string_view loc) { return loc.find(':') != std::string_view::npos; }
+
+class UnsupportedOpCollector {
+ public:
+  UnsupportedOpCollector(const ir::Module& module, const OpRegistry& registry)
+      : module_(module), registry_(registry) {}
+
+  // Walks `fn`; `call_site` is the location of the call that reached it ("" for entry points).
+  void VisitFunction(const ir::Function& fn, const std::string& call_site, int depth) {
+    // Each function is described once per distinct call site; the depth bound stops call cycles,
+    // which the program builder rejects with its own error.
+    if (depth > 32 || !visited_.insert(fn.name + "\n" + call_site).second) return;
+    reached_.insert(fn.name);
+    for (const ir::Block& block : fn.body.blocks) {
+      for (const ir::Op& op : block.ops) VisitOp(op, call_site, depth);
+    }
+  }
+
+  bool reached(const std::string& name) const { return reached_.count(name) != 0; }
+  std::vector<std::string>& unsupported() { return unsupported_; }
+
+ private:
+  void VisitOp(const ir::Op& op, const std::string& call_site, int depth) {
+    if (!IsTerminator(op) && registry_.Find(op.name) == nullptr) {
+      std::string line = DescribeOp(module_, op);
+      if (op.name == "stablehlo.custom_call") {
+        if (const ir::Attr* target = op.attr("call_target_name")) {
+          line = "stablehlo.custom_call @" + target->str + line.substr(op.name.size());
+        }
+      }
+      if (!HasSourcePosition(module_.location(op.loc)) && !call_site.empty()) {
+        line += ", called from " + call_site;
+      }
+      if (seen_.insert(line).second) unsupported_.push_back(std::move(line));
+    }
+    if (op.name == "func.call") {
+      const ir::Attr* callee = op.attr("callee");
+      const ir::Function* fn = callee != nullptr ? module_.FindFunction(callee->str) : nullptr;
+      if (fn != nullptr) {
+        std::string site(module_.location(op.loc));
+        if (!HasSourcePosition(site)) site = call_site;
+        VisitFunction(*fn, site, depth + 1);
       }
     }
-    if (seen.insert(line).second) out.push_back(std::move(line));
-  }
-  for (const ir::Region& region : op.regions) {
-    for (const ir::Block& block : region.blocks) {
-      for (const ir::Op& inner : block.ops) CollectUnsupported(module, inner, registry, out, seen);
+    for (const ir::Region& region : op.regions) {
+      for (const ir::Block& block : region.blocks) {
+        for (const ir::Op& inner : block.ops) VisitOp(inner, call_site, depth);
+      }
     }
   }
-}
+
+  const ir::Module& module_;
+  const OpRegistry& registry_;
+  std::vector<std::string> unsupported_;
+  std::set<std::string> seen_;
+  std::set<std::string> visited_;
+  std::set<std::string> reached_;
+};
 
 // Lists every op the registry cannot compile, so users see the whole gap at once instead of
 // fixing one op per compile.
 Status CheckAllOpsSupported(const ir::Module& module) {
-  const OpRegistry& registry = OpRegistry::Get();
-  std::vector<std::string> unsupported;
-  std::set<std::string> seen;
+  UnsupportedOpCollector collector(module, OpRegistry::Get());
+  if (const ir::Function* main = module.MainFunction()) collector.VisitFunction(*main, "", 0);
+  // Functions main never calls still get checked, without call-site context.
   for (const ir::Function& fn : module.functions) {
-    for (const ir::Block& block : fn.body.blocks) {
-      for (const ir::Op& op : block.ops) CollectUnsupported(module, op, registry, unsupported, seen);
-    }
+    if (!collector.reached(fn.name)) collector.VisitFunction(fn, "", 0);
   }
+  std::vector<std::string>& unsupported = collector.unsupported();
   if (unsupported.empty()) return Status::Ok();
-  std::string message = "Kiln cannot compile " + (module.name.empty() ? std::string("this program") : module.name) +
-                        ": " + std::to_string(unsupported.size()) + " unsupported operation" +
+  std::string message = "Kiln cannot compile " +
+                        (module.name.empty() ? std::string("this program") : module.name) + ": " +
+                        std::to_string(unsupported.size()) + " unsupported operation" +
                         (unsupported.size() == 1 ? "" : "s") + ":";
   for (const std::string& line : unsupported) message += "\n  " + line;
   return Unimplemented(std::move(message));

@@ -16,7 +16,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from conftest import check_both
+from conftest import SELFCHECK, check_both
 from opdata import (BF16, BOOL, C64, F16, F32, F64, I8, I16, I32, I64, SPECIAL_F32, U8, U16, U32,
                     U64, rand, x64_if)
 
@@ -93,6 +93,8 @@ UNARY = {
 # a decomposition function). Kiln rejects composite with a clean UNIMPLEMENTED compile error (checked
 # 2026-11-23); strict xfail, restricted to that exception type, so a wrong answer still fails.
 def not_yet(what: str):
+    if SELFCHECK:  # on CPU these ops work: the mark is inert
+        return pytest.mark.xfail(False, reason="self-check")
     return pytest.mark.xfail(strict=True, raises=jax.errors.JaxRuntimeError,
                              reason=f"Kiln: {what} not implemented yet")
 
