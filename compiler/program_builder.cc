@@ -78,6 +78,11 @@ std::vector<ir::ValueId> CollectCaptures(const ir::Op& op) {
 
 std::string DescribeOp(const ir::Module& module, const ir::Op& op) {
   std::string out = op.name;
+  if (op.name == "stablehlo.composite") {
+    if (const ir::Attr* name = op.attr("name"); name != nullptr && !name->str.empty()) {
+      out += " \"" + name->str + "\"";
+    }
+  }
   const ir::Type* t = nullptr;
   if (!op.results.empty() && module.valid_value(op.results[0])) {
     t = &module.type_of(op.results[0]);

@@ -44,6 +44,28 @@ StatusOr<Kernel> LowerCall(LowerContext& ctx) {
   });
 }
 
+// stablehlo.composite names a higher-level op (chlo.erf, chlo.top_k, ...) and carries a
+// decomposition function with the exact semantics; running that function is always correct.
+// Dedicated kernels for hot composites can take over later by matching the `name` attribute.
+StatusOr<Kernel> LowerComposite(LowerContext& ctx) {
+  const ir::Attr* decomposition = ctx.op().attr("decomposition");
+  if (decomposition == nullptr || decomposition->str.empty()) {
+    return InvalidArgument("stablehlo.composite without a decomposition function");
+  }
+  KILN_ASSIGN_OR_RETURN(std::shared_ptr<const Program> body, ctx.CompileFunction(decomposition->str));
+  if (body->param_slots.size() != ctx.op().operands.size() ||
+      body->result_slots.size() != ctx.op().results.size()) {
+    return InvalidArgument("stablehlo.composite: @" + decomposition->str +
+                           " does not match the composite's operands and results");
+  }
+  return Kernel([body](ExecContext& ec, std::span<const Array> in, std::span<Array> out) -> Status {
+    std::vector<Array> results;
+    KILN_RETURN_IF_ERROR(RunProgram(*body, ec, in, results));
+    for (size_t i = 0; i < out.size(); ++i) out[i] = std::move(results[i]);
+    return Status::Ok();
+  });
+}
+
 StatusOr<Kernel> LowerWhile(LowerContext& ctx) {
   const ir::Op& op = ctx.op();
   if (op.regions.size() != 2) return InvalidArgument("stablehlo.while needs cond and body regions");
@@ -123,6 +145,7 @@ StatusOr<Kernel> LowerIf(LowerContext& ctx) {
 void RegisterControlFlowOps(OpRegistry& registry) {
   registry.Add({"func.call", "control_flow", &LowerCall});
   registry.Add({"stablehlo.while", "control_flow", &LowerWhile});
+  registry.Add({"stablehlo.composite", "control_flow", &LowerComposite});
   registry.Add({"stablehlo.case", "control_flow", &LowerCase});
   registry.Add({"stablehlo.if", "control_flow", &LowerIf});
 }
