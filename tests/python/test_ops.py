@@ -89,28 +89,9 @@ UNARY = {
     "clz": (lax.clz, (I32, U32), "any", "arith"),
 }
 
-# Ops that reach Kiln as stablehlo.composite (jaxlib keeps these CHLO ops as named composites with
-# a decomposition function). Kiln rejects composite with a clean UNIMPLEMENTED compile error (checked
-# 2026-11-23); strict xfail, restricted to that exception type, so a wrong answer still fails.
-def not_yet(what: str):
-    if SELFCHECK:  # on CPU these ops work: the mark is inert
-        return pytest.mark.xfail(False, reason="self-check")
-    return pytest.mark.xfail(strict=True, raises=jax.errors.JaxRuntimeError,
-                             reason=f"Kiln: {what} not implemented yet")
-
-
-COMPOSITE = {"arcsin": "chlo.asin", "arccos": "chlo.acos", "sinh": "chlo.sinh",
-             "cosh": "chlo.cosh", "arcsinh": "chlo.asinh", "arccosh": "chlo.acosh",
-             "arctanh": "chlo.atanh", "erf": "chlo.erf", "top_k": "chlo.top_k"}
-
-
-def _composite_marks(name):
-    if name in COMPOSITE:
-        return [not_yet(f'stablehlo.composite "{COMPOSITE[name]}"')]
-    return []
-
-
-UNARY_CASES = [pytest.param(n, d, id=f"{n}-{d.name}", marks=_composite_marks(n))
+# arcsin, sinh, erf, top_k, ... reach Kiln as stablehlo.composite ops (jaxlib keeps these CHLO ops
+# as named composites with a decomposition function); Kiln runs the decomposition.
+UNARY_CASES = [pytest.param(n, d, id=f"{n}-{d.name}")
                for n, (_, dts, _, _) in UNARY.items() for d in dts]
 
 
@@ -677,7 +658,6 @@ def test_sort_multiple_operands():
                              jnp.lexsort((k2, k1))), k1, k2, v, exact=True)
 
 
-@not_yet('stablehlo.composite "chlo.top_k"')
 def test_top_k():
     # lax.top_k reaches the plugin as stablehlo.composite "chlo.top_k" (+ decomposition).
     x = rand(F32, (3, 10))
