@@ -1,6 +1,7 @@
 // Validation helpers for PJRT args structs. Callers pass *their* struct_size: Kiln accepts larger
-// structs, rejects ones too small to hold the fields it reads or writes, and never touches bytes past
-// the caller's size (jaxlib 0.10.2 passes a 185-byte PJRT_Device_MemoryStats_Args, for example).
+// structs, rejects ones too small to hold the fields it reads or writes, and never touches bytes
+// past the caller's size (jaxlib 0.10.2 passes a 185-byte PJRT_Device_MemoryStats_Args, for
+// example).
 #pragma once
 
 #include <cstddef>
@@ -11,7 +12,8 @@
 #include "support/status.h"
 
 // Bytes of `Type` up to and including `field`.
-#define KILN_FIELD_END(Type, field) (offsetof(Type, field) + sizeof(static_cast<Type*>(nullptr)->field))
+#define KILN_FIELD_END(Type, field) \
+  (offsetof(Type, field) + sizeof(static_cast<Type*>(nullptr)->field))
 
 namespace kiln::pjrt {
 
@@ -26,7 +28,8 @@ Status CheckArgs(const Args* args, size_t min_size, const char* function) {
   return Status::Ok();
 }
 
-// True when the caller's struct is large enough to contain `end` bytes (an optional trailing field).
+// True when the caller's struct is large enough to contain `end` bytes (an optional trailing
+// field).
 template <typename Args>
 bool HasBytes(const Args* args, size_t end) {
   return args->struct_size >= end;

@@ -1,5 +1,5 @@
-// Buffer creation (PJRT_Client_BufferFromHostBuffer / CreateUninitializedBuffer / CreateErrorBuffer)
-// and the PJRT_Buffer_* entry points.
+// Buffer creation (PJRT_Client_BufferFromHostBuffer / CreateUninitializedBuffer /
+// CreateErrorBuffer) and the PJRT_Buffer_* entry points.
 #include "pjrt/buffer.h"
 
 #include <cstring>
@@ -21,14 +21,15 @@ std::string Prefix(const char* function) { return std::string(function) + ": "; 
 StatusOr<ir::DType> BufferDType(int pjrt_type, const char* function) {
   std::optional<ir::DType> t = ir::DTypeFromPjrt(pjrt_type);
   if (!t.has_value() || *t == ir::DType::kToken) {
-    return InvalidArgument(Prefix(function) + "unsupported element type " + std::to_string(pjrt_type));
+    return InvalidArgument(Prefix(function) + "unsupported element type " +
+                           std::to_string(pjrt_type));
   }
   return *t;
 }
 
 // Placement of a new buffer: `memory` wins when given, else `device`. Both must belong to `client`.
-StatusOr<PJRT_Device*> ResolvePlacement(PJRT_Client* client, PJRT_Device* device, PJRT_Memory* memory,
-                                        const char* function) {
+StatusOr<PJRT_Device*> ResolvePlacement(PJRT_Client* client, PJRT_Device* device,
+                                        PJRT_Memory* memory, const char* function) {
   if (memory != nullptr) {
     if (!client->Owns(memory)) {
       return InvalidArgument(Prefix(function) + "the memory does not belong to this client");
@@ -53,8 +54,10 @@ Status CheckDefaultLayout(const PJRT_Buffer_MemoryLayout* layout, std::span<cons
   const int type = RawEnum(layout->type);
   if (type == PJRT_Buffer_MemoryLayout_Type_Tiled) {
     const PJRT_Buffer_MemoryLayout_Tiled& t = layout->tiled;
-    bool ok = t.num_tiles == 0 && t.minor_to_major_size == rank && (rank == 0 || t.minor_to_major != nullptr);
-    for (size_t i = 0; ok && i < rank; ++i) ok = t.minor_to_major[i] == static_cast<int64_t>(rank - 1 - i);
+    bool ok = t.num_tiles == 0 && t.minor_to_major_size == rank &&
+              (rank == 0 || t.minor_to_major != nullptr);
+    for (size_t i = 0; ok && i < rank; ++i)
+      ok = t.minor_to_major[i] == static_cast<int64_t>(rank - 1 - i);
     if (ok) return Status::Ok();
   } else if (type == PJRT_Buffer_MemoryLayout_Type_Strides) {
     const PJRT_Buffer_MemoryLayout_Strides& s = layout->strides;
@@ -65,16 +68,18 @@ Status CheckDefaultLayout(const PJRT_Buffer_MemoryLayout* layout, std::span<cons
   } else {
     return InvalidArgument(Prefix(function) + "unknown memory layout type " + std::to_string(type));
   }
-  return Unimplemented(Prefix(function) +
-                       "Kiln only supports the default dense row-major (descending minor_to_major) device "
-                       "layout");
+  return Unimplemented(
+      Prefix(function) +
+      "Kiln only supports the default dense row-major (descending minor_to_major) device "
+      "layout");
 }
 
 // Reads `dims`/`num_dims` and validates them (non-negative, byte size fits int64).
 StatusOr<std::vector<int64_t>> ReadDims(const int64_t* dims, size_t num_dims, ir::DType dtype,
                                         const char* function) {
   if (num_dims > 0 && dims == nullptr) {
-    return InvalidArgument(Prefix(function) + "dims is NULL but num_dims is " + std::to_string(num_dims));
+    return InvalidArgument(Prefix(function) + "dims is NULL but num_dims is " +
+                           std::to_string(num_dims));
   }
   std::vector<int64_t> out(dims, dims + num_dims);
   StatusOr<int64_t> count = CheckedElementCount(out, ir::DTypeByteSize(dtype));
@@ -96,12 +101,14 @@ PJRT_Error* Client_BufferFromHostBuffer(PJRT_Client_BufferFromHostBuffer_Args* a
     KILN_CHECK_ARGS(args, PJRT_Client_BufferFromHostBuffer_Args, buffer, kFn);
     KILN_CHECK_NOT_NULL(args->client, kFn);
     KILN_ASSIGN_OR_RETURN(ir::DType dtype, BufferDType(RawEnum(args->type), kFn));
-    KILN_ASSIGN_OR_RETURN(std::vector<int64_t> dims, ReadDims(args->dims, args->num_dims, dtype, kFn));
+    KILN_ASSIGN_OR_RETURN(std::vector<int64_t> dims,
+                          ReadDims(args->dims, args->num_dims, dtype, kFn));
     const int64_t elem = ir::DTypeByteSize(dtype);
     const int semantics = RawEnum(args->host_buffer_semantics);
     if (semantics < PJRT_HostBufferSemantics_kImmutableOnlyDuringCall ||
         semantics > PJRT_HostBufferSemantics_kMutableZeroCopy) {
-      return InvalidArgument(Prefix(kFn) + "unknown host_buffer_semantics " + std::to_string(semantics));
+      return InvalidArgument(Prefix(kFn) + "unknown host_buffer_semantics " +
+                             std::to_string(semantics));
     }
     KILN_ASSIGN_OR_RETURN(PJRT_Device * device,
                           ResolvePlacement(args->client, args->device, args->memory, kFn));
@@ -110,8 +117,9 @@ PJRT_Error* Client_BufferFromHostBuffer(PJRT_Client_BufferFromHostBuffer_Args* a
     std::vector<int64_t> src_strides;
     if (args->byte_strides != nullptr && args->num_byte_strides > 0) {
       if (args->num_byte_strides != dims.size()) {
-        return InvalidArgument(Prefix(kFn) + "num_byte_strides is " + std::to_string(args->num_byte_strides) +
-                               " but num_dims is " + std::to_string(dims.size()));
+        return InvalidArgument(Prefix(kFn) + "num_byte_strides is " +
+                               std::to_string(args->num_byte_strides) + " but num_dims is " +
+                               std::to_string(dims.size()));
       }
       src_strides.assign(args->byte_strides, args->byte_strides + dims.size());
       KILN_ASSIGN_OR_RETURN(ByteExtent extent, StridedExtent(dims, src_strides, elem));
@@ -131,7 +139,8 @@ PJRT_Error* Client_BufferFromHostBuffer(PJRT_Client_BufferFromHostBuffer_Args* a
                   static_cast<size_t>(elem));
     }
     auto async = runtime::AsyncArray::MakeReady(std::move(array));
-    if (HasBytes(args, KILN_FIELD_END(PJRT_Client_BufferFromHostBuffer_Args, done_with_host_buffer))) {
+    if (HasBytes(args,
+                 KILN_FIELD_END(PJRT_Client_BufferFromHostBuffer_Args, done_with_host_buffer))) {
       args->done_with_host_buffer = NewEvent(runtime::Event::MakeReady());
     }
     args->buffer = NewBuffer(device, std::move(async));
@@ -149,9 +158,11 @@ PJRT_Error* Client_CreateUninitializedBuffer(PJRT_Client_CreateUninitializedBuff
                           ReadDims(args->shape_dims, args->shape_num_dims, dtype, kFn));
     KILN_ASSIGN_OR_RETURN(PJRT_Device * device,
                           ResolvePlacement(args->client, args->device, args->memory, kFn));
-    KILN_RETURN_IF_ERROR(CheckDefaultLayout(args->shape_layout, dims, ir::DTypeByteSize(dtype), kFn));
+    KILN_RETURN_IF_ERROR(
+        CheckDefaultLayout(args->shape_layout, dims, ir::DTypeByteSize(dtype), kFn));
     // Zeroed: "uninitialised" contents are unspecified, and zeros keep tools like ASan/MSan quiet.
-    KILN_ASSIGN_OR_RETURN(runtime::Array array, runtime::Array::Allocate(dtype, dims, /*zero=*/true));
+    KILN_ASSIGN_OR_RETURN(runtime::Array array,
+                          runtime::Array::Allocate(dtype, dims, /*zero=*/true));
     args->buffer = NewBuffer(device, runtime::AsyncArray::MakeReady(std::move(array)));
     return Status::Ok();
   });
@@ -165,11 +176,14 @@ PJRT_Error* Client_CreateErrorBuffer(PJRT_Client_CreateErrorBuffer_Args* args) {
     KILN_ASSIGN_OR_RETURN(ir::DType dtype, BufferDType(RawEnum(args->shape_element_type), kFn));
     KILN_ASSIGN_OR_RETURN(std::vector<int64_t> dims,
                           ReadDims(args->shape_dims, args->shape_num_dims, dtype, kFn));
-    KILN_ASSIGN_OR_RETURN(PJRT_Device * device, ResolvePlacement(args->client, nullptr, args->memory, kFn));
+    KILN_ASSIGN_OR_RETURN(PJRT_Device * device,
+                          ResolvePlacement(args->client, nullptr, args->memory, kFn));
     int code = RawEnum(args->error_code);
-    if (code <= 0 || code > static_cast<int>(StatusCode::kUnauthenticated)) code = static_cast<int>(StatusCode::kUnknown);
+    if (code <= 0 || code > static_cast<int>(StatusCode::kUnauthenticated))
+      code = static_cast<int>(StatusCode::kUnknown);
     std::string message;
-    if (args->error_message != nullptr) message.assign(args->error_message, args->error_message_size);
+    if (args->error_message != nullptr)
+      message.assign(args->error_message, args->error_message_size);
     auto async = std::make_shared<runtime::AsyncArray>(dtype, std::move(dims));
     async->SetError(Status(static_cast<StatusCode>(code), std::move(message)));
     args->buffer = NewBuffer(device, std::move(async));
@@ -208,7 +222,8 @@ PJRT_Error* Buffer_Dimensions(PJRT_Buffer_Dimensions_Args* args) {
 
 PJRT_Error* Buffer_UnpaddedDimensions(PJRT_Buffer_UnpaddedDimensions_Args* args) {
   return Guard("PJRT_Buffer_UnpaddedDimensions", [&]() -> Status {
-    KILN_CHECK_ARGS(args, PJRT_Buffer_UnpaddedDimensions_Args, num_dims, "PJRT_Buffer_UnpaddedDimensions");
+    KILN_CHECK_ARGS(args, PJRT_Buffer_UnpaddedDimensions_Args, num_dims,
+                    "PJRT_Buffer_UnpaddedDimensions");
     KILN_CHECK_NOT_NULL(args->buffer, "PJRT_Buffer_UnpaddedDimensions");
     args->unpadded_dims = args->buffer->dims.data();
     args->num_dims = args->buffer->dims.size();
@@ -250,7 +265,8 @@ PJRT_Error* Buffer_OnDeviceSizeInBytes(PJRT_Buffer_OnDeviceSizeInBytes_Args* arg
     KILN_CHECK_NOT_NULL(args->buffer, "PJRT_Buffer_OnDeviceSizeInBytes");
     int64_t n = 1;
     for (int64_t d : args->buffer->dims) n *= d;
-    args->on_device_size_in_bytes = static_cast<size_t>(n) * static_cast<size_t>(ir::DTypeByteSize(args->buffer->dtype));
+    args->on_device_size_in_bytes =
+        static_cast<size_t>(n) * static_cast<size_t>(ir::DTypeByteSize(args->buffer->dtype));
     return Status::Ok();
   });
 }
@@ -308,7 +324,8 @@ PJRT_Error* Buffer_ReadyEvent(PJRT_Buffer_ReadyEvent_Args* args) {
   return Guard("PJRT_Buffer_ReadyEvent", [&]() -> Status {
     KILN_CHECK_ARGS(args, PJRT_Buffer_ReadyEvent_Args, event, "PJRT_Buffer_ReadyEvent");
     KILN_CHECK_NOT_NULL(args->buffer, "PJRT_Buffer_ReadyEvent");
-    KILN_ASSIGN_OR_RETURN(runtime::AsyncArrayRef array, args->buffer->Get("PJRT_Buffer_ReadyEvent"));
+    KILN_ASSIGN_OR_RETURN(runtime::AsyncArrayRef array,
+                          args->buffer->Get("PJRT_Buffer_ReadyEvent"));
     args->event = NewEvent(array->ready());
     return Status::Ok();
   });
@@ -320,11 +337,13 @@ namespace {
 
 // A new buffer on `dst` sharing `src`'s array: Kiln arrays are immutable host memory, readable from
 // every device, so a device-to-device copy is an alias.
-Status CopyToDeviceImpl(PJRT_Buffer* src, PJRT_Device* dst, PJRT_Buffer** out, const char* function) {
+Status CopyToDeviceImpl(PJRT_Buffer* src, PJRT_Device* dst, PJRT_Buffer** out,
+                        const char* function) {
   KILN_CHECK_NOT_NULL(src, function);
   KILN_CHECK_NOT_NULL(dst, function);
   if (!src->device->client->Owns(dst)) {
-    return InvalidArgument(Prefix(function) + "the destination does not belong to the buffer's client");
+    return InvalidArgument(Prefix(function) +
+                           "the destination does not belong to the buffer's client");
   }
   KILN_ASSIGN_OR_RETURN(runtime::AsyncArrayRef array, src->Get(function));
   *out = NewBuffer(dst, std::move(array));
@@ -348,9 +367,11 @@ PJRT_Error* Buffer_CopyToMemory(PJRT_Buffer_CopyToMemory_Args* args) {
     KILN_CHECK_NOT_NULL(args->buffer, kFn);
     KILN_CHECK_NOT_NULL(args->dst_memory, kFn);
     if (!args->buffer->device->client->Owns(args->dst_memory)) {
-      return InvalidArgument(Prefix(kFn) + "the destination memory does not belong to the buffer's client");
+      return InvalidArgument(Prefix(kFn) +
+                             "the destination memory does not belong to the buffer's client");
     }
-    return CopyToDeviceImpl(args->buffer, AsKiln(args->dst_memory)->devices.front(), &args->dst_buffer, kFn);
+    return CopyToDeviceImpl(args->buffer, AsKiln(args->dst_memory)->devices.front(),
+                            &args->dst_buffer, kFn);
   });
 }
 
@@ -378,24 +399,28 @@ PJRT_Error* Buffer_ToHostBuffer(PJRT_Buffer_ToHostBuffer_Args* args) {
       if (rank > 0 && t.minor_to_major == nullptr) {
         return InvalidArgument(Prefix(kFn) + "host_layout minor_to_major is NULL");
       }
-      std::span<const int64_t> m2m(t.minor_to_major, t.minor_to_major == nullptr ? 0 : t.minor_to_major_size);
+      std::span<const int64_t> m2m(t.minor_to_major,
+                                   t.minor_to_major == nullptr ? 0 : t.minor_to_major_size);
       StatusOr<std::vector<int64_t>> strides = PermutedByteStrides(dims, m2m, elem);
       if (!strides.ok()) return strides.status().WithContext(kFn);
       dst_strides = std::move(strides).value();
     } else if (RawEnum(layout->type) == PJRT_Buffer_MemoryLayout_Type_Strides) {
       const PJRT_Buffer_MemoryLayout_Strides& s = layout->strides;
       if (s.num_byte_strides != rank || (rank > 0 && s.byte_strides == nullptr)) {
-        return InvalidArgument(Prefix(kFn) + "host_layout has " + std::to_string(s.num_byte_strides) +
+        return InvalidArgument(Prefix(kFn) + "host_layout has " +
+                               std::to_string(s.num_byte_strides) +
                                " byte strides for an array of rank " + std::to_string(rank));
       }
       dst_strides.assign(s.byte_strides, s.byte_strides + rank);
     } else {
-      return InvalidArgument(Prefix(kFn) + "unknown host_layout type " + std::to_string(RawEnum(layout->type)));
+      return InvalidArgument(Prefix(kFn) + "unknown host_layout type " +
+                             std::to_string(RawEnum(layout->type)));
     }
     StatusOr<ByteExtent> extent = StridedExtent(dims, dst_strides, elem);
     if (!extent.ok()) return extent.status().WithContext(kFn);
     if (extent->lo < 0) {
-      return InvalidArgument(Prefix(kFn) + "host_layout byte strides reach before the start of dst");
+      return InvalidArgument(Prefix(kFn) +
+                             "host_layout byte strides reach before the start of dst");
     }
     const size_t required = static_cast<size_t>(extent->hi);
 
@@ -417,8 +442,8 @@ PJRT_Error* Buffer_ToHostBuffer(PJRT_Buffer_ToHostBuffer_Args* args) {
     std::vector<int64_t> dims_copy = dims;
     args->event = NewEvent(done);
     runtime::EventRef ready = array->ready();
-    ready->OnReady([array, done, dst, dims_copy = std::move(dims_copy), dst_strides = std::move(dst_strides),
-                    elem](const Status& status) {
+    ready->OnReady([array, done, dst, dims_copy = std::move(dims_copy),
+                    dst_strides = std::move(dst_strides), elem](const Status& status) {
       if (!status.ok()) {
         done->Set(status);
         return;
@@ -452,8 +477,9 @@ PJRT_Error* Buffer_CopyRawToHost(PJRT_Buffer_CopyRawToHost_Args* args) {
     if (args->offset < 0 || args->transfer_size < 0 || args->offset > total ||
         args->transfer_size > total - args->offset) {
       return InvalidArgument(Prefix(kFn) + "the range [" + std::to_string(args->offset) + ", " +
-                             std::to_string(args->offset) + " + " + std::to_string(args->transfer_size) +
-                             ") is outside the buffer's " + std::to_string(total) + " bytes");
+                             std::to_string(args->offset) + " + " +
+                             std::to_string(args->transfer_size) + ") is outside the buffer's " +
+                             std::to_string(total) + " bytes");
     }
     if (args->transfer_size > 0) KILN_CHECK_NOT_NULL(args->dst, kFn);
     KILN_ASSIGN_OR_RETURN(runtime::AsyncArrayRef array, args->buffer->Get(kFn));
@@ -472,7 +498,9 @@ PJRT_Error* Buffer_CopyRawToHost(PJRT_Buffer_CopyRawToHost_Args* args) {
         done->Set(value.status());
         return;
       }
-      if (size > 0) std::memcpy(dst, static_cast<const char*>(value->data()) + offset, static_cast<size_t>(size));
+      if (size > 0)
+        std::memcpy(dst, static_cast<const char*>(value->data()) + offset,
+                    static_cast<size_t>(size));
       done->Set(Status::Ok());
     });
     return Status::Ok();

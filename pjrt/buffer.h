@@ -27,14 +27,15 @@ struct PJRT_Buffer {
   PJRT_Device* const device;
   kiln::pjrt::KilnMemory* const memory;
   const kiln::ir::DType dtype;
-  const std::vector<int64_t> dims;  // kept after deletion: metadata stays queryable
+  const std::vector<int64_t> dims;            // kept after deletion: metadata stays queryable
   const std::vector<int64_t> minor_to_major;  // {rank-1, ..., 0}: dense row-major
 
   // The array, or FAILED_PRECONDITION naming `function` once the buffer has been deleted.
   kiln::StatusOr<kiln::runtime::AsyncArrayRef> Get(const char* function) const {
     std::lock_guard<std::mutex> lock(mu_);
     if (array_ == nullptr) {
-      return kiln::FailedPrecondition(std::string(function) + ": the buffer has been deleted or donated");
+      return kiln::FailedPrecondition(std::string(function) +
+                                      ": the buffer has been deleted or donated");
     }
     return array_;
   }

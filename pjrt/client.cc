@@ -41,7 +41,8 @@ StatusOr<int64_t> DeviceCount(const PJRT_NamedValue* options, size_t num_options
       return InvalidArgument(std::string("PJRT_Client_Create: option '") + kDeviceCountOption +
                              "' must be an int64");
     }
-    KILN_RETURN_IF_ERROR(CheckDeviceCount(o.int64_value, std::string("option '") + kDeviceCountOption + "'"));
+    KILN_RETURN_IF_ERROR(
+        CheckDeviceCount(o.int64_value, std::string("option '") + kDeviceCountOption + "'"));
     return o.int64_value;
   }
   if (const char* env = std::getenv(kDeviceCountEnv); env != nullptr && *env != '\0') {
@@ -49,10 +50,11 @@ StatusOr<int64_t> DeviceCount(const PJRT_NamedValue* options, size_t num_options
     char* end = nullptr;
     long long n = std::strtoll(env, &end, 10);
     if (errno != 0 || end == env || *end != '\0') {
-      return InvalidArgument(std::string("PJRT_Client_Create: environment variable ") + kDeviceCountEnv +
-                             "='" + env + "' is not an integer");
+      return InvalidArgument(std::string("PJRT_Client_Create: environment variable ") +
+                             kDeviceCountEnv + "='" + env + "' is not an integer");
     }
-    KILN_RETURN_IF_ERROR(CheckDeviceCount(n, std::string("environment variable ") + kDeviceCountEnv));
+    KILN_RETURN_IF_ERROR(
+        CheckDeviceCount(n, std::string("environment variable ") + kDeviceCountEnv));
     return static_cast<int64_t>(n);
   }
   return 1;
@@ -105,7 +107,8 @@ PJRT_Error* Client_Destroy(PJRT_Client_Destroy_Args* args) {
 }
 
 PJRT_Error* Client_UpdateGlobalProcessInfo(PJRT_Client_UpdateGlobalProcessInfo_Args* args) {
-  // Kiln is single-process; multi-process jaxlib treats an error here as fatal, so accept and ignore.
+  // Kiln is single-process; multi-process jaxlib treats an error here as fatal, so accept and
+  // ignore.
   (void)args;
   return nullptr;
 }
@@ -119,7 +122,8 @@ PJRT_Error* Client_TopologyDescription(PJRT_Client_TopologyDescription_Args* arg
 
 PJRT_Error* Client_PlatformName(PJRT_Client_PlatformName_Args* args) {
   return Guard("PJRT_Client_PlatformName", [&]() -> Status {
-    KILN_CHECK_ARGS(args, PJRT_Client_PlatformName_Args, platform_name_size, "PJRT_Client_PlatformName");
+    KILN_CHECK_ARGS(args, PJRT_Client_PlatformName_Args, platform_name_size,
+                    "PJRT_Client_PlatformName");
     KILN_CHECK_NOT_NULL(args->client, "PJRT_Client_PlatformName");
     args->platform_name = kPlatformName;
     args->platform_name_size = sizeof(kPlatformName) - 1;
@@ -218,15 +222,16 @@ PJRT_Error* Client_DefaultDeviceAssignment(PJRT_Client_DefaultDeviceAssignment_A
     const int64_t replicas = args->num_replicas;
     const int64_t partitions = args->num_partitions;
     if (replicas <= 0 || partitions <= 0) {
-      return InvalidArgument(std::string(kFn) + ": `num_replicas` and `num_partitions` must be positive, got " +
+      return InvalidArgument(std::string(kFn) +
+                             ": `num_replicas` and `num_partitions` must be positive, got " +
                              std::to_string(replicas) + " and " + std::to_string(partitions));
     }
     const int64_t total = replicas * partitions;  // both < 2^31: no 64-bit overflow
     if (args->default_assignment_size < static_cast<size_t>(total)) {
       return FailedPrecondition(std::string(kFn) + ": `default_assignment_size` " +
                                 std::to_string(args->default_assignment_size) +
-                                " < `num_replicas * num_partitions`, " + std::to_string(replicas) + " * " +
-                                std::to_string(partitions) + " = " + std::to_string(total));
+                                " < `num_replicas * num_partitions`, " + std::to_string(replicas) +
+                                " * " + std::to_string(partitions) + " = " + std::to_string(total));
     }
     KILN_CHECK_NOT_NULL(args->default_assignment, kFn);
     // XLA's placement: computation (partition) p, replica r -> device p * replicas + r, written

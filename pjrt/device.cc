@@ -89,7 +89,8 @@ PJRT_Error* DeviceDescription_Attributes(PJRT_DeviceDescription_Attributes_Args*
 
 PJRT_Error* DeviceDescription_Kind(PJRT_DeviceDescription_Kind_Args* args) {
   return Guard("PJRT_DeviceDescription_Kind", [&]() -> Status {
-    KILN_CHECK_ARGS(args, PJRT_DeviceDescription_Kind_Args, device_kind_size, "PJRT_DeviceDescription_Kind");
+    KILN_CHECK_ARGS(args, PJRT_DeviceDescription_Kind_Args, device_kind_size,
+                    "PJRT_DeviceDescription_Kind");
     KILN_CHECK_NOT_NULL(args->device_description, "PJRT_DeviceDescription_Kind");
     const std::string& s = args->device_description->kind;
     args->device_kind = s.c_str();
@@ -126,7 +127,8 @@ PJRT_Error* DeviceDescription_ToString(PJRT_DeviceDescription_ToString_Args* arg
 
 PJRT_Error* Device_GetDescription(PJRT_Device_GetDescription_Args* args) {
   return Guard("PJRT_Device_GetDescription", [&]() -> Status {
-    KILN_CHECK_ARGS(args, PJRT_Device_GetDescription_Args, device_description, "PJRT_Device_GetDescription");
+    KILN_CHECK_ARGS(args, PJRT_Device_GetDescription_Args, device_description,
+                    "PJRT_Device_GetDescription");
     KILN_CHECK_NOT_NULL(args->device, "PJRT_Device_GetDescription");
     args->device_description = &args->device->description;
     return Status::Ok();
@@ -135,7 +137,8 @@ PJRT_Error* Device_GetDescription(PJRT_Device_GetDescription_Args* args) {
 
 PJRT_Error* Device_IsAddressable(PJRT_Device_IsAddressable_Args* args) {
   return Guard("PJRT_Device_IsAddressable", [&]() -> Status {
-    KILN_CHECK_ARGS(args, PJRT_Device_IsAddressable_Args, is_addressable, "PJRT_Device_IsAddressable");
+    KILN_CHECK_ARGS(args, PJRT_Device_IsAddressable_Args, is_addressable,
+                    "PJRT_Device_IsAddressable");
     KILN_CHECK_NOT_NULL(args->device, "PJRT_Device_IsAddressable");
     args->is_addressable = true;
     return Status::Ok();
@@ -144,7 +147,8 @@ PJRT_Error* Device_IsAddressable(PJRT_Device_IsAddressable_Args* args) {
 
 PJRT_Error* Device_LocalHardwareId(PJRT_Device_LocalHardwareId_Args* args) {
   return Guard("PJRT_Device_LocalHardwareId", [&]() -> Status {
-    KILN_CHECK_ARGS(args, PJRT_Device_LocalHardwareId_Args, local_hardware_id, "PJRT_Device_LocalHardwareId");
+    KILN_CHECK_ARGS(args, PJRT_Device_LocalHardwareId_Args, local_hardware_id,
+                    "PJRT_Device_LocalHardwareId");
     KILN_CHECK_NOT_NULL(args->device, "PJRT_Device_LocalHardwareId");
     args->local_hardware_id = args->device->local_hardware_id;
     return Status::Ok();
@@ -210,7 +214,8 @@ PJRT_Error* Memory_Kind_Id(PJRT_Memory_Kind_Id_Args* args) {
 
 PJRT_Error* Memory_DebugString(PJRT_Memory_DebugString_Args* args) {
   return Guard("PJRT_Memory_DebugString", [&]() -> Status {
-    KILN_CHECK_ARGS(args, PJRT_Memory_DebugString_Args, debug_string_size, "PJRT_Memory_DebugString");
+    KILN_CHECK_ARGS(args, PJRT_Memory_DebugString_Args, debug_string_size,
+                    "PJRT_Memory_DebugString");
     KILN_CHECK_NOT_NULL(args->memory, "PJRT_Memory_DebugString");
     const std::string& s = AsKiln(args->memory)->debug_string;
     args->debug_string = s.c_str();

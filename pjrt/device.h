@@ -15,8 +15,8 @@ struct PJRT_DeviceDescription {
   std::string kind;          // "kiln-cpu"
   std::string debug_string;  // "kiln:0"   (str(device))
   std::string to_string;     // "KilnDevice(id=0)"  (repr(device))
-  // Attribute storage: `attributes` points into `attribute_strings`, so neither may be resized after
-  // the description is built.
+  // Attribute storage: `attributes` points into `attribute_strings`, so neither may be resized
+  // after the description is built.
   std::vector<std::string> attribute_strings;
   std::vector<PJRT_NamedValue> attributes;
 };
@@ -33,8 +33,8 @@ inline constexpr int kDeviceMemoryKindId = 1;
 struct KilnMemory : PJRT_Memory {
   KilnMemory() { vtable = nullptr; }
   int id = 0;
-  std::string debug_string;  // "kiln:0:device"
-  std::string to_string;     // "KilnMemory(id=0, kind=device)"
+  std::string debug_string;           // "kiln:0:device"
+  std::string to_string;              // "KilnMemory(id=0, kind=device)"
   std::vector<PJRT_Device*> devices;  // devices that can address this memory
 };
 

@@ -22,7 +22,8 @@ void Error_Destroy(PJRT_Error_Destroy_Args* args) {
 }
 
 void Error_Message(PJRT_Error_Message_Args* args) {
-  if (args == nullptr || args->struct_size < KILN_FIELD_END(PJRT_Error_Message_Args, message_size)) {
+  if (args == nullptr ||
+      args->struct_size < KILN_FIELD_END(PJRT_Error_Message_Args, message_size)) {
     return;
   }
   if (args->error == nullptr) {

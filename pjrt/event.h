@@ -1,5 +1,5 @@
-// PJRT_Event: a handle sharing ownership of a runtime::Event. Destroying the handle (even from inside
-// one of its own OnReady callbacks) never cancels or frees callbacks already registered.
+// PJRT_Event: a handle sharing ownership of a runtime::Event. Destroying the handle (even from
+// inside one of its own OnReady callbacks) never cancels or frees callbacks already registered.
 #pragma once
 
 #include <utility>

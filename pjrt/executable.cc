@@ -45,7 +45,8 @@ void PutTag(std::string& out, int field, int wire_type) {
 
 // xla.DeviceAssignmentProto: replica_count = 1, computation_count = 2, computation_devices = 3
 // (ComputationDevice { repeated int64 replica_device_ids = 1 }, packed), computation-major.
-std::string SerializeDeviceAssignment(const std::vector<ExecutionSlot>& slots, int replicas, int partitions) {
+std::string SerializeDeviceAssignment(const std::vector<ExecutionSlot>& slots, int replicas,
+                                      int partitions) {
   std::string out;
   PutTag(out, 1, 0);
   PutVarint(out, static_cast<uint64_t>(replicas));
@@ -70,13 +71,14 @@ std::string SerializeDeviceAssignment(const std::vector<ExecutionSlot>& slots, i
 
 // Binds an executable to devices: slot (r, p) runs on device_assignment[r][p]; without an
 // assignment, on device_ordinal (single-device programs) or devices 0..N-1 in order.
-StatusOr<std::vector<ExecutionSlot>> AssignDevices(const PJRT_Client& client, const ingest::CompileOptions& o) {
+StatusOr<std::vector<ExecutionSlot>> AssignDevices(const PJRT_Client& client,
+                                                   const ingest::CompileOptions& o) {
   constexpr char kFn[] = "PJRT_Client_Compile";
   const int64_t replicas = o.num_replicas, partitions = o.num_partitions;
-  if (replicas < 1 || partitions < 1 || replicas > kMaxDeviceCount || partitions > kMaxDeviceCount ||
-      replicas * partitions > kMaxDeviceCount) {
-    return InvalidArgument(Prefix(kFn) + "invalid replica/partition counts " + std::to_string(replicas) + " x " +
-                           std::to_string(partitions));
+  if (replicas < 1 || partitions < 1 || replicas > kMaxDeviceCount ||
+      partitions > kMaxDeviceCount || replicas * partitions > kMaxDeviceCount) {
+    return InvalidArgument(Prefix(kFn) + "invalid replica/partition counts " +
+                           std::to_string(replicas) + " x " + std::to_string(partitions));
   }
   std::vector<ExecutionSlot> slots;
   for (int64_t r = 0; r < replicas; ++r) {
@@ -85,8 +87,10 @@ StatusOr<std::vector<ExecutionSlot>> AssignDevices(const PJRT_Client& client, co
       if (o.has_device_assignment()) {
         if (o.device_assignment.size() != static_cast<size_t>(replicas) ||
             o.device_assignment[static_cast<size_t>(r)].size() != static_cast<size_t>(partitions)) {
-          return InvalidArgument(Prefix(kFn) + "the device assignment does not have the shape num_replicas x "
-                                 "num_partitions = " + std::to_string(replicas) + " x " + std::to_string(partitions));
+          return InvalidArgument(Prefix(kFn) +
+                                 "the device assignment does not have the shape num_replicas x "
+                                 "num_partitions = " +
+                                 std::to_string(replicas) + " x " + std::to_string(partitions));
         }
         id = o.device_assignment[static_cast<size_t>(r)][static_cast<size_t>(p)];
       } else if (replicas * partitions == 1 && o.device_ordinal >= 0) {
@@ -96,8 +100,9 @@ StatusOr<std::vector<ExecutionSlot>> AssignDevices(const PJRT_Client& client, co
       }
       PJRT_Device* device = client.FindDevice(id);
       if (device == nullptr) {
-        return InvalidArgument(Prefix(kFn) + "the program is assigned to device " + std::to_string(id) +
-                               " but the Kiln client has " + std::to_string(client.devices.size()) +
+        return InvalidArgument(Prefix(kFn) + "the program is assigned to device " +
+                               std::to_string(id) + " but the Kiln client has " +
+                               std::to_string(client.devices.size()) +
                                " device(s) (set KILN_DEVICE_COUNT for more)");
       }
       slots.push_back({device, static_cast<int>(r), static_cast<int>(p)});
@@ -112,8 +117,8 @@ std::string TypeString(ir::DType dtype, const std::vector<int64_t>& dims) {
 
 }  // namespace
 
-std::shared_ptr<const ExecutableInfo> MakeExecutableInfo(std::shared_ptr<const compiler::Executable> exe,
-                                                         std::string compile_options) {
+std::shared_ptr<const ExecutableInfo> MakeExecutableInfo(
+    std::shared_ptr<const compiler::Executable> exe, std::string compile_options) {
   auto info = std::make_shared<ExecutableInfo>();
   for (const ir::Type& t : exe->result_types) {
     info->output_types.push_back(static_cast<PJRT_Buffer_Type>(t.dtype));
@@ -127,7 +132,8 @@ std::shared_ptr<const ExecutableInfo> MakeExecutableInfo(std::shared_ptr<const c
     info->parameter_memory_kind_sizes.push_back(sizeof(kDeviceMemoryKind) - 1);
   }
   info->code_size_estimate =
-      exe->main == nullptr ? 0 : static_cast<int64_t>(exe->main->steps.size() * sizeof(compiler::Step));
+      exe->main == nullptr ? 0
+                           : static_cast<int64_t>(exe->main->steps.size() * sizeof(compiler::Step));
   info->compile_options = std::move(compile_options);
   info->exe = std::move(exe);
   return info;
@@ -144,8 +150,9 @@ PJRT_Error* Client_Compile(PJRT_Client_Compile_Args* args) {
     KILN_CHECK_NOT_NULL(args->program, kFn);
     const PJRT_Program* program = args->program;
     KILN_CHECK_ARGS(program, PJRT_Program, format_size, "PJRT_Client_Compile (program)");
-    std::string_view format = program->format == nullptr ? std::string_view()
-                                                          : std::string_view(program->format, program->format_size);
+    std::string_view format = program->format == nullptr
+                                  ? std::string_view()
+                                  : std::string_view(program->format, program->format_size);
     if (format != "mlir") {
       return InvalidArgument("Unknown program format '" + std::string(format) +
                              "'. Kiln compiles StableHLO portable artifacts (format \"mlir\").");
@@ -160,8 +167,9 @@ PJRT_Error* Client_Compile(PJRT_Client_Compile_Args* args) {
     }
     std::span<const uint8_t> code(reinterpret_cast<const uint8_t*>(program->code),
                                   program->code == nullptr ? 0 : program->code_size);
-    std::span<const uint8_t> options_bytes(reinterpret_cast<const uint8_t*>(args->compile_options),
-                                           args->compile_options == nullptr ? 0 : args->compile_options_size);
+    std::span<const uint8_t> options_bytes(
+        reinterpret_cast<const uint8_t*>(args->compile_options),
+        args->compile_options == nullptr ? 0 : args->compile_options_size);
     // Parsed here first so a malformed blob gets the conventional PJRT message.
     StatusOr<ingest::CompileOptions> options = ingest::ParseCompileOptions(options_bytes);
     if (!options.ok()) {
@@ -170,16 +178,17 @@ PJRT_Error* Client_Compile(PJRT_Client_Compile_Args* args) {
       std::string_view detail = parse_error.message();
       if (detail.substr(0, kLead.size()) == kLead) detail.remove_prefix(kLead.size());
       if (detail.substr(0, 2) == ": ") detail.remove_prefix(2);
-      return InvalidArgument(Prefix(kFn) + std::string(kLead) + (detail.empty() ? "" : ": ") + std::string(detail));
+      return InvalidArgument(Prefix(kFn) + std::string(kLead) + (detail.empty() ? "" : ": ") +
+                             std::string(detail));
     }
     KILN_ASSIGN_OR_RETURN(std::vector<ExecutionSlot> slots, AssignDevices(*args->client, *options));
     KILN_ASSIGN_OR_RETURN(std::shared_ptr<const compiler::Executable> exe,
                           compiler::Compile(code, format, options_bytes));
     auto loaded = std::make_unique<PJRT_LoadedExecutable>();
     loaded->client = args->client;
-    loaded->info = MakeExecutableInfo(std::move(exe),
-                                      std::string(reinterpret_cast<const char*>(options_bytes.data()),
-                                                  options_bytes.size()));
+    loaded->info = MakeExecutableInfo(
+        std::move(exe),
+        std::string(reinterpret_cast<const char*>(options_bytes.data()), options_bytes.size()));
     loaded->serialized_device_assignment = SerializeDeviceAssignment(
         slots, static_cast<int>(options->num_replicas), static_cast<int>(options->num_partitions));
     for (const ExecutionSlot& s : slots) loaded->addressable_devices.push_back(s.device);
@@ -194,7 +203,8 @@ PJRT_Error* Client_Compile(PJRT_Client_Compile_Args* args) {
 namespace {
 
 StatusOr<const ExecutableInfo*> InfoOf(const PJRT_Executable* e, const char* function) {
-  if (e == nullptr || e->info == nullptr) return InvalidArgument(Prefix(function) + "executable is NULL");
+  if (e == nullptr || e->info == nullptr)
+    return InvalidArgument(Prefix(function) + "executable is NULL");
   return e->info.get();
 }
 
@@ -249,7 +259,8 @@ PJRT_Error* Executable_NumOutputs(PJRT_Executable_NumOutputs_Args* args) {
   });
 }
 
-PJRT_Error* Executable_SizeOfGeneratedCodeInBytes(PJRT_Executable_SizeOfGeneratedCodeInBytes_Args* args) {
+PJRT_Error* Executable_SizeOfGeneratedCodeInBytes(
+    PJRT_Executable_SizeOfGeneratedCodeInBytes_Args* args) {
   constexpr char kFn[] = "PJRT_Executable_SizeOfGeneratedCodeInBytes";
   return Guard(kFn, [&]() -> Status {
     KILN_CHECK_ARGS(args, PJRT_Executable_SizeOfGeneratedCodeInBytes_Args, size_in_bytes, kFn);
@@ -335,7 +346,8 @@ PJRT_Error* Executable_Fingerprint(PJRT_Executable_Fingerprint_Args* args) {
 PJRT_Error* Executable_GetCompileOptions(PJRT_Executable_GetCompileOptions_Args* args) {
   constexpr char kFn[] = "PJRT_Executable_GetCompileOptions";
   return Guard(kFn, [&]() -> Status {
-    KILN_CHECK_ARGS(args, PJRT_Executable_GetCompileOptions_Args, serialized_compile_options_deleter, kFn);
+    KILN_CHECK_ARGS(args, PJRT_Executable_GetCompileOptions_Args,
+                    serialized_compile_options_deleter, kFn);
     KILN_ASSIGN_OR_RETURN(const ExecutableInfo* info, InfoOf(args->executable, kFn));
     auto* owner = new PJRT_SerializedCompileOptions{info->compile_options};
     args->serialized_bytes = owner->bytes.data();
@@ -350,7 +362,8 @@ PJRT_Error* Executable_GetCompileOptions(PJRT_Executable_GetCompileOptions_Args*
 
 PJRT_Error* LoadedExecutable_Destroy(PJRT_LoadedExecutable_Destroy_Args* args) {
   return Guard("PJRT_LoadedExecutable_Destroy", [&]() -> Status {
-    KILN_CHECK_ARGS(args, PJRT_LoadedExecutable_Destroy_Args, executable, "PJRT_LoadedExecutable_Destroy");
+    KILN_CHECK_ARGS(args, PJRT_LoadedExecutable_Destroy_Args, executable,
+                    "PJRT_LoadedExecutable_Destroy");
     // Executions in flight hold their own reference to the compiled program.
     delete args->executable;
     return Status::Ok();
@@ -367,10 +380,12 @@ PJRT_Error* LoadedExecutable_GetExecutable(PJRT_LoadedExecutable_GetExecutable_A
   });
 }
 
-PJRT_Error* LoadedExecutable_AddressableDevices(PJRT_LoadedExecutable_AddressableDevices_Args* args) {
+PJRT_Error* LoadedExecutable_AddressableDevices(
+    PJRT_LoadedExecutable_AddressableDevices_Args* args) {
   constexpr char kFn[] = "PJRT_LoadedExecutable_AddressableDevices";
   return Guard(kFn, [&]() -> Status {
-    KILN_CHECK_ARGS(args, PJRT_LoadedExecutable_AddressableDevices_Args, num_addressable_devices, kFn);
+    KILN_CHECK_ARGS(args, PJRT_LoadedExecutable_AddressableDevices_Args, num_addressable_devices,
+                    kFn);
     KILN_CHECK_NOT_NULL(args->executable, kFn);
     args->addressable_devices = args->executable->addressable_devices.data();
     args->num_addressable_devices = args->executable->addressable_devices.size();
@@ -378,18 +393,22 @@ PJRT_Error* LoadedExecutable_AddressableDevices(PJRT_LoadedExecutable_Addressabl
   });
 }
 
-PJRT_Error* LoadedExecutable_GetDeviceAssignment(PJRT_LoadedExecutable_GetDeviceAssignment_Args* args) {
+PJRT_Error* LoadedExecutable_GetDeviceAssignment(
+    PJRT_LoadedExecutable_GetDeviceAssignment_Args* args) {
   constexpr char kFn[] = "PJRT_LoadedExecutable_GetDeviceAssignment";
   return Guard(kFn, [&]() -> Status {
-    KILN_CHECK_ARGS(args, PJRT_LoadedExecutable_GetDeviceAssignment_Args, serialized_device_assignment_deleter,
-                    kFn);
+    KILN_CHECK_ARGS(args, PJRT_LoadedExecutable_GetDeviceAssignment_Args,
+                    serialized_device_assignment_deleter, kFn);
     KILN_CHECK_NOT_NULL(args->executable, kFn);
-    auto* owner = new PJRT_DeviceAssignmentSerialized{args->executable->serialized_device_assignment};
+    auto* owner =
+        new PJRT_DeviceAssignmentSerialized{args->executable->serialized_device_assignment};
     args->serialized_bytes = owner->bytes.data();
     args->serialized_bytes_size = owner->bytes.size();
     args->serialized_device_assignment = owner;
     // jaxlib always calls the deleter, so it must be non-NULL.
-    args->serialized_device_assignment_deleter = [](PJRT_DeviceAssignmentSerialized* da) { delete da; };
+    args->serialized_device_assignment_deleter = [](PJRT_DeviceAssignmentSerialized* da) {
+      delete da;
+    };
     return Status::Ok();
   });
 }
@@ -446,21 +465,23 @@ Status RunLaunch(const Launch& launch) {
   inputs.reserve(launch.args.size());
   for (size_t i = 0; i < launch.args.size(); ++i) {
     StatusOr<runtime::Array> a = launch.args[i]->Await();
-    if (!a.ok()) return a.status().WithContext("argument #" + std::to_string(i) + " of " + exe.name);
+    if (!a.ok())
+      return a.status().WithContext("argument #" + std::to_string(i) + " of " + exe.name);
     inputs.push_back(std::move(a).value());
   }
   compiler::ExecContext ctx = launch.ctx;
   std::vector<runtime::Array> results;
   KILN_RETURN_IF_ERROR(compiler::RunProgram(*exe.main, ctx, inputs, results));
   if (results.size() != exe.result_types.size()) {
-    return Internal(exe.name + " produced " + std::to_string(results.size()) + " results but declares " +
-                    std::to_string(exe.result_types.size()));
+    return Internal(exe.name + " produced " + std::to_string(results.size()) +
+                    " results but declares " + std::to_string(exe.result_types.size()));
   }
   for (size_t i = 0; i < results.size(); ++i) {
     const ir::Type& want = exe.result_types[i];
     if (!results[i].valid() || results[i].dtype != want.dtype || results[i].dims != want.dims) {
       return Internal(exe.name + " result #" + std::to_string(i) + " is " +
-                      (results[i].valid() ? TypeString(results[i].dtype, results[i].dims) : std::string("missing")) +
+                      (results[i].valid() ? TypeString(results[i].dtype, results[i].dims)
+                                          : std::string("missing")) +
                       " but the program declares " + want.ToString());
     }
   }
@@ -499,8 +520,9 @@ PJRT_Error* LoadedExecutable_Execute(PJRT_LoadedExecutable_Execute_Args* args) {
     // Where each argument list runs.
     std::vector<ExecutionSlot> slots = loaded->slots;
     PJRT_Device* execute_device =
-        HasBytes(args, KILN_FIELD_END(PJRT_LoadedExecutable_Execute_Args, execute_device)) ? args->execute_device
-                                                                                           : nullptr;
+        HasBytes(args, KILN_FIELD_END(PJRT_LoadedExecutable_Execute_Args, execute_device))
+            ? args->execute_device
+            : nullptr;
     if (execute_device != nullptr) {
       if (!loaded->client->Owns(execute_device)) {
         return InvalidArgument(Prefix(kFn) + "execute_device does not belong to this client");
@@ -516,8 +538,9 @@ PJRT_Error* LoadedExecutable_Execute(PJRT_LoadedExecutable_Execute_Args* args) {
                              " device(s) but num_devices is " + std::to_string(args->num_devices));
     }
     if (args->num_args != exe.arg_types.size()) {
-      return InvalidArgument(Prefix(kFn) + exe.name + " expects " + std::to_string(exe.arg_types.size()) +
-                             " argument(s), got " + std::to_string(args->num_args));
+      return InvalidArgument(Prefix(kFn) + exe.name + " expects " +
+                             std::to_string(exe.arg_types.size()) + " argument(s), got " +
+                             std::to_string(args->num_args));
     }
     if (args->num_args > 0) KILN_CHECK_NOT_NULL(args->argument_lists, kFn);
     if (!exe.result_types.empty()) KILN_CHECK_NOT_NULL(args->output_lists, kFn);
@@ -541,13 +564,15 @@ PJRT_Error* LoadedExecutable_Execute(PJRT_LoadedExecutable_Execute_Args* args) {
       }
       for (size_t a = 0; a < args->num_args; ++a) {
         PJRT_Buffer* buffer = args->argument_lists[d][a];
-        const std::string where = "argument #" + std::to_string(a) +
-                                  (slots.size() > 1 ? " for device " + std::to_string(d) : std::string());
+        const std::string where =
+            "argument #" + std::to_string(a) +
+            (slots.size() > 1 ? " for device " + std::to_string(d) : std::string());
         if (buffer == nullptr) return InvalidArgument(Prefix(kFn) + where + " is NULL");
         const ir::Type& want = exe.arg_types[a];
         if (buffer->dtype != want.dtype || buffer->dims != want.dims) {
-          return InvalidArgument(Prefix(kFn) + where + " of " + exe.name + " must be " + want.ToString() +
-                                 ", got " + TypeString(buffer->dtype, buffer->dims));
+          return InvalidArgument(Prefix(kFn) + where + " of " + exe.name + " must be " +
+                                 want.ToString() + ", got " +
+                                 TypeString(buffer->dtype, buffer->dims));
         }
         StatusOr<runtime::AsyncArrayRef> array = buffer->Get(kFn);
         if (!array.ok()) {
@@ -573,7 +598,8 @@ PJRT_Error* LoadedExecutable_Execute(PJRT_LoadedExecutable_Execute_Args* args) {
       }
     }
     for (size_t d = 0; d < slots.size(); ++d) {
-      slots[d].device->queue->Schedule([launch = std::move(launches[d])]() { ExecuteLaunch(launch); });
+      slots[d].device->queue->Schedule(
+          [launch = std::move(launches[d])]() { ExecuteLaunch(launch); });
     }
     return Status::Ok();
   });

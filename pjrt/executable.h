@@ -17,8 +17,8 @@ struct ExecutableInfo {
   std::shared_ptr<const compiler::Executable> exe;
   // Output metadata in the shapes the C API hands out.
   std::vector<PJRT_Buffer_Type> output_types;
-  std::vector<int64_t> output_dims;       // all outputs' dims, concatenated
-  std::vector<size_t> output_dim_sizes;   // rank of each output
+  std::vector<int64_t> output_dims;      // all outputs' dims, concatenated
+  std::vector<size_t> output_dim_sizes;  // rank of each output
   std::vector<const char*> output_memory_kinds;
   std::vector<size_t> output_memory_kind_sizes;
   std::vector<const char*> parameter_memory_kinds;
@@ -34,13 +34,14 @@ struct ExecutionSlot {
   int partition = 0;
 };
 
-std::shared_ptr<const ExecutableInfo> MakeExecutableInfo(std::shared_ptr<const compiler::Executable> exe,
-                                                         std::string compile_options);
+std::shared_ptr<const ExecutableInfo> MakeExecutableInfo(
+    std::shared_ptr<const compiler::Executable> exe, std::string compile_options);
 
 }  // namespace kiln::pjrt
 
 struct PJRT_Executable {
-  explicit PJRT_Executable(std::shared_ptr<const kiln::pjrt::ExecutableInfo> i) : info(std::move(i)) {}
+  explicit PJRT_Executable(std::shared_ptr<const kiln::pjrt::ExecutableInfo> i)
+      : info(std::move(i)) {}
   std::shared_ptr<const kiln::pjrt::ExecutableInfo> info;
 };
 
@@ -50,6 +51,6 @@ struct PJRT_LoadedExecutable {
   // Replica-major, partition-minor (XLA's convention and the order jaxlib fills argument lists in).
   std::vector<kiln::pjrt::ExecutionSlot> slots;
   std::vector<PJRT_Device*> addressable_devices;  // slots[i].device
-  std::string serialized_device_assignment;      // a DeviceAssignmentProto
+  std::string serialized_device_assignment;       // a DeviceAssignmentProto
   std::atomic<bool> deleted{false};
 };

@@ -39,7 +39,8 @@ StatusOr<std::vector<int64_t>> PermutedByteStrides(std::span<const int64_t> dims
   int64_t stride = elem_size;
   for (int64_t d : minor_to_major) {
     if (d < 0 || static_cast<size_t>(d) >= dims.size() || strides[static_cast<size_t>(d)] != -1) {
-      return InvalidArgument("layout minor_to_major is not a permutation of the array's dimensions");
+      return InvalidArgument(
+          "layout minor_to_major is not a permutation of the array's dimensions");
     }
     strides[static_cast<size_t>(d)] = stride;
     stride *= dims[static_cast<size_t>(d)];
@@ -51,8 +52,8 @@ StatusOr<int64_t> CheckedElementCount(std::span<const int64_t> dims, int64_t ele
   int64_t n = 1;
   for (size_t i = 0; i < dims.size(); ++i) {
     if (dims[i] < 0) {
-      return InvalidArgument("dimension " + std::to_string(i) + " is negative (" + std::to_string(dims[i]) +
-                             ")");
+      return InvalidArgument("dimension " + std::to_string(i) + " is negative (" +
+                             std::to_string(dims[i]) + ")");
     }
     if (MulOverflows(n, dims[i], &n)) return InvalidArgument("array element count overflows int64");
   }
@@ -61,8 +62,8 @@ StatusOr<int64_t> CheckedElementCount(std::span<const int64_t> dims, int64_t ele
   return n;
 }
 
-StatusOr<ByteExtent> StridedExtent(std::span<const int64_t> dims, std::span<const int64_t> byte_strides,
-                                   int64_t elem_size) {
+StatusOr<ByteExtent> StridedExtent(std::span<const int64_t> dims,
+                                   std::span<const int64_t> byte_strides, int64_t elem_size) {
   ByteExtent e;
   for (int64_t d : dims) {
     if (d == 0) return e;
@@ -86,9 +87,10 @@ StatusOr<ByteExtent> StridedExtent(std::span<const int64_t> dims, std::span<cons
 }
 
 void CopyStrided(const void* src, std::span<const int64_t> src_strides, void* dst,
-                 std::span<const int64_t> dst_strides, std::span<const int64_t> dims, size_t elem_size) {
-  // Normalise: drop unit axes, stop on empty ones, then merge neighbours that are contiguous in both
-  // views so the common cases become one memcpy or a loop of row memcpys.
+                 std::span<const int64_t> dst_strides, std::span<const int64_t> dims,
+                 size_t elem_size) {
+  // Normalise: drop unit axes, stop on empty ones, then merge neighbours that are contiguous in
+  // both views so the common cases become one memcpy or a loop of row memcpys.
   std::vector<Axis> axes;
   axes.reserve(dims.size());
   for (size_t i = 0; i < dims.size(); ++i) {

@@ -16,7 +16,8 @@ namespace kiln::pjrt {
 std::vector<int64_t> DenseByteStrides(std::span<const int64_t> dims, int64_t elem_size);
 
 // Byte strides of a dense array whose physical order is given by `minor_to_major` (XLA layouts:
-// minor_to_major[0] is the fastest-varying dimension). Fails unless it is a permutation of the dims.
+// minor_to_major[0] is the fastest-varying dimension). Fails unless it is a permutation of the
+// dims.
 StatusOr<std::vector<int64_t>> PermutedByteStrides(std::span<const int64_t> dims,
                                                    std::span<const int64_t> minor_to_major,
                                                    int64_t elem_size);
@@ -30,12 +31,13 @@ struct ByteExtent {
   int64_t lo = 0;
   int64_t hi = 0;
 };
-StatusOr<ByteExtent> StridedExtent(std::span<const int64_t> dims, std::span<const int64_t> byte_strides,
-                                   int64_t elem_size);
+StatusOr<ByteExtent> StridedExtent(std::span<const int64_t> dims,
+                                   std::span<const int64_t> byte_strides, int64_t elem_size);
 
 // Copies every element of a `dims`-shaped view from `src` (with `src_strides`) to `dst` (with
 // `dst_strides`). Strides are in bytes and may be negative or zero; pointers address element 0.
 void CopyStrided(const void* src, std::span<const int64_t> src_strides, void* dst,
-                 std::span<const int64_t> dst_strides, std::span<const int64_t> dims, size_t elem_size);
+                 std::span<const int64_t> dst_strides, std::span<const int64_t> dims,
+                 size_t elem_size);
 
 }  // namespace kiln::pjrt

@@ -43,9 +43,11 @@ struct PluginAttributes {
 
   // The VHLO versions the artifact reader understands: jaxlib serializes programs for
   // min(stablehlo_current_version, its own current version).
-  const int64_t current[3] = {ingest::kCurrentReadableVersion.major, ingest::kCurrentReadableVersion.minor,
+  const int64_t current[3] = {ingest::kCurrentReadableVersion.major,
+                              ingest::kCurrentReadableVersion.minor,
                               ingest::kCurrentReadableVersion.patch};
-  const int64_t minimum[3] = {ingest::kMinimumReadableVersion.major, ingest::kMinimumReadableVersion.minor,
+  const int64_t minimum[3] = {ingest::kMinimumReadableVersion.major,
+                              ingest::kMinimumReadableVersion.minor,
                               ingest::kMinimumReadableVersion.patch};
   static constexpr int64_t xla_version = 2;  // what XLA's own plugins report
   PJRT_NamedValue values[3];

@@ -58,7 +58,9 @@ Outcome Take(PJRT_Error* error) {
   PJRT_Error_ForEachPayload_Args payload{};
   payload.struct_size = PJRT_Error_ForEachPayload_Args_STRUCT_SIZE;
   payload.error = error;
-  payload.visitor = [](const char*, size_t, const char*, size_t, void*) { ADD_FAILURE() << "unexpected payload"; };
+  payload.visitor = [](const char*, size_t, const char*, size_t, void*) {
+    ADD_FAILURE() << "unexpected payload";
+  };
   EXPECT_EQ(Api()->PJRT_Error_ForEachPayload(&payload), nullptr);
   PJRT_Error_Destroy_Args destroy{};
   destroy.struct_size = PJRT_Error_Destroy_Args_STRUCT_SIZE;
@@ -67,14 +69,14 @@ Outcome Take(PJRT_Error* error) {
   return out;
 }
 
-#define EXPECT_PJRT_OK(expr)                                       \
-  do {                                                             \
-    Outcome o_ = Take(expr);                                       \
+#define EXPECT_PJRT_OK(expr)                                          \
+  do {                                                                \
+    Outcome o_ = Take(expr);                                          \
     EXPECT_TRUE(o_.ok()) << "code " << o_.code << ": " << o_.message; \
   } while (0)
-#define ASSERT_PJRT_OK(expr)                                       \
-  do {                                                             \
-    Outcome o_ = Take(expr);                                       \
+#define ASSERT_PJRT_OK(expr)                                          \
+  do {                                                                \
+    Outcome o_ = Take(expr);                                          \
     ASSERT_TRUE(o_.ok()) << "code " << o_.code << ": " << o_.message; \
   } while (0)
 
@@ -149,8 +151,9 @@ class PjrtTest : public ::testing::Test {
   // BufferFromHostBuffer on device 0's memory, as jaxlib calls it (device NULL, memory set).
   // `type` and `semantics` are plain ints so that tests can pass values outside the enumerators
   // (loading such a value as the enum type would itself be undefined behaviour).
-  Outcome TryMakeBuffer(const void* data, int type, std::vector<int64_t> dims, std::vector<int64_t> strides,
-                        PJRT_Buffer** out, int semantics = PJRT_HostBufferSemantics_kImmutableZeroCopy,
+  Outcome TryMakeBuffer(const void* data, int type, std::vector<int64_t> dims,
+                        std::vector<int64_t> strides, PJRT_Buffer** out,
+                        int semantics = PJRT_HostBufferSemantics_kImmutableZeroCopy,
                         PJRT_Memory* memory = nullptr) {
     PJRT_Client_BufferFromHostBuffer_Args args{};
     args.struct_size = 120;
@@ -172,7 +175,8 @@ class PjrtTest : public ::testing::Test {
     }
     return o;
   }
-  PJRT_Buffer* MakeBuffer(const void* data, int type, std::vector<int64_t> dims, std::vector<int64_t> strides = {},
+  PJRT_Buffer* MakeBuffer(const void* data, int type, std::vector<int64_t> dims,
+                          std::vector<int64_t> strides = {},
                           int semantics = PJRT_HostBufferSemantics_kImmutableZeroCopy) {
     PJRT_Buffer* buffer = nullptr;
     Outcome o = TryMakeBuffer(data, type, std::move(dims), std::move(strides), &buffer, semantics);
@@ -185,7 +189,8 @@ class PjrtTest : public ::testing::Test {
     args.buffer = buffer;
     EXPECT_PJRT_OK(Api()->PJRT_Buffer_Destroy(&args));
   }
-  static Outcome ToHost(PJRT_Buffer* buffer, void* dst, size_t size, PJRT_Buffer_MemoryLayout* layout = nullptr) {
+  static Outcome ToHost(PJRT_Buffer* buffer, void* dst, size_t size,
+                        PJRT_Buffer_MemoryLayout* layout = nullptr) {
     PJRT_Buffer_ToHostBuffer_Args args{};
     args.struct_size = PJRT_Buffer_ToHostBuffer_Args_STRUCT_SIZE;
     args.src = buffer;
@@ -339,7 +344,8 @@ TEST_F(PjrtTest, StubsReturnUnimplementedNamingTheFunction) {
   o = Take(Api()->PJRT_Device_MemoryStats(&stats));
   EXPECT_EQ(o.code, PJRT_Error_Code_UNIMPLEMENTED);
   const auto* raw = reinterpret_cast<const unsigned char*>(&stats);
-  for (size_t i = 185; i < sizeof(stats); ++i) EXPECT_EQ(raw[i], 0x5A) << "wrote past struct_size at byte " << i;
+  for (size_t i = 185; i < sizeof(stats); ++i)
+    EXPECT_EQ(raw[i], 0x5A) << "wrote past struct_size at byte " << i;
 
   PJRT_Client_UpdateGlobalProcessInfo_Args update{};
   update.struct_size = PJRT_Client_UpdateGlobalProcessInfo_Args_STRUCT_SIZE;
@@ -489,7 +495,8 @@ TEST_F(PjrtTest, DevicesDescriptionsAndMemories) {
   for (size_t i = 0; i < attrs.num_attributes; ++i) {
     // jaxlib aborts on kFloat / kBool device attributes.
     PJRT_NamedValue_Type t = attrs.attributes[i].type;
-    EXPECT_TRUE(t == PJRT_NamedValue_kString || t == PJRT_NamedValue_kInt64 || t == PJRT_NamedValue_kInt64List);
+    EXPECT_TRUE(t == PJRT_NamedValue_kString || t == PJRT_NamedValue_kInt64 ||
+                t == PJRT_NamedValue_kInt64List);
   }
 
   PJRT_Device_IsAddressable_Args is_addr{};
@@ -571,7 +578,8 @@ TEST_F(PjrtTest, LookupDevice) {
   ASSERT_PJRT_OK(Api()->PJRT_Client_LookupAddressableDevice(&local));
   EXPECT_EQ(local.addressable_device, Devices()[0]);
   local.local_hardware_id = 5;
-  EXPECT_EQ(Take(Api()->PJRT_Client_LookupAddressableDevice(&local)).code, PJRT_Error_Code_INVALID_ARGUMENT);
+  EXPECT_EQ(Take(Api()->PJRT_Client_LookupAddressableDevice(&local)).code,
+            PJRT_Error_Code_INVALID_ARGUMENT);
 }
 
 TEST_F(PjrtTest, DeviceCountFromCreateOptionAndEnvironment) {
@@ -648,7 +656,8 @@ TEST_F(PjrtTest, DefaultDeviceAssignment) {
   Outcome o = Take(Api()->PJRT_Client_DefaultDeviceAssignment(&args));
   EXPECT_EQ(o.code, PJRT_Error_Code_FAILED_PRECONDITION);
   EXPECT_EQ(o.message,
-            "PJRT_Client_DefaultDeviceAssignment: `default_assignment_size` 7 < `num_replicas * num_partitions`, "
+            "PJRT_Client_DefaultDeviceAssignment: `default_assignment_size` 7 < `num_replicas * "
+            "num_partitions`, "
             "4 * 2 = 8");
   args.num_replicas = 65536;
   args.num_partitions = 65537;
@@ -659,10 +668,12 @@ TEST_F(PjrtTest, DefaultDeviceAssignment) {
   args.num_partitions = 2;
   o = Take(Api()->PJRT_Client_DefaultDeviceAssignment(&args));
   EXPECT_EQ(o.code, PJRT_Error_Code_INVALID_ARGUMENT);
-  EXPECT_NE(o.message.find("`num_replicas` and `num_partitions` must be positive, got -1 and 2"), std::string::npos);
+  EXPECT_NE(o.message.find("`num_replicas` and `num_partitions` must be positive, got -1 and 2"),
+            std::string::npos);
   args.num_replicas = 1;
   args.num_partitions = 0;
-  EXPECT_EQ(Take(Api()->PJRT_Client_DefaultDeviceAssignment(&args)).code, PJRT_Error_Code_INVALID_ARGUMENT);
+  EXPECT_EQ(Take(Api()->PJRT_Client_DefaultDeviceAssignment(&args)).code,
+            PJRT_Error_Code_INVALID_ARGUMENT);
 }
 
 // ================================================================================================
@@ -779,7 +790,8 @@ TEST_F(PjrtTest, BufferMetadata) {
   dims.struct_size = 40;
   dims.buffer = b;
   ASSERT_PJRT_OK(Api()->PJRT_Buffer_Dimensions(&dims));
-  EXPECT_EQ(std::vector<int64_t>(dims.dims, dims.dims + dims.num_dims), (std::vector<int64_t>{2, 3, 4}));
+  EXPECT_EQ(std::vector<int64_t>(dims.dims, dims.dims + dims.num_dims),
+            (std::vector<int64_t>{2, 3, 4}));
   PJRT_Buffer_UnpaddedDimensions_Args ud{};
   ud.struct_size = PJRT_Buffer_UnpaddedDimensions_Args_STRUCT_SIZE;
   ud.buffer = b;
@@ -852,13 +864,19 @@ TEST_F(PjrtTest, BufferMetadata) {
 TEST_F(PjrtTest, BufferFromHostBufferValidation) {
   PJRT_Buffer* b = nullptr;
   float x = 1;
-  EXPECT_EQ(TryMakeBuffer(&x, PJRT_Buffer_Type_F32, {-1}, {}, &b).code, PJRT_Error_Code_INVALID_ARGUMENT);
-  EXPECT_EQ(TryMakeBuffer(&x, PJRT_Buffer_Type_F32, {INT64_MAX, 4}, {}, &b).code, PJRT_Error_Code_INVALID_ARGUMENT);
-  EXPECT_EQ(TryMakeBuffer(nullptr, PJRT_Buffer_Type_F32, {1}, {}, &b).code, PJRT_Error_Code_INVALID_ARGUMENT);
-  EXPECT_EQ(TryMakeBuffer(&x, PJRT_Buffer_Type_INVALID, {1}, {}, &b).code, PJRT_Error_Code_INVALID_ARGUMENT);
+  EXPECT_EQ(TryMakeBuffer(&x, PJRT_Buffer_Type_F32, {-1}, {}, &b).code,
+            PJRT_Error_Code_INVALID_ARGUMENT);
+  EXPECT_EQ(TryMakeBuffer(&x, PJRT_Buffer_Type_F32, {INT64_MAX, 4}, {}, &b).code,
+            PJRT_Error_Code_INVALID_ARGUMENT);
+  EXPECT_EQ(TryMakeBuffer(nullptr, PJRT_Buffer_Type_F32, {1}, {}, &b).code,
+            PJRT_Error_Code_INVALID_ARGUMENT);
+  EXPECT_EQ(TryMakeBuffer(&x, PJRT_Buffer_Type_INVALID, {1}, {}, &b).code,
+            PJRT_Error_Code_INVALID_ARGUMENT);
   EXPECT_EQ(TryMakeBuffer(&x, 99, {1}, {}, &b).code, PJRT_Error_Code_INVALID_ARGUMENT);
-  EXPECT_EQ(TryMakeBuffer(&x, PJRT_Buffer_Type_F32, {1}, {4, 4}, &b).code, PJRT_Error_Code_INVALID_ARGUMENT);
-  EXPECT_EQ(TryMakeBuffer(&x, PJRT_Buffer_Type_F32, {1}, {}, &b, 9).code, PJRT_Error_Code_INVALID_ARGUMENT);
+  EXPECT_EQ(TryMakeBuffer(&x, PJRT_Buffer_Type_F32, {1}, {4, 4}, &b).code,
+            PJRT_Error_Code_INVALID_ARGUMENT);
+  EXPECT_EQ(TryMakeBuffer(&x, PJRT_Buffer_Type_F32, {1}, {}, &b, 9).code,
+            PJRT_Error_Code_INVALID_ARGUMENT);
 
   // Neither device nor memory; a non-default device layout.
   PJRT_Client_BufferFromHostBuffer_Args args{};
@@ -866,7 +884,8 @@ TEST_F(PjrtTest, BufferFromHostBufferValidation) {
   args.client = client_;
   args.data = &x;
   args.type = PJRT_Buffer_Type_F32;
-  EXPECT_EQ(Take(Api()->PJRT_Client_BufferFromHostBuffer(&args)).code, PJRT_Error_Code_INVALID_ARGUMENT);
+  EXPECT_EQ(Take(Api()->PJRT_Client_BufferFromHostBuffer(&args)).code,
+            PJRT_Error_Code_INVALID_ARGUMENT);
   args.device = Devices()[0];  // device alone is fine
   ASSERT_PJRT_OK(Api()->PJRT_Client_BufferFromHostBuffer(&args));
   EXPECT_TRUE(AwaitEvent(args.done_with_host_buffer).ok());
@@ -1048,7 +1067,8 @@ TEST_F(PjrtTest, OnReadyMayDestroyTheEventInsideTheCallback) {
   err.struct_size = 24;
   err.event = later.event;
   EXPECT_EQ(Take(Api()->PJRT_Event_Error(&err)).code, PJRT_Error_Code_FAILED_PRECONDITION);
-  std::thread producer([pending] { pending->Set(kiln::Status(kiln::StatusCode::kDataLoss, "bad bits")); });
+  std::thread producer(
+      [pending] { pending->Set(kiln::Status(kiln::StatusCode::kDataLoss, "bad bits")); });
   producer.join();
   EXPECT_EQ(later.calls, 1);
   EXPECT_EQ(later.code, PJRT_Error_Code_DATA_LOSS);
@@ -1082,8 +1102,8 @@ std::optional<Artifact> LoadArtifact(const fs::path& dir, const std::string& ste
   return Artifact{*code, *options};
 }
 
-#define LOAD_SHARED_ARTIFACT_OR_SKIP(var, stem)                                          \
-  std::optional<Artifact> var = LoadArtifact(SharedArtifacts(), stem);                   \
+#define LOAD_SHARED_ARTIFACT_OR_SKIP(var, stem)                        \
+  std::optional<Artifact> var = LoadArtifact(SharedArtifacts(), stem); \
   if (!var) GTEST_SKIP() << "missing " << (SharedArtifacts() / stem).string() << ".*"
 
 TEST_F(PjrtTest, CompileRejectsAnUnknownFormat) {
@@ -1101,7 +1121,9 @@ TEST_F(PjrtTest, CompileRejectsGarbageOptions) {
   PJRT_LoadedExecutable* exe = nullptr;
   Outcome o = Compile(add->code, std::string("\xff\xff\xff\xff\xff", 5), &exe);
   EXPECT_EQ(o.code, PJRT_Error_Code_INVALID_ARGUMENT);
-  EXPECT_EQ(o.message.rfind("PJRT_Client_Compile: failed to deserialize CompileOptionsProto", 0), 0u) << o.message;
+  EXPECT_EQ(o.message.rfind("PJRT_Client_Compile: failed to deserialize CompileOptionsProto", 0),
+            0u)
+      << o.message;
   // A truncated options blob.
   o = Compile(add->code, add->options.substr(0, add->options.size() / 2), &exe);
   EXPECT_EQ(o.code, PJRT_Error_Code_INVALID_ARGUMENT) << o.message;
@@ -1206,7 +1228,8 @@ TEST_F(PjrtTest, ExecutableMetadata) {
   PJRT_Executable_OptimizedProgram_Args opt{};
   opt.struct_size = 32;
   opt.executable = exe;
-  EXPECT_EQ(Take(Api()->PJRT_Executable_OptimizedProgram(&opt)).code, PJRT_Error_Code_UNIMPLEMENTED);
+  EXPECT_EQ(Take(Api()->PJRT_Executable_OptimizedProgram(&opt)).code,
+            PJRT_Error_Code_UNIMPLEMENTED);
   PJRT_Executable_GetCompileOptions_Args co{};
   co.struct_size = PJRT_Executable_GetCompileOptions_Args_STRUCT_SIZE;
   co.executable = exe;
@@ -1226,7 +1249,8 @@ TEST_F(PjrtTest, ExecutableMetadata) {
   da.executable = loaded;
   ASSERT_PJRT_OK(Api()->PJRT_LoadedExecutable_GetDeviceAssignment(&da));
   ASSERT_NE(da.serialized_device_assignment_deleter, nullptr);
-  EXPECT_EQ(Str(da.serialized_bytes, da.serialized_bytes_size), std::string("\x08\x01\x10\x01\x1a\x03\x0a\x01\x00", 9));
+  EXPECT_EQ(Str(da.serialized_bytes, da.serialized_bytes_size),
+            std::string("\x08\x01\x10\x01\x1a\x03\x0a\x01\x00", 9));
   da.serialized_device_assignment_deleter(da.serialized_device_assignment);
   PJRT_LoadedExecutable_Fingerprint_Args lfp{};
   lfp.struct_size = PJRT_LoadedExecutable_Fingerprint_Args_STRUCT_SIZE;
@@ -1351,6 +1375,51 @@ TEST_F(PjrtTest, ExecuteValidatesArguments) {
   DestroyExecutable(exe);
 }
 
+TEST_F(PjrtTest, ExecuteOnAnExplicitDevice) {
+  LOAD_SHARED_ARTIFACT_OR_SKIP(add, "c_add");
+  PJRT_NamedValue opt{};
+  opt.struct_size = PJRT_NamedValue_STRUCT_SIZE;
+  opt.name = "kiln_device_count";
+  opt.name_size = std::strlen(opt.name);
+  opt.type = PJRT_NamedValue_kInt64;
+  opt.int64_value = 2;
+  opt.value_size = 1;
+  DestroyClient(client_);
+  client_ = CreateClient({opt});
+  std::vector<PJRT_Device*> devices = Devices();
+  ASSERT_EQ(devices.size(), 2u);
+  PJRT_LoadedExecutable* exe = nullptr;
+  Outcome c = Compile(add->code, add->options, &exe);
+  ASSERT_TRUE(c.ok()) << c.message;
+  int32_t one = 20, two = 22;
+  PJRT_Buffer* a = MakeBuffer(&one, PJRT_Buffer_Type_S32, {});
+  PJRT_Buffer* b = MakeBuffer(&two, PJRT_Buffer_Type_S32, {});
+  PJRT_Buffer* const args[2] = {a, b};
+  PJRT_Buffer* const* arg_list = args;
+  PJRT_Buffer* out = nullptr;
+  PJRT_Buffer** out_list = &out;
+  PJRT_ExecuteOptions options{};
+  options.struct_size = 144;
+  PJRT_LoadedExecutable_Execute_Args ex{};
+  ex.struct_size = PJRT_LoadedExecutable_Execute_Args_STRUCT_SIZE;
+  ex.executable = exe;
+  ex.options = &options;
+  ex.argument_lists = &arg_list;
+  ex.num_devices = 1;
+  ex.num_args = 2;
+  ex.output_lists = &out_list;
+  ex.execute_device = devices[1];  // device_complete_events stays NULL: allowed
+  ASSERT_PJRT_OK(Api()->PJRT_LoadedExecutable_Execute(&ex));
+  PJRT_Buffer_Device_Args dev{};
+  dev.struct_size = 32;
+  dev.buffer = out;
+  ASSERT_PJRT_OK(Api()->PJRT_Buffer_Device(&dev));
+  EXPECT_EQ(dev.device, devices[1]);
+  EXPECT_EQ(Read<int32_t>(out, 1), std::vector<int32_t>{42});
+  for (PJRT_Buffer* x : {a, b, out}) DestroyBuffer(x);
+  DestroyExecutable(exe);
+}
+
 TEST_F(PjrtTest, ExecuteIsAsynchronousAndOrdered) {
   // Chains executions: each output feeds the next call before anything is awaited, then the
   // executable is destroyed while work may still be in flight.
@@ -1378,7 +1447,9 @@ TEST_F(PjrtTest, ExecuteIsAsynchronousAndOrdered) {
 
 // A minimal JSON reader for the fixture manifests.
 struct Json {
-  std::variant<std::nullptr_t, bool, double, std::string, std::vector<Json>, std::map<std::string, Json>> v;
+  std::variant<std::nullptr_t, bool, double, std::string, std::vector<Json>,
+               std::map<std::string, Json>>
+      v;
   bool is_null() const { return std::holds_alternative<std::nullptr_t>(v); }
   const Json& operator[](const std::string& k) const {
     static const Json kNull;
@@ -1519,8 +1590,8 @@ std::optional<DTypeInfo> NumpyDType(const std::string& name) {
 
 // Compares one output element-wise: floats (and complex parts) within atol + rtol*|want|, NaN
 // matching NaN; everything else bit-exact. Returns a description of the first mismatch.
-std::string CompareOutput(const std::string& dtype, const char* got, const char* want, size_t nbytes, double rtol,
-                          double atol) {
+std::string CompareOutput(const std::string& dtype, const char* got, const char* want,
+                          size_t nbytes, double rtol, double atol) {
   auto close = [&](double g, double w) {
     if (std::isnan(w)) return std::isnan(g);
     if (std::isinf(w)) return g == w;
@@ -1531,7 +1602,9 @@ std::string CompareOutput(const std::string& dtype, const char* got, const char*
       float g, w;
       std::memcpy(&g, got + 4 * i, 4);
       std::memcpy(&w, want + 4 * i, 4);
-      if (!close(g, w)) return "float #" + std::to_string(i) + ": got " + std::to_string(g) + ", want " + std::to_string(w);
+      if (!close(g, w))
+        return "float #" + std::to_string(i) + ": got " + std::to_string(g) + ", want " +
+               std::to_string(w);
     }
     return "";
   }
@@ -1540,7 +1613,9 @@ std::string CompareOutput(const std::string& dtype, const char* got, const char*
       double g, w;
       std::memcpy(&g, got + 8 * i, 8);
       std::memcpy(&w, want + 8 * i, 8);
-      if (!close(g, w)) return "double #" + std::to_string(i) + ": got " + std::to_string(g) + ", want " + std::to_string(w);
+      if (!close(g, w))
+        return "double #" + std::to_string(i) + ": got " + std::to_string(g) + ", want " +
+               std::to_string(w);
     }
     return "";
   }
@@ -1614,8 +1689,8 @@ TEST_P(PjrtFixtureTest, CompileExecuteCompare) {
     std::string got(nbytes, '\0');
     Outcome r = ToHost(outs[i], got.data(), nbytes);
     ASSERT_TRUE(r.ok()) << r.message;
-    std::string mismatch =
-        CompareOutput(want[i]["dtype"].str(), got.data(), outputs->data() + offset, nbytes, rtol, atol);
+    std::string mismatch = CompareOutput(want[i]["dtype"].str(), got.data(),
+                                         outputs->data() + offset, nbytes, rtol, atol);
     EXPECT_EQ(mismatch, "") << stem << " output " << i << " (" << want[i]["name"].str() << ")";
   }
   for (PJRT_Buffer* b : args) DestroyBuffer(b);

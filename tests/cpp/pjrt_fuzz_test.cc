@@ -134,15 +134,16 @@ std::vector<Source> LoadSources() {
   // A few of StableHLO's own per-version artifacts: every op and attribute form of their version,
   // so mutants reach decoders that JAX-produced programs never touch.
   const fs::path vhlo = fs::path(KILN_SHARED_FIXTURES_DIR) / "stablehlo-vhlo";
-  for (const char* name : {"stablehlo_legalize_to_vhlo.0_9_0.mlir.bc", "stablehlo_legalize_to_vhlo.1_10_0.mlir.bc",
-                           "stablehlo_legalize_to_vhlo.1_16_0.mlir.bc", "invalid_vhlo_future.mlir.bc"}) {
+  for (const char* name :
+       {"stablehlo_legalize_to_vhlo.0_9_0.mlir.bc", "stablehlo_legalize_to_vhlo.1_10_0.mlir.bc",
+        "stablehlo_legalize_to_vhlo.1_16_0.mlir.bc", "invalid_vhlo_future.mlir.bc"}) {
     if (std::optional<std::string> code = ReadFile(vhlo / name)) {
       std::vector<Section> sections = FindSections(*code);
       out.push_back({std::string("stablehlo-vhlo/") + name, std::move(*code), std::move(sections)});
     }
   }
   for (const fs::path& dir : {fs::path(KILN_SHARED_FIXTURES_DIR) / "jax-0.10.2-artifacts",
-                             fs::path(KILN_TEST_FIXTURES_DIR)}) {
+                              fs::path(KILN_TEST_FIXTURES_DIR)}) {
     std::error_code ec;
     std::vector<fs::path> files;
     for (const auto& e : fs::directory_iterator(dir, ec)) {
@@ -153,7 +154,8 @@ std::vector<Source> LoadSources() {
     for (const fs::path& f : files) {
       if (std::optional<std::string> code = ReadFile(f)) {
         std::vector<Section> sections = FindSections(*code);
-        out.push_back({dir.filename().string() + "/" + f.filename().string(), std::move(*code), std::move(sections)});
+        out.push_back({dir.filename().string() + "/" + f.filename().string(), std::move(*code),
+                       std::move(sections)});
       }
     }
   }
@@ -162,25 +164,44 @@ std::vector<Source> LoadSources() {
 
 // ---- mutation ----
 
-enum class Kind { kTruncate, kFlip, kInsert, kDelete, kSplice, kOverwrite, kSectionFlip, kSectionFlip2, kCount };
+enum class Kind {
+  kTruncate,
+  kFlip,
+  kInsert,
+  kDelete,
+  kSplice,
+  kOverwrite,
+  kSectionFlip,
+  kSectionFlip2,
+  kCount
+};
 const char* KindName(Kind k) {
   switch (k) {
-    case Kind::kTruncate: return "truncate";
-    case Kind::kFlip: return "flip";
-    case Kind::kInsert: return "insert";
-    case Kind::kDelete: return "delete";
-    case Kind::kSplice: return "splice";
-    case Kind::kOverwrite: return "overwrite";
+    case Kind::kTruncate:
+      return "truncate";
+    case Kind::kFlip:
+      return "flip";
+    case Kind::kInsert:
+      return "insert";
+    case Kind::kDelete:
+      return "delete";
+    case Kind::kSplice:
+      return "splice";
+    case Kind::kOverwrite:
+      return "overwrite";
     case Kind::kSectionFlip:
-    case Kind::kSectionFlip2: return "section-body";
-    default: return "?";
+    case Kind::kSectionFlip2:
+      return "section-body";
+    default:
+      return "?";
   }
 }
 
 // Bytes that tend to hit edge cases in varints, lengths and counts.
 constexpr uint8_t kBoundaryBytes[] = {0x00, 0x01, 0x7f, 0x80, 0xfe, 0xff};
 
-std::string Mutate(const std::vector<Source>& sources, size_t base, Kind kind, Rng& rng, std::string* recipe) {
+std::string Mutate(const std::vector<Source>& sources, size_t base, Kind kind, Rng& rng,
+                   std::string* recipe) {
   std::string m = sources[base].code;
   char buf[160];
   switch (kind) {
@@ -224,7 +245,8 @@ std::string Mutate(const std::vector<Source>& sources, size_t base, Kind kind, R
       const std::string& b = sources[other].code;
       size_t cut_a = rng.Below(m.size() + 1), cut_b = rng.Below(b.size() + 1);
       m = m.substr(0, cut_a) + b.substr(cut_b);
-      std::snprintf(buf, sizeof(buf), "splice [0,%zu) + %s[%zu,)", cut_a, sources[other].name.c_str(), cut_b);
+      std::snprintf(buf, sizeof(buf), "splice [0,%zu) + %s[%zu,)", cut_a,
+                    sources[other].name.c_str(), cut_b);
       *recipe = buf;
       break;
     }
@@ -252,8 +274,9 @@ std::string Mutate(const std::vector<Source>& sources, size_t base, Kind kind, R
       *recipe = buf;
       for (size_t i = 0; i < n; ++i) {
         size_t pos = sec.begin + rng.Below(sec.end - sec.begin);
-        uint8_t v = rng.Below(2) ? static_cast<uint8_t>(static_cast<uint8_t>(m[pos]) ^ rng.Between(1, 255))
-                                 : kBoundaryBytes[rng.Below(sizeof(kBoundaryBytes))];
+        uint8_t v = rng.Below(2)
+                        ? static_cast<uint8_t>(static_cast<uint8_t>(m[pos]) ^ rng.Between(1, 255))
+                        : kBoundaryBytes[rng.Below(sizeof(kBoundaryBytes))];
         m[pos] = static_cast<char>(v);
         std::snprintf(buf, sizeof(buf), " @%zu=%02x", pos, v);
         *recipe += buf;
@@ -266,11 +289,12 @@ std::string Mutate(const std::vector<Source>& sources, size_t base, Kind kind, R
   return m;
 }
 
-// ---- crash context: printed by the sanitizer runtime (or the watchdog) when a mutant kills us ----
+// ---- crash context: printed by the sanitizer runtime (or the watchdog) when a mutant kills us
+// ----
 
 std::mutex g_context_mu;
-std::string g_context;                    // "seed ... mutant #i: recipe"
-std::atomic<uint64_t> g_progress{0};       // bumped after every mutant
+std::string g_context;                // "seed ... mutant #i: recipe"
+std::atomic<uint64_t> g_progress{0};  // bumped after every mutant
 std::atomic<bool> g_done{false};
 
 void SetContext(const std::string& s) {
@@ -330,7 +354,8 @@ class Fuzzer {
     Take(Api()->PJRT_Client_Destroy(&args));
   }
 
-  Outcome Compile(const std::string& code, const std::string& options, PJRT_LoadedExecutable** exe) {
+  Outcome Compile(const std::string& code, const std::string& options,
+                  PJRT_LoadedExecutable** exe) {
     PJRT_Program program{};
     program.struct_size = PJRT_Program_STRUCT_SIZE;
     program.code = const_cast<char*>(code.data());
@@ -362,7 +387,9 @@ class Fuzzer {
     const kiln::compiler::Executable& exe = *loaded->info->exe;
     const kiln::ir::Module& module = *exe.module;
     for (const kiln::ir::Type& t : module.value_types) {
-      if (t.is_tensor() && (!t.has_static_shape() || t.num_elements() < 0 || t.num_elements() > 4096)) return false;
+      if (t.is_tensor() &&
+          (!t.has_static_shape() || t.num_elements() < 0 || t.num_elements() > 4096))
+        return false;
     }
     bool safe = true;
     auto visit = [&](auto&& self, const kiln::ir::Op& op) -> void {
@@ -456,13 +483,16 @@ uint64_t EnvOr(const char* name, uint64_t fallback) {
   return std::strtoull(v, nullptr, 0);
 }
 
-bool KnownErrorCode(PJRT_Error_Code c) { return c > PJRT_Error_Code_OK && c <= PJRT_Error_Code_UNAUTHENTICATED; }
+bool KnownErrorCode(PJRT_Error_Code c) {
+  return c > PJRT_Error_Code_OK && c <= PJRT_Error_Code_UNAUTHENTICATED;
+}
 
 TEST(PjrtFuzzTest, MutatedArtifactsCompileToAnErrorOrAValidExecutable) {
   const std::vector<Source> sources = LoadSources();
-  std::optional<std::string> options =
-      ReadFile(fs::path(KILN_SHARED_FIXTURES_DIR) / "jax-0.10.2-artifacts" / "c_add.compile_options.pb");
-  if (sources.empty() || !options) GTEST_SKIP() << "no artifacts under " << KILN_SHARED_FIXTURES_DIR;
+  std::optional<std::string> options = ReadFile(
+      fs::path(KILN_SHARED_FIXTURES_DIR) / "jax-0.10.2-artifacts" / "c_add.compile_options.pb");
+  if (sources.empty() || !options)
+    GTEST_SKIP() << "no artifacts under " << KILN_SHARED_FIXTURES_DIR;
   for (const Source& src : sources) {
     EXPECT_FALSE(src.sections.empty()) << "could not walk the sections of " << src.name;
   }
@@ -484,7 +514,8 @@ TEST(PjrtFuzzTest, MutatedArtifactsCompileToAnErrorOrAValidExecutable) {
       stalled = now == last ? stalled + 1 : 0;
       last = now;
       if (stalled >= 240) {
-        std::fprintf(stderr, "\n*** pjrt_fuzz_test: no progress for 60 s (hang) while processing %s\n",
+        std::fprintf(stderr,
+                     "\n*** pjrt_fuzz_test: no progress for 60 s (hang) while processing %s\n",
                      g_context.c_str());
         std::abort();
       }
@@ -518,7 +549,8 @@ TEST(PjrtFuzzTest, MutatedArtifactsCompileToAnErrorOrAValidExecutable) {
   auto handle = [&](const std::string& what, Outcome o, PJRT_LoadedExecutable* exe) {
     if (verbose) {
       std::printf("%s -> %s\n", what.c_str(),
-                  o.ok() ? "executable" : (std::to_string(o.code) + " " + o.message.substr(0, 160)).c_str());
+                  o.ok() ? "executable"
+                         : (std::to_string(o.code) + " " + o.message.substr(0, 160)).c_str());
     }
     if (o.ok()) {
       ASSERT_NE(exe, nullptr) << what;
@@ -537,8 +569,9 @@ TEST(PjrtFuzzTest, MutatedArtifactsCompileToAnErrorOrAValidExecutable) {
     const Kind kind = static_cast<Kind>(rng.Below(static_cast<size_t>(Kind::kCount)));
     std::string recipe;
     const std::string mutant = Mutate(sources, base, kind, rng, &recipe);
-    const std::string what = "seed " + std::to_string(seed) + " mutant #" + std::to_string(i) + " of " +
-                             sources[base].name + " (" + KindName(kind) + ": " + recipe + ")";
+    const std::string what = "seed " + std::to_string(seed) + " mutant #" + std::to_string(i) +
+                             " of " + sources[base].name + " (" + KindName(kind) + ": " + recipe +
+                             ")";
     SetContext(what);
     kinds[KindName(kind)]++;
     PJRT_LoadedExecutable* exe = nullptr;
@@ -554,11 +587,12 @@ TEST(PjrtFuzzTest, MutatedArtifactsCompileToAnErrorOrAValidExecutable) {
   });
   std::vector<Source> option_source = {{"c_add.compile_options.pb", *options, {}}};
   for (size_t i = 0; i < option_mutants; ++i) {
-    const Kind kind = static_cast<Kind>(rng.Below(static_cast<size_t>(Kind::kSplice)));  // no splice
+    const Kind kind =
+        static_cast<Kind>(rng.Below(static_cast<size_t>(Kind::kSplice)));  // no splice
     std::string recipe;
     const std::string mutant = Mutate(option_source, 0, kind, rng, &recipe);
-    const std::string what = "seed " + std::to_string(seed) + " options mutant #" + std::to_string(i) + " (" +
-                             KindName(kind) + ": " + recipe + ")";
+    const std::string what = "seed " + std::to_string(seed) + " options mutant #" +
+                             std::to_string(i) + " (" + KindName(kind) + ": " + recipe + ")";
     SetContext(what);
     kinds[std::string("options ") + KindName(kind)]++;
     PJRT_LoadedExecutable* exe = nullptr;
@@ -570,8 +604,11 @@ TEST(PjrtFuzzTest, MutatedArtifactsCompileToAnErrorOrAValidExecutable) {
 
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::printf("pjrt_fuzz_test: %zu sources, %zu program mutants + %zu options mutants in %.1f s (seed %llu)\n",
-              sources.size(), program_mutants, option_mutants, seconds, static_cast<unsigned long long>(seed));
+  std::printf(
+      "pjrt_fuzz_test: %zu sources, %zu program mutants + %zu options mutants in %.1f s (seed "
+      "%llu)\n",
+      sources.size(), program_mutants, option_mutants, seconds,
+      static_cast<unsigned long long>(seed));
   for (const auto& [k, n] : kinds) std::printf("  mutation %-22s %6d\n", k.c_str(), n);
   for (const auto& [k, n] : outcomes) std::printf("  outcome  %-22s %6d\n", k.c_str(), n);
 }
