@@ -302,7 +302,7 @@ void SetContext(const std::string& s) {
   g_context = s;
 }
 
-void PrintContext() {
+[[maybe_unused]] void PrintContext() {
   // Best effort: we may be dying. No locking (the lock may be held by the crashing thread).
   std::fprintf(stderr, "\n*** pjrt_fuzz_test: crashed while processing %s\n", g_context.c_str());
 }
