@@ -7,6 +7,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")"
 # shellcheck source=scripts/common.sh
 source scripts/common.sh
 scripts/setup.sh
+scripts/check_format.sh
 scripts/cpp_tests.sh asan dev
 kiln_log "pytest: tests/python"
 exec .venv/bin/python -m pytest tests/python -q "$@"

@@ -131,12 +131,14 @@ StatusOr<std::shared_ptr<const Executable>> CompileModule(std::shared_ptr<const 
   exe->result_types = main->result_types;
   for (const ir::Type& t : exe->arg_types) {
     if (!t.is_tensor() || !t.has_static_shape()) {
-      return Unimplemented("argument type " + t.ToString() + " of @" + main->name + " is not supported");
+      return Unimplemented("argument type " + t.ToString() + " of @" + main->name +
+                           " is not supported");
     }
   }
   for (const ir::Type& t : exe->result_types) {
     if (!t.is_tensor() || !t.has_static_shape()) {
-      return Unimplemented("result type " + t.ToString() + " of @" + main->name + " is not supported");
+      return Unimplemented("result type " + t.ToString() + " of @" + main->name +
+                           " is not supported");
     }
   }
   ProgramBuilder builder(module);
@@ -154,7 +156,8 @@ StatusOr<std::shared_ptr<const Executable>> Compile(std::span<const uint8_t> cod
     return InvalidArgument("Unknown program format '" + std::string(format) +
                            "'. Kiln compiles StableHLO portable artifacts (format \"mlir\").");
   }
-  KILN_ASSIGN_OR_RETURN(ingest::CompileOptions options, ingest::ParseCompileOptions(compile_options));
+  KILN_ASSIGN_OR_RETURN(ingest::CompileOptions options,
+                        ingest::ParseCompileOptions(compile_options));
   KILN_ASSIGN_OR_RETURN(ir::Module module, ingest::ReadPortableArtifact(code));
   std::string fingerprint = Fingerprint(code, options);
   auto shared = std::make_shared<const ir::Module>(std::move(module));

@@ -1,5 +1,5 @@
-// Kernel: the executable form of one op, produced at compile time by the op's lowering rule. Shapes,
-// dtypes and attributes are resolved during lowering, so a kernel only moves data.
+// Kernel: the executable form of one op, produced at compile time by the op's lowering rule.
+// Shapes, dtypes and attributes are resolved during lowering, so a kernel only moves data.
 #pragma once
 
 #include <functional>

@@ -1,5 +1,5 @@
-// The op registry: the single table of every op Kiln can compile. It drives lowering (op -> kernel),
-// the up-front unsupported-op check, and the coverage report (tools/coverage_report).
+// The op registry: the single table of every op Kiln can compile. It drives lowering (op ->
+// kernel), the up-front unsupported-op check, and the coverage report (tools/coverage_report).
 #pragma once
 
 #include <memory>

@@ -22,7 +22,8 @@ Status RunProgram(const Program& program, ExecContext& ctx, std::span<const runt
     Status status = step.kernel(ctx, inputs, outputs);
     if (!status.ok()) return status.WithContext(step.what);
     for (size_t i = 0; i < outputs.size(); ++i) {
-      if (!outputs[i].valid()) return Internal(step.what + ": kernel produced no result #" + std::to_string(i));
+      if (!outputs[i].valid())
+        return Internal(step.what + ": kernel produced no result #" + std::to_string(i));
       slots[step.outputs[i]] = std::move(outputs[i]);
     }
     for (int32_t slot : step.release_after) slots[slot] = runtime::Array();

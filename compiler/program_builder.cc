@@ -130,7 +130,8 @@ StatusOr<std::shared_ptr<const Program>> ProgramBuilder::BuildRegion(
   auto use = [&](ir::ValueId v, const ir::Op& op) -> StatusOr<int32_t> {
     auto it = slot_of.find(v);
     if (it == slot_of.end()) {
-      return InvalidArgument(DescribeOp(*module_, op) + " uses a value that is not defined before it");
+      return InvalidArgument(DescribeOp(*module_, op) +
+                             " uses a value that is not defined before it");
     }
     return it->second;
   };
@@ -185,7 +186,8 @@ StatusOr<std::shared_ptr<const Program>> ProgramBuilder::BuildRegion(
   for (size_t i = 0; i < program->steps.size(); ++i) {
     for (int32_t s : program->steps[i].inputs) last_use[s] = static_cast<int>(i);
     // An unused output dies where it is born.
-    for (int32_t s : program->steps[i].outputs) last_use[s] = std::max(last_use[s], static_cast<int>(i));
+    for (int32_t s : program->steps[i].outputs)
+      last_use[s] = std::max(last_use[s], static_cast<int>(i));
   }
   for (int32_t s : program->result_slots) last_use[s] = -2;
   for (int32_t s = 0; s < program->num_slots; ++s) {

@@ -10,8 +10,10 @@ Status VerifyRegion(const ir::Module& module, const ir::Region& region, std::vec
                     int depth);
 
 Status Define(const ir::Module& module, ir::ValueId v, std::vector<bool>& defined) {
-  if (!module.valid_value(v)) return InvalidArgument("IR refers to value id " + std::to_string(v) + " which does not exist");
-  if (defined[static_cast<size_t>(v)]) return InvalidArgument("IR defines value id " + std::to_string(v) + " twice");
+  if (!module.valid_value(v))
+    return InvalidArgument("IR refers to value id " + std::to_string(v) + " which does not exist");
+  if (defined[static_cast<size_t>(v)])
+    return InvalidArgument("IR defines value id " + std::to_string(v) + " twice");
   defined[static_cast<size_t>(v)] = true;
   return Status::Ok();
 }
@@ -19,7 +21,8 @@ Status Define(const ir::Module& module, ir::ValueId v, std::vector<bool>& define
 Status VerifyOp(const ir::Module& module, const ir::Op& op, std::vector<bool>& defined, int depth) {
   for (ir::ValueId v : op.operands) {
     if (!module.valid_value(v)) {
-      return InvalidArgument(op.name + " refers to value id " + std::to_string(v) + " which does not exist");
+      return InvalidArgument(op.name + " refers to value id " + std::to_string(v) +
+                             " which does not exist");
     }
   }
   for (const ir::Region& region : op.regions) {
@@ -43,7 +46,8 @@ Status VerifyRegion(const ir::Module& module, const ir::Region& region, std::vec
 
 Status VerifyModule(const ir::Module& module) {
   std::vector<bool> defined(module.value_types.size(), false);
-  if (module.MainFunction() == nullptr) return InvalidArgument("module has no public main function");
+  if (module.MainFunction() == nullptr)
+    return InvalidArgument("module has no public main function");
   for (const ir::Function& fn : module.functions) {
     if (fn.body.blocks.empty()) return InvalidArgument("function @" + fn.name + " has no body");
     const ir::Block& entry = fn.body.blocks[0];
@@ -53,7 +57,8 @@ Status VerifyModule(const ir::Module& module) {
                              " parameters");
     }
     for (size_t i = 0; i < entry.args.size(); ++i) {
-      if (module.valid_value(entry.args[i]) && !(module.type_of(entry.args[i]) == fn.arg_types[i])) {
+      if (module.valid_value(entry.args[i]) &&
+          !(module.type_of(entry.args[i]) == fn.arg_types[i])) {
         return InvalidArgument("function @" + fn.name + ": argument #" + std::to_string(i) +
                                " type differs from the signature");
       }

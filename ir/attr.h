@@ -1,6 +1,7 @@
 // Attributes: compile-time constants attached to ops (dimension lists, comparison directions, dense
-// tensor literals, ...). One tagged tree type keeps the reader, the verifier and the kernels simple;
-// accessors return nullopt instead of asserting so malformed programs become errors, not crashes.
+// tensor literals, ...). One tagged tree type keeps the reader, the verifier and the kernels
+// simple; accessors return nullopt instead of asserting so malformed programs become errors, not
+// crashes.
 #pragma once
 
 #include <cstdint>
@@ -16,19 +17,19 @@ namespace kiln::ir {
 
 struct Attr {
   enum class Kind : uint8_t {
-    kNone,      // an absent optional attribute (VHLO writes `none` placeholders)
+    kNone,  // an absent optional attribute (VHLO writes `none` placeholders)
     kUnit,
     kBool,
-    kInt,       // integer scalar; `type` holds its element type
-    kFloat,     // float scalar; `type` holds its element type
+    kInt,    // integer scalar; `type` holds its element type
+    kFloat,  // float scalar; `type` holds its element type
     kString,
-    kEnum,      // enum case by its StableHLO spelling: "LT", "FLOAT", "DEFAULT", ...
+    kEnum,  // enum case by its StableHLO spelling: "LT", "FLOAT", "DEFAULT", ...
     kArray,
     kDict,
-    kType,      // a type used as a value (e.g. function_type)
-    kElements,  // dense tensor literal: `type` is the tensor type, `data` its row-major bytes
-    kSymbolRef, // @name
-    kOpaque,    // something Kiln does not interpret; `str` holds a description
+    kType,       // a type used as a value (e.g. function_type)
+    kElements,   // dense tensor literal: `type` is the tensor type, `data` its row-major bytes
+    kSymbolRef,  // @name
+    kOpaque,     // something Kiln does not interpret; `str` holds a description
   };
 
   Kind kind = Kind::kNone;
@@ -39,26 +40,72 @@ struct Attr {
   Type type;
   std::vector<Attr> array;
   std::vector<std::pair<std::string, Attr>> dict;
-  // kElements: fully expanded (splats are materialised), one element per DTypeByteSize, little-endian.
+  // kElements: fully expanded (splats are materialised), one element per DTypeByteSize,
+  // little-endian.
   std::vector<uint8_t> data;
 
   static Attr None() { return Attr(); }
-  static Attr Unit() { Attr a; a.kind = Kind::kUnit; return a; }
-  static Attr Bool(bool v) { Attr a; a.kind = Kind::kBool; a.b = v; return a; }
+  static Attr Unit() {
+    Attr a;
+    a.kind = Kind::kUnit;
+    return a;
+  }
+  static Attr Bool(bool v) {
+    Attr a;
+    a.kind = Kind::kBool;
+    a.b = v;
+    return a;
+  }
   static Attr Int(int64_t v, Type t = Type::Tensor(DType::kS64, {})) {
-    Attr a; a.kind = Kind::kInt; a.i = v; a.type = std::move(t); return a;
+    Attr a;
+    a.kind = Kind::kInt;
+    a.i = v;
+    a.type = std::move(t);
+    return a;
   }
   static Attr Float(double v, Type t = Type::Tensor(DType::kF64, {})) {
-    Attr a; a.kind = Kind::kFloat; a.f = v; a.type = std::move(t); return a;
+    Attr a;
+    a.kind = Kind::kFloat;
+    a.f = v;
+    a.type = std::move(t);
+    return a;
   }
-  static Attr String(std::string s) { Attr a; a.kind = Kind::kString; a.str = std::move(s); return a; }
-  static Attr Enum(std::string s) { Attr a; a.kind = Kind::kEnum; a.str = std::move(s); return a; }
+  static Attr String(std::string s) {
+    Attr a;
+    a.kind = Kind::kString;
+    a.str = std::move(s);
+    return a;
+  }
+  static Attr Enum(std::string s) {
+    Attr a;
+    a.kind = Kind::kEnum;
+    a.str = std::move(s);
+    return a;
+  }
   static Attr SymbolRef(std::string s) {
-    Attr a; a.kind = Kind::kSymbolRef; a.str = std::move(s); return a;
+    Attr a;
+    a.kind = Kind::kSymbolRef;
+    a.str = std::move(s);
+    return a;
   }
-  static Attr Opaque(std::string s) { Attr a; a.kind = Kind::kOpaque; a.str = std::move(s); return a; }
-  static Attr TypeValue(Type t) { Attr a; a.kind = Kind::kType; a.type = std::move(t); return a; }
-  static Attr Array(std::vector<Attr> v) { Attr a; a.kind = Kind::kArray; a.array = std::move(v); return a; }
+  static Attr Opaque(std::string s) {
+    Attr a;
+    a.kind = Kind::kOpaque;
+    a.str = std::move(s);
+    return a;
+  }
+  static Attr TypeValue(Type t) {
+    Attr a;
+    a.kind = Kind::kType;
+    a.type = std::move(t);
+    return a;
+  }
+  static Attr Array(std::vector<Attr> v) {
+    Attr a;
+    a.kind = Kind::kArray;
+    a.array = std::move(v);
+    return a;
+  }
 
   bool is_none() const { return kind == Kind::kNone; }
 

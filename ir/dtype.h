@@ -1,5 +1,6 @@
-// Element types. The numbering deliberately equals PJRT_Buffer_Type so the PJRT layer converts with a
-// range check instead of a table, and so a dtype printed in a log means the same thing on both sides.
+// Element types. The numbering deliberately equals PJRT_Buffer_Type so the PJRT layer converts with
+// a range check instead of a table, and so a dtype printed in a log means the same thing on both
+// sides.
 #pragma once
 
 #include <cstdint>
@@ -53,7 +54,7 @@ int DTypeByteSize(DType t);
 std::string_view DTypeName(DType t);
 std::optional<DType> DTypeFromPjrt(int pjrt_type);
 
-bool IsFloat(DType t);          // real floating point, any width
+bool IsFloat(DType t);  // real floating point, any width
 bool IsComplex(DType t);
 bool IsSignedInt(DType t);
 bool IsUnsignedInt(DType t);

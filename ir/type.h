@@ -17,10 +17,10 @@ struct Type {
   enum class Kind : uint8_t { kTensor, kToken, kTuple, kOpaque };
 
   Kind kind = Kind::kTensor;
-  DType dtype = DType::kInvalid;   // kTensor only
-  std::vector<int64_t> dims;       // kTensor only; rank-0 means a scalar
-  std::vector<Type> elements;      // kTuple only
-  std::string opaque;              // kOpaque only: the dialect's spelling, e.g. "!sdy.foo"
+  DType dtype = DType::kInvalid;  // kTensor only
+  std::vector<int64_t> dims;      // kTensor only; rank-0 means a scalar
+  std::vector<Type> elements;     // kTuple only
+  std::string opaque;             // kOpaque only: the dialect's spelling, e.g. "!sdy.foo"
 
   static Type Tensor(DType dtype, std::vector<int64_t> dims) {
     Type t;

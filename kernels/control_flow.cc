@@ -30,7 +30,8 @@ StatusOr<bool> ReadPredicate(const Array& a) {
 
 StatusOr<Kernel> LowerCall(LowerContext& ctx) {
   const ir::Attr* callee = ctx.op().attr("callee");
-  if (callee == nullptr || callee->str.empty()) return InvalidArgument("func.call without a callee");
+  if (callee == nullptr || callee->str.empty())
+    return InvalidArgument("func.call without a callee");
   KILN_ASSIGN_OR_RETURN(std::shared_ptr<const Program> body, ctx.CompileFunction(callee->str));
   if (body->param_slots.size() != ctx.op().operands.size() ||
       body->result_slots.size() != ctx.op().results.size()) {
@@ -52,7 +53,8 @@ StatusOr<Kernel> LowerComposite(LowerContext& ctx) {
   if (decomposition == nullptr || decomposition->str.empty()) {
     return InvalidArgument("stablehlo.composite without a decomposition function");
   }
-  KILN_ASSIGN_OR_RETURN(std::shared_ptr<const Program> body, ctx.CompileFunction(decomposition->str));
+  KILN_ASSIGN_OR_RETURN(std::shared_ptr<const Program> body,
+                        ctx.CompileFunction(decomposition->str));
   if (body->param_slots.size() != ctx.op().operands.size() ||
       body->result_slots.size() != ctx.op().results.size()) {
     return InvalidArgument("stablehlo.composite: @" + decomposition->str +
@@ -70,33 +72,38 @@ StatusOr<Kernel> LowerWhile(LowerContext& ctx) {
   const ir::Op& op = ctx.op();
   if (op.regions.size() != 2) return InvalidArgument("stablehlo.while needs cond and body regions");
   size_t n = op.operands.size();
-  if (op.results.size() != n) return InvalidArgument("stablehlo.while: result count differs from operand count");
+  if (op.results.size() != n)
+    return InvalidArgument("stablehlo.while: result count differs from operand count");
   KILN_ASSIGN_OR_RETURN(std::shared_ptr<const Program> cond, ctx.CompileRegion(0));
   KILN_ASSIGN_OR_RETURN(std::shared_ptr<const Program> body, ctx.CompileRegion(1));
-  if (cond->result_slots.size() != 1) return InvalidArgument("stablehlo.while: cond must return one value");
-  if (body->result_slots.size() != n) return InvalidArgument("stablehlo.while: body must return every carried value");
-  return Kernel([cond, body, n](ExecContext& ec, std::span<const Array> in, std::span<Array> out) -> Status {
-    std::vector<Array> state(in.begin(), in.end());  // carried values, then captures
-    std::vector<Array> results;
-    for (;;) {
-      KILN_RETURN_IF_ERROR(RunProgram(*cond, ec, state, results));
-      KILN_RETURN_IF_ERROR(CheckResultCount(results, 1, "while condition"));
-      KILN_ASSIGN_OR_RETURN(bool go_on, ReadPredicate(results[0]));
-      if (!go_on) break;
-      KILN_RETURN_IF_ERROR(RunProgram(*body, ec, state, results));
-      KILN_RETURN_IF_ERROR(CheckResultCount(results, n, "while body"));
-      for (size_t i = 0; i < n; ++i) state[i] = std::move(results[i]);
-    }
-    for (size_t i = 0; i < n; ++i) out[i] = std::move(state[i]);
-    return Status::Ok();
-  });
+  if (cond->result_slots.size() != 1)
+    return InvalidArgument("stablehlo.while: cond must return one value");
+  if (body->result_slots.size() != n)
+    return InvalidArgument("stablehlo.while: body must return every carried value");
+  return Kernel(
+      [cond, body, n](ExecContext& ec, std::span<const Array> in, std::span<Array> out) -> Status {
+        std::vector<Array> state(in.begin(), in.end());  // carried values, then captures
+        std::vector<Array> results;
+        for (;;) {
+          KILN_RETURN_IF_ERROR(RunProgram(*cond, ec, state, results));
+          KILN_RETURN_IF_ERROR(CheckResultCount(results, 1, "while condition"));
+          KILN_ASSIGN_OR_RETURN(bool go_on, ReadPredicate(results[0]));
+          if (!go_on) break;
+          KILN_RETURN_IF_ERROR(RunProgram(*body, ec, state, results));
+          KILN_RETURN_IF_ERROR(CheckResultCount(results, n, "while body"));
+          for (size_t i = 0; i < n; ++i) state[i] = std::move(results[i]);
+        }
+        for (size_t i = 0; i < n; ++i) out[i] = std::move(state[i]);
+        return Status::Ok();
+      });
 }
 
 // stablehlo.case: operand 0 is an i32 index; an out-of-range index selects the last branch.
 StatusOr<Kernel> LowerCase(LowerContext& ctx) {
   const ir::Op& op = ctx.op();
   if (op.regions.empty()) return InvalidArgument("stablehlo.case needs at least one branch");
-  if (op.operands.size() != 1) return InvalidArgument("stablehlo.case takes exactly one index operand");
+  if (op.operands.size() != 1)
+    return InvalidArgument("stablehlo.case takes exactly one index operand");
   const ir::Type& index_type = ctx.operand_type(0);
   if (!index_type.is_tensor() || index_type.dtype != ir::DType::kS32 || index_type.rank() != 0) {
     return InvalidArgument("stablehlo.case index must be tensor<i32>");
@@ -105,21 +112,23 @@ StatusOr<Kernel> LowerCase(LowerContext& ctx) {
   for (size_t i = 0; i < op.regions.size(); ++i) {
     KILN_ASSIGN_OR_RETURN(std::shared_ptr<const Program> branch, ctx.CompileRegion(i));
     if (branch->result_slots.size() != op.results.size()) {
-      return InvalidArgument("stablehlo.case branch #" + std::to_string(i) + " returns the wrong number of values");
+      return InvalidArgument("stablehlo.case branch #" + std::to_string(i) +
+                             " returns the wrong number of values");
     }
     branches.push_back(std::move(branch));
   }
-  return Kernel([branches](ExecContext& ec, std::span<const Array> in, std::span<Array> out) -> Status {
-    if (in[0].num_elements() != 1) return InvalidArgument("case index is not a scalar");
-    int32_t index = *in[0].data_as<int32_t>();
-    size_t chosen = (index < 0 || static_cast<size_t>(index) >= branches.size())
-                        ? branches.size() - 1
-                        : static_cast<size_t>(index);
-    std::vector<Array> results;
-    KILN_RETURN_IF_ERROR(RunProgram(*branches[chosen], ec, in.subspan(1), results));
-    for (size_t i = 0; i < out.size(); ++i) out[i] = std::move(results[i]);
-    return Status::Ok();
-  });
+  return Kernel(
+      [branches](ExecContext& ec, std::span<const Array> in, std::span<Array> out) -> Status {
+        if (in[0].num_elements() != 1) return InvalidArgument("case index is not a scalar");
+        int32_t index = *in[0].data_as<int32_t>();
+        size_t chosen = (index < 0 || static_cast<size_t>(index) >= branches.size())
+                            ? branches.size() - 1
+                            : static_cast<size_t>(index);
+        std::vector<Array> results;
+        KILN_RETURN_IF_ERROR(RunProgram(*branches[chosen], ec, in.subspan(1), results));
+        for (size_t i = 0; i < out.size(); ++i) out[i] = std::move(results[i]);
+        return Status::Ok();
+      });
 }
 
 StatusOr<Kernel> LowerIf(LowerContext& ctx) {
@@ -133,7 +142,8 @@ StatusOr<Kernel> LowerIf(LowerContext& ctx) {
                                            std::span<Array> out) -> Status {
     KILN_ASSIGN_OR_RETURN(bool pred, ReadPredicate(in[0]));
     std::vector<Array> results;
-    KILN_RETURN_IF_ERROR(RunProgram(pred ? *then_branch : *else_branch, ec, in.subspan(1), results));
+    KILN_RETURN_IF_ERROR(
+        RunProgram(pred ? *then_branch : *else_branch, ec, in.subspan(1), results));
     KILN_RETURN_IF_ERROR(CheckResultCount(results, out.size(), "if branch"));
     for (size_t i = 0; i < out.size(); ++i) out[i] = std::move(results[i]);
     return Status::Ok();

@@ -1,6 +1,6 @@
 // Compile-time dtype dispatch for kernels: turns a runtime DType into a call of a template with the
-// matching C++ element type. Kernels state which dtypes they accept by which dispatcher they use, and
-// an unsupported dtype becomes an UNIMPLEMENTED status naming the op and dtype.
+// matching C++ element type. Kernels state which dtypes they accept by which dispatcher they use,
+// and an unsupported dtype becomes an UNIMPLEMENTED status naming the op and dtype.
 #pragma once
 
 #include <complex>
@@ -33,49 +33,69 @@ inline Status UnsupportedDType(std::string_view op, ir::DType t) {
 // Calls fn.template operator()<T>() for the C++ type T of `t`, for the given category.
 // Returns fn's result (which must be a Status or StatusOr) or an UNIMPLEMENTED status.
 template <typename Fn>
-auto DispatchFloat(std::string_view op, ir::DType t, Fn&& fn) -> decltype(fn.template operator()<float>()) {
+auto DispatchFloat(std::string_view op, ir::DType t, Fn&& fn)
+    -> decltype(fn.template operator()<float>()) {
   switch (t) {
-    case ir::DType::kF32: return fn.template operator()<float>();
-    case ir::DType::kF64: return fn.template operator()<double>();
-    default: return UnsupportedDType(op, t);
+    case ir::DType::kF32:
+      return fn.template operator()<float>();
+    case ir::DType::kF64:
+      return fn.template operator()<double>();
+    default:
+      return UnsupportedDType(op, t);
   }
 }
 
 template <typename Fn>
-auto DispatchInt(std::string_view op, ir::DType t, Fn&& fn) -> decltype(fn.template operator()<int32_t>()) {
+auto DispatchInt(std::string_view op, ir::DType t, Fn&& fn)
+    -> decltype(fn.template operator()<int32_t>()) {
   switch (t) {
-    case ir::DType::kS8: return fn.template operator()<int8_t>();
-    case ir::DType::kS16: return fn.template operator()<int16_t>();
-    case ir::DType::kS32: return fn.template operator()<int32_t>();
-    case ir::DType::kS64: return fn.template operator()<int64_t>();
-    case ir::DType::kU8: return fn.template operator()<uint8_t>();
-    case ir::DType::kU16: return fn.template operator()<uint16_t>();
-    case ir::DType::kU32: return fn.template operator()<uint32_t>();
-    case ir::DType::kU64: return fn.template operator()<uint64_t>();
-    default: return UnsupportedDType(op, t);
+    case ir::DType::kS8:
+      return fn.template operator()<int8_t>();
+    case ir::DType::kS16:
+      return fn.template operator()<int16_t>();
+    case ir::DType::kS32:
+      return fn.template operator()<int32_t>();
+    case ir::DType::kS64:
+      return fn.template operator()<int64_t>();
+    case ir::DType::kU8:
+      return fn.template operator()<uint8_t>();
+    case ir::DType::kU16:
+      return fn.template operator()<uint16_t>();
+    case ir::DType::kU32:
+      return fn.template operator()<uint32_t>();
+    case ir::DType::kU64:
+      return fn.template operator()<uint64_t>();
+    default:
+      return UnsupportedDType(op, t);
   }
 }
 
 // Integers and pred (bitwise/logical ops).
 template <typename Fn>
-auto DispatchIntOrPred(std::string_view op, ir::DType t, Fn&& fn) -> decltype(fn.template operator()<int32_t>()) {
+auto DispatchIntOrPred(std::string_view op, ir::DType t, Fn&& fn)
+    -> decltype(fn.template operator()<int32_t>()) {
   if (t == ir::DType::kPred) return fn.template operator()<pred_t>();
   return DispatchInt(op, t, std::forward<Fn>(fn));
 }
 
 // Every real numeric type: floats and integers (arithmetic, comparison, min/max).
 template <typename Fn>
-auto DispatchReal(std::string_view op, ir::DType t, Fn&& fn) -> decltype(fn.template operator()<float>()) {
+auto DispatchReal(std::string_view op, ir::DType t, Fn&& fn)
+    -> decltype(fn.template operator()<float>()) {
   switch (t) {
-    case ir::DType::kF32: return fn.template operator()<float>();
-    case ir::DType::kF64: return fn.template operator()<double>();
-    default: return DispatchInt(op, t, std::forward<Fn>(fn));
+    case ir::DType::kF32:
+      return fn.template operator()<float>();
+    case ir::DType::kF64:
+      return fn.template operator()<double>();
+    default:
+      return DispatchInt(op, t, std::forward<Fn>(fn));
   }
 }
 
 // Real numeric types plus pred (select, compare, copy-like ops).
 template <typename Fn>
-auto DispatchRealOrPred(std::string_view op, ir::DType t, Fn&& fn) -> decltype(fn.template operator()<float>()) {
+auto DispatchRealOrPred(std::string_view op, ir::DType t, Fn&& fn)
+    -> decltype(fn.template operator()<float>()) {
   if (t == ir::DType::kPred) return fn.template operator()<pred_t>();
   return DispatchReal(op, t, std::forward<Fn>(fn));
 }

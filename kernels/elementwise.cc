@@ -42,8 +42,10 @@ constexpr int64_t kCostlyChunk = 1 << 11;
 
 template <typename Op>
 constexpr int64_t ChunkOf() {
-  if constexpr (requires { Op::kChunk; }) return Op::kChunk;
-  else return kCheapChunk;
+  if constexpr (requires { Op::kChunk; })
+    return Op::kChunk;
+  else
+    return kCheapChunk;
 }
 
 // Result storage type of Op applied to storage type T (the operand type unless Op says otherwise).
@@ -52,7 +54,7 @@ struct ResultOfImpl {
   using type = T;
 };
 template <typename Op, typename T>
-  requires requires { typename Op::template Result<T>; }
+requires requires { typename Op::template Result<T>; }
 struct ResultOfImpl<Op, T> {
   using type = typename Op::template Result<T>;
 };
@@ -86,10 +88,14 @@ struct AbsOp {
   using Result = typename RealPart<T>::type;
   template <typename C>
   auto operator()(C x) const {
-    if constexpr (std::is_floating_point_v<C>) return std::fabs(x);
-    else if constexpr (kIsComplex<C>) return std::abs(x);
-    else if constexpr (std::is_signed_v<C>) return x < 0 ? WrapNeg(x) : x;  // abs(INT_MIN) = INT_MIN
-    else return x;
+    if constexpr (std::is_floating_point_v<C>)
+      return std::fabs(x);
+    else if constexpr (kIsComplex<C>)
+      return std::abs(x);
+    else if constexpr (std::is_signed_v<C>)
+      return x < 0 ? WrapNeg(x) : x;  // abs(INT_MIN) = INT_MIN
+    else
+      return x;
   }
 };
 
@@ -98,8 +104,10 @@ struct NegateOp {
   static constexpr bool kSupports = kIsFloat<T> || kIsInt<T> || kIsComplex<T>;
   template <typename C>
   C operator()(C x) const {
-    if constexpr (std::is_integral_v<C>) return WrapNeg(x);
-    else return -x;
+    if constexpr (std::is_integral_v<C>)
+      return WrapNeg(x);
+    else
+      return -x;
   }
 };
 
@@ -127,15 +135,15 @@ struct SignOp {
 };
 
 // Float-only unary ops share this shape: a std:: function on the compute type.
-#define KILN_FLOAT_UNARY(Name, expr, chunk)                                 \
-  struct Name {                                                             \
-    static constexpr int64_t kChunk = chunk;                                \
-    template <typename T>                                                   \
-    static constexpr bool kSupports = kIsFloat<T>;                          \
-    template <typename C>                                                   \
-    C operator()(C x) const {                                               \
-      return expr;                                                          \
-    }                                                                       \
+#define KILN_FLOAT_UNARY(Name, expr, chunk)        \
+  struct Name {                                    \
+    static constexpr int64_t kChunk = chunk;       \
+    template <typename T>                          \
+    static constexpr bool kSupports = kIsFloat<T>; \
+    template <typename C>                          \
+    C operator()(C x) const {                      \
+      return expr;                                 \
+    }                                              \
   };
 
 KILN_FLOAT_UNARY(FloorOp, std::floor(x), kCheapChunk)
@@ -147,15 +155,15 @@ KILN_FLOAT_UNARY(CbrtOp, std::cbrt(x), kCostlyChunk)
 #undef KILN_FLOAT_UNARY
 
 // Float-or-complex unary ops (std:: overloads cover both).
-#define KILN_FLOAT_COMPLEX_UNARY(Name, expr, chunk)                         \
-  struct Name {                                                             \
-    static constexpr int64_t kChunk = chunk;                                \
-    template <typename T>                                                   \
-    static constexpr bool kSupports = kFloatOrComplex<T>;                   \
-    template <typename C>                                                   \
-    C operator()(C x) const {                                               \
-      return expr;                                                          \
-    }                                                                       \
+#define KILN_FLOAT_COMPLEX_UNARY(Name, expr, chunk)       \
+  struct Name {                                           \
+    static constexpr int64_t kChunk = chunk;              \
+    template <typename T>                                 \
+    static constexpr bool kSupports = kFloatOrComplex<T>; \
+    template <typename C>                                 \
+    C operator()(C x) const {                             \
+      return expr;                                        \
+    }                                                     \
   };
 
 KILN_FLOAT_COMPLEX_UNARY(SqrtOp, std::sqrt(x), kCheapChunk)
@@ -174,8 +182,10 @@ struct Expm1Op {
   static constexpr bool kSupports = kFloatOrComplex<T>;
   template <typename C>
   C operator()(C x) const {
-    if constexpr (kIsComplex<C>) return std::exp(x) - C(1);
-    else return std::expm1(x);
+    if constexpr (kIsComplex<C>)
+      return std::exp(x) - C(1);
+    else
+      return std::expm1(x);
   }
 };
 
@@ -185,8 +195,10 @@ struct Log1pOp {
   static constexpr bool kSupports = kFloatOrComplex<T>;
   template <typename C>
   C operator()(C x) const {
-    if constexpr (kIsComplex<C>) return std::log(C(1) + x);
-    else return std::log1p(x);
+    if constexpr (kIsComplex<C>)
+      return std::log(C(1) + x);
+    else
+      return std::log1p(x);
   }
 };
 
@@ -206,8 +218,10 @@ struct NotOp {
   static constexpr bool kSupports = kIsInt<T> || kIsPred<T>;
   template <typename C>
   C operator()(C x) const {
-    if constexpr (std::is_same_v<C, bool>) return !x;
-    else return static_cast<C>(~x);
+    if constexpr (std::is_same_v<C, bool>)
+      return !x;
+    else
+      return static_cast<C>(~x);
   }
 };
 
@@ -247,8 +261,10 @@ struct RealOp {
   using Result = typename RealPart<T>::type;
   template <typename C>
   auto operator()(C x) const {
-    if constexpr (kIsComplex<C>) return x.real();
-    else return x;
+    if constexpr (kIsComplex<C>)
+      return x.real();
+    else
+      return x;
   }
 };
 
@@ -259,8 +275,10 @@ struct ImagOp {
   using Result = typename RealPart<T>::type;
   template <typename C>
   auto operator()(C x) const {
-    if constexpr (kIsComplex<C>) return x.imag();
-    else return C(0);
+    if constexpr (kIsComplex<C>)
+      return x.imag();
+    else
+      return C(0);
   }
 };
 
@@ -283,9 +301,12 @@ struct AddOp {
   static constexpr bool kSupports = kIsFloat<T> || kIsInt<T> || kIsPred<T> || kIsComplex<T>;
   template <typename C>
   C operator()(C a, C b) const {
-    if constexpr (std::is_same_v<C, bool>) return a | b;  // pred add is OR (no branch)
-    else if constexpr (std::is_integral_v<C>) return WrapAdd(a, b);
-    else return a + b;
+    if constexpr (std::is_same_v<C, bool>)
+      return a | b;  // pred add is OR (no branch)
+    else if constexpr (std::is_integral_v<C>)
+      return WrapAdd(a, b);
+    else
+      return a + b;
   }
 };
 
@@ -294,8 +315,10 @@ struct SubtractOp {
   static constexpr bool kSupports = kIsFloat<T> || kIsInt<T> || kIsComplex<T>;
   template <typename C>
   C operator()(C a, C b) const {
-    if constexpr (std::is_integral_v<C>) return WrapSub(a, b);
-    else return a - b;
+    if constexpr (std::is_integral_v<C>)
+      return WrapSub(a, b);
+    else
+      return a - b;
   }
 };
 
@@ -304,9 +327,12 @@ struct MultiplyOp {
   static constexpr bool kSupports = kIsFloat<T> || kIsInt<T> || kIsPred<T> || kIsComplex<T>;
   template <typename C>
   C operator()(C a, C b) const {
-    if constexpr (std::is_same_v<C, bool>) return a & b;  // pred multiply is AND
-    else if constexpr (std::is_integral_v<C>) return WrapMul(a, b);
-    else return a * b;
+    if constexpr (std::is_same_v<C, bool>)
+      return a & b;  // pred multiply is AND
+    else if constexpr (std::is_integral_v<C>)
+      return WrapMul(a, b);
+    else
+      return a * b;
   }
 };
 
@@ -315,8 +341,10 @@ struct DivideOp {
   static constexpr bool kSupports = kIsFloat<T> || kIsInt<T> || kIsComplex<T>;
   template <typename C>
   C operator()(C a, C b) const {
-    if constexpr (std::is_integral_v<C>) return IntDiv(a, b);
-    else return a / b;
+    if constexpr (std::is_integral_v<C>)
+      return IntDiv(a, b);
+    else
+      return a / b;
   }
 };
 
@@ -325,8 +353,10 @@ struct RemainderOp {
   static constexpr bool kSupports = kIsFloat<T> || kIsInt<T>;
   template <typename C>
   C operator()(C a, C b) const {
-    if constexpr (std::is_integral_v<C>) return IntRem(a, b);
-    else return std::fmod(a, b);  // sign of the dividend, like C's %
+    if constexpr (std::is_integral_v<C>)
+      return IntRem(a, b);
+    else
+      return std::fmod(a, b);  // sign of the dividend, like C's %
   }
 };
 
@@ -336,8 +366,10 @@ struct PowerOp {
   static constexpr bool kSupports = kIsFloat<T> || kIsInt<T> || kIsComplex<T>;
   template <typename C>
   C operator()(C a, C b) const {
-    if constexpr (std::is_integral_v<C>) return IntPow(a, b);
-    else return std::pow(a, b);
+    if constexpr (std::is_integral_v<C>)
+      return IntPow(a, b);
+    else
+      return std::pow(a, b);
   }
 };
 
@@ -346,8 +378,10 @@ struct MaxOp {
   static constexpr bool kSupports = kIsFloat<T> || kIsInt<T> || kIsPred<T>;
   template <typename C>
   C operator()(C a, C b) const {
-    if constexpr (std::is_floating_point_v<C>) return FloatMax(a, b);
-    else return a > b ? a : b;
+    if constexpr (std::is_floating_point_v<C>)
+      return FloatMax(a, b);
+    else
+      return a > b ? a : b;
   }
 };
 
@@ -356,8 +390,10 @@ struct MinOp {
   static constexpr bool kSupports = kIsFloat<T> || kIsInt<T> || kIsPred<T>;
   template <typename C>
   C operator()(C a, C b) const {
-    if constexpr (std::is_floating_point_v<C>) return FloatMin(a, b);
-    else return a < b ? a : b;
+    if constexpr (std::is_floating_point_v<C>)
+      return FloatMin(a, b);
+    else
+      return a < b ? a : b;
   }
 };
 
@@ -376,8 +412,10 @@ struct AndOp {
   static constexpr bool kSupports = kIsInt<T> || kIsPred<T>;
   template <typename C>
   C operator()(C a, C b) const {
-    if constexpr (std::is_same_v<C, bool>) return a & b;
-    else return static_cast<C>(a & b);
+    if constexpr (std::is_same_v<C, bool>)
+      return a & b;
+    else
+      return static_cast<C>(a & b);
   }
 };
 
@@ -386,8 +424,10 @@ struct OrOp {
   static constexpr bool kSupports = kIsInt<T> || kIsPred<T>;
   template <typename C>
   C operator()(C a, C b) const {
-    if constexpr (std::is_same_v<C, bool>) return a | b;
-    else return static_cast<C>(a | b);
+    if constexpr (std::is_same_v<C, bool>)
+      return a | b;
+    else
+      return static_cast<C>(a | b);
   }
 };
 
@@ -396,8 +436,10 @@ struct XorOp {
   static constexpr bool kSupports = kIsInt<T> || kIsPred<T>;
   template <typename C>
   C operator()(C a, C b) const {
-    if constexpr (std::is_same_v<C, bool>) return a != b;
-    else return static_cast<C>(a ^ b);
+    if constexpr (std::is_same_v<C, bool>)
+      return a != b;
+    else
+      return static_cast<C>(a ^ b);
   }
 };
 
@@ -453,10 +495,14 @@ struct CompareOp {
 
   template <typename K>
   static bool Apply(K a, K b) {
-    if constexpr (kDir == CmpDir::kEq) return a == b;
-    else if constexpr (kDir == CmpDir::kNe) return a != b;
-    else if constexpr (kDir == CmpDir::kLt) return a < b;
-    else return a <= b;
+    if constexpr (kDir == CmpDir::kEq)
+      return a == b;
+    else if constexpr (kDir == CmpDir::kNe)
+      return a != b;
+    else if constexpr (kDir == CmpDir::kLt)
+      return a < b;
+    else
+      return a <= b;
   }
 
   template <typename C>
@@ -464,11 +510,15 @@ struct CompareOp {
     if constexpr (kTotalOrder) {
       return Apply(TotalOrderKey(a), TotalOrderKey(b));
     } else if constexpr (kIsComplex<C>) {
-      if constexpr (kDir == CmpDir::kEq) return a == b;
-      else if constexpr (kDir == CmpDir::kNe) return a != b;
+      if constexpr (kDir == CmpDir::kEq)
+        return a == b;
+      else if constexpr (kDir == CmpDir::kNe)
+        return a != b;
       // Lexicographic on (real, imag), as the spec defines it.
-      else if (a.real() != b.real()) return Apply(a.real(), b.real());
-      else return Apply(a.imag(), b.imag());
+      else if (a.real() != b.real())
+        return Apply(a.real(), b.real());
+      else
+        return Apply(a.imag(), b.imag());
     } else {
       return Apply(a, b);
     }
@@ -497,7 +547,8 @@ KILN_LOOP void UnaryLoop(const T* __restrict x, R* __restrict y, int64_t n, cons
 }
 
 template <typename R, typename T, typename Op>
-KILN_LOOP void BinaryLoop(const T* __restrict a, const T* __restrict b, R* __restrict y, int64_t n, const Op& op) {
+KILN_LOOP void BinaryLoop(const T* __restrict a, const T* __restrict b, R* __restrict y, int64_t n,
+                          const Op& op) {
   int64_t i = 0;
   for (; i + kBlock <= n; i += kBlock) {
     for (int64_t j = 0; j < kBlock; ++j) {
@@ -523,8 +574,8 @@ KILN_LOOP void SelectLoop(const uint8_t* __restrict p, const W* __restrict a, co
 
 // clamp(min, x, max) = minimum(maximum(x, min), max); min and max may be scalars.
 template <typename T, bool kScalarLo, bool kScalarHi>
-KILN_LOOP void ClampLoop(const T* __restrict lo, const T* __restrict x, const T* __restrict hi, T* __restrict y,
-                         int64_t n) {
+KILN_LOOP void ClampLoop(const T* __restrict lo, const T* __restrict x, const T* __restrict hi,
+                         T* __restrict y, int64_t n) {
   using E = Elem<T>;
   auto one = [&](int64_t i) {
     auto l = E::Load(lo[kScalarLo ? 0 : i]);
@@ -554,7 +605,8 @@ KILN_LOOP void ConvertLoop(const From* __restrict x, To* __restrict y, int64_t n
 // kernel itself is one non-template lambda, which keeps compile time and code size in check.
 
 // Runs elements [begin, end): `in` holds each input's element 0 (scalar inputs are not offset).
-using RangeFn = void (*)(const void* const* in, void* out, int64_t begin, int64_t end, const void* state);
+using RangeFn = void (*)(const void* const* in, void* out, int64_t begin, int64_t end,
+                         const void* state);
 
 struct MapSpec {
   std::string name;
@@ -569,16 +621,19 @@ struct MapSpec {
 
 Kernel MakeMapKernel(MapSpec spec) {
   if (spec.input_order.empty()) {
-    for (size_t i = 0; i < spec.in_elements.size(); ++i) spec.input_order.push_back(static_cast<int>(i));
+    for (size_t i = 0; i < spec.in_elements.size(); ++i)
+      spec.input_order.push_back(static_cast<int>(i));
   }
   auto s = std::make_shared<const MapSpec>(std::move(spec));
   return [s](ExecContext&, std::span<const Array> in, std::span<Array> out) -> Status {
     KILN_RETURN_IF_ERROR(CheckOutputs(s->name, out, 1));
     const size_t k = s->in_elements.size();
-    for (size_t i = 0; i < k; ++i) KILN_RETURN_IF_ERROR(CheckInput(s->name, in, i, s->in_elements[i], s->in_widths[i]));
+    for (size_t i = 0; i < k; ++i)
+      KILN_RETURN_IF_ERROR(CheckInput(s->name, in, i, s->in_elements[i], s->in_widths[i]));
     KILN_ASSIGN_OR_RETURN(Array result, Array::Allocate(s->out_type));
     const void* ptrs[3] = {nullptr, nullptr, nullptr};
-    for (size_t i = 0; i < k && i < 3; ++i) ptrs[i] = in[static_cast<size_t>(s->input_order[i])].data();
+    for (size_t i = 0; i < k && i < 3; ++i)
+      ptrs[i] = in[static_cast<size_t>(s->input_order[i])].data();
     void* y = result.data();
     runtime::ParallelFor(result.num_elements(), s->chunk,
                          [&](int64_t b, int64_t e) { s->range(ptrs, y, b, e, s->state.get()); });
@@ -595,8 +650,8 @@ void UnaryRange(const void* const* in, void* out, int64_t b, int64_t e, const vo
 
 template <typename R, typename T, typename Op>
 void BinaryRange(const void* const* in, void* out, int64_t b, int64_t e, const void* state) {
-  BinaryLoop<R, T>(static_cast<const T*>(in[0]) + b, static_cast<const T*>(in[1]) + b, static_cast<R*>(out) + b,
-                   e - b, *static_cast<const Op*>(state));
+  BinaryLoop<R, T>(static_cast<const T*>(in[0]) + b, static_cast<const T*>(in[1]) + b,
+                   static_cast<R*>(out) + b, e - b, *static_cast<const Op*>(state));
 }
 
 template <typename W>
@@ -607,10 +662,9 @@ void SelectRange(const void* const* in, void* out, int64_t b, int64_t e, const v
 
 template <typename T, bool kScalarLo, bool kScalarHi>
 void ClampRange(const void* const* in, void* out, int64_t b, int64_t e, const void*) {
-  ClampLoop<T, kScalarLo, kScalarHi>(static_cast<const T*>(in[0]) + (kScalarLo ? 0 : b),
-                                     static_cast<const T*>(in[1]) + b,
-                                     static_cast<const T*>(in[2]) + (kScalarHi ? 0 : b), static_cast<T*>(out) + b,
-                                     e - b);
+  ClampLoop<T, kScalarLo, kScalarHi>(
+      static_cast<const T*>(in[0]) + (kScalarLo ? 0 : b), static_cast<const T*>(in[1]) + b,
+      static_cast<const T*>(in[2]) + (kScalarHi ? 0 : b), static_cast<T*>(out) + b, e - b);
 }
 
 template <typename To, typename From>
@@ -619,8 +673,8 @@ void ConvertRange(const void* const* in, void* out, int64_t b, int64_t e, const 
 }
 
 Status WrongResultDType(const std::string& name, ir::DType got, ir::DType want) {
-  return InvalidArgument(name + ": result element type is " + std::string(ir::DTypeName(got)) + ", expected " +
-                         std::string(ir::DTypeName(want)));
+  return InvalidArgument(name + ": result element type is " + std::string(ir::DTypeName(got)) +
+                         ", expected " + std::string(ir::DTypeName(want)));
 }
 
 // ---- generic unary / binary lowering ----
@@ -706,13 +760,20 @@ StatusOr<Kernel> LowerCompare(LowerContext& ctx) {
   if (!dir) return InvalidArgument(name + ": missing attribute 'comparison_direction'");
   CmpDir d;
   bool swap = false;
-  if (*dir == "EQ") d = CmpDir::kEq;
-  else if (*dir == "NE") d = CmpDir::kNe;
-  else if (*dir == "LT") d = CmpDir::kLt;
-  else if (*dir == "LE") d = CmpDir::kLe;
-  else if (*dir == "GT") d = CmpDir::kLt, swap = true;
-  else if (*dir == "GE") d = CmpDir::kLe, swap = true;
-  else return InvalidArgument(name + ": unknown comparison_direction '" + *dir + "'");
+  if (*dir == "EQ")
+    d = CmpDir::kEq;
+  else if (*dir == "NE")
+    d = CmpDir::kNe;
+  else if (*dir == "LT")
+    d = CmpDir::kLt;
+  else if (*dir == "LE")
+    d = CmpDir::kLe;
+  else if (*dir == "GT")
+    d = CmpDir::kLt, swap = true;
+  else if (*dir == "GE")
+    d = CmpDir::kLe, swap = true;
+  else
+    return InvalidArgument(name + ": unknown comparison_direction '" + *dir + "'");
 
   // compare_type must match the element type's category (spec constraint C3); absent or NOTYPE
   // means the default for the category.
@@ -739,10 +800,14 @@ StatusOr<Kernel> LowerCompare(LowerContext& ctx) {
                  : LowerBinaryWith(ctx, CompareOp<kDir, false>{}, swap);
   };
   switch (d) {
-    case CmpDir::kEq: return lower.template operator()<CmpDir::kEq>();
-    case CmpDir::kNe: return lower.template operator()<CmpDir::kNe>();
-    case CmpDir::kLt: return lower.template operator()<CmpDir::kLt>();
-    case CmpDir::kLe: return lower.template operator()<CmpDir::kLe>();
+    case CmpDir::kEq:
+      return lower.template operator()<CmpDir::kEq>();
+    case CmpDir::kNe:
+      return lower.template operator()<CmpDir::kNe>();
+    case CmpDir::kLt:
+      return lower.template operator()<CmpDir::kLt>();
+    case CmpDir::kLe:
+      return lower.template operator()<CmpDir::kLe>();
   }
   return Internal(name + ": unreachable comparison direction");
 }
@@ -750,10 +815,12 @@ StatusOr<Kernel> LowerCompare(LowerContext& ctx) {
 // ---- select ----
 
 // An identity kernel: forwards input `index` (scalar-pred select, same-type convert).
-Kernel MakeForwardKernel(std::string name, std::vector<int64_t> in_elements, std::vector<int> in_widths,
+Kernel MakeForwardKernel(std::string name, std::vector<int64_t> in_elements,
+                         std::vector<int> in_widths,
                          std::function<size_t(std::span<const Array>)> pick) {
-  return [name = std::move(name), in_elements = std::move(in_elements), in_widths = std::move(in_widths),
-          pick = std::move(pick)](ExecContext&, std::span<const Array> in, std::span<Array> out) -> Status {
+  return [name = std::move(name), in_elements = std::move(in_elements),
+          in_widths = std::move(in_widths), pick = std::move(pick)](
+             ExecContext&, std::span<const Array> in, std::span<Array> out) -> Status {
     KILN_RETURN_IF_ERROR(CheckOutputs(name, out, 1));
     for (size_t i = 0; i < in_elements.size(); ++i) {
       KILN_RETURN_IF_ERROR(CheckInput(name, in, i, in_elements[i], in_widths[i]));
@@ -772,23 +839,27 @@ StatusOr<Kernel> LowerSelect(LowerContext& ctx) {
   KILN_ASSIGN_OR_RETURN(const ir::Type* on_true, OperandTensor(ctx, 1));
   KILN_ASSIGN_OR_RETURN(const ir::Type* on_false, OperandTensor(ctx, 2));
   KILN_ASSIGN_OR_RETURN(const ir::Type* out, ResultTensor(ctx, 0));
-  if (pred->dtype != ir::DType::kPred) return InvalidArgument(name + ": pred must have element type i1");
+  if (pred->dtype != ir::DType::kPred)
+    return InvalidArgument(name + ": pred must have element type i1");
   if (*on_true != *on_false || on_true->dtype != out->dtype || on_true->dims != out->dims) {
-    return InvalidArgument(name + ": on_true " + TypeString(*on_true) + ", on_false " + TypeString(*on_false) +
-                           " and result " + TypeString(*out) + " must have the same type");
+    return InvalidArgument(name + ": on_true " + TypeString(*on_true) + ", on_false " +
+                           TypeString(*on_false) + " and result " + TypeString(*out) +
+                           " must have the same type");
   }
   const bool scalar_pred = pred->rank() == 0;
   if (!scalar_pred && pred->dims != out->dims) {
     return InvalidArgument(name + ": pred shape " + DimsToString(pred->dims) +
-                           " must be a scalar or match the result shape " + DimsToString(out->dims));
+                           " must be a scalar or match the result shape " +
+                           DimsToString(out->dims));
   }
   const int width = ir::DTypeByteSize(out->dtype);
   if (!IsSupportedWidth(width)) return UnsupportedDType(name, out->dtype);
   const int64_t n = out->num_elements();
   if (scalar_pred) {
-    return MakeForwardKernel(name, {1, n, n}, {1, width, width}, [](std::span<const Array> in) -> size_t {
-      return *in[0].data_as<const uint8_t>() != 0 ? 1 : 2;
-    });
+    return MakeForwardKernel(name, {1, n, n}, {1, width, width},
+                             [](std::span<const Array> in) -> size_t {
+                               return *in[0].data_as<const uint8_t>() != 0 ? 1 : 2;
+                             });
   }
   RangeFn range = nullptr;
   DispatchByWidth(width, [&]<typename W>() { range = &SelectRange<W>; });
@@ -825,8 +896,9 @@ StatusOr<Kernel> LowerClamp(LowerContext& ctx) {
     } else if constexpr (!MaxOp::kSupports<T>) {
       return UnsupportedDType(name, x->dtype);
     } else {
-      RangeFn range = scalar_lo ? (scalar_hi ? &ClampRange<T, true, true> : &ClampRange<T, true, false>)
-                                : (scalar_hi ? &ClampRange<T, false, true> : &ClampRange<T, false, false>);
+      RangeFn range =
+          scalar_lo ? (scalar_hi ? &ClampRange<T, true, true> : &ClampRange<T, true, false>)
+                    : (scalar_hi ? &ClampRange<T, false, true> : &ClampRange<T, false, false>);
       const int w = static_cast<int>(sizeof(T));
       return MakeMapKernel({.name = name,
                             .out_type = *out,
@@ -855,7 +927,8 @@ StatusOr<Kernel> LowerConvert(LowerContext& ctx) {
     } else {
       const int w = static_cast<int>(sizeof(From));
       if (in->dtype == out->dtype) {
-        return MakeForwardKernel(name, {n}, {w}, [](std::span<const Array>) -> size_t { return 0; });
+        return MakeForwardKernel(name, {n}, {w},
+                                 [](std::span<const Array>) -> size_t { return 0; });
       }
       return DispatchElem(out->dtype, [&]<typename To>() -> StatusOr<Kernel> {
         if constexpr (std::is_void_v<To> || std::is_same_v<To, From>) {
@@ -888,8 +961,9 @@ StatusOr<Kernel> LowerBitcastConvert(LowerContext& ctx) {
   // Sub-byte types are stored one per byte, so their bits do not line up with the storage.
   auto sub_byte = [](ir::DType t) {
     using ir::DType;
-    return t == DType::kS4 || t == DType::kU4 || t == DType::kS2 || t == DType::kU2 || t == DType::kS1 ||
-           t == DType::kU1 || t == DType::kF4E2M1FN || t == DType::kF6E2M3FN || t == DType::kF6E3M2FN;
+    return t == DType::kS4 || t == DType::kU4 || t == DType::kS2 || t == DType::kU2 ||
+           t == DType::kS1 || t == DType::kU1 || t == DType::kF4E2M1FN || t == DType::kF6E2M3FN ||
+           t == DType::kF6E3M2FN;
   };
   if (in_w == 0 || sub_byte(in->dtype)) return UnsupportedDType(name, in->dtype);
   if (out_w == 0 || sub_byte(out->dtype)) return UnsupportedDType(name, out->dtype);
@@ -910,7 +984,8 @@ StatusOr<Kernel> LowerBitcastConvert(LowerContext& ctx) {
                in->dims.back() * in_w == out_w;
   }
   if (!shape_ok) {
-    return InvalidArgument(name + ": cannot bitcast " + TypeString(*in) + " to " + TypeString(*out));
+    return InvalidArgument(name + ": cannot bitcast " + TypeString(*in) + " to " +
+                           TypeString(*out));
   }
   const int64_t n_in = in->num_elements();
   const ir::Type out_type = *out;
@@ -948,10 +1023,17 @@ StatusOr<Kernel> LowerReducePrecision(LowerContext& ctx) {
   // at most 11 exponent and 52 mantissa bits).
   int native_exp = 11, native_mant = 52;
   switch (ctx.operand_type(0).dtype) {
-    case ir::DType::kF16: native_exp = 5, native_mant = 10; break;
-    case ir::DType::kBF16: native_exp = 8, native_mant = 7; break;
-    case ir::DType::kF32: native_exp = 8, native_mant = 23; break;
-    default: break;
+    case ir::DType::kF16:
+      native_exp = 5, native_mant = 10;
+      break;
+    case ir::DType::kBF16:
+      native_exp = 8, native_mant = 7;
+      break;
+    case ir::DType::kF32:
+      native_exp = 8, native_mant = 23;
+      break;
+    default:
+      break;
   }
   ReducePrecisionOp op;
   op.exponent_bits = exponent_bits >= native_exp ? 11 : static_cast<int>(exponent_bits);

@@ -6,7 +6,8 @@
 //  * compute type: what the arithmetic is done in (f16/bf16 -> float, pred -> bool, else itself).
 //    Elem<T>::Load / Elem<T>::Store convert between the two; they are identities for native types,
 //    so f32/f64/int loops stay plain loops that the compiler vectorises.
-//  * an op functor: operator() on compute types, plus `kSupports<T>` over storage types saying which
+//  * an op functor: operator() on compute types, plus `kSupports<T>` over storage types saying
+//  which
 //    element types the op accepts (StableHLO's per-op type constraints), plus optionally
 //    `Result<T>` when the result element type differs from the operand's (compare, is_finite, ...)
 //    and `kChunk` (elements per parallel task) for expensive ops.
@@ -41,11 +42,13 @@ static_assert(sizeof(PredByte) == 1);
 template <typename T>
 inline constexpr bool kIsHalf = std::is_same_v<T, f16_t> || std::is_same_v<T, bf16_t>;
 template <typename T>
-inline constexpr bool kIsFloat = std::is_same_v<T, float> || std::is_same_v<T, double> || kIsHalf<T>;
+inline constexpr bool kIsFloat =
+    std::is_same_v<T, float> || std::is_same_v<T, double> || kIsHalf<T>;
 template <typename T>
-inline constexpr bool kIsSigned = std::is_integral_v<T> && std::is_signed_v<T>;
+inline constexpr bool kIsSigned = std::is_integral_v<T>&& std::is_signed_v<T>;
 template <typename T>
-inline constexpr bool kIsUnsigned = std::is_integral_v<T> && std::is_unsigned_v<T> && !std::is_same_v<T, bool>;
+inline constexpr bool kIsUnsigned =
+    std::is_integral_v<T>&& std::is_unsigned_v<T> && !std::is_same_v<T, bool>;
 template <typename T>
 inline constexpr bool kIsInt = kIsSigned<T> || kIsUnsigned<T>;
 template <typename T>
@@ -90,22 +93,38 @@ using ComputeOf = typename Elem<T>::Compute;
 template <typename T>
 constexpr ir::DType DTypeOf() {
   using ir::DType;
-  if constexpr (std::is_same_v<T, float>) return DType::kF32;
-  else if constexpr (std::is_same_v<T, double>) return DType::kF64;
-  else if constexpr (std::is_same_v<T, f16_t>) return DType::kF16;
-  else if constexpr (std::is_same_v<T, bf16_t>) return DType::kBF16;
-  else if constexpr (std::is_same_v<T, int8_t>) return DType::kS8;
-  else if constexpr (std::is_same_v<T, int16_t>) return DType::kS16;
-  else if constexpr (std::is_same_v<T, int32_t>) return DType::kS32;
-  else if constexpr (std::is_same_v<T, int64_t>) return DType::kS64;
-  else if constexpr (std::is_same_v<T, uint8_t>) return DType::kU8;
-  else if constexpr (std::is_same_v<T, uint16_t>) return DType::kU16;
-  else if constexpr (std::is_same_v<T, uint32_t>) return DType::kU32;
-  else if constexpr (std::is_same_v<T, uint64_t>) return DType::kU64;
-  else if constexpr (std::is_same_v<T, PredByte>) return DType::kPred;
-  else if constexpr (std::is_same_v<T, std::complex<float>>) return DType::kC64;
-  else if constexpr (std::is_same_v<T, std::complex<double>>) return DType::kC128;
-  else return DType::kInvalid;
+  if constexpr (std::is_same_v<T, float>)
+    return DType::kF32;
+  else if constexpr (std::is_same_v<T, double>)
+    return DType::kF64;
+  else if constexpr (std::is_same_v<T, f16_t>)
+    return DType::kF16;
+  else if constexpr (std::is_same_v<T, bf16_t>)
+    return DType::kBF16;
+  else if constexpr (std::is_same_v<T, int8_t>)
+    return DType::kS8;
+  else if constexpr (std::is_same_v<T, int16_t>)
+    return DType::kS16;
+  else if constexpr (std::is_same_v<T, int32_t>)
+    return DType::kS32;
+  else if constexpr (std::is_same_v<T, int64_t>)
+    return DType::kS64;
+  else if constexpr (std::is_same_v<T, uint8_t>)
+    return DType::kU8;
+  else if constexpr (std::is_same_v<T, uint16_t>)
+    return DType::kU16;
+  else if constexpr (std::is_same_v<T, uint32_t>)
+    return DType::kU32;
+  else if constexpr (std::is_same_v<T, uint64_t>)
+    return DType::kU64;
+  else if constexpr (std::is_same_v<T, PredByte>)
+    return DType::kPred;
+  else if constexpr (std::is_same_v<T, std::complex<float>>)
+    return DType::kC64;
+  else if constexpr (std::is_same_v<T, std::complex<double>>)
+    return DType::kC128;
+  else
+    return DType::kInvalid;
 }
 
 // Calls fn.template operator()<T>() with the storage type of `t`, or fn.template operator()<void>()
@@ -114,22 +133,38 @@ template <typename Fn>
 decltype(auto) DispatchElem(ir::DType t, Fn&& fn) {
   using ir::DType;
   switch (t) {
-    case DType::kF32: return fn.template operator()<float>();
-    case DType::kF64: return fn.template operator()<double>();
-    case DType::kF16: return fn.template operator()<f16_t>();
-    case DType::kBF16: return fn.template operator()<bf16_t>();
-    case DType::kS8: return fn.template operator()<int8_t>();
-    case DType::kS16: return fn.template operator()<int16_t>();
-    case DType::kS32: return fn.template operator()<int32_t>();
-    case DType::kS64: return fn.template operator()<int64_t>();
-    case DType::kU8: return fn.template operator()<uint8_t>();
-    case DType::kU16: return fn.template operator()<uint16_t>();
-    case DType::kU32: return fn.template operator()<uint32_t>();
-    case DType::kU64: return fn.template operator()<uint64_t>();
-    case DType::kPred: return fn.template operator()<PredByte>();
-    case DType::kC64: return fn.template operator()<std::complex<float>>();
-    case DType::kC128: return fn.template operator()<std::complex<double>>();
-    default: return fn.template operator()<void>();
+    case DType::kF32:
+      return fn.template operator()<float>();
+    case DType::kF64:
+      return fn.template operator()<double>();
+    case DType::kF16:
+      return fn.template operator()<f16_t>();
+    case DType::kBF16:
+      return fn.template operator()<bf16_t>();
+    case DType::kS8:
+      return fn.template operator()<int8_t>();
+    case DType::kS16:
+      return fn.template operator()<int16_t>();
+    case DType::kS32:
+      return fn.template operator()<int32_t>();
+    case DType::kS64:
+      return fn.template operator()<int64_t>();
+    case DType::kU8:
+      return fn.template operator()<uint8_t>();
+    case DType::kU16:
+      return fn.template operator()<uint16_t>();
+    case DType::kU32:
+      return fn.template operator()<uint32_t>();
+    case DType::kU64:
+      return fn.template operator()<uint64_t>();
+    case DType::kPred:
+      return fn.template operator()<PredByte>();
+    case DType::kC64:
+      return fn.template operator()<std::complex<float>>();
+    case DType::kC128:
+      return fn.template operator()<std::complex<double>>();
+    default:
+      return fn.template operator()<void>();
   }
 }
 
@@ -141,13 +176,21 @@ template <typename T>
 using WrapT = std::conditional_t<(sizeof(T) < 4), uint32_t, std::make_unsigned_t<T>>;
 
 template <typename T>
-inline T WrapAdd(T a, T b) { return static_cast<T>(static_cast<WrapT<T>>(a) + static_cast<WrapT<T>>(b)); }
+inline T WrapAdd(T a, T b) {
+  return static_cast<T>(static_cast<WrapT<T>>(a) + static_cast<WrapT<T>>(b));
+}
 template <typename T>
-inline T WrapSub(T a, T b) { return static_cast<T>(static_cast<WrapT<T>>(a) - static_cast<WrapT<T>>(b)); }
+inline T WrapSub(T a, T b) {
+  return static_cast<T>(static_cast<WrapT<T>>(a) - static_cast<WrapT<T>>(b));
+}
 template <typename T>
-inline T WrapMul(T a, T b) { return static_cast<T>(static_cast<WrapT<T>>(a) * static_cast<WrapT<T>>(b)); }
+inline T WrapMul(T a, T b) {
+  return static_cast<T>(static_cast<WrapT<T>>(a) * static_cast<WrapT<T>>(b));
+}
 template <typename T>
-inline T WrapNeg(T a) { return static_cast<T>(WrapT<T>(0) - static_cast<WrapT<T>>(a)); }
+inline T WrapNeg(T a) {
+  return static_cast<T>(WrapT<T>(0) - static_cast<WrapT<T>>(a));
+}
 
 template <typename T>
 inline T IntDiv(T a, T b) {
@@ -267,8 +310,10 @@ inline To ConvertElement(From x) {
     return x;
   } else if constexpr (kIsComplex<From> && !kIsComplex<To>) {
     // complex -> anything else: the imaginary part is dropped (to pred: any non-zero part counts).
-    if constexpr (kIsPred<To>) return PredByte{static_cast<uint8_t>(x != From(0))};
-    else return ConvertElement<To>(x.real());
+    if constexpr (kIsPred<To>)
+      return PredByte{static_cast<uint8_t>(x != From(0))};
+    else
+      return ConvertElement<To>(x.real());
   } else if constexpr (kIsPred<To>) {
     return PredByte{static_cast<uint8_t>(Elem<From>::Load(x) != 0)};
   } else if constexpr (kIsPred<From>) {
@@ -276,16 +321,22 @@ inline To ConvertElement(From x) {
     return ConvertElement<To>(static_cast<uint8_t>(x.v != 0));
   } else if constexpr (kIsComplex<To>) {
     using P = typename To::value_type;
-    if constexpr (kIsComplex<From>) return To(static_cast<P>(x.real()), static_cast<P>(x.imag()));
-    else return To(ConvertElement<P>(x), P(0));
+    if constexpr (kIsComplex<From>)
+      return To(static_cast<P>(x.real()), static_cast<P>(x.imag()));
+    else
+      return To(ConvertElement<P>(x), P(0));
   } else if constexpr (kIsHalf<To>) {
     // Go through double + round-to-odd so 32/64-bit sources round once, correctly (ints up to
     // 2^53 are exact in double).
     double d;
-    if constexpr (kIsHalf<From>) d = Elem<From>::Load(x);
-    else d = static_cast<double>(x);
-    if constexpr (std::is_same_v<To, f16_t>) return f16_t{DoubleToHalfBits(d)};
-    else return bf16_t{DoubleToBf16Bits(d)};
+    if constexpr (kIsHalf<From>)
+      d = Elem<From>::Load(x);
+    else
+      d = static_cast<double>(x);
+    if constexpr (std::is_same_v<To, f16_t>)
+      return f16_t{DoubleToHalfBits(d)};
+    else
+      return bf16_t{DoubleToBf16Bits(d)};
   } else if constexpr (kIsHalf<From>) {
     return ConvertElement<To>(Elem<From>::Load(x));  // f16/bf16 -> float is exact
   } else if constexpr (kIsInt<To> && (std::is_floating_point_v<From>)) {
@@ -323,8 +374,10 @@ inline F ReducePrecision(F x, int exponent_bits, int mantissa_bits) {
     const U max_exp = static_cast<U>(bias + reduced_bias) << kMant;
     const U min_exp = static_cast<U>(bias - reduced_bias) << kMant;
     const U e = bits & exp_mask;
-    if (e > max_exp) bits = sign | exp_mask;  // overflow: signed infinity
-    else if (e <= min_exp) bits = sign;      // underflow: signed zero
+    if (e > max_exp)
+      bits = sign | exp_mask;  // overflow: signed infinity
+    else if (e <= min_exp)
+      bits = sign;  // underflow: signed zero
   }
   return std::bit_cast<F>(bits);
 }

@@ -1,6 +1,6 @@
-// IEEE binary16 (f16) and bfloat16 (bf16) <-> float conversions. Kernels do 16-bit float arithmetic in
-// float and round once per op, which is exact for +,-,*,/,sqrt (float carries more than twice the
-// precision of either format) and is what XLA:CPU does too.
+// IEEE binary16 (f16) and bfloat16 (bf16) <-> float conversions. Kernels do 16-bit float arithmetic
+// in float and round once per op, which is exact for +,-,*,/,sqrt (float carries more than twice
+// the precision of either format) and is what XLA:CPU does too.
 //
 // Everything is written with bit manipulation instead of _Float16/__bf16 so the results do not
 // depend on the compiler version or target flags, and so NaN payloads and signs survive.
@@ -17,7 +17,9 @@ namespace kiln::kernels {
 
 // ---- bf16: the top half of a float ----------------------------------------------------------
 
-inline float Bf16BitsToFloat(uint16_t h) { return std::bit_cast<float>(static_cast<uint32_t>(h) << 16); }
+inline float Bf16BitsToFloat(uint16_t h) {
+  return std::bit_cast<float>(static_cast<uint32_t>(h) << 16);
+}
 
 inline uint16_t FloatToBf16Bits(float f) {
   uint32_t u = std::bit_cast<uint32_t>(f);

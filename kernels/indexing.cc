@@ -32,7 +32,9 @@ using compiler::Kernel;
 using compiler::LowerContext;
 using runtime::Array;
 
-bool Contains(const std::vector<int64_t>& v, int64_t x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+bool Contains(const std::vector<int64_t>& v, int64_t x) {
+  return std::find(v.begin(), v.end(), x) != v.end();
+}
 
 // ---------------------------------------------------------------------------------------------
 // Index geometry shared by gather and scatter.
@@ -62,7 +64,9 @@ struct WindowMap {
 WindowMap MergeTrailing(WindowMap m) {
   while (m.dims.size() >= 2) {
     size_t d = m.dims.size() - 1;
-    if (m.batch_mul[d - 1] != m.batch_mul[d] * m.dims[d] || m.operand_mul[d - 1] != m.operand_mul[d] * m.dims[d]) break;
+    if (m.batch_mul[d - 1] != m.batch_mul[d] * m.dims[d] ||
+        m.operand_mul[d - 1] != m.operand_mul[d] * m.dims[d])
+      break;
     m.dims[d - 1] *= m.dims[d];
     m.batch_mul[d - 1] = m.batch_mul[d];
     m.operand_mul[d - 1] = m.operand_mul[d];
@@ -103,8 +107,9 @@ StatusOr<std::vector<int64_t>> ReadIndices(std::string_view op, const Array& a) 
     const T* p = a.data_as<const T>();
     for (size_t i = 0; i < out.size(); ++i) {
       if constexpr (std::is_unsigned_v<T> && sizeof(T) == 8) {
-        out[i] = p[i] > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) ? std::numeric_limits<int64_t>::max()
-                                                                                   : static_cast<int64_t>(p[i]);
+        out[i] = p[i] > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())
+                     ? std::numeric_limits<int64_t>::max()
+                     : static_cast<int64_t>(p[i]);
       } else {
         out[i] = static_cast<int64_t>(p[i]);
       }
@@ -116,7 +121,8 @@ StatusOr<std::vector<int64_t>> ReadIndices(std::string_view op, const Array& a) 
 
 // Operand base offset of every batch position: start indices (clamped, or -1 when the window
 // does not fit and clamping is off) plus the batching coordinates.
-StatusOr<std::vector<int64_t>> ComputeBases(std::string_view op, const IndexGeometry& g, const Array& indices) {
+StatusOr<std::vector<int64_t>> ComputeBases(std::string_view op, const IndexGeometry& g,
+                                            const Array& indices) {
   KILN_ASSIGN_OR_RETURN(std::vector<int64_t> idx, ReadIndices(op, indices));
   int64_t count = Product(g.batch_sizes);
   std::vector<int64_t> bases(static_cast<size_t>(count));
@@ -128,7 +134,8 @@ StatusOr<std::vector<int64_t>> ComputeBases(std::string_view op, const IndexGeom
     bool fits = true;
     for (size_t c = 0; c < g.start_map.size(); ++c) {
       size_t axis = static_cast<size_t>(g.start_map[c]);
-      int64_t start = idx[static_cast<size_t>(index_off + static_cast<int64_t>(c) * g.vector_stride)];
+      int64_t start =
+          idx[static_cast<size_t>(index_off + static_cast<int64_t>(c) * g.vector_stride)];
       int64_t limit = g.operand_dims[axis] - g.window_extent[axis];  // >= 0, checked at lowering
       if (g.clamp) {
         start = std::clamp<int64_t>(start, 0, limit);
@@ -171,14 +178,16 @@ int64_t RowCount(const WindowMap& m) {
 }
 
 // Validates the index array and the start-index/batching attributes common to both ops.
-Status BuildIndexGeometry(const ir::Op& op, const ir::Type& operand, const ir::Type& indices, int64_t index_vector_dim,
-                          const std::vector<int64_t>& start_map, const std::vector<int64_t>& operand_batching,
+Status BuildIndexGeometry(const ir::Op& op, const ir::Type& operand, const ir::Type& indices,
+                          int64_t index_vector_dim, const std::vector<int64_t>& start_map,
+                          const std::vector<int64_t>& operand_batching,
                           const std::vector<int64_t>& index_batching, IndexGeometry& g) {
-  if (!ir::IsInteger(indices.dtype)) return OpError(op, "indices must have an integer type, got " + indices.ToString());
+  if (!ir::IsInteger(indices.dtype))
+    return OpError(op, "indices must have an integer type, got " + indices.ToString());
   int64_t irank = indices.rank(), orank = operand.rank();
   if (index_vector_dim < 0 || index_vector_dim > irank) {
-    return OpError(op, "index_vector_dim " + std::to_string(index_vector_dim) + " is out of range for " +
-                           indices.ToString());
+    return OpError(op, "index_vector_dim " + std::to_string(index_vector_dim) +
+                           " is out of range for " + indices.ToString());
   }
   g.operand_dims = operand.dims;
   g.operand_strides = RowMajorStrides(operand.dims);
@@ -195,7 +204,8 @@ Status BuildIndexGeometry(const ir::Op& op, const ir::Type& operand, const ir::T
     g.vector_stride = istrides[static_cast<size_t>(index_vector_dim)];
   }
   if (static_cast<int64_t>(start_map.size()) != g.vector_size) {
-    return OpError(op, "the index map " + FormatInts(start_map) + " must have one entry per index vector component (" +
+    return OpError(op, "the index map " + FormatInts(start_map) +
+                           " must have one entry per index vector component (" +
                            std::to_string(g.vector_size) + ")");
   }
   std::vector<int64_t> mapped = start_map;
@@ -208,10 +218,11 @@ Status BuildIndexGeometry(const ir::Op& op, const ir::Type& operand, const ir::T
   KILN_RETURN_IF_ERROR(CheckAxes(op, index_batching, irank, "indices batching dims"));
   for (size_t i = 0; i < index_batching.size(); ++i) {
     int64_t id = index_batching[i], od = operand_batching[i];
-    if (id == index_vector_dim) return OpError(op, "index_vector_dim cannot be an indices batching dim");
+    if (id == index_vector_dim)
+      return OpError(op, "index_vector_dim cannot be an indices batching dim");
     if (indices.dims[static_cast<size_t>(id)] != operand.dims[static_cast<size_t>(od)]) {
-      return OpError(op, "batching dim sizes differ between operand " + operand.ToString() + " and indices " +
-                             indices.ToString());
+      return OpError(op, "batching dim sizes differ between operand " + operand.ToString() +
+                             " and indices " + indices.ToString());
     }
     size_t pos = static_cast<size_t>(id < index_vector_dim ? id : id - 1);
     g.batching.push_back({pos, g.operand_strides[static_cast<size_t>(od)]});
@@ -220,11 +231,11 @@ Status BuildIndexGeometry(const ir::Op& op, const ir::Type& operand, const ir::T
 }
 
 // Checks a full-shape match with an explanation.
-Status CheckShape(const ir::Op& op, const ir::Type& t, ir::DType dtype, const std::vector<int64_t>& dims,
-                  std::string_view what) {
+Status CheckShape(const ir::Op& op, const ir::Type& t, ir::DType dtype,
+                  const std::vector<int64_t>& dims, std::string_view what) {
   if (!t.is_tensor() || t.dtype != dtype || t.dims != dims) {
-    return OpError(op, std::string(what) + " must be " + ir::Type::Tensor(dtype, dims).ToString() + ", got " +
-                           t.ToString());
+    return OpError(op, std::string(what) + " must be " + ir::Type::Tensor(dtype, dims).ToString() +
+                           ", got " + t.ToString());
   }
   return Status::Ok();
 }
@@ -241,7 +252,8 @@ struct GatherPlan {
 
 StatusOr<Kernel> LowerGather(LowerContext& ctx) {
   const ir::Op& op = ctx.op();
-  if (op.operands.size() != 2 || op.results.size() != 1) return OpError(op, "expects operand, indices and one result");
+  if (op.operands.size() != 2 || op.results.size() != 1)
+    return OpError(op, "expects operand, indices and one result");
   const ir::Type& operand = ctx.operand_type(0);
   const ir::Type& indices = ctx.operand_type(1);
   const ir::Type& result = ctx.result_type(0);
@@ -250,36 +262,44 @@ StatusOr<Kernel> LowerGather(LowerContext& ctx) {
   KILN_RETURN_IF_ERROR(CheckStaticTensor(op, result, "result"));
   KILN_ASSIGN_OR_RETURN(std::vector<int64_t> offset_dims, OptionalInts(op, "offset_dims"));
   KILN_ASSIGN_OR_RETURN(std::vector<int64_t> collapsed, OptionalInts(op, "collapsed_slice_dims"));
-  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> operand_batching, OptionalInts(op, "operand_batching_dims"));
-  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> index_batching, OptionalInts(op, "start_indices_batching_dims"));
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> operand_batching,
+                        OptionalInts(op, "operand_batching_dims"));
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> index_batching,
+                        OptionalInts(op, "start_indices_batching_dims"));
   KILN_ASSIGN_OR_RETURN(std::vector<int64_t> start_map, OptionalInts(op, "start_index_map"));
   KILN_ASSIGN_OR_RETURN(int64_t index_vector_dim, RequiredInt(op, "index_vector_dim"));
   KILN_ASSIGN_OR_RETURN(std::vector<int64_t> slice_sizes, RequiredInts(op, "slice_sizes"));
 
   auto plan = std::make_shared<GatherPlan>();
   IndexGeometry& g = plan->g;
-  KILN_RETURN_IF_ERROR(BuildIndexGeometry(op, operand, indices, index_vector_dim, start_map, operand_batching,
-                                          index_batching, g));
+  KILN_RETURN_IF_ERROR(BuildIndexGeometry(op, operand, indices, index_vector_dim, start_map,
+                                          operand_batching, index_batching, g));
   int64_t orank = operand.rank();
   if (static_cast<int64_t>(slice_sizes.size()) != orank) {
-    return OpError(op, "slice_sizes " + FormatInts(slice_sizes) + " must have one entry per operand axis");
+    return OpError(
+        op, "slice_sizes " + FormatInts(slice_sizes) + " must have one entry per operand axis");
   }
   for (int64_t d = 0; d < orank; ++d) {
     int64_t s = slice_sizes[static_cast<size_t>(d)];
     if (s < 0 || s > operand.dims[static_cast<size_t>(d)]) {
-      return OpError(op, "slice_sizes " + FormatInts(slice_sizes) + " do not fit in " + operand.ToString());
+      return OpError(
+          op, "slice_sizes " + FormatInts(slice_sizes) + " do not fit in " + operand.ToString());
     }
   }
   std::vector<int64_t> dropped = collapsed;
   dropped.insert(dropped.end(), operand_batching.begin(), operand_batching.end());
-  KILN_RETURN_IF_ERROR(CheckAxes(op, dropped, orank, "collapsed_slice_dims + operand_batching_dims"));
+  KILN_RETURN_IF_ERROR(
+      CheckAxes(op, dropped, orank, "collapsed_slice_dims + operand_batching_dims"));
   if (offset_dims.size() + dropped.size() != static_cast<size_t>(orank)) {
-    return OpError(op, "offset_dims, collapsed_slice_dims and operand_batching_dims must cover the operand rank");
+    return OpError(
+        op,
+        "offset_dims, collapsed_slice_dims and operand_batching_dims must cover the operand rank");
   }
   // Each dropped axis addresses one element; a zero-sized slice there would read past the operand.
   for (int64_t d : dropped) {
     if (slice_sizes[static_cast<size_t>(d)] != 1) {
-      return OpError(op, "slice size of collapsed/batching axis " + std::to_string(d) + " must be 1");
+      return OpError(op,
+                     "slice size of collapsed/batching axis " + std::to_string(d) + " must be 1");
     }
   }
   g.window_extent = slice_sizes;
@@ -300,8 +320,8 @@ StatusOr<Kernel> LowerGather(LowerContext& ctx) {
   for (int64_t d = 0; d < out_rank; ++d) {
     auto it = std::find(offset_dims.begin(), offset_dims.end(), d);
     if (it != offset_dims.end()) {
-      out_dims[static_cast<size_t>(d)] =
-          slice_sizes[static_cast<size_t>(window_operand_axes[static_cast<size_t>(it - offset_dims.begin())])];
+      out_dims[static_cast<size_t>(d)] = slice_sizes[static_cast<size_t>(
+          window_operand_axes[static_cast<size_t>(it - offset_dims.begin())])];
     } else {
       out_dims[static_cast<size_t>(d)] = g.batch_sizes[next_batch++];
     }
@@ -312,13 +332,16 @@ StatusOr<Kernel> LowerGather(LowerContext& ctx) {
   plan->operand_type = operand;
   plan->indices_type = indices;
   size_t elem = static_cast<size_t>(ir::DTypeByteSize(operand.dtype));
-  KILN_RETURN_IF_ERROR(DispatchElementSize(op.name, elem, []<typename E>() { return Status::Ok(); }));
+  KILN_RETURN_IF_ERROR(
+      DispatchElementSize(op.name, elem, []<typename E>() { return Status::Ok(); }));
 
   std::string name = op.name;
   std::shared_ptr<const GatherPlan> p = std::move(plan);
-  return Kernel([name, p, elem](ExecContext&, std::span<const Array> in, std::span<Array> out) -> Status {
-    if (in.size() < 2 || in[0].dtype != p->operand_type.dtype || in[0].dims != p->operand_type.dims ||
-        in[1].dtype != p->indices_type.dtype || in[1].dims != p->indices_type.dims) {
+  return Kernel([name, p, elem](ExecContext&, std::span<const Array> in,
+                                std::span<Array> out) -> Status {
+    if (in.size() < 2 || in[0].dtype != p->operand_type.dtype ||
+        in[0].dims != p->operand_type.dims || in[1].dtype != p->indices_type.dtype ||
+        in[1].dims != p->indices_type.dims) {
       return Internal(name + ": inputs do not match the lowered types");
     }
     KILN_ASSIGN_OR_RETURN(Array result, Array::Allocate(p->operand_type.dtype, p->out_dims));
@@ -329,17 +352,23 @@ StatusOr<Kernel> LowerGather(LowerContext& ctx) {
         E* dst = result.data_as<E>();
         int64_t rows = RowCount(p->map);
         int64_t row_len = p->map.dims.empty() ? 1 : p->map.dims.back();
-        runtime::ParallelFor(rows, std::max<int64_t>(1, 8192 / std::max<int64_t>(row_len, 1)), [&](int64_t b, int64_t e) {
-          ForEachRow(p->map, b, e, [&](int64_t x, int64_t b0, int64_t bstep, int64_t o0, int64_t ostep, int64_t len) {
-            if (bstep == 0 && ostep == 1) {
-              std::memcpy(dst + x, src + bases[static_cast<size_t>(b0)] + o0, static_cast<size_t>(len) * sizeof(E));
-              return;
-            }
-            for (int64_t j = 0; j < len; ++j) {
-              dst[x + j] = src[bases[static_cast<size_t>(b0 + j * bstep)] + o0 + j * ostep];
-            }
-          });
-        });
+        runtime::ParallelFor(
+            rows, std::max<int64_t>(1, 8192 / std::max<int64_t>(row_len, 1)),
+            [&](int64_t b, int64_t e) {
+              ForEachRow(p->map, b, e,
+                         [&](int64_t x, int64_t b0, int64_t bstep, int64_t o0, int64_t ostep,
+                             int64_t len) {
+                           if (bstep == 0 && ostep == 1) {
+                             std::memcpy(dst + x, src + bases[static_cast<size_t>(b0)] + o0,
+                                         static_cast<size_t>(len) * sizeof(E));
+                             return;
+                           }
+                           for (int64_t j = 0; j < len; ++j) {
+                             dst[x + j] =
+                                 src[bases[static_cast<size_t>(b0 + j * bstep)] + o0 + j * ostep];
+                           }
+                         });
+            });
         return Status::Ok();
       }));
     }
@@ -364,23 +393,26 @@ struct ScatterPlan {
 // row-major update order (so duplicate indices combine deterministically).
 template <typename Fn>
 void ForEachScatter(const ScatterPlan& p, const std::vector<int64_t>& bases, Fn&& fn) {
-  ForEachRow(p.map, 0, RowCount(p.map), [&](int64_t x, int64_t b0, int64_t bstep, int64_t o0, int64_t ostep, int64_t len) {
-    for (int64_t j = 0; j < len; ++j) {
-      int64_t base = bases[static_cast<size_t>(b0 + j * bstep)];
-      if (base >= 0) fn(base + o0 + j * ostep, x + j);
-    }
-  });
+  ForEachRow(p.map, 0, RowCount(p.map),
+             [&](int64_t x, int64_t b0, int64_t bstep, int64_t o0, int64_t ostep, int64_t len) {
+               for (int64_t j = 0; j < len; ++j) {
+                 int64_t base = bases[static_cast<size_t>(b0 + j * bstep)];
+                 if (base >= 0) fn(base + o0 + j * ostep, x + j);
+               }
+             });
 }
 
 StatusOr<Kernel> LowerScatter(LowerContext& ctx) {
   const ir::Op& op = ctx.op();
   size_t n = op.results.size();
-  if (n == 0 || op.operands.size() != 2 * n + 1) return OpError(op, "expects N inputs, indices and N updates");
+  if (n == 0 || op.operands.size() != 2 * n + 1)
+    return OpError(op, "expects N inputs, indices and N updates");
   if (op.regions.size() != 1) return OpError(op, "expects one update_computation region");
   auto plan = std::make_shared<ScatterPlan>();
   plan->n = n;
   for (size_t i = 0; i < 2 * n + 1; ++i) {
-    KILN_RETURN_IF_ERROR(CheckStaticTensor(op, ctx.operand_type(i), "operand #" + std::to_string(i)));
+    KILN_RETURN_IF_ERROR(
+        CheckStaticTensor(op, ctx.operand_type(i), "operand #" + std::to_string(i)));
   }
   const ir::Type& input0 = ctx.operand_type(0);
   const ir::Type& indices = ctx.operand_type(n);
@@ -391,31 +423,39 @@ StatusOr<Kernel> LowerScatter(LowerContext& ctx) {
     const ir::Type& up = ctx.operand_type(n + 1 + i);
     if (in.dims != input0.dims) return OpError(op, "inputs must all have the same shape");
     if (up.dims != updates0.dims) return OpError(op, "updates must all have the same shape");
-    if (up.dtype != in.dtype) return OpError(op, "update #" + std::to_string(i) + " must have its input's element type");
-    KILN_RETURN_IF_ERROR(CheckShape(op, ctx.result_type(i), in.dtype, in.dims, "result #" + std::to_string(i)));
+    if (up.dtype != in.dtype)
+      return OpError(op, "update #" + std::to_string(i) + " must have its input's element type");
+    KILN_RETURN_IF_ERROR(
+        CheckShape(op, ctx.result_type(i), in.dtype, in.dims, "result #" + std::to_string(i)));
     dtypes.push_back(in.dtype);
     plan->input_types.push_back(in);
   }
   KILN_ASSIGN_OR_RETURN(std::vector<int64_t> window_dims, OptionalInts(op, "update_window_dims"));
   KILN_ASSIGN_OR_RETURN(std::vector<int64_t> inserted, OptionalInts(op, "inserted_window_dims"));
-  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> input_batching, OptionalInts(op, "input_batching_dims"));
-  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> index_batching, OptionalInts(op, "scatter_indices_batching_dims"));
-  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> start_map, OptionalInts(op, "scatter_dims_to_operand_dims"));
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> input_batching,
+                        OptionalInts(op, "input_batching_dims"));
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> index_batching,
+                        OptionalInts(op, "scatter_indices_batching_dims"));
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> start_map,
+                        OptionalInts(op, "scatter_dims_to_operand_dims"));
   KILN_ASSIGN_OR_RETURN(int64_t index_vector_dim, RequiredInt(op, "index_vector_dim"));
 
   IndexGeometry& g = plan->g;
-  KILN_RETURN_IF_ERROR(
-      BuildIndexGeometry(op, input0, indices, index_vector_dim, start_map, input_batching, index_batching, g));
+  KILN_RETURN_IF_ERROR(BuildIndexGeometry(op, input0, indices, index_vector_dim, start_map,
+                                          input_batching, index_batching, g));
   int64_t orank = input0.rank();
   std::vector<int64_t> dropped = inserted;
   dropped.insert(dropped.end(), input_batching.begin(), input_batching.end());
   KILN_RETURN_IF_ERROR(CheckAxes(op, dropped, orank, "inserted_window_dims + input_batching_dims"));
   if (window_dims.size() + dropped.size() != static_cast<size_t>(orank)) {
-    return OpError(op, "update_window_dims, inserted_window_dims and input_batching_dims must cover the input rank");
+    return OpError(op,
+                   "update_window_dims, inserted_window_dims and input_batching_dims must cover "
+                   "the input rank");
   }
   int64_t urank = static_cast<int64_t>(g.batch_sizes.size() + window_dims.size());
   if (updates0.rank() != urank) {
-    return OpError(op, "updates " + updates0.ToString() + " must have rank " + std::to_string(urank));
+    return OpError(op,
+                   "updates " + updates0.ToString() + " must have rank " + std::to_string(urank));
   }
   KILN_RETURN_IF_ERROR(CheckAxes(op, window_dims, urank, "update_window_dims"));
   if (!std::is_sorted(window_dims.begin(), window_dims.end())) {
@@ -432,13 +472,16 @@ StatusOr<Kernel> LowerScatter(LowerContext& ctx) {
     int64_t size = updates0.dims[static_cast<size_t>(d)];
     auto it = std::find(window_dims.begin(), window_dims.end(), d);
     if (it != window_dims.end()) {
-      size_t axis = static_cast<size_t>(window_operand_axes[static_cast<size_t>(it - window_dims.begin())]);
+      size_t axis =
+          static_cast<size_t>(window_operand_axes[static_cast<size_t>(it - window_dims.begin())]);
       if (size > input0.dims[axis]) {
-        return OpError(op, "update window " + updates0.ToString() + " is larger than the input " + input0.ToString());
+        return OpError(op, "update window " + updates0.ToString() + " is larger than the input " +
+                               input0.ToString());
       }
       g.window_extent[axis] = size;
     } else if (size != g.batch_sizes[next_batch++]) {
-      return OpError(op, "updates " + updates0.ToString() + " do not match the scatter indices " + indices.ToString());
+      return OpError(op, "updates " + updates0.ToString() + " do not match the scatter indices " +
+                             indices.ToString());
     }
   }
   g.clamp = false;
@@ -453,7 +496,8 @@ StatusOr<Kernel> LowerScatter(LowerContext& ctx) {
     if (in.size() < 2 * p.n + 1) return Internal(std::string(nm) + ": too few inputs");
     for (size_t i = 0; i < p.n; ++i) {
       if (in[i].dtype != p.input_types[i].dtype || in[i].dims != p.input_types[i].dims ||
-          in[p.n + 1 + i].dtype != p.input_types[i].dtype || in[p.n + 1 + i].dims != p.update_dims) {
+          in[p.n + 1 + i].dtype != p.input_types[i].dtype ||
+          in[p.n + 1 + i].dims != p.update_dims) {
         return Internal(std::string(nm) + ": inputs do not match the lowered types");
       }
     }
@@ -472,7 +516,8 @@ StatusOr<Kernel> LowerScatter(LowerContext& ctx) {
   std::optional<ReducerKind> kind = MatchBinaryReducer(ctx.module(), op.regions[0], dtypes[0]);
   if (n == 1 && kind == ReducerKind::kReplace) {
     size_t elem = static_cast<size_t>(ir::DTypeByteSize(dtypes[0]));
-    KILN_RETURN_IF_ERROR(DispatchElementSize(op.name, elem, []<typename E>() { return Status::Ok(); }));
+    KILN_RETURN_IF_ERROR(
+        DispatchElementSize(op.name, elem, []<typename E>() { return Status::Ok(); }));
     return Kernel([=](ExecContext&, std::span<const Array> in, std::span<Array> out) -> Status {
       std::vector<Array> results;
       KILN_ASSIGN_OR_RETURN(std::vector<int64_t> bases, start(*p, name, in, results));
@@ -492,12 +537,15 @@ StatusOr<Kernel> LowerScatter(LowerContext& ctx) {
     return Kernel([=](ExecContext&, std::span<const Array> in, std::span<Array> out) -> Status {
       std::vector<Array> results;
       KILN_ASSIGN_OR_RETURN(std::vector<int64_t> bases, start(*p, name, in, results));
-      KILN_RETURN_IF_ERROR(DispatchReducer(name, k, dtype, [&]<ReducerKind K, typename T>() -> Status {
-        T* dst = results[0].data_as<T>();
-        const T* upd = in[2].data_as<const T>();
-        ForEachScatter(*p, bases, [&](int64_t o, int64_t u) { dst[o] = ReducerFn<K, T>::Apply(dst[o], upd[u]); });
-        return Status::Ok();
-      }));
+      KILN_RETURN_IF_ERROR(
+          DispatchReducer(name, k, dtype, [&]<ReducerKind K, typename T>() -> Status {
+            T* dst = results[0].data_as<T>();
+            const T* upd = in[2].data_as<const T>();
+            ForEachScatter(*p, bases, [&](int64_t o, int64_t u) {
+              dst[o] = ReducerFn<K, T>::Apply(dst[o], upd[u]);
+            });
+            return Status::Ok();
+          }));
       out[0] = std::move(results[0]);
       return Status::Ok();
     });
@@ -506,11 +554,13 @@ StatusOr<Kernel> LowerScatter(LowerContext& ctx) {
   // General path: update_computation(current values..., update values...) per element.
   std::vector<ir::DType> arg_dtypes = dtypes;
   arg_dtypes.insert(arg_dtypes.end(), dtypes.begin(), dtypes.end());
-  KILN_ASSIGN_OR_RETURN(std::shared_ptr<const ScalarRegion> body, ScalarRegion::Compile(ctx, 0, arg_dtypes, dtypes));
+  KILN_ASSIGN_OR_RETURN(std::shared_ptr<const ScalarRegion> body,
+                        ScalarRegion::Compile(ctx, 0, arg_dtypes, dtypes));
   return Kernel([=](ExecContext& ec, std::span<const Array> in, std::span<Array> out) -> Status {
     std::vector<Array> results;
     KILN_ASSIGN_OR_RETURN(std::vector<int64_t> bases, start(*p, name, in, results));
-    KILN_ASSIGN_OR_RETURN(ScalarRegionRunner runner, ScalarRegionRunner::Create(*body, ec, in.subspan(2 * n + 1)));
+    KILN_ASSIGN_OR_RETURN(ScalarRegionRunner runner,
+                          ScalarRegionRunner::Create(*body, ec, in.subspan(2 * n + 1)));
     std::vector<size_t> elem(n);
     for (size_t i = 0; i < n; ++i) elem[i] = static_cast<size_t>(ir::DTypeByteSize(dtypes[i]));
     std::vector<const void*> args(2 * n);
@@ -522,7 +572,8 @@ StatusOr<Kernel> LowerScatter(LowerContext& ctx) {
         auto* target = static_cast<uint8_t*>(results[i].data()) + static_cast<size_t>(o) * elem[i];
         args[i] = target;
         dsts[i] = target;
-        args[n + i] = static_cast<const uint8_t*>(in[n + 1 + i].data()) + static_cast<size_t>(u) * elem[i];
+        args[n + i] =
+            static_cast<const uint8_t*>(in[n + 1 + i].data()) + static_cast<size_t>(u) * elem[i];
       }
       status = runner.Run(args, dsts);
     });

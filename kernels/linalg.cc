@@ -40,9 +40,12 @@ using runtime::Array;
 template <typename Fn>
 Status DispatchStorage(std::string_view op, ir::DType t, Fn&& fn) {
   switch (t) {
-    case ir::DType::kBF16: return fn.template operator()<bf16_t>();
-    case ir::DType::kF16: return fn.template operator()<f16_t>();
-    default: return DispatchRealOrPred(op, t, std::forward<Fn>(fn));
+    case ir::DType::kBF16:
+      return fn.template operator()<bf16_t>();
+    case ir::DType::kF16:
+      return fn.template operator()<f16_t>();
+    default:
+      return DispatchRealOrPred(op, t, std::forward<Fn>(fn));
   }
 }
 
@@ -60,7 +63,8 @@ inline Dst ConvertElement(Src v) {
 // Copies `src` viewed with `sizes`/`strides` (source strides listed in destination axis order)
 // into the contiguous row-major `dst`, converting each element.
 template <typename Dst, typename Src, bool kToPred>
-void PackAxes(const Src* src, const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides, Dst* dst) {
+void PackAxes(const Src* src, const std::vector<int64_t>& sizes,
+              const std::vector<int64_t>& strides, Dst* dst) {
   auto convert = [](Src v) -> Dst {
     if constexpr (kToPred) {
       return ConvertElement<double>(v) != 0 ? Dst(1) : Dst(0);
@@ -126,7 +130,8 @@ AxisGroup GroupAxes(const std::vector<int64_t>& dims, const std::vector<int64_t>
   for (int64_t a : axes) {
     g.size *= dims[static_cast<size_t>(a)];
     if (dims[static_cast<size_t>(a)] == 1) continue;
-    if (prev >= 0 && strides[static_cast<size_t>(prev)] != strides[static_cast<size_t>(a)] * dims[static_cast<size_t>(a)]) {
+    if (prev >= 0 && strides[static_cast<size_t>(prev)] !=
+                         strides[static_cast<size_t>(a)] * dims[static_cast<size_t>(a)]) {
       g.ok = false;
     }
     prev = a;
@@ -137,8 +142,8 @@ AxisGroup GroupAxes(const std::vector<int64_t>& dims, const std::vector<int64_t>
 
 // Fills `plan` for an operand whose logical matrix is [rows, cols] per batch.
 void PlanOperand(const std::vector<int64_t>& dims, const std::vector<int64_t>& batch_axes,
-                 const std::vector<int64_t>& row_axes, const std::vector<int64_t>& col_axes, bool can_alias,
-                 OperandPlan& plan) {
+                 const std::vector<int64_t>& row_axes, const std::vector<int64_t>& col_axes,
+                 bool can_alias, OperandPlan& plan) {
   std::vector<int64_t> strides = RowMajorStrides(dims);
   for (const std::vector<int64_t>* group : {&batch_axes, &row_axes, &col_axes}) {
     for (int64_t a : *group) {
@@ -188,19 +193,21 @@ std::optional<ir::DType> AccumulationType(ir::DType out) {
 }
 
 bool IsReadable(ir::DType t) {
-  return t == ir::DType::kPred || ir::IsInteger(t) || t == ir::DType::kF32 || t == ir::DType::kF64 ||
-         t == ir::DType::kBF16 || t == ir::DType::kF16;
+  return t == ir::DType::kPred || ir::IsInteger(t) || t == ir::DType::kF32 ||
+         t == ir::DType::kF64 || t == ir::DType::kBF16 || t == ir::DType::kF16;
 }
 
-StatusOr<std::shared_ptr<const DotPlan>> PlanDot(const ir::Op& op, const ir::Type& lhs, const ir::Type& rhs,
-                                                 const ir::Type& result, const std::vector<int64_t>& lhs_batch,
+StatusOr<std::shared_ptr<const DotPlan>> PlanDot(const ir::Op& op, const ir::Type& lhs,
+                                                 const ir::Type& rhs, const ir::Type& result,
+                                                 const std::vector<int64_t>& lhs_batch,
                                                  const std::vector<int64_t>& rhs_batch,
                                                  const std::vector<int64_t>& lhs_contract,
                                                  const std::vector<int64_t>& rhs_contract) {
   KILN_RETURN_IF_ERROR(CheckStaticTensor(op, lhs, "lhs"));
   KILN_RETURN_IF_ERROR(CheckStaticTensor(op, rhs, "rhs"));
   KILN_RETURN_IF_ERROR(CheckStaticTensor(op, result, "result"));
-  if (lhs_batch.size() != rhs_batch.size()) return OpError(op, "lhs and rhs have different numbers of batching dims");
+  if (lhs_batch.size() != rhs_batch.size())
+    return OpError(op, "lhs and rhs have different numbers of batching dims");
   if (lhs_contract.size() != rhs_contract.size()) {
     return OpError(op, "lhs and rhs have different numbers of contracting dims");
   }
@@ -216,7 +223,8 @@ StatusOr<std::shared_ptr<const DotPlan>> PlanDot(const ir::Op& op, const ir::Typ
   for (size_t i = 0; i < lhs_batch.size(); ++i) {
     int64_t size = lhs.dims[static_cast<size_t>(lhs_batch[i])];
     if (size != rhs.dims[static_cast<size_t>(rhs_batch[i])]) {
-      return OpError(op, "batching dim sizes differ: lhs " + lhs.ToString() + ", rhs " + rhs.ToString());
+      return OpError(
+          op, "batching dim sizes differ: lhs " + lhs.ToString() + ", rhs " + rhs.ToString());
     }
     plan->out_dims.push_back(size);
     plan->batch *= size;
@@ -224,7 +232,8 @@ StatusOr<std::shared_ptr<const DotPlan>> PlanDot(const ir::Op& op, const ir::Typ
   for (size_t i = 0; i < lhs_contract.size(); ++i) {
     int64_t size = lhs.dims[static_cast<size_t>(lhs_contract[i])];
     if (size != rhs.dims[static_cast<size_t>(rhs_contract[i])]) {
-      return OpError(op, "contracting dim sizes differ: lhs " + lhs.ToString() + ", rhs " + rhs.ToString());
+      return OpError(
+          op, "contracting dim sizes differ: lhs " + lhs.ToString() + ", rhs " + rhs.ToString());
     }
     plan->k *= size;
   }
@@ -246,13 +255,16 @@ StatusOr<std::shared_ptr<const DotPlan>> PlanDot(const ir::Op& op, const ir::Typ
     plan->n *= rhs.dims[static_cast<size_t>(d)];
   }
   if (result.dims != plan->out_dims) {
-    return OpError(op, "result must have shape " + FormatInts(plan->out_dims) + ", got " + result.ToString());
+    return OpError(
+        op, "result must have shape " + FormatInts(plan->out_dims) + ", got " + result.ToString());
   }
   if (!IsReadable(lhs.dtype) || !IsReadable(rhs.dtype)) {
-    return Unimplemented(op.name + ": operand types " + lhs.ToString() + " x " + rhs.ToString() + " are not supported");
+    return Unimplemented(op.name + ": operand types " + lhs.ToString() + " x " + rhs.ToString() +
+                         " are not supported");
   }
   std::optional<ir::DType> acc = AccumulationType(result.dtype);
-  if (!acc) return Unimplemented(op.name + ": result type " + result.ToString() + " is not supported");
+  if (!acc)
+    return Unimplemented(op.name + ": result type " + result.ToString() + " is not supported");
   plan->acc_dtype = *acc;
   bool float_operand = !(lhs.dtype == ir::DType::kPred || ir::IsInteger(lhs.dtype)) ||
                        !(rhs.dtype == ir::DType::kPred || ir::IsInteger(rhs.dtype));
@@ -281,28 +293,33 @@ template <typename Acc>
 StatusOr<std::vector<Acc>> Pack(std::string_view op, const Array& a, const OperandPlan& plan) {
   std::vector<Acc> buffer(static_cast<size_t>(Product(plan.pack_sizes)));
   KILN_RETURN_IF_ERROR(DispatchStorage(op, a.dtype, [&]<typename Src>() -> Status {
-    PackAxes<Acc, Src, false>(static_cast<const Src*>(a.data()), plan.pack_sizes, plan.pack_strides, buffer.data());
+    PackAxes<Acc, Src, false>(static_cast<const Src*>(a.data()), plan.pack_sizes, plan.pack_strides,
+                              buffer.data());
     return Status::Ok();
   }));
   return buffer;
 }
 
 template <typename T>
-void Gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b, int64_t ldb, T* c) {
+void Gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b,
+          int64_t ldb, T* c) {
   auto tA = ta ? CblasTrans : CblasNoTrans;
   auto tB = tb ? CblasTrans : CblasNoTrans;
   if constexpr (std::is_same_v<T, float>) {
-    cblas_sgemm(CblasRowMajor, tA, tB, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0f, a,
-                static_cast<int>(lda), b, static_cast<int>(ldb), 0.0f, c, static_cast<int>(n));
+    cblas_sgemm(CblasRowMajor, tA, tB, static_cast<int>(m), static_cast<int>(n),
+                static_cast<int>(k), 1.0f, a, static_cast<int>(lda), b, static_cast<int>(ldb), 0.0f,
+                c, static_cast<int>(n));
   } else {
-    cblas_dgemm(CblasRowMajor, tA, tB, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0, a,
-                static_cast<int>(lda), b, static_cast<int>(ldb), 0.0, c, static_cast<int>(n));
+    cblas_dgemm(CblasRowMajor, tA, tB, static_cast<int>(m), static_cast<int>(n),
+                static_cast<int>(k), 1.0, a, static_cast<int>(lda), b, static_cast<int>(ldb), 0.0,
+                c, static_cast<int>(n));
   }
 }
 
 // out[B, M, N] = lhs x rhs in float type T via BLAS.
 template <typename T>
-Status RunBlasDot(std::string_view op, const DotPlan& p, const Array& lhs, const Array& rhs, T* out) {
+Status RunBlasDot(std::string_view op, const DotPlan& p, const Array& lhs, const Array& rhs,
+                  T* out) {
   std::vector<T> lhs_buf, rhs_buf;
   const T* a = nullptr;
   const T* b = nullptr;
@@ -335,43 +352,49 @@ Status RunBlasDot(std::string_view op, const DotPlan& p, const Array& lhs, const
 
 // out[B, M, N] = lhs x rhs for integer or pred T, with both operands packed.
 template <typename T, bool kPred>
-Status RunLoopDot(std::string_view op, const DotPlan& p, const Array& lhs, const Array& rhs, T* out) {
+Status RunLoopDot(std::string_view op, const DotPlan& p, const Array& lhs, const Array& rhs,
+                  T* out) {
   std::vector<T> a(static_cast<size_t>(Product(p.lhs.pack_sizes)));
   std::vector<T> b(static_cast<size_t>(Product(p.rhs.pack_sizes)));
   KILN_RETURN_IF_ERROR(DispatchStorage(op, lhs.dtype, [&]<typename Src>() -> Status {
-    PackAxes<T, Src, kPred>(static_cast<const Src*>(lhs.data()), p.lhs.pack_sizes, p.lhs.pack_strides, a.data());
+    PackAxes<T, Src, kPred>(static_cast<const Src*>(lhs.data()), p.lhs.pack_sizes,
+                            p.lhs.pack_strides, a.data());
     return Status::Ok();
   }));
   KILN_RETURN_IF_ERROR(DispatchStorage(op, rhs.dtype, [&]<typename Src>() -> Status {
-    PackAxes<T, Src, kPred>(static_cast<const Src*>(rhs.data()), p.rhs.pack_sizes, p.rhs.pack_strides, b.data());
+    PackAxes<T, Src, kPred>(static_cast<const Src*>(rhs.data()), p.rhs.pack_sizes,
+                            p.rhs.pack_strides, b.data());
     return Status::Ok();
   }));
   int64_t m = p.m, n = p.n, k = p.k;
-  runtime::ParallelFor(p.batch * m, std::max<int64_t>(1, 16384 / std::max<int64_t>(n * k, 1)), [&](int64_t begin,
-                                                                                                    int64_t end) {
-    for (int64_t row = begin; row < end; ++row) {
-      int64_t bi = row / m;
-      const T* arow = a.data() + row * k;
-      const T* bmat = b.data() + bi * k * n;
-      T* orow = out + row * n;
-      std::fill(orow, orow + n, T(0));
-      for (int64_t kk = 0; kk < k; ++kk) {
-        T av = arow[kk];
-        const T* brow = bmat + kk * n;
-        if constexpr (kPred) {
-          if (av) {
-            for (int64_t j = 0; j < n; ++j) orow[j] = static_cast<T>(orow[j] | brow[j]);
-          }
-        } else {
-          for (int64_t j = 0; j < n; ++j) orow[j] = WrapAdd(orow[j], WrapMul(av, brow[j]));
-        }
-      }
-    }
-  });
+  runtime::ParallelFor(p.batch * m, std::max<int64_t>(1, 16384 / std::max<int64_t>(n * k, 1)),
+                       [&](int64_t begin, int64_t end) {
+                         for (int64_t row = begin; row < end; ++row) {
+                           int64_t bi = row / m;
+                           const T* arow = a.data() + row * k;
+                           const T* bmat = b.data() + bi * k * n;
+                           T* orow = out + row * n;
+                           std::fill(orow, orow + n, T(0));
+                           for (int64_t kk = 0; kk < k; ++kk) {
+                             T av = arow[kk];
+                             const T* brow = bmat + kk * n;
+                             if constexpr (kPred) {
+                               if (av) {
+                                 for (int64_t j = 0; j < n; ++j)
+                                   orow[j] = static_cast<T>(orow[j] | brow[j]);
+                               }
+                             } else {
+                               for (int64_t j = 0; j < n; ++j)
+                                 orow[j] = WrapAdd(orow[j], WrapMul(av, brow[j]));
+                             }
+                           }
+                         }
+                       });
   return Status::Ok();
 }
 
-Status RunDot(std::string_view op, const DotPlan& p, const Array& lhs, const Array& rhs, Array& result) {
+Status RunDot(std::string_view op, const DotPlan& p, const Array& lhs, const Array& rhs,
+              Array& result) {
   if (result.num_elements() == 0) return Status::Ok();
   switch (p.acc_dtype) {
     case ir::DType::kF32:
@@ -381,7 +404,8 @@ Status RunDot(std::string_view op, const DotPlan& p, const Array& lhs, const Arr
         return Status::Ok();
       }
       if (p.out_dtype == p.acc_dtype) {
-        if (p.acc_dtype == ir::DType::kF32) return RunBlasDot<float>(op, p, lhs, rhs, result.data_as<float>());
+        if (p.acc_dtype == ir::DType::kF32)
+          return RunBlasDot<float>(op, p, lhs, rhs, result.data_as<float>());
         return RunBlasDot<double>(op, p, lhs, rhs, result.data_as<double>());
       }
       // 16-bit float result: accumulate in f32, round once.
@@ -389,7 +413,8 @@ Status RunDot(std::string_view op, const DotPlan& p, const Array& lhs, const Arr
       KILN_RETURN_IF_ERROR(RunBlasDot<float>(op, p, lhs, rhs, tmp.data()));
       auto* dst = result.data_as<uint16_t>();
       bool bf16 = p.out_dtype == ir::DType::kBF16;
-      for (size_t i = 0; i < tmp.size(); ++i) dst[i] = bf16 ? FloatToBf16Bits(tmp[i]) : FloatToHalfBits(tmp[i]);
+      for (size_t i = 0; i < tmp.size(); ++i)
+        dst[i] = bf16 ? FloatToBf16Bits(tmp[i]) : FloatToHalfBits(tmp[i]);
       return Status::Ok();
     }
     case ir::DType::kPred:
@@ -401,11 +426,12 @@ Status RunDot(std::string_view op, const DotPlan& p, const Array& lhs, const Arr
   }
 }
 
-Kernel MakeDotKernel(std::string name, std::shared_ptr<const DotPlan> plan, std::vector<int64_t> lhs_dims,
-                     std::vector<int64_t> rhs_dims) {
-  return [name, plan, lhs_dims, rhs_dims](ExecContext&, std::span<const Array> in, std::span<Array> out) -> Status {
-    if (in.size() < 2 || in[0].dtype != plan->lhs_dtype || in[0].dims != lhs_dims || in[1].dtype != plan->rhs_dtype ||
-        in[1].dims != rhs_dims) {
+Kernel MakeDotKernel(std::string name, std::shared_ptr<const DotPlan> plan,
+                     std::vector<int64_t> lhs_dims, std::vector<int64_t> rhs_dims) {
+  return [name, plan, lhs_dims, rhs_dims](ExecContext&, std::span<const Array> in,
+                                          std::span<Array> out) -> Status {
+    if (in.size() < 2 || in[0].dtype != plan->lhs_dtype || in[0].dims != lhs_dims ||
+        in[1].dtype != plan->rhs_dtype || in[1].dims != rhs_dims) {
       return Internal(name + ": inputs do not match the lowered types");
     }
     KILN_ASSIGN_OR_RETURN(Array result, Array::Allocate(plan->out_dtype, plan->out_dims));
@@ -417,27 +443,35 @@ Kernel MakeDotKernel(std::string name, std::shared_ptr<const DotPlan> plan, std:
 
 StatusOr<Kernel> LowerDotGeneral(LowerContext& ctx) {
   const ir::Op& op = ctx.op();
-  if (op.operands.size() != 2 || op.results.size() != 1) return OpError(op, "expects two operands and one result");
-  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> lhs_batch, OptionalInts(op, "lhs_batching_dimensions"));
-  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> rhs_batch, OptionalInts(op, "rhs_batching_dimensions"));
-  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> lhs_contract, OptionalInts(op, "lhs_contracting_dimensions"));
-  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> rhs_contract, OptionalInts(op, "rhs_contracting_dimensions"));
+  if (op.operands.size() != 2 || op.results.size() != 1)
+    return OpError(op, "expects two operands and one result");
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> lhs_batch,
+                        OptionalInts(op, "lhs_batching_dimensions"));
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> rhs_batch,
+                        OptionalInts(op, "rhs_batching_dimensions"));
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> lhs_contract,
+                        OptionalInts(op, "lhs_contracting_dimensions"));
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> rhs_contract,
+                        OptionalInts(op, "rhs_contracting_dimensions"));
   // precision_config and the dot algorithm attributes only permit cheaper arithmetic; Kiln always
   // computes at the accumulation type's full precision.
   const ir::Type& lhs = ctx.operand_type(0);
   const ir::Type& rhs = ctx.operand_type(1);
-  KILN_ASSIGN_OR_RETURN(std::shared_ptr<const DotPlan> plan,
-                        PlanDot(op, lhs, rhs, ctx.result_type(0), lhs_batch, rhs_batch, lhs_contract, rhs_contract));
+  KILN_ASSIGN_OR_RETURN(
+      std::shared_ptr<const DotPlan> plan,
+      PlanDot(op, lhs, rhs, ctx.result_type(0), lhs_batch, rhs_batch, lhs_contract, rhs_contract));
   return MakeDotKernel(op.name, std::move(plan), lhs.dims, rhs.dims);
 }
 
 // The legacy stablehlo.dot: vector/matrix operands contracting lhs's last axis with rhs's first.
 StatusOr<Kernel> LowerDot(LowerContext& ctx) {
   const ir::Op& op = ctx.op();
-  if (op.operands.size() != 2 || op.results.size() != 1) return OpError(op, "expects two operands and one result");
+  if (op.operands.size() != 2 || op.results.size() != 1)
+    return OpError(op, "expects two operands and one result");
   const ir::Type& lhs = ctx.operand_type(0);
   const ir::Type& rhs = ctx.operand_type(1);
-  if (!lhs.is_tensor() || !rhs.is_tensor() || lhs.rank() < 1 || lhs.rank() > 2 || rhs.rank() < 1 || rhs.rank() > 2) {
+  if (!lhs.is_tensor() || !rhs.is_tensor() || lhs.rank() < 1 || lhs.rank() > 2 || rhs.rank() < 1 ||
+      rhs.rank() > 2) {
     return OpError(op, "operands must be vectors or matrices");
   }
   KILN_ASSIGN_OR_RETURN(std::shared_ptr<const DotPlan> plan,
@@ -452,8 +486,10 @@ StatusOr<Kernel> LowerDot(LowerContext& ctx) {
 
 extern "C" {
 // LAPACK (Fortran ABI, as exported by OpenBLAS); the trailing length belongs to the `uplo` string.
-void spotrf_(const char* uplo, const blasint* n, float* a, const blasint* lda, blasint* info, size_t uplo_len);
-void dpotrf_(const char* uplo, const blasint* n, double* a, const blasint* lda, blasint* info, size_t uplo_len);
+void spotrf_(const char* uplo, const blasint* n, float* a, const blasint* lda, blasint* info,
+             size_t uplo_len);
+void dpotrf_(const char* uplo, const blasint* n, double* a, const blasint* lda, blasint* info,
+             size_t uplo_len);
 }
 
 template <typename T>
@@ -474,9 +510,11 @@ struct MatrixBatch {
 
 StatusOr<MatrixBatch> BatchOf(const ir::Op& op, const ir::Type& t, std::string_view what) {
   KILN_RETURN_IF_ERROR(CheckStaticTensor(op, t, what));
-  if (t.rank() < 2) return OpError(op, std::string(what) + " must have rank >= 2, got " + t.ToString());
+  if (t.rank() < 2)
+    return OpError(op, std::string(what) + " must have rank >= 2, got " + t.ToString());
   if (t.dtype != ir::DType::kF32 && t.dtype != ir::DType::kF64) {
-    return Unimplemented(op.name + ": element type " + std::string(ir::DTypeName(t.dtype)) + " is not supported");
+    return Unimplemented(op.name + ": element type " + std::string(ir::DTypeName(t.dtype)) +
+                         " is not supported");
   }
   MatrixBatch m;
   m.rows = t.dims[t.dims.size() - 2];
@@ -490,15 +528,18 @@ StatusOr<MatrixBatch> BatchOf(const ir::Op& op, const ir::Type& t, std::string_v
 
 StatusOr<Kernel> LowerCholesky(LowerContext& ctx) {
   const ir::Op& op = ctx.op();
-  if (op.operands.size() != 1 || op.results.size() != 1) return OpError(op, "expects one operand and one result");
+  if (op.operands.size() != 1 || op.results.size() != 1)
+    return OpError(op, "expects one operand and one result");
   const ir::Type& a = ctx.operand_type(0);
   KILN_ASSIGN_OR_RETURN(MatrixBatch m, BatchOf(op, a, "operand"));
-  if (m.rows != m.cols) return OpError(op, "operand must be a batch of square matrices, got " + a.ToString());
+  if (m.rows != m.cols)
+    return OpError(op, "operand must be a batch of square matrices, got " + a.ToString());
   if (ctx.result_type(0) != a) return OpError(op, "result must be " + a.ToString());
   KILN_ASSIGN_OR_RETURN(bool lower, OptionalBool(op, "lower", false));
   std::string name = op.name;
   ir::Type type = a;
-  return Kernel([name, type, m, lower](ExecContext&, std::span<const Array> in, std::span<Array> out) -> Status {
+  return Kernel([name, type, m, lower](ExecContext&, std::span<const Array> in,
+                                       std::span<Array> out) -> Status {
     if (in.empty() || in[0].dtype != type.dtype || in[0].dims != type.dims) {
       return Internal(name + ": input does not match the lowered type");
     }
@@ -531,7 +572,8 @@ StatusOr<Kernel> LowerCholesky(LowerContext& ctx) {
 
 StatusOr<Kernel> LowerTriangularSolve(LowerContext& ctx) {
   const ir::Op& op = ctx.op();
-  if (op.operands.size() != 2 || op.results.size() != 1) return OpError(op, "expects operands a, b and one result");
+  if (op.operands.size() != 2 || op.results.size() != 1)
+    return OpError(op, "expects operands a, b and one result");
   const ir::Type& a = ctx.operand_type(0);
   const ir::Type& b = ctx.operand_type(1);
   KILN_ASSIGN_OR_RETURN(MatrixBatch ma, BatchOf(op, a, "a"));
@@ -546,7 +588,8 @@ StatusOr<Kernel> LowerTriangularSolve(LowerContext& ctx) {
   }
   bool batch_match = a.rank() == b.rank() &&
                      std::equal(a.dims.begin(), a.dims.end() - 2, b.dims.begin(), b.dims.end() - 2);
-  if (a.dtype != b.dtype || !batch_match || ma.rows != ma.cols || ma.rows != (left ? mb.rows : mb.cols)) {
+  if (a.dtype != b.dtype || !batch_match || ma.rows != ma.cols ||
+      ma.rows != (left ? mb.rows : mb.cols)) {
     return OpError(op, "a " + a.ToString() + " and b " + b.ToString() + " do not match");
   }
   if (ctx.result_type(0) != b) return OpError(op, "result must be " + b.ToString());
@@ -554,8 +597,8 @@ StatusOr<Kernel> LowerTriangularSolve(LowerContext& ctx) {
   ir::Type a_type = a, b_type = b;
   bool trans = transpose != "NO_TRANSPOSE";  // ADJOINT is TRANSPOSE for real types
   return Kernel([=](ExecContext&, std::span<const Array> in, std::span<Array> out) -> Status {
-    if (in.size() < 2 || in[0].dtype != a_type.dtype || in[0].dims != a_type.dims || in[1].dtype != b_type.dtype ||
-        in[1].dims != b_type.dims) {
+    if (in.size() < 2 || in[0].dtype != a_type.dtype || in[0].dims != a_type.dims ||
+        in[1].dtype != b_type.dtype || in[1].dims != b_type.dims) {
       return Internal(name + ": inputs do not match the lowered types");
     }
     KILN_ASSIGN_OR_RETURN(Array result, Array::Allocate(b_type));
@@ -576,11 +619,13 @@ StatusOr<Kernel> LowerTriangularSolve(LowerContext& ctx) {
         const T* am = as + i * n * n;
         T* xm = xs + i * rows * cols;
         if constexpr (std::is_same_v<T, float>) {
-          cblas_strsm(CblasRowMajor, side, uplo, ta, diag, static_cast<int>(rows), static_cast<int>(cols), 1.0f, am,
-                      static_cast<int>(std::max<int64_t>(n, 1)), xm, static_cast<int>(std::max<int64_t>(cols, 1)));
+          cblas_strsm(CblasRowMajor, side, uplo, ta, diag, static_cast<int>(rows),
+                      static_cast<int>(cols), 1.0f, am, static_cast<int>(std::max<int64_t>(n, 1)),
+                      xm, static_cast<int>(std::max<int64_t>(cols, 1)));
         } else {
-          cblas_dtrsm(CblasRowMajor, side, uplo, ta, diag, static_cast<int>(rows), static_cast<int>(cols), 1.0, am,
-                      static_cast<int>(std::max<int64_t>(n, 1)), xm, static_cast<int>(std::max<int64_t>(cols, 1)));
+          cblas_dtrsm(CblasRowMajor, side, uplo, ta, diag, static_cast<int>(rows),
+                      static_cast<int>(cols), 1.0, am, static_cast<int>(std::max<int64_t>(n, 1)),
+                      xm, static_cast<int>(std::max<int64_t>(cols, 1)));
         }
       }
       return Status::Ok();

@@ -34,8 +34,8 @@ inline std::string TypeString(const ir::Type& t) {
 }
 
 // Checks operand and result counts (min..max operands; results exactly).
-inline Status ExpectArity(const compiler::LowerContext& ctx, size_t min_operands, size_t max_operands,
-                          size_t results) {
+inline Status ExpectArity(const compiler::LowerContext& ctx, size_t min_operands,
+                          size_t max_operands, size_t results) {
   const ir::Op& op = ctx.op();
   if (op.operands.size() < min_operands || op.operands.size() > max_operands) {
     std::string want = min_operands == max_operands
@@ -49,25 +49,30 @@ inline Status ExpectArity(const compiler::LowerContext& ctx, size_t min_operands
                            std::to_string(op.results.size()));
   }
   for (ir::ValueId v : op.operands) {
-    if (!ctx.module().valid_value(v)) return InvalidArgument(op.name + ": operand refers to an unknown value");
+    if (!ctx.module().valid_value(v))
+      return InvalidArgument(op.name + ": operand refers to an unknown value");
   }
   for (ir::ValueId v : op.results) {
-    if (!ctx.module().valid_value(v)) return InvalidArgument(op.name + ": result refers to an unknown value");
+    if (!ctx.module().valid_value(v))
+      return InvalidArgument(op.name + ": result refers to an unknown value");
   }
   return Status::Ok();
 }
 
 // A tensor type with a static shape whose element width the runtime can store.
-inline Status ExpectStaticTensor(const compiler::LowerContext& ctx, const ir::Type& t, std::string_view what) {
+inline Status ExpectStaticTensor(const compiler::LowerContext& ctx, const ir::Type& t,
+                                 std::string_view what) {
   const std::string& name = ctx.op().name;
   if (!t.is_tensor()) return InvalidArgument(name + ": " + std::string(what) + " must be a tensor");
   for (int64_t d : t.dims) {
     if (d < 0) {
-      return Unimplemented(name + ": " + std::string(what) + " has a dynamic or negative dimension (" +
-                           TypeString(t) + "); only static shapes are supported");
+      return Unimplemented(name + ": " + std::string(what) +
+                           " has a dynamic or negative dimension (" + TypeString(t) +
+                           "); only static shapes are supported");
     }
   }
-  if (t.num_elements() < 0) return InvalidArgument(name + ": " + std::string(what) + " is too large");
+  if (t.num_elements() < 0)
+    return InvalidArgument(name + ": " + std::string(what) + " is too large");
   return Status::Ok();
 }
 
@@ -86,33 +91,38 @@ inline StatusOr<const ir::Type*> ResultTensor(const compiler::LowerContext& ctx,
   return &t;
 }
 
-inline Status ExpectSameShape(const compiler::LowerContext& ctx, const ir::Type& a, std::string_view a_name,
-                              const ir::Type& b, std::string_view b_name) {
+inline Status ExpectSameShape(const compiler::LowerContext& ctx, const ir::Type& a,
+                              std::string_view a_name, const ir::Type& b, std::string_view b_name) {
   if (a.dims != b.dims) {
-    return InvalidArgument(ctx.op().name + ": " + std::string(a_name) + " shape " + DimsToString(a.dims) +
-                           " differs from " + std::string(b_name) + " shape " + DimsToString(b.dims));
+    return InvalidArgument(ctx.op().name + ": " + std::string(a_name) + " shape " +
+                           DimsToString(a.dims) + " differs from " + std::string(b_name) +
+                           " shape " + DimsToString(b.dims));
   }
   return Status::Ok();
 }
 
-inline Status ExpectSameDType(const compiler::LowerContext& ctx, const ir::Type& a, std::string_view a_name,
-                              const ir::Type& b, std::string_view b_name) {
+inline Status ExpectSameDType(const compiler::LowerContext& ctx, const ir::Type& a,
+                              std::string_view a_name, const ir::Type& b, std::string_view b_name) {
   if (a.dtype != b.dtype) {
     return InvalidArgument(ctx.op().name + ": " + std::string(a_name) + " element type " +
-                           std::string(ir::DTypeName(a.dtype)) + " differs from " + std::string(b_name) +
-                           " element type " + std::string(ir::DTypeName(b.dtype)));
+                           std::string(ir::DTypeName(a.dtype)) + " differs from " +
+                           std::string(b_name) + " element type " +
+                           std::string(ir::DTypeName(b.dtype)));
   }
   return Status::Ok();
 }
 
 // Required attributes. Missing or malformed attributes are INVALID_ARGUMENT.
-inline StatusOr<std::vector<int64_t>> IntsAttr(const compiler::LowerContext& ctx, std::string_view name) {
+inline StatusOr<std::vector<int64_t>> IntsAttr(const compiler::LowerContext& ctx,
+                                               std::string_view name) {
   const ir::Attr* a = ctx.op().attr(name);
   if (a == nullptr || a->is_none()) {
     return InvalidArgument(ctx.op().name + ": missing attribute '" + std::string(name) + "'");
   }
   std::optional<std::vector<int64_t>> v = a->AsInts();
-  if (!v) return InvalidArgument(ctx.op().name + ": attribute '" + std::string(name) + "' is not an integer list");
+  if (!v)
+    return InvalidArgument(ctx.op().name + ": attribute '" + std::string(name) +
+                           "' is not an integer list");
   return *std::move(v);
 }
 
@@ -122,12 +132,15 @@ inline StatusOr<int64_t> IntAttr(const compiler::LowerContext& ctx, std::string_
     return InvalidArgument(ctx.op().name + ": missing attribute '" + std::string(name) + "'");
   }
   std::optional<int64_t> v = a->AsInt();
-  if (!v) return InvalidArgument(ctx.op().name + ": attribute '" + std::string(name) + "' is not an integer");
+  if (!v)
+    return InvalidArgument(ctx.op().name + ": attribute '" + std::string(name) +
+                           "' is not an integer");
   return *v;
 }
 
 // Enum attribute spelling ("LT", "FLOAT"); nullopt when absent or None.
-inline std::optional<std::string> EnumAttr(const compiler::LowerContext& ctx, std::string_view name) {
+inline std::optional<std::string> EnumAttr(const compiler::LowerContext& ctx,
+                                           std::string_view name) {
   const ir::Attr* a = ctx.op().attr(name);
   if (a == nullptr || a->is_none()) return std::nullopt;
   if (a->kind == ir::Attr::Kind::kEnum || a->kind == ir::Attr::Kind::kString) return a->str;
@@ -138,16 +151,19 @@ inline std::optional<std::string> EnumAttr(const compiler::LowerContext& ctx, st
 
 // Input i must exist, have storage, hold `elements` elements of `elem_bytes` bytes each, and fit
 // inside its storage.
-inline Status CheckInput(std::string_view op, std::span<const runtime::Array> in, size_t i, int64_t elements,
-                         int elem_bytes) {
+inline Status CheckInput(std::string_view op, std::span<const runtime::Array> in, size_t i,
+                         int64_t elements, int elem_bytes) {
   if (i >= in.size()) return Internal(std::string(op) + ": missing input #" + std::to_string(i));
   const runtime::Array& a = in[i];
-  if (!a.valid()) return Internal(std::string(op) + ": input #" + std::to_string(i) + " has no storage");
+  if (!a.valid())
+    return Internal(std::string(op) + ": input #" + std::to_string(i) + " has no storage");
   if (a.num_elements() != elements || ir::DTypeByteSize(a.dtype) != elem_bytes ||
-      a.offset + static_cast<size_t>(elements) * static_cast<size_t>(elem_bytes) > a.storage->size()) {
+      a.offset + static_cast<size_t>(elements) * static_cast<size_t>(elem_bytes) >
+          a.storage->size()) {
     return Internal(std::string(op) + ": input #" + std::to_string(i) + " is " +
                     std::string(ir::DTypeName(a.dtype)) + DimsToString(a.dims) + ", expected " +
-                    std::to_string(elements) + " elements of " + std::to_string(elem_bytes) + " bytes");
+                    std::to_string(elements) + " elements of " + std::to_string(elem_bytes) +
+                    " bytes");
   }
   return Status::Ok();
 }
@@ -168,13 +184,20 @@ inline StatusOr<int64_t> ReadScalarInt(std::string_view op, const runtime::Array
   }
   const void* p = a.data();
   switch (a.dtype) {
-    case ir::DType::kS8: return *static_cast<const int8_t*>(p);
-    case ir::DType::kS16: return *static_cast<const int16_t*>(p);
-    case ir::DType::kS32: return *static_cast<const int32_t*>(p);
-    case ir::DType::kS64: return *static_cast<const int64_t*>(p);
-    case ir::DType::kU8: return *static_cast<const uint8_t*>(p);
-    case ir::DType::kU16: return *static_cast<const uint16_t*>(p);
-    case ir::DType::kU32: return *static_cast<const uint32_t*>(p);
+    case ir::DType::kS8:
+      return *static_cast<const int8_t*>(p);
+    case ir::DType::kS16:
+      return *static_cast<const int16_t*>(p);
+    case ir::DType::kS32:
+      return *static_cast<const int32_t*>(p);
+    case ir::DType::kS64:
+      return *static_cast<const int64_t*>(p);
+    case ir::DType::kU8:
+      return *static_cast<const uint8_t*>(p);
+    case ir::DType::kU16:
+      return *static_cast<const uint16_t*>(p);
+    case ir::DType::kU32:
+      return *static_cast<const uint32_t*>(p);
     case ir::DType::kU64: {
       uint64_t v = *static_cast<const uint64_t*>(p);
       // Saturate: any index this large is clamped to the upper bound anyway.

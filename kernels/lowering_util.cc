@@ -1,6 +1,5 @@
 #include "kernels/lowering_util.h"
 
-
 namespace kiln::kernels {
 
 Status OpError(const ir::Op& op, std::string_view message) {
@@ -13,7 +12,8 @@ const ir::Attr* FindAttr(const ir::Op& op, std::string_view name) {
   }
   for (const ir::NamedAttr& a : op.attrs) {
     if (a.value.kind != ir::Attr::Kind::kDict) continue;
-    if (const ir::Attr* inner = a.value.Find(name); inner != nullptr && !inner->is_none()) return inner;
+    if (const ir::Attr* inner = a.value.Find(name); inner != nullptr && !inner->is_none())
+      return inner;
   }
   return nullptr;
 }
@@ -88,15 +88,17 @@ Status CheckStaticTensor(const ir::Op& op, const ir::Type& type, std::string_vie
   return Status::Ok();
 }
 
-Status CheckAxes(const ir::Op& op, std::span<const int64_t> axes, int64_t rank, std::string_view what) {
+Status CheckAxes(const ir::Op& op, std::span<const int64_t> axes, int64_t rank,
+                 std::string_view what) {
   std::vector<bool> seen(static_cast<size_t>(rank), false);
   for (int64_t a : axes) {
     if (a < 0 || a >= rank) {
-      return OpError(op, std::string(what) + " " + FormatInts(axes) + " has an axis out of range for rank " +
-                             std::to_string(rank));
+      return OpError(op, std::string(what) + " " + FormatInts(axes) +
+                             " has an axis out of range for rank " + std::to_string(rank));
     }
     if (seen[static_cast<size_t>(a)]) {
-      return OpError(op, std::string(what) + " " + FormatInts(axes) + " repeats axis " + std::to_string(a));
+      return OpError(
+          op, std::string(what) + " " + FormatInts(axes) + " repeats axis " + std::to_string(a));
     }
     seen[static_cast<size_t>(a)] = true;
   }

@@ -41,7 +41,8 @@ const ir::Op* FindDefiningOp(const ir::Module& module, ir::ValueId v);
 Status CheckStaticTensor(const ir::Op& op, const ir::Type& type, std::string_view what);
 
 // Checks that every axis is in [0, rank) and that no axis repeats.
-Status CheckAxes(const ir::Op& op, std::span<const int64_t> axes, int64_t rank, std::string_view what);
+Status CheckAxes(const ir::Op& op, std::span<const int64_t> axes, int64_t rank,
+                 std::string_view what);
 
 // "[1, 2, 3]" for error messages.
 std::string FormatInts(std::span<const int64_t> values);
@@ -49,7 +50,8 @@ std::string FormatInts(std::span<const int64_t> values);
 std::vector<int64_t> RowMajorStrides(std::span<const int64_t> dims);
 int64_t Product(std::span<const int64_t> dims);
 
-// Advances a row-major multi-index over `dims` (last axis fastest). Returns false after the last one.
+// Advances a row-major multi-index over `dims` (last axis fastest). Returns false after the last
+// one.
 inline bool NextIndex(std::span<int64_t> index, std::span<const int64_t> dims) {
   for (size_t i = index.size(); i-- > 0;) {
     if (++index[i] < dims[i]) return true;
@@ -68,12 +70,19 @@ struct ElementBytes {
 template <typename Fn>
 Status DispatchElementSize(std::string_view op, size_t size, Fn&& fn) {
   switch (size) {
-    case 1: return fn.template operator()<uint8_t>();
-    case 2: return fn.template operator()<uint16_t>();
-    case 4: return fn.template operator()<uint32_t>();
-    case 8: return fn.template operator()<uint64_t>();
-    case 16: return fn.template operator()<ElementBytes<16>>();
-    default: return Unimplemented(std::string(op) + ": element size " + std::to_string(size) + " is not supported");
+    case 1:
+      return fn.template operator()<uint8_t>();
+    case 2:
+      return fn.template operator()<uint16_t>();
+    case 4:
+      return fn.template operator()<uint32_t>();
+    case 8:
+      return fn.template operator()<uint64_t>();
+    case 16:
+      return fn.template operator()<ElementBytes<16>>();
+    default:
+      return Unimplemented(std::string(op) + ": element size " + std::to_string(size) +
+                           " is not supported");
   }
 }
 

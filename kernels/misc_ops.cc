@@ -23,7 +23,8 @@ StatusOr<Kernel> LowerOptimizationBarrier(LowerContext& ctx) {
   KILN_RETURN_IF_ERROR(ExpectArity(ctx, n, n, n));
   for (size_t i = 0; i < n; ++i) {
     if (!(ctx.operand_type(i) == ctx.result_type(i))) {
-      return InvalidArgument(name + ": " + ResultName(i) + " type differs from " + OperandName(i) + " type");
+      return InvalidArgument(name + ": " + ResultName(i) + " type differs from " + OperandName(i) +
+                             " type");
     }
   }
   return Kernel([name, n](ExecContext&, std::span<const Array> in, std::span<Array> out) -> Status {
@@ -39,18 +40,20 @@ StatusOr<Kernel> LowerOptimizationBarrier(LowerContext& ctx) {
 StatusOr<Kernel> LowerToken(LowerContext& ctx) {
   const std::string& name = ctx.op().name;
   KILN_RETURN_IF_ERROR(ExpectArity(ctx, 0, ctx.op().operands.size(), 1));
-  if (ctx.result_type(0).kind != ir::Type::Kind::kToken) return InvalidArgument(name + ": result must be a token");
+  if (ctx.result_type(0).kind != ir::Type::Kind::kToken)
+    return InvalidArgument(name + ": result must be a token");
   for (size_t i = 0; i < ctx.op().operands.size(); ++i) {
     if (ctx.operand_type(i).kind != ir::Type::Kind::kToken) {
       return InvalidArgument(name + ": " + OperandName(i) + " must be a token");
     }
   }
   KILN_ASSIGN_OR_RETURN(Array token, Array::Allocate(ir::DType::kToken, {}));
-  return Kernel([name, token](ExecContext&, std::span<const Array>, std::span<Array> out) -> Status {
-    KILN_RETURN_IF_ERROR(CheckOutputs(name, out, 1));
-    out[0] = token;
-    return Status::Ok();
-  });
+  return Kernel(
+      [name, token](ExecContext&, std::span<const Array>, std::span<Array> out) -> Status {
+        KILN_RETURN_IF_ERROR(CheckOutputs(name, out, 1));
+        out[0] = token;
+        return Status::Ok();
+      });
 }
 
 // partition_id / replica_id: a tensor<ui32> scalar from where the program runs.
@@ -65,7 +68,8 @@ StatusOr<Kernel> LowerDeviceId(LowerContext& ctx) {
   return Kernel([name](ExecContext& ec, std::span<const Array>, std::span<Array> out) -> Status {
     KILN_RETURN_IF_ERROR(CheckOutputs(name, out, 1));
     KILN_ASSIGN_OR_RETURN(Array result, Array::Allocate(ir::DType::kU32, {}));
-    *result.data_as<uint32_t>() = static_cast<uint32_t>(kPartition ? ec.partition_id : ec.replica_id);
+    *result.data_as<uint32_t>() =
+        static_cast<uint32_t>(kPartition ? ec.partition_id : ec.replica_id);
     out[0] = std::move(result);
     return Status::Ok();
   });

@@ -34,11 +34,14 @@ using runtime::Array;
 
 // Checks at run time that the arrays handed to a kernel have the types it was lowered for, so a
 // mismatch becomes an error instead of an out-of-bounds access.
-Status CheckArrays(std::string_view op, std::span<const Array> arrays, std::span<const ir::Type> types) {
+Status CheckArrays(std::string_view op, std::span<const Array> arrays,
+                   std::span<const ir::Type> types) {
   if (arrays.size() < types.size()) return Internal(std::string(op) + ": too few inputs");
   for (size_t i = 0; i < types.size(); ++i) {
-    if (!arrays[i].valid() || arrays[i].dtype != types[i].dtype || arrays[i].dims != types[i].dims) {
-      return Internal(std::string(op) + ": input #" + std::to_string(i) + " does not match " + types[i].ToString());
+    if (!arrays[i].valid() || arrays[i].dtype != types[i].dtype ||
+        arrays[i].dims != types[i].dims) {
+      return Internal(std::string(op) + ": input #" + std::to_string(i) + " does not match " +
+                      types[i].ToString());
     }
   }
   return Status::Ok();
@@ -48,7 +51,7 @@ Status CheckArrays(std::string_view op, std::span<const Array> arrays, std::span
 // Contiguous row reduction: blocked pairwise tree with 8 independent lanes per leaf.
 
 constexpr int64_t kLanes = 8;
-constexpr int64_t kLeaf = 512;                // elements per leaf of the pairwise tree
+constexpr int64_t kLeaf = 512;                      // elements per leaf of the pairwise tree
 constexpr int64_t kParallelRow = int64_t{1} << 18;  // rows this long are split across threads
 
 template <ReducerKind K, typename T>
@@ -74,7 +77,8 @@ template <ReducerKind K, typename T>
 T ReducePairwise(const T* x, int64_t n) {
   if (n <= kLeaf) return ReduceLeaf<K, T>(x, n);
   int64_t half = PairwiseSplit(n);
-  return ReducerFn<K, T>::Apply(ReducePairwise<K, T>(x, half), ReducePairwise<K, T>(x + half, n - half));
+  return ReducerFn<K, T>::Apply(ReducePairwise<K, T>(x, half),
+                                ReducePairwise<K, T>(x + half, n - half));
 }
 
 // Same tree as ReducePairwise, with the subtrees at depth `kDepth` evaluated in parallel.
@@ -97,7 +101,8 @@ T ReducePairwiseParallel(const T* x, int64_t n) {
   split(split, 0, n, 0);
   std::vector<T> partial(leaves.size());
   runtime::ParallelFor(static_cast<int64_t>(leaves.size()), 1, [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) partial[i] = ReducePairwise<K, T>(x + leaves[i].begin, leaves[i].n);
+    for (int64_t i = b; i < e; ++i)
+      partial[i] = ReducePairwise<K, T>(x + leaves[i].begin, leaves[i].n);
   });
   size_t next = 0;
   auto combine = [&](auto& self, int64_t len, int depth) -> T {
@@ -118,7 +123,7 @@ struct ReduceGeometry {
   std::vector<int64_t> red_sizes, red_strides;    // outer reduced groups
   int64_t inner = 1;                              // innermost group, contiguous in the input
   bool inner_reduced = false;
-  int64_t outer_kept = 1;                         // one output row per kept-outer index
+  int64_t outer_kept = 1;  // one output row per kept-outer index
   int64_t outer_reduced = 1;
   int64_t input_elements = 0;
 };
@@ -221,40 +226,43 @@ void ReduceFast(const ReduceGeometry& g, const T* x, T init, T* out) {
   int64_t chunks = (g.inner + kColumnChunk - 1) / kColumnChunk;
   int64_t units = g.outer_kept * chunks;
   int64_t work = g.outer_reduced * std::min(g.inner, kColumnChunk);
-  runtime::ParallelFor(units, std::max<int64_t>(1, 32768 / std::max<int64_t>(work, 1)), [&](int64_t b, int64_t e) {
-    T partial[kColumnChunk];
-    for (int64_t u = b; u < e; ++u) {
-      int64_t p = u / chunks, col = (u % chunks) * kColumnChunk;
-      int64_t w = std::min(kColumnChunk, g.inner - col);
-      T* o = out + p * g.inner + col;
-      const T* base = x + KeptOffset(g, p) + col;
-      for (int64_t j = 0; j < w; ++j) o[j] = init;
-      if (g.outer_reduced <= kRowBlock) {
-        ForEachReducedOffset(g, [&](int64_t off) {
-          const T* row = base + off;
-          for (int64_t j = 0; j < w; ++j) o[j] = F::Apply(o[j], row[j]);
-        });
-        continue;
-      }
-      // Long columns: sum blocks of rows separately, then join, to limit float error growth.
-      int64_t rows_in_block = 0;
-      ForEachReducedOffset(g, [&](int64_t off) {
-        const T* row = base + off;
-        if (rows_in_block == 0) {
-          for (int64_t j = 0; j < w; ++j) partial[j] = row[j];
-        } else {
-          for (int64_t j = 0; j < w; ++j) partial[j] = F::Apply(partial[j], row[j]);
-        }
-        if (++rows_in_block == kRowBlock) {
-          for (int64_t j = 0; j < w; ++j) o[j] = F::Apply(o[j], partial[j]);
-          rows_in_block = 0;
-        }
-      });
-      if (rows_in_block > 0) {
-        for (int64_t j = 0; j < w; ++j) o[j] = F::Apply(o[j], partial[j]);
-      }
-    }
-  });
+  runtime::ParallelFor(units, std::max<int64_t>(1, 32768 / std::max<int64_t>(work, 1)),
+                       [&](int64_t b, int64_t e) {
+                         T partial[kColumnChunk];
+                         for (int64_t u = b; u < e; ++u) {
+                           int64_t p = u / chunks, col = (u % chunks) * kColumnChunk;
+                           int64_t w = std::min(kColumnChunk, g.inner - col);
+                           T* o = out + p * g.inner + col;
+                           const T* base = x + KeptOffset(g, p) + col;
+                           for (int64_t j = 0; j < w; ++j) o[j] = init;
+                           if (g.outer_reduced <= kRowBlock) {
+                             ForEachReducedOffset(g, [&](int64_t off) {
+                               const T* row = base + off;
+                               for (int64_t j = 0; j < w; ++j) o[j] = F::Apply(o[j], row[j]);
+                             });
+                             continue;
+                           }
+                           // Long columns: sum blocks of rows separately, then join, to limit float
+                           // error growth.
+                           int64_t rows_in_block = 0;
+                           ForEachReducedOffset(g, [&](int64_t off) {
+                             const T* row = base + off;
+                             if (rows_in_block == 0) {
+                               for (int64_t j = 0; j < w; ++j) partial[j] = row[j];
+                             } else {
+                               for (int64_t j = 0; j < w; ++j)
+                                 partial[j] = F::Apply(partial[j], row[j]);
+                             }
+                             if (++rows_in_block == kRowBlock) {
+                               for (int64_t j = 0; j < w; ++j) o[j] = F::Apply(o[j], partial[j]);
+                               rows_in_block = 0;
+                             }
+                           });
+                           if (rows_in_block > 0) {
+                             for (int64_t j = 0; j < w; ++j) o[j] = F::Apply(o[j], partial[j]);
+                           }
+                         }
+                       });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -306,7 +314,8 @@ StatusOr<Kernel> LowerReduce(LowerContext& ctx) {
   for (size_t i = 0; i < n; ++i) {
     if (all_types[i].dims != dims) return OpError(op, "inputs must all have the same shape");
     if (all_types[n + i].rank() != 0 || all_types[n + i].dtype != all_types[i].dtype) {
-      return OpError(op, "init value #" + std::to_string(i) + " must be a scalar of the input's element type");
+      return OpError(
+          op, "init value #" + std::to_string(i) + " must be a scalar of the input's element type");
     }
     dtypes.push_back(all_types[i].dtype);
   }
@@ -323,7 +332,8 @@ StatusOr<Kernel> LowerReduce(LowerContext& ctx) {
     const ir::Type& rt = ctx.result_type(i);
     if (!rt.is_tensor() || rt.dtype != dtypes[i] || rt.dims != out_dims) {
       return OpError(op, "result #" + std::to_string(i) + " must be " +
-                             ir::Type::Tensor(dtypes[i], out_dims).ToString() + ", got " + rt.ToString());
+                             ir::Type::Tensor(dtypes[i], out_dims).ToString() + ", got " +
+                             rt.ToString());
     }
   }
   std::string name = op.name;
@@ -337,10 +347,12 @@ StatusOr<Kernel> LowerReduce(LowerContext& ctx) {
     return Kernel([=](ExecContext&, std::span<const Array> in, std::span<Array> out) -> Status {
       KILN_RETURN_IF_ERROR(CheckArrays(name, in, all_types));
       KILN_ASSIGN_OR_RETURN(Array result, Array::Allocate(dtype, out_dims));
-      KILN_RETURN_IF_ERROR(DispatchReducer(name, k, dtype, [&]<ReducerKind K, typename T>() -> Status {
-        ReduceFast<K, T>(*geometry, in[0].data_as<const T>(), *in[1].data_as<const T>(), result.data_as<T>());
-        return Status::Ok();
-      }));
+      KILN_RETURN_IF_ERROR(
+          DispatchReducer(name, k, dtype, [&]<ReducerKind K, typename T>() -> Status {
+            ReduceFast<K, T>(*geometry, in[0].data_as<const T>(), *in[1].data_as<const T>(),
+                             result.data_as<T>());
+            return Status::Ok();
+          }));
       out[0] = std::move(result);
       return Status::Ok();
     });
@@ -349,7 +361,8 @@ StatusOr<Kernel> LowerReduce(LowerContext& ctx) {
   // General path: fold every reduced element into the accumulators, in row-major order.
   std::vector<ir::DType> arg_dtypes = dtypes;
   arg_dtypes.insert(arg_dtypes.end(), dtypes.begin(), dtypes.end());
-  KILN_ASSIGN_OR_RETURN(std::shared_ptr<const ScalarRegion> body, ScalarRegion::Compile(ctx, 0, arg_dtypes, dtypes));
+  KILN_ASSIGN_OR_RETURN(std::shared_ptr<const ScalarRegion> body,
+                        ScalarRegion::Compile(ctx, 0, arg_dtypes, dtypes));
   std::vector<int64_t> strides = RowMajorStrides(dims);
   Axes kept_axes, red_axes;
   for (size_t d = 0; d < dims.size(); ++d) {
@@ -359,7 +372,8 @@ StatusOr<Kernel> LowerReduce(LowerContext& ctx) {
   }
   return Kernel([=](ExecContext& ec, std::span<const Array> in, std::span<Array> out) -> Status {
     KILN_RETURN_IF_ERROR(CheckArrays(name, in, all_types));
-    KILN_ASSIGN_OR_RETURN(ScalarRegionRunner runner, ScalarRegionRunner::Create(*body, ec, in.subspan(2 * n)));
+    KILN_ASSIGN_OR_RETURN(ScalarRegionRunner runner,
+                          ScalarRegionRunner::Create(*body, ec, in.subspan(2 * n)));
     std::vector<Array> results(n);
     std::vector<size_t> elem(n);
     std::vector<std::vector<uint8_t>> acc(n);
@@ -379,13 +393,15 @@ StatusOr<Kernel> LowerReduce(LowerContext& ctx) {
       for (size_t i = 0; i < n; ++i) std::memcpy(acc[i].data(), in[n + i].data(), elem[i]);
       KILN_RETURN_IF_ERROR(ForEachOffset(red_axes, [&](int64_t off) -> Status {
         for (size_t i = 0; i < n; ++i) {
-          args[n + i] = static_cast<const uint8_t*>(in[i].data()) + static_cast<size_t>(base + off) * elem[i];
+          args[n + i] =
+              static_cast<const uint8_t*>(in[i].data()) + static_cast<size_t>(base + off) * elem[i];
         }
         return runner.Run(args, dsts);
       }));
       for (size_t i = 0; i < n; ++i) {
-        std::memcpy(static_cast<uint8_t*>(results[i].data()) + static_cast<size_t>(out_index) * elem[i], acc[i].data(),
-                    elem[i]);
+        std::memcpy(
+            static_cast<uint8_t*>(results[i].data()) + static_cast<size_t>(out_index) * elem[i],
+            acc[i].data(), elem[i]);
       }
       ++out_index;
       return Status::Ok();
@@ -420,14 +436,17 @@ StatusOr<WindowPlan> PlanWindow(const ir::Op& op, const std::vector<int64_t>& di
   KILN_ASSIGN_OR_RETURN(std::vector<int64_t> base_dil, OptionalInts(op, "base_dilations", ones));
   KILN_ASSIGN_OR_RETURN(std::vector<int64_t> win_dil, OptionalInts(op, "window_dilations", ones));
   KILN_ASSIGN_OR_RETURN(std::vector<int64_t> padding, OptionalInts(op, "padding", zeros));
-  auto check = [&](const std::vector<int64_t>& v, size_t size, const char* what, bool positive) -> Status {
+  auto check = [&](const std::vector<int64_t>& v, size_t size, const char* what,
+                   bool positive) -> Status {
     if (v.size() != size) {
-      return OpError(op, std::string(what) + " has " + std::to_string(v.size()) + " values, expected " +
-                             std::to_string(size));
+      return OpError(op, std::string(what) + " has " + std::to_string(v.size()) +
+                             " values, expected " + std::to_string(size));
     }
     for (int64_t x : v) {
-      if (positive && x <= 0) return OpError(op, std::string(what) + " must be positive, got " + FormatInts(v));
-      if (x < -(int64_t{1} << 40) || x > (int64_t{1} << 40)) return OpError(op, std::string(what) + " is out of range");
+      if (positive && x <= 0)
+        return OpError(op, std::string(what) + " must be positive, got " + FormatInts(v));
+      if (x < -(int64_t{1} << 40) || x > (int64_t{1} << 40))
+        return OpError(op, std::string(what) + " is out of range");
     }
     return Status::Ok();
   };
@@ -451,11 +470,13 @@ StatusOr<WindowPlan> PlanWindow(const ir::Op& op, const std::vector<int64_t>& di
     plan.out_dims.push_back(count);
     // The per-axis tables hold one entry per (output position, window position).
     if (count > 0 && window[d] > kMaxWindowTable / count) {
-      return Unimplemented(op.name + ": window tables too large (" + std::to_string(count) + " windows of " +
-                           std::to_string(window[d]) + " along axis " + std::to_string(d) + ")");
+      return Unimplemented(op.name + ": window tables too large (" + std::to_string(count) +
+                           " windows of " + std::to_string(window[d]) + " along axis " +
+                           std::to_string(d) + ")");
     }
     table_entries += count * window[d];
-    if (table_entries > kMaxWindowTable) return Unimplemented(op.name + ": window tables too large");
+    if (table_entries > kMaxWindowTable)
+      return Unimplemented(op.name + ": window tables too large");
     WindowAxis axis;
     axis.offsets.resize(static_cast<size_t>(count));
     for (int64_t o = 0; o < count; ++o) {
@@ -510,7 +531,8 @@ Status ForEachWindow(const WindowPlan& plan, Begin&& begin_fn, Elem&& elem_fn, E
 StatusOr<Kernel> LowerReduceWindow(LowerContext& ctx) {
   const ir::Op& op = ctx.op();
   size_t n = op.results.size();
-  if (n == 0 || op.operands.size() != 2 * n) return OpError(op, "expects N inputs and N init values for N results");
+  if (n == 0 || op.operands.size() != 2 * n)
+    return OpError(op, "expects N inputs and N init values for N results");
   if (op.regions.size() != 1) return OpError(op, "expects one body region");
   std::vector<ir::Type> all_types;
   std::vector<ir::DType> dtypes;
@@ -523,7 +545,8 @@ StatusOr<Kernel> LowerReduceWindow(LowerContext& ctx) {
   for (size_t i = 0; i < n; ++i) {
     if (all_types[i].dims != dims) return OpError(op, "inputs must all have the same shape");
     if (all_types[n + i].rank() != 0 || all_types[n + i].dtype != all_types[i].dtype) {
-      return OpError(op, "init value #" + std::to_string(i) + " must be a scalar of the input's element type");
+      return OpError(
+          op, "init value #" + std::to_string(i) + " must be a scalar of the input's element type");
     }
     dtypes.push_back(all_types[i].dtype);
   }
@@ -533,7 +556,8 @@ StatusOr<Kernel> LowerReduceWindow(LowerContext& ctx) {
     const ir::Type& rt = ctx.result_type(i);
     if (!rt.is_tensor() || rt.dtype != dtypes[i] || rt.dims != plan->out_dims) {
       return OpError(op, "result #" + std::to_string(i) + " must be " +
-                             ir::Type::Tensor(dtypes[i], plan->out_dims).ToString() + ", got " + rt.ToString());
+                             ir::Type::Tensor(dtypes[i], plan->out_dims).ToString() + ", got " +
+                             rt.ToString());
     }
   }
   std::string name = op.name;
@@ -545,22 +569,23 @@ StatusOr<Kernel> LowerReduceWindow(LowerContext& ctx) {
     return Kernel([=](ExecContext&, std::span<const Array> in, std::span<Array> out) -> Status {
       KILN_RETURN_IF_ERROR(CheckArrays(name, in, all_types));
       KILN_ASSIGN_OR_RETURN(Array result, Array::Allocate(dtype, plan->out_dims));
-      KILN_RETURN_IF_ERROR(DispatchReducer(name, k, dtype, [&]<ReducerKind K, typename T>() -> Status {
-        const T* x = in[0].data_as<const T>();
-        const T init = *in[1].data_as<const T>();
-        T* o = result.data_as<T>();
-        T acc = init;
-        return ForEachWindow(
-            *plan, [&] { acc = init; },
-            [&](int64_t off) {
-              acc = ReducerFn<K, T>::Apply(acc, x[off]);
-              return Status::Ok();
-            },
-            [&](int64_t out_index) {
-              o[out_index] = acc;
-              return Status::Ok();
-            });
-      }));
+      KILN_RETURN_IF_ERROR(
+          DispatchReducer(name, k, dtype, [&]<ReducerKind K, typename T>() -> Status {
+            const T* x = in[0].data_as<const T>();
+            const T init = *in[1].data_as<const T>();
+            T* o = result.data_as<T>();
+            T acc = init;
+            return ForEachWindow(
+                *plan, [&] { acc = init; },
+                [&](int64_t off) {
+                  acc = ReducerFn<K, T>::Apply(acc, x[off]);
+                  return Status::Ok();
+                },
+                [&](int64_t out_index) {
+                  o[out_index] = acc;
+                  return Status::Ok();
+                });
+          }));
       out[0] = std::move(result);
       return Status::Ok();
     });
@@ -568,10 +593,12 @@ StatusOr<Kernel> LowerReduceWindow(LowerContext& ctx) {
 
   std::vector<ir::DType> arg_dtypes = dtypes;
   arg_dtypes.insert(arg_dtypes.end(), dtypes.begin(), dtypes.end());
-  KILN_ASSIGN_OR_RETURN(std::shared_ptr<const ScalarRegion> body, ScalarRegion::Compile(ctx, 0, arg_dtypes, dtypes));
+  KILN_ASSIGN_OR_RETURN(std::shared_ptr<const ScalarRegion> body,
+                        ScalarRegion::Compile(ctx, 0, arg_dtypes, dtypes));
   return Kernel([=](ExecContext& ec, std::span<const Array> in, std::span<Array> out) -> Status {
     KILN_RETURN_IF_ERROR(CheckArrays(name, in, all_types));
-    KILN_ASSIGN_OR_RETURN(ScalarRegionRunner runner, ScalarRegionRunner::Create(*body, ec, in.subspan(2 * n)));
+    KILN_ASSIGN_OR_RETURN(ScalarRegionRunner runner,
+                          ScalarRegionRunner::Create(*body, ec, in.subspan(2 * n)));
     std::vector<Array> results(n);
     std::vector<size_t> elem(n);
     std::vector<std::vector<uint8_t>> acc(n);
@@ -591,14 +618,16 @@ StatusOr<Kernel> LowerReduceWindow(LowerContext& ctx) {
         },
         [&](int64_t off) {
           for (size_t i = 0; i < n; ++i) {
-            args[n + i] = static_cast<const uint8_t*>(in[i].data()) + static_cast<size_t>(off) * elem[i];
+            args[n + i] =
+                static_cast<const uint8_t*>(in[i].data()) + static_cast<size_t>(off) * elem[i];
           }
           return runner.Run(args, dsts);
         },
         [&](int64_t out_index) {
           for (size_t i = 0; i < n; ++i) {
-            std::memcpy(static_cast<uint8_t*>(results[i].data()) + static_cast<size_t>(out_index) * elem[i],
-                        acc[i].data(), elem[i]);
+            std::memcpy(
+                static_cast<uint8_t*>(results[i].data()) + static_cast<size_t>(out_index) * elem[i],
+                acc[i].data(), elem[i]);
           }
           return Status::Ok();
         }));
@@ -617,11 +646,13 @@ StatusOr<Kernel> LowerReduceWindow(LowerContext& ctx) {
 
 StatusOr<Kernel> LowerSelectAndScatter(LowerContext& ctx) {
   const ir::Op& op = ctx.op();
-  if (op.operands.size() != 3 || op.results.size() != 1) return OpError(op, "expects operand, source, init_value");
+  if (op.operands.size() != 3 || op.results.size() != 1)
+    return OpError(op, "expects operand, source, init_value");
   if (op.regions.size() != 2) return OpError(op, "expects select and scatter regions");
   std::vector<ir::Type> types;
   for (size_t i = 0; i < 3; ++i) {
-    KILN_RETURN_IF_ERROR(CheckStaticTensor(op, ctx.operand_type(i), "operand #" + std::to_string(i)));
+    KILN_RETURN_IF_ERROR(
+        CheckStaticTensor(op, ctx.operand_type(i), "operand #" + std::to_string(i)));
     types.push_back(ctx.operand_type(i));
   }
   ir::DType dtype = types[0].dtype;
@@ -630,13 +661,14 @@ StatusOr<Kernel> LowerSelectAndScatter(LowerContext& ctx) {
   }
   if (ctx.result_type(0) != types[0]) return OpError(op, "result must be " + types[0].ToString());
   for (const char* name : {"base_dilations", "window_dilations"}) {
-    if (FindAttr(op, name) != nullptr) return OpError(op, std::string("unexpected attribute ") + name);
+    if (FindAttr(op, name) != nullptr)
+      return OpError(op, std::string("unexpected attribute ") + name);
   }
   KILN_ASSIGN_OR_RETURN(WindowPlan plan_value, PlanWindow(op, types[0].dims));
   auto plan = std::make_shared<const WindowPlan>(std::move(plan_value));
   if (types[1].dims != plan->out_dims) {
-    return OpError(op, "source must have the window count shape " + FormatInts(plan->out_dims) + ", got " +
-                           types[1].ToString());
+    return OpError(op, "source must have the window count shape " + FormatInts(plan->out_dims) +
+                           ", got " + types[1].ToString());
   }
   std::string name = op.name;
   std::vector<int64_t> dims = types[0].dims;
@@ -649,23 +681,24 @@ StatusOr<Kernel> LowerSelectAndScatter(LowerContext& ctx) {
     return Kernel([=](ExecContext&, std::span<const Array> in, std::span<Array> out) -> Status {
       KILN_RETURN_IF_ERROR(CheckArrays(name, in, types));
       KILN_ASSIGN_OR_RETURN(Array result, Array::Allocate(dtype, dims));
-      KILN_RETURN_IF_ERROR(DispatchReducer(name, k, dtype, [&]<ReducerKind K, typename T>() -> Status {
-        const T* x = in[0].data_as<const T>();
-        const T* source = in[1].data_as<const T>();
-        T* r = result.data_as<T>();
-        std::fill(r, r + result.num_elements(), *in[2].data_as<const T>());
-        int64_t pick = -1;
-        return ForEachWindow(
-            *plan, [&] { pick = -1; },
-            [&](int64_t off) {
-              if (pick < 0 || !CompareValues(dir, x[pick], x[off])) pick = off;
-              return Status::Ok();
-            },
-            [&](int64_t w) {
-              if (pick >= 0) r[pick] = ReducerFn<K, T>::Apply(r[pick], source[w]);
-              return Status::Ok();
-            });
-      }));
+      KILN_RETURN_IF_ERROR(
+          DispatchReducer(name, k, dtype, [&]<ReducerKind K, typename T>() -> Status {
+            const T* x = in[0].data_as<const T>();
+            const T* source = in[1].data_as<const T>();
+            T* r = result.data_as<T>();
+            std::fill(r, r + result.num_elements(), *in[2].data_as<const T>());
+            int64_t pick = -1;
+            return ForEachWindow(
+                *plan, [&] { pick = -1; },
+                [&](int64_t off) {
+                  if (pick < 0 || !CompareValues(dir, x[pick], x[off])) pick = off;
+                  return Status::Ok();
+                },
+                [&](int64_t w) {
+                  if (pick >= 0) r[pick] = ReducerFn<K, T>::Apply(r[pick], source[w]);
+                  return Status::Ok();
+                });
+          }));
       out[0] = std::move(result);
       return Status::Ok();
     });
@@ -677,7 +710,8 @@ StatusOr<Kernel> LowerSelectAndScatter(LowerContext& ctx) {
                         ScalarRegion::Compile(ctx, 1, {dtype, dtype}, {dtype}));
   return Kernel([=](ExecContext& ec, std::span<const Array> in, std::span<Array> out) -> Status {
     KILN_RETURN_IF_ERROR(CheckArrays(name, in, types));
-    KILN_ASSIGN_OR_RETURN(ScalarRegionRunner select_runner, ScalarRegionRunner::Create(*select_region, ec, in.subspan(3)));
+    KILN_ASSIGN_OR_RETURN(ScalarRegionRunner select_runner,
+                          ScalarRegionRunner::Create(*select_region, ec, in.subspan(3)));
     KILN_ASSIGN_OR_RETURN(ScalarRegionRunner scatter_runner,
                           ScalarRegionRunner::Create(*scatter_region, ec, in.subspan(3)));
     KILN_ASSIGN_OR_RETURN(Array result, Array::Allocate(dtype, dims));
@@ -685,7 +719,8 @@ StatusOr<Kernel> LowerSelectAndScatter(LowerContext& ctx) {
     auto* r = static_cast<uint8_t*>(result.data());
     const auto* x = static_cast<const uint8_t*>(in[0].data());
     const auto* source = static_cast<const uint8_t*>(in[1].data());
-    for (int64_t i = 0; i < result.num_elements(); ++i) std::memcpy(r + i * elem, in[2].data(), elem);
+    for (int64_t i = 0; i < result.num_elements(); ++i)
+      std::memcpy(r + i * elem, in[2].data(), elem);
     int64_t pick = -1;
     uint8_t keep = 0;
     void* keep_dst[1] = {&keep};

@@ -25,20 +25,30 @@ std::optional<ReducerKind> KindFromOpName(std::string_view name) {
   return std::nullopt;
 }
 
-bool IsReturn(const ir::Op& op) { return op.name == "stablehlo.return" || op.name == "func.return"; }
+bool IsReturn(const ir::Op& op) {
+  return op.name == "stablehlo.return" || op.name == "func.return";
+}
 
 }  // namespace
 
 const char* ReducerName(ReducerKind kind) {
   switch (kind) {
-    case ReducerKind::kAdd: return "add";
-    case ReducerKind::kMultiply: return "multiply";
-    case ReducerKind::kMaximum: return "maximum";
-    case ReducerKind::kMinimum: return "minimum";
-    case ReducerKind::kAnd: return "and";
-    case ReducerKind::kOr: return "or";
-    case ReducerKind::kXor: return "xor";
-    case ReducerKind::kReplace: return "replace";
+    case ReducerKind::kAdd:
+      return "add";
+    case ReducerKind::kMultiply:
+      return "multiply";
+    case ReducerKind::kMaximum:
+      return "maximum";
+    case ReducerKind::kMinimum:
+      return "minimum";
+    case ReducerKind::kAnd:
+      return "and";
+    case ReducerKind::kOr:
+      return "or";
+    case ReducerKind::kXor:
+      return "xor";
+    case ReducerKind::kReplace:
+      return "replace";
   }
   return "?";
 }
@@ -53,24 +63,28 @@ std::optional<ReducerKind> MatchBinaryReducer(const ir::Module& module, const ir
 
   if (block.ops.size() == 1) {
     const ir::Op& ret = block.ops[0];
-    if (IsReturn(ret) && ret.operands.size() == 1 && ret.operands[0] == b) return ReducerKind::kReplace;
+    if (IsReturn(ret) && ret.operands.size() == 1 && ret.operands[0] == b)
+      return ReducerKind::kReplace;
     return std::nullopt;
   }
   if (block.ops.size() != 2) return std::nullopt;
   const ir::Op& body = block.ops[0];
   const ir::Op& ret = block.ops[1];
   std::optional<ReducerKind> kind = KindFromOpName(body.name);
-  if (!kind || body.foreign || !body.regions.empty() || body.operands.size() != 2 || body.results.size() != 1) {
+  if (!kind || body.foreign || !body.regions.empty() || body.operands.size() != 2 ||
+      body.results.size() != 1) {
     return std::nullopt;
   }
   bool args_match = (body.operands[0] == a && body.operands[1] == b) ||
                     (body.operands[0] == b && body.operands[1] == a);
   if (!args_match || !IsScalarOf(module, body.results[0], dtype)) return std::nullopt;
-  if (!IsReturn(ret) || ret.operands.size() != 1 || ret.operands[0] != body.results[0]) return std::nullopt;
+  if (!IsReturn(ret) || ret.operands.size() != 1 || ret.operands[0] != body.results[0])
+    return std::nullopt;
   return kind;
 }
 
-std::optional<CompareDirection> MatchArgCompare(const ir::Module& module, const ir::Region& region, ir::DType dtype) {
+std::optional<CompareDirection> MatchArgCompare(const ir::Module& module, const ir::Region& region,
+                                                ir::DType dtype) {
   if (region.blocks.size() != 1) return std::nullopt;
   const ir::Block& block = region.blocks[0];
   if (block.args.size() != 2 || block.ops.size() != 2) return std::nullopt;
@@ -78,13 +92,17 @@ std::optional<CompareDirection> MatchArgCompare(const ir::Module& module, const 
   if (a == b || !IsScalarOf(module, a, dtype) || !IsScalarOf(module, b, dtype)) return std::nullopt;
   const ir::Op& cmp = block.ops[0];
   const ir::Op& ret = block.ops[1];
-  if (cmp.name != "stablehlo.compare" || cmp.operands.size() != 2 || cmp.operands[0] != a || cmp.operands[1] != b ||
-      cmp.results.size() != 1 || !IsScalarOf(module, cmp.results[0], ir::DType::kPred)) {
+  if (cmp.name != "stablehlo.compare" || cmp.operands.size() != 2 || cmp.operands[0] != a ||
+      cmp.operands[1] != b || cmp.results.size() != 1 ||
+      !IsScalarOf(module, cmp.results[0], ir::DType::kPred)) {
     return std::nullopt;
   }
-  if (!IsReturn(ret) || ret.operands.size() != 1 || ret.operands[0] != cmp.results[0]) return std::nullopt;
+  if (!IsReturn(ret) || ret.operands.size() != 1 || ret.operands[0] != cmp.results[0])
+    return std::nullopt;
   const ir::Attr* type = cmp.attr("compare_type");
-  std::string natural = ir::IsFloat(dtype) ? "FLOAT" : ir::IsSignedInt(dtype) ? "SIGNED" : "UNSIGNED";
+  std::string natural = ir::IsFloat(dtype)       ? "FLOAT"
+                        : ir::IsSignedInt(dtype) ? "SIGNED"
+                                                 : "UNSIGNED";
   if (type != nullptr && !type->is_none() && type->str != natural) return std::nullopt;
   const ir::Attr* dir = cmp.attr("comparison_direction");
   if (dir == nullptr) return std::nullopt;
@@ -124,42 +142,47 @@ ReducerKind PredReducerKind(ReducerKind kind) {
   }
 }
 
-StatusOr<std::shared_ptr<const ScalarRegion>> ScalarRegion::Compile(compiler::LowerContext& ctx, size_t index,
-                                                                    std::vector<ir::DType> arg_dtypes,
-                                                                    std::vector<ir::DType> result_dtypes) {
+StatusOr<std::shared_ptr<const ScalarRegion>> ScalarRegion::Compile(
+    compiler::LowerContext& ctx, size_t index, std::vector<ir::DType> arg_dtypes,
+    std::vector<ir::DType> result_dtypes) {
   const ir::Op& op = ctx.op();
   const ir::Module& module = ctx.module();
-  if (index >= op.regions.size()) return InvalidArgument(op.name + ": missing region #" + std::to_string(index));
+  if (index >= op.regions.size())
+    return InvalidArgument(op.name + ": missing region #" + std::to_string(index));
   const ir::Region& region = op.regions[index];
   if (region.blocks.size() != 1 || region.blocks[0].ops.empty()) {
-    return InvalidArgument(op.name + ": region #" + std::to_string(index) + " must be one non-empty block");
+    return InvalidArgument(op.name + ": region #" + std::to_string(index) +
+                           " must be one non-empty block");
   }
   const ir::Block& block = region.blocks[0];
   if (block.args.size() != arg_dtypes.size()) {
-    return InvalidArgument(op.name + ": region takes " + std::to_string(block.args.size()) + " arguments, expected " +
-                           std::to_string(arg_dtypes.size()));
+    return InvalidArgument(op.name + ": region takes " + std::to_string(block.args.size()) +
+                           " arguments, expected " + std::to_string(arg_dtypes.size()));
   }
   for (size_t i = 0; i < arg_dtypes.size(); ++i) {
     if (!IsScalarOf(module, block.args[i], arg_dtypes[i])) {
-      return InvalidArgument(op.name + ": region argument #" + std::to_string(i) + " must be tensor<" +
-                             std::string(ir::DTypeName(arg_dtypes[i])) + ">");
+      return InvalidArgument(op.name + ": region argument #" + std::to_string(i) +
+                             " must be tensor<" + std::string(ir::DTypeName(arg_dtypes[i])) + ">");
     }
   }
   const ir::Op& ret = block.ops.back();
   if (!IsReturn(ret) || ret.operands.size() != result_dtypes.size()) {
-    return InvalidArgument(op.name + ": region must return " + std::to_string(result_dtypes.size()) + " values");
+    return InvalidArgument(op.name + ": region must return " +
+                           std::to_string(result_dtypes.size()) + " values");
   }
   for (size_t i = 0; i < result_dtypes.size(); ++i) {
     if (!IsScalarOf(module, ret.operands[i], result_dtypes[i])) {
-      return InvalidArgument(op.name + ": region result #" + std::to_string(i) + " must be tensor<" +
-                             std::string(ir::DTypeName(result_dtypes[i])) + ">");
+      return InvalidArgument(op.name + ": region result #" + std::to_string(i) +
+                             " must be tensor<" + std::string(ir::DTypeName(result_dtypes[i])) +
+                             ">");
     }
   }
   auto region_ptr = std::shared_ptr<ScalarRegion>(new ScalarRegion());
   if (std::optional<ScalarEvaluator> ev = ScalarEvaluator::Build(module, region)) {
     region_ptr->evaluator_ = std::make_shared<const ScalarEvaluator>(std::move(*ev));
   } else {
-    KILN_ASSIGN_OR_RETURN(std::shared_ptr<const compiler::Program> program, ctx.CompileRegion(index));
+    KILN_ASSIGN_OR_RETURN(std::shared_ptr<const compiler::Program> program,
+                          ctx.CompileRegion(index));
     if (program->param_slots.size() != arg_dtypes.size() + ctx.captures().size() ||
         program->result_slots.size() != result_dtypes.size()) {
       return Internal(op.name + ": compiled region does not match its block signature");
@@ -171,7 +194,8 @@ StatusOr<std::shared_ptr<const ScalarRegion>> ScalarRegion::Compile(compiler::Lo
   return std::shared_ptr<const ScalarRegion>(std::move(region_ptr));
 }
 
-StatusOr<ScalarRegionRunner> ScalarRegionRunner::Create(const ScalarRegion& region, compiler::ExecContext& ctx,
+StatusOr<ScalarRegionRunner> ScalarRegionRunner::Create(const ScalarRegion& region,
+                                                        compiler::ExecContext& ctx,
                                                         std::span<const runtime::Array> captures) {
   ScalarRegionRunner runner(region, ctx);
   if (region.evaluator() != nullptr) return runner;  // constants are built in; captures unused
@@ -203,7 +227,8 @@ Status ScalarRegionRunner::Run(std::span<const void* const> args, std::span<void
     std::memcpy(params_[i].data(), args[i], static_cast<size_t>(ir::DTypeByteSize(arg_dtypes[i])));
   }
   KILN_RETURN_IF_ERROR(compiler::RunProgram(*region_->program(), *ctx_, params_, results_));
-  if (results_.size() != results.size()) return Internal("scalar region returned the wrong number of values");
+  if (results_.size() != results.size())
+    return Internal("scalar region returned the wrong number of values");
   for (size_t i = 0; i < results.size(); ++i) {
     const runtime::Array& r = results_[i];
     if (!r.valid() || r.dtype != result_dtypes[i] || r.num_elements() != 1) {

@@ -14,11 +14,11 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
-#include <string>
-#include <string_view>
 #include <memory>
 #include <optional>
 #include <span>
+#include <string>
+#include <string_view>
 #include <type_traits>
 #include <vector>
 
@@ -55,17 +55,24 @@ enum class CompareDirection : uint8_t { kEq, kNe, kGe, kGt, kLe, kLt };
 
 // Recognises `^bb(%a: tensor<T>, %b: tensor<T>): %p = compare <dir>, %a, %b; return %p` using T's
 // natural ordering (FLOAT for floats, SIGNED / UNSIGNED for integers; pred counts as unsigned).
-std::optional<CompareDirection> MatchArgCompare(const ir::Module& module, const ir::Region& region, ir::DType dtype);
+std::optional<CompareDirection> MatchArgCompare(const ir::Module& module, const ir::Region& region,
+                                                ir::DType dtype);
 
 template <typename T>
 inline bool CompareValues(CompareDirection dir, T a, T b) {
   switch (dir) {
-    case CompareDirection::kEq: return a == b;
-    case CompareDirection::kNe: return a != b;
-    case CompareDirection::kGe: return a >= b;
-    case CompareDirection::kGt: return a > b;
-    case CompareDirection::kLe: return a <= b;
-    case CompareDirection::kLt: return a < b;
+    case CompareDirection::kEq:
+      return a == b;
+    case CompareDirection::kNe:
+      return a != b;
+    case CompareDirection::kGe:
+      return a >= b;
+    case CompareDirection::kGt:
+      return a > b;
+    case CompareDirection::kLe:
+      return a <= b;
+    case CompareDirection::kLt:
+      return a < b;
   }
   return false;
 }
@@ -184,11 +191,16 @@ Status DispatchReducer(std::string_view op, ReducerKind kind, ir::DType dtype, F
   }
   auto by_kind = [&]<typename T>() -> Status {
     switch (kind) {
-      case ReducerKind::kAdd: return fn.template operator()<ReducerKind::kAdd, T>();
-      case ReducerKind::kMultiply: return fn.template operator()<ReducerKind::kMultiply, T>();
-      case ReducerKind::kMaximum: return fn.template operator()<ReducerKind::kMaximum, T>();
-      case ReducerKind::kMinimum: return fn.template operator()<ReducerKind::kMinimum, T>();
-      case ReducerKind::kReplace: break;  // a copy, not a reduction: callers handle it
+      case ReducerKind::kAdd:
+        return fn.template operator()<ReducerKind::kAdd, T>();
+      case ReducerKind::kMultiply:
+        return fn.template operator()<ReducerKind::kMultiply, T>();
+      case ReducerKind::kMaximum:
+        return fn.template operator()<ReducerKind::kMaximum, T>();
+      case ReducerKind::kMinimum:
+        return fn.template operator()<ReducerKind::kMinimum, T>();
+      case ReducerKind::kReplace:
+        break;  // a copy, not a reduction: callers handle it
       case ReducerKind::kAnd:
       case ReducerKind::kOr:
       case ReducerKind::kXor:
@@ -210,12 +222,12 @@ class ScalarRegion {
   // Checks that region `index` of ctx.op() takes rank-0 tensors of `arg_dtypes` and returns rank-0
   // tensors of `result_dtypes`, then prepares a ScalarEvaluator for it or, failing that, compiles
   // it to a Program.
-  static StatusOr<std::shared_ptr<const ScalarRegion>> Compile(compiler::LowerContext& ctx, size_t index,
-                                                               std::vector<ir::DType> arg_dtypes,
-                                                               std::vector<ir::DType> result_dtypes);
+  static StatusOr<std::shared_ptr<const ScalarRegion>> Compile(
+      compiler::LowerContext& ctx, size_t index, std::vector<ir::DType> arg_dtypes,
+      std::vector<ir::DType> result_dtypes);
 
-  const compiler::Program* program() const { return program_.get(); }       // null with an evaluator
-  const ScalarEvaluator* evaluator() const { return evaluator_.get(); }     // null with a program
+  const compiler::Program* program() const { return program_.get(); }    // null with an evaluator
+  const ScalarEvaluator* evaluator() const { return evaluator_.get(); }  // null with a program
   const std::vector<ir::DType>& arg_dtypes() const { return arg_dtypes_; }
   const std::vector<ir::DType>& result_dtypes() const { return result_dtypes_; }
 
@@ -239,13 +251,14 @@ class ScalarRegionRunner {
   Status Run(std::span<const void* const> args, std::span<void* const> results);
 
  private:
-  ScalarRegionRunner(const ScalarRegion& region, compiler::ExecContext& ctx) : region_(&region), ctx_(&ctx) {}
+  ScalarRegionRunner(const ScalarRegion& region, compiler::ExecContext& ctx)
+      : region_(&region), ctx_(&ctx) {}
 
   const ScalarRegion* region_;
   compiler::ExecContext* ctx_;
   std::vector<runtime::Array> params_;  // program: block-argument scratch arrays, then the captures
   std::vector<runtime::Array> results_;
-  std::vector<uint64_t> scratch_;       // evaluator: value slots
+  std::vector<uint64_t> scratch_;  // evaluator: value slots
 };
 
 }  // namespace kiln::kernels

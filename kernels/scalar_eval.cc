@@ -11,8 +11,8 @@ namespace kiln::kernels {
 namespace {
 
 bool SupportedType(ir::DType t) {
-  return t == ir::DType::kPred || ir::IsInteger(t) || t == ir::DType::kF32 || t == ir::DType::kF64 ||
-         t == ir::DType::kBF16 || t == ir::DType::kF16;
+  return t == ir::DType::kPred || ir::IsInteger(t) || t == ir::DType::kF32 ||
+         t == ir::DType::kF64 || t == ir::DType::kBF16 || t == ir::DType::kF16;
 }
 
 uint64_t WidthMask(ir::DType t) {
@@ -33,8 +33,10 @@ double FloatValue(uint64_t bits, ir::DType t) {
       std::memcpy(&f, &u, 4);
       return f;
     }
-    case ir::DType::kBF16: return Bf16BitsToFloat(static_cast<uint16_t>(bits));
-    default: return HalfBitsToFloat(static_cast<uint16_t>(bits));
+    case ir::DType::kBF16:
+      return Bf16BitsToFloat(static_cast<uint16_t>(bits));
+    default:
+      return HalfBitsToFloat(static_cast<uint16_t>(bits));
   }
 }
 
@@ -67,7 +69,8 @@ bool IsScalar(const ir::Module& m, ir::ValueId v) {
 }
 
 std::optional<uint64_t> ConstantBits(const ir::Op& op, const ir::Module& m) {
-  if (op.name != "stablehlo.constant" || op.results.size() != 1 || !IsScalar(m, op.results[0])) return std::nullopt;
+  if (op.name != "stablehlo.constant" || op.results.size() != 1 || !IsScalar(m, op.results[0]))
+    return std::nullopt;
   const ir::Attr* value = op.attr("value");
   ir::DType t = m.type_of(op.results[0]).dtype;
   size_t width = static_cast<size_t>(ir::DTypeByteSize(t));
@@ -95,7 +98,8 @@ std::optional<CompareDirection> Direction(const ir::Op& op) {
 
 }  // namespace
 
-std::optional<ScalarEvaluator> ScalarEvaluator::Build(const ir::Module& module, const ir::Region& region) {
+std::optional<ScalarEvaluator> ScalarEvaluator::Build(const ir::Module& module,
+                                                      const ir::Region& region) {
   if (region.blocks.size() != 1 || region.blocks[0].ops.empty()) return std::nullopt;
   const ir::Block& block = region.blocks[0];
   ScalarEvaluator ev;
@@ -122,8 +126,8 @@ std::optional<ScalarEvaluator> ScalarEvaluator::Build(const ir::Module& module, 
 
   for (size_t i = 0; i + 1 < block.ops.size(); ++i) {
     const ir::Op& op = block.ops[i];
-    if (op.foreign || !op.regions.empty() || op.results.size() != 1 || !IsScalar(module, op.results[0]) ||
-        slot_of.count(op.results[0])) {
+    if (op.foreign || !op.regions.empty() || op.results.size() != 1 ||
+        !IsScalar(module, op.results[0]) || slot_of.count(op.results[0])) {
       return std::nullopt;
     }
     ir::DType rt = dtype_of(op.results[0]);
@@ -151,9 +155,12 @@ std::optional<ScalarEvaluator> ScalarEvaluator::Build(const ir::Module& module, 
       const ir::Attr* type_attr = op.attr("compare_type");
       std::string type = type_attr == nullptr || type_attr->is_none() ? "NOTYPE" : type_attr->str;
       if (ir::IsFloat(t)) {
-        if (type == "FLOAT" || type == "NOTYPE") ins.code = Code::kCompareFloat;
-        else if (type == "TOTALORDER") ins.code = Code::kCompareTotal;
-        else return std::nullopt;
+        if (type == "FLOAT" || type == "NOTYPE")
+          ins.code = Code::kCompareFloat;
+        else if (type == "TOTALORDER")
+          ins.code = Code::kCompareTotal;
+        else
+          return std::nullopt;
       } else if (ir::IsSignedInt(t)) {
         if (type != "SIGNED" && type != "NOTYPE") return std::nullopt;
         ins.code = Code::kCompareSigned;
@@ -166,19 +173,23 @@ std::optional<ScalarEvaluator> ScalarEvaluator::Build(const ir::Module& module, 
       ins.a = in[0];
       ins.b = in[1];
     } else if (op.name == "stablehlo.select") {
-      if (in.size() != 3 || dtype_of(op.operands[0]) != ir::DType::kPred || dtype_of(op.operands[1]) != rt ||
-          dtype_of(op.operands[2]) != rt) {
+      if (in.size() != 3 || dtype_of(op.operands[0]) != ir::DType::kPred ||
+          dtype_of(op.operands[1]) != rt || dtype_of(op.operands[2]) != rt) {
         return std::nullopt;
       }
       ins.code = Code::kSelect;
       ins.a = in[0];
       ins.b = in[1];
       ins.c = in[2];
-    } else if (op.name == "stablehlo.and" || op.name == "stablehlo.or" || op.name == "stablehlo.xor") {
-      if (in.size() != 2 || ir::IsFloat(rt) || dtype_of(op.operands[0]) != rt || dtype_of(op.operands[1]) != rt) {
+    } else if (op.name == "stablehlo.and" || op.name == "stablehlo.or" ||
+               op.name == "stablehlo.xor") {
+      if (in.size() != 2 || ir::IsFloat(rt) || dtype_of(op.operands[0]) != rt ||
+          dtype_of(op.operands[1]) != rt) {
         return std::nullopt;
       }
-      ins.code = op.name == "stablehlo.and" ? Code::kAnd : op.name == "stablehlo.or" ? Code::kOr : Code::kXor;
+      ins.code = op.name == "stablehlo.and"  ? Code::kAnd
+                 : op.name == "stablehlo.or" ? Code::kOr
+                                             : Code::kXor;
       ins.a = in[0];
       ins.b = in[1];
     } else if (op.name == "stablehlo.not") {
@@ -226,15 +237,26 @@ void ScalarEvaluator::Run(std::span<const void* const> args, std::span<void* con
       case Code::kCompareUnsigned:
         out = CompareValues(in.dir, s[in.a], s[in.b]);
         break;
-      case Code::kSelect: out = s[in.a] != 0 ? s[in.b] : s[in.c]; break;
-      case Code::kAnd: out = s[in.a] & s[in.b]; break;
-      case Code::kOr: out = s[in.a] | s[in.b]; break;
-      case Code::kXor: out = s[in.a] ^ s[in.b]; break;
-      case Code::kNot: out = in.dtype == ir::DType::kPred ? s[in.a] ^ 1 : ~s[in.a] & WidthMask(in.dtype); break;
+      case Code::kSelect:
+        out = s[in.a] != 0 ? s[in.b] : s[in.c];
+        break;
+      case Code::kAnd:
+        out = s[in.a] & s[in.b];
+        break;
+      case Code::kOr:
+        out = s[in.a] | s[in.b];
+        break;
+      case Code::kXor:
+        out = s[in.a] ^ s[in.b];
+        break;
+      case Code::kNot:
+        out = in.dtype == ir::DType::kPred ? s[in.a] ^ 1 : ~s[in.a] & WidthMask(in.dtype);
+        break;
     }
   }
   for (size_t i = 0; i < results.size(); ++i) {
-    std::memcpy(results[i], &s[result_slots_[i]], static_cast<size_t>(ir::DTypeByteSize(result_dtypes_[i])));
+    std::memcpy(results[i], &s[result_slots_[i]],
+                static_cast<size_t>(ir::DTypeByteSize(result_dtypes_[i])));
   }
 }
 

@@ -28,10 +28,21 @@ class ScalarEvaluator {
 
   // Reads one element per argument, writes one per result (results may alias arguments).
   // `scratch` is reused between calls to avoid allocating.
-  void Run(std::span<const void* const> args, std::span<void* const> results, std::vector<uint64_t>& scratch) const;
+  void Run(std::span<const void* const> args, std::span<void* const> results,
+           std::vector<uint64_t>& scratch) const;
 
  private:
-  enum class Code : uint8_t { kCompareFloat, kCompareTotal, kCompareSigned, kCompareUnsigned, kSelect, kAnd, kOr, kXor, kNot };
+  enum class Code : uint8_t {
+    kCompareFloat,
+    kCompareTotal,
+    kCompareSigned,
+    kCompareUnsigned,
+    kSelect,
+    kAnd,
+    kOr,
+    kXor,
+    kNot
+  };
   struct Instr {
     Code code;
     CompareDirection dir;

@@ -41,9 +41,11 @@ Status BoxOutOfBounds(const std::string& name) {
 }
 
 // A copy of one input into a fresh result, following a box planned at lowering.
-Kernel MakeBoxKernel(std::string name, ir::Type out_type, int64_t in_elements, int width, StridedBox box) {
+Kernel MakeBoxKernel(std::string name, ir::Type out_type, int64_t in_elements, int width,
+                     StridedBox box) {
   return [name = std::move(name), out_type = std::move(out_type), in_elements, width,
-          box = std::move(box)](ExecContext&, std::span<const Array> in, std::span<Array> out) -> Status {
+          box = std::move(box)](ExecContext&, std::span<const Array> in,
+                                std::span<Array> out) -> Status {
     KILN_RETURN_IF_ERROR(CheckOutputs(name, out, 1));
     KILN_RETURN_IF_ERROR(CheckInput(name, in, 0, in_elements, width));
     KILN_ASSIGN_OR_RETURN(Array result, Array::Allocate(out_type));
@@ -54,8 +56,8 @@ Kernel MakeBoxKernel(std::string name, ir::Type out_type, int64_t in_elements, i
 }
 
 // Forwards input 0 with new dims (and a byte offset), sharing its storage.
-Kernel MakeAliasKernel(std::string name, std::vector<int64_t> out_dims, int64_t in_elements, int width,
-                       size_t byte_offset = 0) {
+Kernel MakeAliasKernel(std::string name, std::vector<int64_t> out_dims, int64_t in_elements,
+                       int width, size_t byte_offset = 0) {
   return [name = std::move(name), out_dims = std::move(out_dims), in_elements, width, byte_offset](
              ExecContext&, std::span<const Array> in, std::span<Array> out) -> Status {
     KILN_RETURN_IF_ERROR(CheckOutputs(name, out, 1));
@@ -78,24 +80,25 @@ StatusOr<Kernel> LowerConstant(LowerContext& ctx) {
     return InvalidArgument(name + ": missing dense 'value' attribute");
   }
   if (value->type.dtype != out->dtype || value->type.dims != out->dims) {
-    return InvalidArgument(name + ": value has type " + TypeString(value->type) + " but the result is " +
-                           TypeString(*out));
+    return InvalidArgument(name + ": value has type " + TypeString(value->type) +
+                           " but the result is " + TypeString(*out));
   }
   const int width = ir::DTypeByteSize(out->dtype);
   if (width == 0) return UnsupportedDType(name, out->dtype);
   const size_t bytes = static_cast<size_t>(out->num_elements()) * static_cast<size_t>(width);
   if (value->data.size() != bytes) {
-    return InvalidArgument(name + ": value holds " + std::to_string(value->data.size()) + " bytes, expected " +
-                           std::to_string(bytes));
+    return InvalidArgument(name + ": value holds " + std::to_string(value->data.size()) +
+                           " bytes, expected " + std::to_string(bytes));
   }
   // Materialised once: arrays are immutable, so every run can hand out the same one.
   KILN_ASSIGN_OR_RETURN(Array array, Array::Allocate(*out));
   if (bytes != 0) std::memcpy(array.data(), value->data.data(), bytes);
-  return Kernel([name, array](ExecContext&, std::span<const Array>, std::span<Array> out) -> Status {
-    KILN_RETURN_IF_ERROR(CheckOutputs(name, out, 1));
-    out[0] = array;
-    return Status::Ok();
-  });
+  return Kernel(
+      [name, array](ExecContext&, std::span<const Array>, std::span<Array> out) -> Status {
+        KILN_RETURN_IF_ERROR(CheckOutputs(name, out, 1));
+        out[0] = array;
+        return Status::Ok();
+      });
 }
 
 // ---- iota ----
@@ -106,8 +109,8 @@ StatusOr<Kernel> LowerIota(LowerContext& ctx) {
   KILN_ASSIGN_OR_RETURN(const ir::Type* out, ResultTensor(ctx, 0));
   KILN_ASSIGN_OR_RETURN(int64_t dim, IntAttr(ctx, "iota_dimension"));
   if (dim < 0 || dim >= out->rank()) {
-    return InvalidArgument(name + ": iota_dimension " + std::to_string(dim) + " is out of range for rank " +
-                           std::to_string(out->rank()));
+    return InvalidArgument(name + ": iota_dimension " + std::to_string(dim) +
+                           " is out of range for rank " + std::to_string(out->rank()));
   }
   // Row-major view as [outer, len, inner]: element value = its index along `len`.
   const auto d = static_cast<size_t>(dim);
@@ -121,7 +124,7 @@ StatusOr<Kernel> LowerIota(LowerContext& ctx) {
       return UnsupportedDType(name, out_type.dtype);
     } else {
       return Kernel([name, out_type, outer, len, inner](ExecContext&, std::span<const Array>,
-                                                       std::span<Array> out) -> Status {
+                                                        std::span<Array> out) -> Status {
         KILN_RETURN_IF_ERROR(CheckOutputs(name, out, 1));
         KILN_ASSIGN_OR_RETURN(Array result, Array::Allocate(out_type));
         T* y = result.data_as<T>();
@@ -151,7 +154,8 @@ StatusOr<Kernel> LowerBroadcastInDim(LowerContext& ctx) {
   KILN_ASSIGN_OR_RETURN(std::vector<int64_t> bdims, IntsAttr(ctx, "broadcast_dimensions"));
   KILN_ASSIGN_OR_RETURN(int width, MovableWidth(name, *out));
   if (static_cast<int64_t>(bdims.size()) != in->rank()) {
-    return InvalidArgument(name + ": broadcast_dimensions " + DimsToString(bdims) + " must have one entry per operand dimension (rank " +
+    return InvalidArgument(name + ": broadcast_dimensions " + DimsToString(bdims) +
+                           " must have one entry per operand dimension (rank " +
                            std::to_string(in->rank()) + ")");
   }
   const std::vector<int64_t> in_strides = RowMajorStrides(in->dims);
@@ -165,21 +169,23 @@ StatusOr<Kernel> LowerBroadcastInDim(LowerContext& ctx) {
     const int64_t r = bdims[i];
     if (r < 0 || r >= out->rank() || used[static_cast<size_t>(r)]) {
       return InvalidArgument(name + ": broadcast_dimensions " + DimsToString(bdims) +
-                             " must be distinct dimensions of the result (rank " + std::to_string(out->rank()) + ")");
+                             " must be distinct dimensions of the result (rank " +
+                             std::to_string(out->rank()) + ")");
     }
     used[static_cast<size_t>(r)] = true;
     if (i > 0 && r < bdims[i - 1]) monotonic = false;
     const int64_t od = in->dims[i], rd = out->dims[static_cast<size_t>(r)];
     if (od != 1 && od != rd) {
-      return InvalidArgument(name + ": operand dimension " + std::to_string(i) + " (size " + std::to_string(od) +
-                             ") cannot broadcast to result dimension " + std::to_string(r) + " (size " +
-                             std::to_string(rd) + ")");
+      return InvalidArgument(name + ": operand dimension " + std::to_string(i) + " (size " +
+                             std::to_string(od) + ") cannot broadcast to result dimension " +
+                             std::to_string(r) + " (size " + std::to_string(rd) + ")");
     }
     if (od != 1) box.src_strides[static_cast<size_t>(r)] = in_strides[i];
   }
   const int64_t n_in = in->num_elements();
   // Only unit dimensions added, order kept: the bytes are identical, so share them.
-  if (monotonic && n_in == out->num_elements()) return MakeAliasKernel(name, out->dims, n_in, width);
+  if (monotonic && n_in == out->num_elements())
+    return MakeAliasKernel(name, out->dims, n_in, width);
   box.Simplify();
   if (!box.InBounds(n_in, out->num_elements())) return BoxOutOfBounds(name);
   return MakeBoxKernel(name, *out, n_in, width, std::move(box));
@@ -197,8 +203,8 @@ StatusOr<Kernel> LowerBroadcast(LowerContext& ctx) {
   std::vector<int64_t> want = sizes;
   want.insert(want.end(), in->dims.begin(), in->dims.end());
   if (want != out->dims) {
-    return InvalidArgument(name + ": result shape " + DimsToString(out->dims) + " must be broadcast_sizes ++ operand shape = " +
-                           DimsToString(want));
+    return InvalidArgument(name + ": result shape " + DimsToString(out->dims) +
+                           " must be broadcast_sizes ++ operand shape = " + DimsToString(want));
   }
   StridedBox box;
   box.dims = out->dims;
@@ -220,8 +226,8 @@ StatusOr<Kernel> LowerReshape(LowerContext& ctx) {
   KILN_ASSIGN_OR_RETURN(const ir::Type* out, ResultTensor(ctx, 0));
   KILN_RETURN_IF_ERROR(ExpectSameDType(ctx, *in, "operand", *out, "result"));
   if (in->num_elements() != out->num_elements()) {
-    return InvalidArgument(name + ": cannot reshape " + TypeString(*in) + " to " + TypeString(*out) +
-                           " (element counts differ)");
+    return InvalidArgument(name + ": cannot reshape " + TypeString(*in) + " to " +
+                           TypeString(*out) + " (element counts differ)");
   }
   const int width = ir::DTypeByteSize(out->dtype);
   if (width == 0) return UnsupportedDType(name, out->dtype);
@@ -242,21 +248,23 @@ StatusOr<Kernel> LowerTranspose(LowerContext& ctx) {
   std::vector<bool> seen(rank, false);
   bool perm_ok = perm.size() == rank && out->dims.size() == rank;
   for (size_t i = 0; perm_ok && i < perm.size(); ++i) {
-    perm_ok = perm[i] >= 0 && static_cast<size_t>(perm[i]) < rank && !seen[static_cast<size_t>(perm[i])];
+    perm_ok =
+        perm[i] >= 0 && static_cast<size_t>(perm[i]) < rank && !seen[static_cast<size_t>(perm[i])];
     if (perm_ok) {
       seen[static_cast<size_t>(perm[i])] = true;
       perm_ok = out->dims[i] == in->dims[static_cast<size_t>(perm[i])];
     }
   }
   if (!perm_ok) {
-    return InvalidArgument(name + ": permutation " + DimsToString(perm) + " does not map " + TypeString(*in) + " to " +
-                           TypeString(*out));
+    return InvalidArgument(name + ": permutation " + DimsToString(perm) + " does not map " +
+                           TypeString(*in) + " to " + TypeString(*out));
   }
   const std::vector<int64_t> in_strides = RowMajorStrides(in->dims);
   StridedBox box;
   box.dims = out->dims;
   box.dst_strides = RowMajorStrides(out->dims);
-  for (size_t i = 0; i < rank; ++i) box.src_strides.push_back(in_strides[static_cast<size_t>(perm[i])]);
+  for (size_t i = 0; i < rank; ++i)
+    box.src_strides.push_back(in_strides[static_cast<size_t>(perm[i])]);
   box.Simplify();
   // A permutation that only moves unit dimensions leaves the bytes in order.
   if (box.dims.size() <= 1 && (box.dims.empty() || box.src_strides[0] == 1)) {
@@ -279,9 +287,11 @@ StatusOr<Kernel> LowerSlice(LowerContext& ctx) {
   KILN_ASSIGN_OR_RETURN(std::vector<int64_t> step, IntsAttr(ctx, "strides"));
   KILN_ASSIGN_OR_RETURN(int width, MovableWidth(name, *out));
   const size_t rank = in->dims.size();
-  if (start.size() != rank || limit.size() != rank || step.size() != rank || out->dims.size() != rank) {
-    return InvalidArgument(name + ": start_indices, limit_indices, strides and the result must all have rank " +
-                           std::to_string(rank));
+  if (start.size() != rank || limit.size() != rank || step.size() != rank ||
+      out->dims.size() != rank) {
+    return InvalidArgument(
+        name + ": start_indices, limit_indices, strides and the result must all have rank " +
+        std::to_string(rank));
   }
   const std::vector<int64_t> in_strides = RowMajorStrides(in->dims);
   StridedBox box;
@@ -289,14 +299,15 @@ StatusOr<Kernel> LowerSlice(LowerContext& ctx) {
   box.dst_strides = RowMajorStrides(out->dims);
   for (size_t i = 0; i < rank; ++i) {
     if (start[i] < 0 || start[i] > limit[i] || limit[i] > in->dims[i] || step[i] <= 0) {
-      return InvalidArgument(name + ": invalid slice [" + std::to_string(start[i]) + ":" + std::to_string(limit[i]) +
-                             ":" + std::to_string(step[i]) + "] of dimension " + std::to_string(i) + " (size " +
+      return InvalidArgument(name + ": invalid slice [" + std::to_string(start[i]) + ":" +
+                             std::to_string(limit[i]) + ":" + std::to_string(step[i]) +
+                             "] of dimension " + std::to_string(i) + " (size " +
                              std::to_string(in->dims[i]) + ")");
     }
     const int64_t size = (limit[i] - start[i] + step[i] - 1) / step[i];
     if (out->dims[i] != size) {
-      return InvalidArgument(name + ": result dimension " + std::to_string(i) + " is " + std::to_string(out->dims[i]) +
-                             ", expected " + std::to_string(size));
+      return InvalidArgument(name + ": result dimension " + std::to_string(i) + " is " +
+                             std::to_string(out->dims[i]) + ", expected " + std::to_string(size));
     }
     box.src_offset += start[i] * in_strides[i];
     box.src_strides.push_back(in_strides[i] * step[i]);
@@ -309,7 +320,8 @@ StatusOr<Kernel> LowerSlice(LowerContext& ctx) {
   // are copied so they do not keep a large operand alive.)
   const bool contiguous = box.dims.empty() || (box.dims.size() == 1 && box.src_strides[0] == 1);
   if (contiguous && n_out > 0 && 2 * n_out >= n_in) {
-    return MakeAliasKernel(name, out->dims, n_in, width, static_cast<size_t>(src_offset) * static_cast<size_t>(width));
+    return MakeAliasKernel(name, out->dims, n_in, width,
+                           static_cast<size_t>(src_offset) * static_cast<size_t>(width));
   }
   return MakeBoxKernel(name, *out, n_in, width, std::move(box));
 }
@@ -332,7 +344,8 @@ StatusOr<Kernel> LowerReverse(LowerContext& ctx) {
   std::vector<bool> seen(in->dims.size(), false);
   for (int64_t d : dims) {
     if (d < 0 || d >= in->rank() || seen[static_cast<size_t>(d)]) {
-      return InvalidArgument(name + ": dimensions " + DimsToString(dims) + " must be distinct dimensions of the operand");
+      return InvalidArgument(name + ": dimensions " + DimsToString(dims) +
+                             " must be distinct dimensions of the operand");
     }
     seen[static_cast<size_t>(d)] = true;
     const auto i = static_cast<size_t>(d);
@@ -356,8 +369,8 @@ StatusOr<Kernel> LowerConcatenate(LowerContext& ctx) {
   KILN_ASSIGN_OR_RETURN(int64_t dim, IntAttr(ctx, "dimension"));
   KILN_ASSIGN_OR_RETURN(int width, MovableWidth(name, *out));
   if (dim < 0 || dim >= out->rank()) {
-    return InvalidArgument(name + ": dimension " + std::to_string(dim) + " is out of range for rank " +
-                           std::to_string(out->rank()));
+    return InvalidArgument(name + ": dimension " + std::to_string(dim) +
+                           " is out of range for rank " + std::to_string(out->rank()));
   }
   const auto d = static_cast<size_t>(dim);
   const std::vector<int64_t> out_strides = RowMajorStrides(out->dims);
@@ -371,8 +384,8 @@ StatusOr<Kernel> LowerConcatenate(LowerContext& ctx) {
     for (size_t j = 0; ok && j < in->dims.size(); ++j) ok = j == d || in->dims[j] == out->dims[j];
     if (!ok) {
       return InvalidArgument(name + ": " + OperandName(i) + " shape " + DimsToString(in->dims) +
-                             " does not match the result shape " + DimsToString(out->dims) + " outside dimension " +
-                             std::to_string(dim));
+                             " does not match the result shape " + DimsToString(out->dims) +
+                             " outside dimension " + std::to_string(dim));
     }
     StridedBox box;
     box.dims = in->dims;
@@ -385,22 +398,26 @@ StatusOr<Kernel> LowerConcatenate(LowerContext& ctx) {
     in_elements.push_back(in->num_elements());
   }
   if (offset != out->dims[d]) {
-    return InvalidArgument(name + ": operand sizes along dimension " + std::to_string(dim) + " add up to " +
-                           std::to_string(offset) + ", but the result has " + std::to_string(out->dims[d]));
+    return InvalidArgument(name + ": operand sizes along dimension " + std::to_string(dim) +
+                           " add up to " + std::to_string(offset) + ", but the result has " +
+                           std::to_string(out->dims[d]));
   }
   for (size_t i = 0; i < k; ++i) {
     if (!boxes[i].InBounds(in_elements[i], out->num_elements())) return BoxOutOfBounds(name);
   }
   const ir::Type out_type = *out;
-  return Kernel([name, out_type, width, boxes = std::move(boxes), in_elements = std::move(in_elements)](
-                    ExecContext&, std::span<const Array> in, std::span<Array> out) -> Status {
-    KILN_RETURN_IF_ERROR(CheckOutputs(name, out, 1));
-    for (size_t i = 0; i < boxes.size(); ++i) KILN_RETURN_IF_ERROR(CheckInput(name, in, i, in_elements[i], width));
-    KILN_ASSIGN_OR_RETURN(Array result, Array::Allocate(out_type));
-    for (size_t i = 0; i < boxes.size(); ++i) CopyBoxBytes(width, boxes[i], in[i].data(), result.data());
-    out[0] = std::move(result);
-    return Status::Ok();
-  });
+  return Kernel(
+      [name, out_type, width, boxes = std::move(boxes), in_elements = std::move(in_elements)](
+          ExecContext&, std::span<const Array> in, std::span<Array> out) -> Status {
+        KILN_RETURN_IF_ERROR(CheckOutputs(name, out, 1));
+        for (size_t i = 0; i < boxes.size(); ++i)
+          KILN_RETURN_IF_ERROR(CheckInput(name, in, i, in_elements[i], width));
+        KILN_ASSIGN_OR_RETURN(Array result, Array::Allocate(out_type));
+        for (size_t i = 0; i < boxes.size(); ++i)
+          CopyBoxBytes(width, boxes[i], in[i].data(), result.data());
+        out[0] = std::move(result);
+        return Status::Ok();
+      });
 }
 
 // ---- pad ----
@@ -422,8 +439,10 @@ StatusOr<Kernel> LowerPad(LowerContext& ctx) {
   KILN_ASSIGN_OR_RETURN(std::vector<int64_t> interior, IntsAttr(ctx, "interior_padding"));
   KILN_ASSIGN_OR_RETURN(int width, MovableWidth(name, *out));
   const size_t rank = in->dims.size();
-  if (low.size() != rank || high.size() != rank || interior.size() != rank || out->dims.size() != rank) {
-    return InvalidArgument(name + ": padding attributes and the result must have the operand's rank " +
+  if (low.size() != rank || high.size() != rank || interior.size() != rank ||
+      out->dims.size() != rank) {
+    return InvalidArgument(name +
+                           ": padding attributes and the result must have the operand's rank " +
                            std::to_string(rank));
   }
   const std::vector<int64_t> in_strides = RowMajorStrides(in->dims);
@@ -434,8 +453,8 @@ StatusOr<Kernel> LowerPad(LowerContext& ctx) {
     if (p < 0) return InvalidArgument(name + ": interior_padding must be non-negative");
     const int64_t size = n + lo + high[i] + std::max<int64_t>(n - 1, 0) * p;
     if (size < 0 || out->dims[i] != size) {
-      return InvalidArgument(name + ": result dimension " + std::to_string(i) + " is " + std::to_string(out->dims[i]) +
-                             ", expected " + std::to_string(size));
+      return InvalidArgument(name + ": result dimension " + std::to_string(i) + " is " +
+                             std::to_string(out->dims[i]) + ", expected " + std::to_string(size));
     }
     // Operand index j lands at lo + j*(p+1); keep the j whose position is inside [0, size)
     // (negative edge padding crops).
@@ -476,14 +495,15 @@ StatusOr<Kernel> LowerPad(LowerContext& ctx) {
 Status CheckStartIndices(LowerContext& ctx, size_t first, size_t count) {
   const std::string& name = ctx.op().name;
   if (ctx.op().operands.size() != first + count) {
-    return InvalidArgument(name + ": expected " + std::to_string(count) + " start indices, got " +
-                           std::to_string(ctx.op().operands.size() - std::min(first, ctx.op().operands.size())));
+    return InvalidArgument(
+        name + ": expected " + std::to_string(count) + " start indices, got " +
+        std::to_string(ctx.op().operands.size() - std::min(first, ctx.op().operands.size())));
   }
   for (size_t i = first; i < first + count; ++i) {
     KILN_ASSIGN_OR_RETURN(const ir::Type* t, OperandTensor(ctx, i));
     if (t->rank() != 0 || !ir::IsInteger(t->dtype) || ir::DTypeByteSize(t->dtype) == 0) {
-      return InvalidArgument(name + ": start index " + OperandName(i) + " must be an integer scalar, got " +
-                             TypeString(*t));
+      return InvalidArgument(name + ": start index " + OperandName(i) +
+                             " must be an integer scalar, got " + TypeString(*t));
     }
   }
   return Status::Ok();
@@ -491,7 +511,8 @@ Status CheckStartIndices(LowerContext& ctx, size_t first, size_t count) {
 
 // Clamped start offset (in elements of the big array) from the start-index inputs.
 StatusOr<int64_t> ClampedOffset(const std::string& name, std::span<const Array> in, size_t first,
-                                std::span<const int64_t> big_dims, std::span<const int64_t> small_dims,
+                                std::span<const int64_t> big_dims,
+                                std::span<const int64_t> small_dims,
                                 std::span<const int64_t> big_strides) {
   int64_t offset = 0;
   for (size_t i = 0; i < big_dims.size(); ++i) {
@@ -514,13 +535,15 @@ StatusOr<Kernel> LowerDynamicSlice(LowerContext& ctx) {
   KILN_ASSIGN_OR_RETURN(std::vector<int64_t> sizes, IntsAttr(ctx, "slice_sizes"));
   KILN_ASSIGN_OR_RETURN(int width, MovableWidth(name, *out));
   if (sizes != out->dims || sizes.size() != in->dims.size()) {
-    return InvalidArgument(name + ": slice_sizes " + DimsToString(sizes) + " must equal the result shape " +
-                           DimsToString(out->dims) + " and have the operand's rank");
+    return InvalidArgument(name + ": slice_sizes " + DimsToString(sizes) +
+                           " must equal the result shape " + DimsToString(out->dims) +
+                           " and have the operand's rank");
   }
   for (size_t i = 0; i < sizes.size(); ++i) {
     if (sizes[i] < 0 || sizes[i] > in->dims[i]) {
-      return InvalidArgument(name + ": slice size " + std::to_string(sizes[i]) + " does not fit dimension " +
-                             std::to_string(i) + " (size " + std::to_string(in->dims[i]) + ")");
+      return InvalidArgument(name + ": slice size " + std::to_string(sizes[i]) +
+                             " does not fit dimension " + std::to_string(i) + " (size " +
+                             std::to_string(in->dims[i]) + ")");
     }
   }
   StridedBox box;
@@ -531,8 +554,8 @@ StatusOr<Kernel> LowerDynamicSlice(LowerContext& ctx) {
   box.Simplify();  // the start offset is added at run time; simplification does not depend on it
   const ir::Type out_type = *out;
   const int64_t n_in = in->num_elements(), n_out = out->num_elements();
-  return Kernel([name, out_type, width, box = std::move(box), in_dims, in_strides, sizes, n_in, n_out](
-                    ExecContext&, std::span<const Array> in, std::span<Array> out) -> Status {
+  return Kernel([name, out_type, width, box = std::move(box), in_dims, in_strides, sizes, n_in,
+                 n_out](ExecContext&, std::span<const Array> in, std::span<Array> out) -> Status {
     KILN_RETURN_IF_ERROR(CheckOutputs(name, out, 1));
     KILN_RETURN_IF_ERROR(CheckInput(name, in, 0, n_in, width));
     KILN_ASSIGN_OR_RETURN(int64_t offset, ClampedOffset(name, in, 1, in_dims, sizes, in_strides));
@@ -561,23 +584,25 @@ StatusOr<Kernel> LowerDynamicUpdateSlice(LowerContext& ctx) {
   bool fits = update->rank() == in->rank();
   for (size_t i = 0; fits && i < in->dims.size(); ++i) fits = update->dims[i] <= in->dims[i];
   if (!fits) {
-    return InvalidArgument(name + ": update shape " + DimsToString(update->dims) + " does not fit operand shape " +
-                           DimsToString(in->dims));
+    return InvalidArgument(name + ": update shape " + DimsToString(update->dims) +
+                           " does not fit operand shape " + DimsToString(in->dims));
   }
   StridedBox box;
   box.dims = update->dims;
   box.src_strides = RowMajorStrides(update->dims);
   box.dst_strides = RowMajorStrides(in->dims);
-  const std::vector<int64_t> in_dims = in->dims, upd_dims = update->dims, in_strides = box.dst_strides;
+  const std::vector<int64_t> in_dims = in->dims, upd_dims = update->dims,
+                             in_strides = box.dst_strides;
   box.Simplify();
   const ir::Type out_type = *out;
   const int64_t n_in = in->num_elements(), n_upd = update->num_elements();
-  return Kernel([name, out_type, width, box = std::move(box), in_dims, upd_dims, in_strides, n_in, n_upd](
-                    ExecContext&, std::span<const Array> in, std::span<Array> out) -> Status {
+  return Kernel([name, out_type, width, box = std::move(box), in_dims, upd_dims, in_strides, n_in,
+                 n_upd](ExecContext&, std::span<const Array> in, std::span<Array> out) -> Status {
     KILN_RETURN_IF_ERROR(CheckOutputs(name, out, 1));
     KILN_RETURN_IF_ERROR(CheckInput(name, in, 0, n_in, width));
     KILN_RETURN_IF_ERROR(CheckInput(name, in, 1, n_upd, width));
-    KILN_ASSIGN_OR_RETURN(int64_t offset, ClampedOffset(name, in, 2, in_dims, upd_dims, in_strides));
+    KILN_ASSIGN_OR_RETURN(int64_t offset,
+                          ClampedOffset(name, in, 2, in_dims, upd_dims, in_strides));
     StridedBox b = box;
     b.dst_offset = offset;
     if (!b.InBounds(n_upd, n_in)) return BoxOutOfBounds(name);
@@ -599,14 +624,16 @@ StatusOr<Kernel> LowerGetDimensionSize(LowerContext& ctx) {
   KILN_ASSIGN_OR_RETURN(const ir::Type* out, ResultTensor(ctx, 0));
   KILN_ASSIGN_OR_RETURN(int64_t dim, IntAttr(ctx, "dimension"));
   if (dim < 0 || dim >= in->rank()) return InvalidArgument(name + ": dimension is out of range");
-  if (out->dtype != ir::DType::kS32 || out->rank() != 0) return InvalidArgument(name + ": result must be tensor<i32>");
+  if (out->dtype != ir::DType::kS32 || out->rank() != 0)
+    return InvalidArgument(name + ": result must be tensor<i32>");
   KILN_ASSIGN_OR_RETURN(Array array, Array::Allocate(*out));
   *array.data_as<int32_t>() = static_cast<int32_t>(in->dims[static_cast<size_t>(dim)]);
-  return Kernel([name, array](ExecContext&, std::span<const Array>, std::span<Array> out) -> Status {
-    KILN_RETURN_IF_ERROR(CheckOutputs(name, out, 1));
-    out[0] = array;
-    return Status::Ok();
-  });
+  return Kernel(
+      [name, array](ExecContext&, std::span<const Array>, std::span<Array> out) -> Status {
+        KILN_RETURN_IF_ERROR(CheckOutputs(name, out, 1));
+        out[0] = array;
+        return Status::Ok();
+      });
 }
 
 }  // namespace

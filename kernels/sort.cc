@@ -11,6 +11,8 @@
 //    precomputed so that one comparison of two keys gives exactly the boolean the region would
 //    return; the sort itself is the same, so the result is identical to the general path's.
 //  * General path: the comparator region is run on each pair of elements.
+#include "kernels/sort.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -26,7 +28,6 @@
 #include "kernels/float16.h"
 #include "kernels/lowering_util.h"
 #include "kernels/scalar_body.h"
-#include "kernels/sort.h"
 #include "runtime/parallel.h"
 
 namespace kiln::kernels {
@@ -76,10 +77,10 @@ enum class KeyOrder : uint8_t { kFloat, kTotal, kSigned, kUnsigned };
 // pred(a, b) = canon(a) <dir> canon(b) under `order`.
 struct KeyComparator {
   KeyOrder order = KeyOrder::kFloat;
-  bool greater = false;       // GT instead of LT
-  bool canon_zero = false;    // -0 and +0 compare as one value
-  bool canon_nan = false;     // every NaN becomes `nan_value`
-  double nan_value = 0.0;     // the canonical NaN (its sign matters under TOTALORDER)
+  bool greater = false;     // GT instead of LT
+  bool canon_zero = false;  // -0 and +0 compare as one value
+  bool canon_nan = false;   // every NaN becomes `nan_value`
+  double nan_value = 0.0;   // the canonical NaN (its sign matters under TOTALORDER)
 };
 
 struct Canon {
@@ -98,7 +99,8 @@ class ComparatorMatcher {
     const ir::Op& ret = block_.ops.back();
     if (ret.name != "stablehlo.return" || ret.operands.size() != 1) return std::nullopt;
     const ir::Op* cmp = Def(ret.operands[0]);
-    if (cmp == nullptr || cmp->name != "stablehlo.compare" || cmp->operands.size() != 2) return std::nullopt;
+    if (cmp == nullptr || cmp->name != "stablehlo.compare" || cmp->operands.size() != 2)
+      return std::nullopt;
     std::string dir = EnumAttr(*cmp, "comparison_direction");
     if (dir != "LT" && dir != "GT") return std::nullopt;
     std::optional<KeyOrder> order = OrderOf(*cmp);
@@ -106,7 +108,8 @@ class ComparatorMatcher {
     std::optional<Canon> lhs = MatchCanon(cmp->operands[0], 0);
     std::optional<Canon> rhs = MatchCanon(cmp->operands[1], 0);
     if (!lhs || !rhs || lhs->zero != rhs->zero || lhs->nan != rhs->nan) return std::nullopt;
-    if (lhs->nan && std::signbit(lhs->nan_value) != std::signbit(rhs->nan_value)) return std::nullopt;
+    if (lhs->nan && std::signbit(lhs->nan_value) != std::signbit(rhs->nan_value))
+      return std::nullopt;
     KeyComparator k;
     k.order = *order;
     k.greater = dir == "GT";
@@ -118,7 +121,8 @@ class ComparatorMatcher {
     k.canon_zero = lhs->zero;
     k.canon_nan = lhs->nan;
     k.nan_value = lhs->nan_value;
-    if ((k.canon_zero || k.canon_nan) && order != KeyOrder::kFloat && order != KeyOrder::kTotal) return std::nullopt;
+    if ((k.canon_zero || k.canon_nan) && order != KeyOrder::kFloat && order != KeyOrder::kTotal)
+      return std::nullopt;
     return k;
   }
 
@@ -138,14 +142,17 @@ class ComparatorMatcher {
 
   static std::string EnumAttr(const ir::Op& op, std::string_view name) {
     const ir::Attr* a = op.attr(name);
-    if (a == nullptr || (a->kind != ir::Attr::Kind::kEnum && a->kind != ir::Attr::Kind::kString)) return "";
+    if (a == nullptr || (a->kind != ir::Attr::Kind::kEnum && a->kind != ir::Attr::Kind::kString))
+      return "";
     return a->str;
   }
 
   // The ordering a compare op uses on the key type; nullopt for mismatches (e.g. SIGNED on floats).
   std::optional<KeyOrder> OrderOf(const ir::Op& cmp) const {
-    if (cmp.results.size() != 1 || !IsScalarOf(cmp.results[0], ir::DType::kPred)) return std::nullopt;
-    if (!IsScalarOf(cmp.operands[0], dtype_) || !IsScalarOf(cmp.operands[1], dtype_)) return std::nullopt;
+    if (cmp.results.size() != 1 || !IsScalarOf(cmp.results[0], ir::DType::kPred))
+      return std::nullopt;
+    if (!IsScalarOf(cmp.operands[0], dtype_) || !IsScalarOf(cmp.operands[1], dtype_))
+      return std::nullopt;
     std::string type = EnumAttr(cmp, "compare_type");
     bool is_float = ir::IsFloat(dtype_);
     bool is_signed = ir::IsSignedInt(dtype_);
@@ -165,9 +172,11 @@ class ComparatorMatcher {
   std::optional<double> FloatConstant(ir::ValueId v) const {
     const ir::Op* op = Def(v);
     if (op == nullptr) op = FindDefiningOp(module_, v);
-    if (op == nullptr || op->name != "stablehlo.constant" || !IsScalarOf(v, dtype_)) return std::nullopt;
+    if (op == nullptr || op->name != "stablehlo.constant" || !IsScalarOf(v, dtype_))
+      return std::nullopt;
     const ir::Attr* value = op->attr("value");
-    if (value == nullptr || value->kind != ir::Attr::Kind::kElements || value->type.dtype != dtype_ ||
+    if (value == nullptr || value->kind != ir::Attr::Kind::kElements ||
+        value->type.dtype != dtype_ ||
         value->data.size() != static_cast<size_t>(ir::DTypeByteSize(dtype_))) {
       return std::nullopt;
     }
@@ -205,15 +214,18 @@ class ComparatorMatcher {
     }
     if (!ir::IsFloat(dtype_)) return std::nullopt;
     const ir::Op* sel = Def(v);
-    if (sel == nullptr || sel->name != "stablehlo.select" || sel->operands.size() != 3) return std::nullopt;
+    if (sel == nullptr || sel->name != "stablehlo.select" || sel->operands.size() != 3)
+      return std::nullopt;
     std::optional<Canon> inner = MatchCanon(sel->operands[2], depth + 1);
     std::optional<double> replacement = FloatConstant(sel->operands[1]);
     const ir::Op* test = Def(sel->operands[0]);
-    if (!inner || !replacement || test == nullptr || test->name != "stablehlo.compare" || test->operands.size() != 2) {
+    if (!inner || !replacement || test == nullptr || test->name != "stablehlo.compare" ||
+        test->operands.size() != 2) {
       return std::nullopt;
     }
     std::optional<KeyOrder> order = OrderOf(*test);
-    if (order != KeyOrder::kFloat) return std::nullopt;  // under TOTALORDER, -0 != +0 and NaN == NaN
+    if (order != KeyOrder::kFloat)
+      return std::nullopt;  // under TOTALORDER, -0 != +0 and NaN == NaN
     std::string dir = EnumAttr(*test, "comparison_direction");
     // The tested value must be the same argument (raw or canonicalised: neither changes the test).
     auto same_arg = [&](ir::ValueId x) {
@@ -230,7 +242,8 @@ class ComparatorMatcher {
       return out;
     }
     if (dir == "NE" && std::isnan(*replacement)) {
-      if (test->operands[0] != test->operands[1] || !same_arg(test->operands[0])) return std::nullopt;
+      if (test->operands[0] != test->operands[1] || !same_arg(test->operands[0]))
+        return std::nullopt;
       out.nan = true;
       out.nan_value = *replacement;
       return out;
@@ -251,9 +264,12 @@ class ComparatorMatcher {
 // Float keys live in F (double for f64, float otherwise; bf16/f16 widen exactly, NaN payloads too).
 template <typename T>
 auto FloatKey(T v) {
-  if constexpr (std::is_same_v<T, bf16_t>) return Bf16BitsToFloat(v.bits);
-  else if constexpr (std::is_same_v<T, f16_t>) return HalfBitsToFloat(v.bits);
-  else return v;
+  if constexpr (std::is_same_v<T, bf16_t>)
+    return Bf16BitsToFloat(v.bits);
+  else if constexpr (std::is_same_v<T, f16_t>)
+    return HalfBitsToFloat(v.bits);
+  else
+    return v;
 }
 
 // Maps IEEE bit patterns to integers whose signed order is StableHLO's TOTALORDER:
@@ -267,8 +283,8 @@ int64_t TotalOrderKey(F v) {
 }
 
 struct SortKeys {
-  std::vector<double> real;    // kFloat
-  std::vector<int64_t> ints;   // other orders
+  std::vector<double> real;   // kFloat
+  std::vector<int64_t> ints;  // other orders
 };
 
 template <typename T>
@@ -294,10 +310,12 @@ void MakeKeys(const KeyComparator& k, const T* src, int64_t n, int64_t stride, S
     };
     if (k.order == KeyOrder::kFloat) {
       keys.real.resize(static_cast<size_t>(n));
-      for (int64_t i = 0; i < n; ++i) keys.real[i] = static_cast<double>(canon(FloatKey(src[i * stride])));
+      for (int64_t i = 0; i < n; ++i)
+        keys.real[i] = static_cast<double>(canon(FloatKey(src[i * stride])));
     } else {
       keys.ints.resize(static_cast<size_t>(n));
-      for (int64_t i = 0; i < n; ++i) keys.ints[i] = TotalOrderKey(canon(FloatKey(src[i * stride])));
+      for (int64_t i = 0; i < n; ++i)
+        keys.ints[i] = TotalOrderKey(canon(FloatKey(src[i * stride])));
     }
   }
 }
@@ -305,9 +323,12 @@ void MakeKeys(const KeyComparator& k, const T* src, int64_t n, int64_t stride, S
 template <typename Fn>
 Status DispatchKeyType(std::string_view op, ir::DType t, Fn&& fn) {
   switch (t) {
-    case ir::DType::kBF16: return fn.template operator()<bf16_t>();
-    case ir::DType::kF16: return fn.template operator()<f16_t>();
-    default: return DispatchRealOrPred(op, t, std::forward<Fn>(fn));
+    case ir::DType::kBF16:
+      return fn.template operator()<bf16_t>();
+    case ir::DType::kF16:
+      return fn.template operator()<f16_t>();
+    default:
+      return DispatchRealOrPred(op, t, std::forward<Fn>(fn));
   }
 }
 
@@ -323,8 +344,8 @@ struct SortPlan {
 };
 
 // Reorders slice `s` of every operand by `perm`.
-Status ApplyPermutation(std::string_view op, const SortPlan& p, std::span<const Array> in, std::vector<Array>& out,
-                        int64_t s, const std::vector<int64_t>& perm) {
+Status ApplyPermutation(std::string_view op, const SortPlan& p, std::span<const Array> in,
+                        std::vector<Array>& out, int64_t s, const std::vector<int64_t>& perm) {
   int64_t o = s / p.inner, i = s % p.inner;
   int64_t base = o * p.length * p.inner + i;
   for (size_t t = 0; t < p.types.size(); ++t) {
@@ -338,55 +359,63 @@ Status ApplyPermutation(std::string_view op, const SortPlan& p, std::span<const 
   return Status::Ok();
 }
 
-Status RunFastSort(std::string_view op, const SortPlan& p, std::span<const Array> in, std::vector<Array>& out) {
+Status RunFastSort(std::string_view op, const SortPlan& p, std::span<const Array> in,
+                   std::vector<Array>& out) {
   const KeyComparator& k = *p.fast;
   ir::DType key_dtype = p.types[0].dtype;
   int64_t slices = p.outer * p.inner;
   Status status;
   std::mutex mu;
-  runtime::ParallelFor(slices, std::max<int64_t>(1, 4096 / std::max<int64_t>(p.length, 1)), [&](int64_t b, int64_t e) {
-    SortKeys keys;
-    std::vector<int64_t> perm, scratch;
-    for (int64_t s = b; s < e; ++s) {
-      int64_t base = (s / p.inner) * p.length * p.inner + s % p.inner;
-      Status st = DispatchKeyType(op, key_dtype, [&]<typename T>() -> Status {
-        MakeKeys<T>(k, in[0].data_as<const T>() + base, p.length, p.inner, keys);
-        return Status::Ok();
-      });
-      perm.resize(static_cast<size_t>(p.length));
-      for (int64_t i = 0; i < p.length; ++i) perm[i] = i;
-      if (st.ok()) {
-        if (k.order == KeyOrder::kFloat) {
-          const std::vector<double>& key = keys.real;
-          if (k.greater) {
-            StableSortIndices(perm, scratch, [&](int64_t x, int64_t y) { return key[x] > key[y]; });
-          } else {
-            StableSortIndices(perm, scratch, [&](int64_t x, int64_t y) { return key[x] < key[y]; });
+  runtime::ParallelFor(
+      slices, std::max<int64_t>(1, 4096 / std::max<int64_t>(p.length, 1)),
+      [&](int64_t b, int64_t e) {
+        SortKeys keys;
+        std::vector<int64_t> perm, scratch;
+        for (int64_t s = b; s < e; ++s) {
+          int64_t base = (s / p.inner) * p.length * p.inner + s % p.inner;
+          Status st = DispatchKeyType(op, key_dtype, [&]<typename T>() -> Status {
+            MakeKeys<T>(k, in[0].data_as<const T>() + base, p.length, p.inner, keys);
+            return Status::Ok();
+          });
+          perm.resize(static_cast<size_t>(p.length));
+          for (int64_t i = 0; i < p.length; ++i) perm[i] = i;
+          if (st.ok()) {
+            if (k.order == KeyOrder::kFloat) {
+              const std::vector<double>& key = keys.real;
+              if (k.greater) {
+                StableSortIndices(perm, scratch,
+                                  [&](int64_t x, int64_t y) { return key[x] > key[y]; });
+              } else {
+                StableSortIndices(perm, scratch,
+                                  [&](int64_t x, int64_t y) { return key[x] < key[y]; });
+              }
+            } else {
+              const std::vector<int64_t>& key = keys.ints;
+              if (k.greater) {
+                StableSortIndices(perm, scratch,
+                                  [&](int64_t x, int64_t y) { return key[x] > key[y]; });
+              } else {
+                StableSortIndices(perm, scratch,
+                                  [&](int64_t x, int64_t y) { return key[x] < key[y]; });
+              }
+            }
+            st = ApplyPermutation(op, p, in, out, s, perm);
           }
-        } else {
-          const std::vector<int64_t>& key = keys.ints;
-          if (k.greater) {
-            StableSortIndices(perm, scratch, [&](int64_t x, int64_t y) { return key[x] > key[y]; });
-          } else {
-            StableSortIndices(perm, scratch, [&](int64_t x, int64_t y) { return key[x] < key[y]; });
+          if (!st.ok()) {
+            std::lock_guard<std::mutex> lock(mu);
+            status = st;
+            return;
           }
         }
-        st = ApplyPermutation(op, p, in, out, s, perm);
-      }
-      if (!st.ok()) {
-        std::lock_guard<std::mutex> lock(mu);
-        status = st;
-        return;
-      }
-    }
-  });
+      });
   return status;
 }
 
-Status RunGeneralSort(std::string_view op, const SortPlan& p, ExecContext& ec, std::span<const Array> in,
-                      std::vector<Array>& out) {
+Status RunGeneralSort(std::string_view op, const SortPlan& p, ExecContext& ec,
+                      std::span<const Array> in, std::vector<Array>& out) {
   size_t n = p.types.size();
-  KILN_ASSIGN_OR_RETURN(ScalarRegionRunner runner, ScalarRegionRunner::Create(*p.comparator, ec, in.subspan(n)));
+  KILN_ASSIGN_OR_RETURN(ScalarRegionRunner runner,
+                        ScalarRegionRunner::Create(*p.comparator, ec, in.subspan(n)));
   std::vector<const void*> args(2 * n);
   uint8_t verdict = 0;
   void* result[1] = {&verdict};
@@ -419,30 +448,38 @@ StatusOr<Kernel> LowerSort(LowerContext& ctx) {
   const ir::Op& op = ctx.op();
   size_t n = op.operands.size();
   if (n == 0 || op.results.size() != n) return OpError(op, "expects N operands and N results");
-  if (op.regions.size() != 1 || op.regions[0].blocks.size() != 1) return OpError(op, "expects one comparator region");
+  if (op.regions.size() != 1 || op.regions[0].blocks.size() != 1)
+    return OpError(op, "expects one comparator region");
   auto plan = std::make_shared<SortPlan>();
   for (size_t i = 0; i < n; ++i) {
     const ir::Type& t = ctx.operand_type(i);
     KILN_RETURN_IF_ERROR(CheckStaticTensor(op, t, "operand #" + std::to_string(i)));
-    if (t.dims != ctx.operand_type(0).dims) return OpError(op, "operands must all have the same shape");
-    if (!(ctx.result_type(i) == t)) return OpError(op, "result #" + std::to_string(i) + " must be " + t.ToString());
+    if (t.dims != ctx.operand_type(0).dims)
+      return OpError(op, "operands must all have the same shape");
+    if (!(ctx.result_type(i) == t))
+      return OpError(op, "result #" + std::to_string(i) + " must be " + t.ToString());
     plan->types.push_back(t);
     plan->elem.push_back(static_cast<size_t>(ir::DTypeByteSize(t.dtype)));
-    KILN_RETURN_IF_ERROR(DispatchElementSize(op.name, plan->elem.back(), []<typename E>() { return Status::Ok(); }));
+    KILN_RETURN_IF_ERROR(
+        DispatchElementSize(op.name, plan->elem.back(), []<typename E>() { return Status::Ok(); }));
   }
   const std::vector<int64_t>& dims = plan->types[0].dims;
   int64_t rank = static_cast<int64_t>(dims.size());
   KILN_ASSIGN_OR_RETURN(int64_t dimension, OptionalInt(op, "dimension", -1));
   if (dimension < -rank || dimension >= rank) {
-    return OpError(op, "dimension " + std::to_string(dimension) + " is out of range for rank " + std::to_string(rank));
+    return OpError(op, "dimension " + std::to_string(dimension) + " is out of range for rank " +
+                           std::to_string(rank));
   }
   if (dimension < 0) dimension += rank;
   // is_stable needs no flag: the merge sort is always stable.
   for (int64_t d = 0; d < rank; ++d) {
     int64_t size = dims[static_cast<size_t>(d)];
-    if (d < dimension) plan->outer *= size;
-    else if (d == dimension) plan->length = size;
-    else plan->inner *= size;
+    if (d < dimension)
+      plan->outer *= size;
+    else if (d == dimension)
+      plan->length = size;
+    else
+      plan->inner *= size;
   }
 
   std::vector<ir::DType> arg_dtypes;
@@ -463,35 +500,37 @@ StatusOr<Kernel> LowerSort(LowerContext& ctx) {
   }
   if (key_type_ok && args_ok) plan->fast = ComparatorMatcher(ctx.module(), block, key).Match();
   if (!plan->fast) {
-    KILN_ASSIGN_OR_RETURN(plan->comparator, ScalarRegion::Compile(ctx, 0, arg_dtypes, {ir::DType::kPred}));
+    KILN_ASSIGN_OR_RETURN(plan->comparator,
+                          ScalarRegion::Compile(ctx, 0, arg_dtypes, {ir::DType::kPred}));
   }
 
   std::string name = op.name;
   std::shared_ptr<const SortPlan> p = std::move(plan);
-  return Kernel([name, p](ExecContext& ec, std::span<const Array> in, std::span<Array> out) -> Status {
-    size_t n = p->types.size();
-    if (in.size() < n) return Internal(name + ": too few inputs");
-    for (size_t i = 0; i < n; ++i) {
-      if (in[i].dtype != p->types[i].dtype || in[i].dims != p->types[i].dims) {
-        return Internal(name + ": inputs do not match the lowered types");
-      }
-    }
-    if (p->length <= 1 || p->outer * p->inner == 0) {  // nothing to reorder: alias the inputs
-      for (size_t i = 0; i < n; ++i) out[i] = in[i];
-      return Status::Ok();
-    }
-    std::vector<Array> results(n);
-    for (size_t i = 0; i < n; ++i) {
-      KILN_ASSIGN_OR_RETURN(results[i], Array::Allocate(p->types[i]));
-    }
-    if (p->fast) {
-      KILN_RETURN_IF_ERROR(RunFastSort(name, *p, in, results));
-    } else {
-      KILN_RETURN_IF_ERROR(RunGeneralSort(name, *p, ec, in, results));
-    }
-    for (size_t i = 0; i < n; ++i) out[i] = std::move(results[i]);
-    return Status::Ok();
-  });
+  return Kernel(
+      [name, p](ExecContext& ec, std::span<const Array> in, std::span<Array> out) -> Status {
+        size_t n = p->types.size();
+        if (in.size() < n) return Internal(name + ": too few inputs");
+        for (size_t i = 0; i < n; ++i) {
+          if (in[i].dtype != p->types[i].dtype || in[i].dims != p->types[i].dims) {
+            return Internal(name + ": inputs do not match the lowered types");
+          }
+        }
+        if (p->length <= 1 || p->outer * p->inner == 0) {  // nothing to reorder: alias the inputs
+          for (size_t i = 0; i < n; ++i) out[i] = in[i];
+          return Status::Ok();
+        }
+        std::vector<Array> results(n);
+        for (size_t i = 0; i < n; ++i) {
+          KILN_ASSIGN_OR_RETURN(results[i], Array::Allocate(p->types[i]));
+        }
+        if (p->fast) {
+          KILN_RETURN_IF_ERROR(RunFastSort(name, *p, in, results));
+        } else {
+          KILN_RETURN_IF_ERROR(RunGeneralSort(name, *p, ec, in, results));
+        }
+        for (size_t i = 0; i < n; ++i) out[i] = std::move(results[i]);
+        return Status::Ok();
+      });
 }
 
 }  // namespace kiln::kernels

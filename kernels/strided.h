@@ -60,30 +60,51 @@ inline void UnravelIndex(int64_t linear, std::span<const int64_t> dims, std::spa
 template <int kBytes>
 struct Word;
 template <>
-struct Word<1> { using type = uint8_t; };
+struct Word<1> {
+  using type = uint8_t;
+};
 template <>
-struct Word<2> { using type = uint16_t; };
+struct Word<2> {
+  using type = uint16_t;
+};
 template <>
-struct Word<4> { using type = uint32_t; };
+struct Word<4> {
+  using type = uint32_t;
+};
 template <>
-struct Word<8> { using type = uint64_t; };
+struct Word<8> {
+  using type = uint64_t;
+};
 struct alignas(8) Word16 {
   uint64_t lo, hi;
 };
 template <>
-struct Word<16> { using type = Word16; };
+struct Word<16> {
+  using type = Word16;
+};
 
 // Calls fn.template operator()<W>() with the storage word of `bytes`; returns false for widths
 // with no word (callers validate widths at lowering time, so this is a safety net).
 template <typename Fn>
 bool DispatchByWidth(int bytes, Fn&& fn) {
   switch (bytes) {
-    case 1: fn.template operator()<Word<1>::type>(); return true;
-    case 2: fn.template operator()<Word<2>::type>(); return true;
-    case 4: fn.template operator()<Word<4>::type>(); return true;
-    case 8: fn.template operator()<Word<8>::type>(); return true;
-    case 16: fn.template operator()<Word<16>::type>(); return true;
-    default: return false;
+    case 1:
+      fn.template operator()<Word<1>::type>();
+      return true;
+    case 2:
+      fn.template operator()<Word<2>::type>();
+      return true;
+    case 4:
+      fn.template operator()<Word<4>::type>();
+      return true;
+    case 8:
+      fn.template operator()<Word<8>::type>();
+      return true;
+    case 16:
+      fn.template operator()<Word<16>::type>();
+      return true;
+    default:
+      return false;
   }
 }
 
@@ -91,9 +112,10 @@ inline bool IsSupportedWidth(int bytes) {
   return bytes == 1 || bytes == 2 || bytes == 4 || bytes == 8 || bytes == 16;
 }
 
-// A box copy: dst[dst_offset + sum(i_d * dst_strides_d)] = src[src_offset + sum(i_d * src_strides_d)]
-// for every multi-index i in dims. Strides and offsets are in elements and may be negative or zero
-// (zero source stride = broadcast; a zero destination stride would be a bug and is not supported).
+// A box copy: dst[dst_offset + sum(i_d * dst_strides_d)] = src[src_offset + sum(i_d *
+// src_strides_d)] for every multi-index i in dims. Strides and offsets are in elements and may be
+// negative or zero (zero source stride = broadcast; a zero destination stride would be a bug and is
+// not supported).
 struct StridedBox {
   std::vector<int64_t> dims;
   std::vector<int64_t> src_strides;
@@ -125,7 +147,8 @@ inline void StridedBox::Simplify() {
   std::vector<int64_t> d, ss, ds;
   for (size_t i = 0; i < dims.size(); ++i) {
     if (dims[i] == 1) continue;
-    if (!d.empty() && ss.back() == src_strides[i] * dims[i] && ds.back() == dst_strides[i] * dims[i]) {
+    if (!d.empty() && ss.back() == src_strides[i] * dims[i] &&
+        ds.back() == dst_strides[i] * dims[i]) {
       // The previous axis steps exactly over one full run of this axis on both sides.
       d.back() *= dims[i];
       ss.back() = src_strides[i];
@@ -259,11 +282,13 @@ void CopyBox(const StridedBox& box, const W* src, W* dst) {
   // Aim for chunks of roughly 64 KiB of output per task.
   const int64_t min_elems = std::max<int64_t>(1, (64 << 10) / static_cast<int64_t>(sizeof(W)));
 
-  if (r >= 2 && box.dst_strides[r - 1] == 1 && box.src_strides[r - 1] != 1 && box.dims[r - 1] >= 8) {
+  if (r >= 2 && box.dst_strides[r - 1] == 1 && box.src_strides[r - 1] != 1 &&
+      box.dims[r - 1] >= 8) {
     for (size_t k = 0; k + 1 < r; ++k) {
       if (box.src_strides[k] == 1 && box.dims[k] >= 8) {
         constexpr int64_t kTile = TransposeTile<W>();
-        const int64_t tiles = (box.dims[k] + kTile - 1) / kTile * ((box.dims[r - 1] + kTile - 1) / kTile) *
+        const int64_t tiles = (box.dims[k] + kTile - 1) / kTile *
+                              ((box.dims[r - 1] + kTile - 1) / kTile) *
                               (total / (box.dims[k] * box.dims[r - 1]));
         const int64_t min_tiles = std::max<int64_t>(1, min_elems / (kTile * kTile));
         runtime::ParallelFor(tiles, min_tiles,
@@ -281,7 +306,8 @@ void CopyBox(const StridedBox& box, const W* src, W* dst) {
   }
   const int64_t rows = total / box.dims[r - 1];
   const int64_t min_rows = std::max<int64_t>(1, min_elems / std::max<int64_t>(1, box.dims[r - 1]));
-  runtime::ParallelFor(rows, min_rows, [&](int64_t b, int64_t e) { CopyRows(box, src, dst, b, e); });
+  runtime::ParallelFor(rows, min_rows,
+                       [&](int64_t b, int64_t e) { CopyRows(box, src, dst, b, e); });
 }
 
 // Byte-width dispatching form; returns false for unsupported element widths.
@@ -310,7 +336,9 @@ inline void ParallelMemcpy(void* dst, const void* src, size_t bytes) {
   runtime::ParallelFor(blocks, 1, [&](int64_t b, int64_t e) {
     size_t begin = static_cast<size_t>(b) * kChunk;
     size_t end = std::min(bytes, static_cast<size_t>(e) * kChunk);
-    if (end > begin) std::memcpy(static_cast<char*>(dst) + begin, static_cast<const char*>(src) + begin, end - begin);
+    if (end > begin)
+      std::memcpy(static_cast<char*>(dst) + begin, static_cast<const char*>(src) + begin,
+                  end - begin);
   });
 }
 

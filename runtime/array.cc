@@ -43,7 +43,8 @@ size_t Array::byte_size() const {
 StatusOr<Array> Array::Allocate(ir::DType dtype, std::vector<int64_t> dims, bool zero) {
   int64_t n = 1;
   for (int64_t d : dims) {
-    if (d < 0) return InvalidArgument("cannot allocate an array with a dynamic or negative dimension");
+    if (d < 0)
+      return InvalidArgument("cannot allocate an array with a dynamic or negative dimension");
     if (d != 0 && n > std::numeric_limits<int64_t>::max() / d) {
       return ResourceExhausted("array element count overflows int64");
     }

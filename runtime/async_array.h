@@ -1,6 +1,6 @@
 // AsyncArray: an Array that may not exist yet. Execute hands out result buffers before the program
-// has run; readers wait on `ready()`, which completes with the producer's status. Once ready with OK,
-// the array never changes.
+// has run; readers wait on `ready()`, which completes with the producer's status. Once ready with
+// OK, the array never changes.
 #pragma once
 
 #include <memory>

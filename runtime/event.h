@@ -1,7 +1,8 @@
-// Event: a one-shot completion signal carrying a Status. PJRT events, buffer readiness and execution
-// completion are all Events. Callbacks registered before completion run on the thread that completes
-// the event; callbacks registered after run at once on the caller's thread. Holders share ownership,
-// so a PJRT_Event destroyed inside its own callback leaves the state alive until the callback returns.
+// Event: a one-shot completion signal carrying a Status. PJRT events, buffer readiness and
+// execution completion are all Events. Callbacks registered before completion run on the thread
+// that completes the event; callbacks registered after run at once on the caller's thread. Holders
+// share ownership, so a PJRT_Event destroyed inside its own callback leaves the state alive until
+// the callback returns.
 #pragma once
 
 #include <condition_variable>

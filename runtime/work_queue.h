@@ -1,6 +1,6 @@
 // WorkQueue: one worker thread running tasks in submission order. Each device owns one, which gives
-// the stream semantics PJRT expects (executions on a device complete in the order they were launched)
-// while Execute itself returns at once.
+// the stream semantics PJRT expects (executions on a device complete in the order they were
+// launched) while Execute itself returns at once.
 #pragma once
 
 #include <condition_variable>

@@ -1,5 +1,6 @@
-// Status and StatusOr: Kiln's error currency. Every fallible call returns one, and the PJRT layer turns
-// a non-OK status into a PJRT_Error, so a failure deep in a kernel reaches Python as an exception.
+// Status and StatusOr: Kiln's error currency. Every fallible call returns one, and the PJRT layer
+// turns a non-OK status into a PJRT_Error, so a failure deep in a kernel reaches Python as an
+// exception.
 #pragma once
 
 #include <cstdint>
@@ -53,7 +54,9 @@ class [[nodiscard]] Status {
   std::string message_;
 };
 
-inline Status InvalidArgument(std::string m) { return {StatusCode::kInvalidArgument, std::move(m)}; }
+inline Status InvalidArgument(std::string m) {
+  return {StatusCode::kInvalidArgument, std::move(m)};
+}
 inline Status Unimplemented(std::string m) { return {StatusCode::kUnimplemented, std::move(m)}; }
 inline Status Internal(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
 inline Status FailedPrecondition(std::string m) {
@@ -92,9 +95,9 @@ class [[nodiscard]] StatusOr {
 #define KILN_CONCAT_INNER(a, b) a##b
 #define KILN_CONCAT(a, b) KILN_CONCAT_INNER(a, b)
 
-#define KILN_RETURN_IF_ERROR(expr)           \
-  do {                                       \
-    ::kiln::Status kiln_status_ = (expr);    \
+#define KILN_RETURN_IF_ERROR(expr)               \
+  do {                                           \
+    ::kiln::Status kiln_status_ = (expr);        \
     if (!kiln_status_.ok()) return kiln_status_; \
   } while (0)
 

@@ -36,7 +36,8 @@ int main(int argc, char** argv) {
     if (std::strcmp(op.max_version, "current") == 0) current_ops.insert(op.stablehlo);
   }
   std::map<std::string, std::vector<std::string>> by_family;
-  for (const auto& def : registry.ops()) by_family[std::string(def.family)].push_back(std::string(def.name));
+  for (const auto& def : registry.ops())
+    by_family[std::string(def.family)].push_back(std::string(def.name));
 
   std::vector<std::string> missing;
   size_t supported = 0;

@@ -22,8 +22,12 @@ namespace {
 using ir::DType;
 using kernels::NextIndex;
 
-compiler::LowerFn Gather() { return FindLowering(&compiler::RegisterIndexingOps, "stablehlo.gather"); }
-compiler::LowerFn Scatter() { return FindLowering(&compiler::RegisterIndexingOps, "stablehlo.scatter"); }
+compiler::LowerFn Gather() {
+  return FindLowering(&compiler::RegisterIndexingOps, "stablehlo.gather");
+}
+compiler::LowerFn Scatter() {
+  return FindLowering(&compiler::RegisterIndexingOps, "stablehlo.scatter");
+}
 compiler::LowerFn Sort() { return FindLowering(&compiler::RegisterIndexingOps, "stablehlo.sort"); }
 
 int64_t Numel(const std::vector<int64_t>& d) {
@@ -38,9 +42,12 @@ int64_t Flat(const std::vector<int64_t>& dims, const std::vector<int64_t>& idx) 
   return f;
 }
 
-bool Has(const std::vector<int64_t>& v, int64_t x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+bool Has(const std::vector<int64_t>& v, int64_t x) {
+  return std::find(v.begin(), v.end(), x) != v.end();
+}
 
-ir::Op MakeOp(const std::string& name, std::vector<ir::ValueId> operands, std::vector<ir::ValueId> results) {
+ir::Op MakeOp(const std::string& name, std::vector<ir::ValueId> operands,
+              std::vector<ir::ValueId> results) {
   ir::Op op;
   op.name = name;
   op.operands = std::move(operands);
@@ -69,13 +76,15 @@ std::vector<int64_t> GatherResultDims(const GatherConfig& c) {
   }
   std::vector<int64_t> out(batch.size() + offsets.size());
   size_t bi = 0, oi = 0;
-  for (size_t d = 0; d < out.size(); ++d) out[d] = Has(c.offset_dims, d) ? offsets[oi++] : batch[bi++];
+  for (size_t d = 0; d < out.size(); ++d)
+    out[d] = Has(c.offset_dims, d) ? offsets[oi++] : batch[bi++];
   return out;
 }
 
 // result[result_index] = operand[operand_index], exactly as the spec's Semantics section says.
 template <typename T>
-std::vector<T> ReferenceGather(const GatherConfig& c, const std::vector<T>& operand, const std::vector<int32_t>& indices) {
+std::vector<T> ReferenceGather(const GatherConfig& c, const std::vector<T>& operand,
+                               const std::vector<int32_t>& indices) {
   std::vector<int64_t> rdims = GatherResultDims(c);
   std::vector<T> out(static_cast<size_t>(Numel(rdims)));
   if (out.empty()) return out;
@@ -84,8 +93,10 @@ std::vector<T> ReferenceGather(const GatherConfig& c, const std::vector<T>& oper
   do {
     std::vector<int64_t> batch_dims, batch_index, offset_index;
     for (size_t d = 0; d < rdims.size(); ++d) {
-      if (Has(c.offset_dims, d)) offset_index.push_back(ri[d]);
-      else batch_index.push_back(ri[d]);
+      if (Has(c.offset_dims, d))
+        offset_index.push_back(ri[d]);
+      else
+        batch_index.push_back(ri[d]);
     }
     std::vector<int64_t> start_index;
     if (c.index_vector_dim < irank) {
@@ -117,7 +128,8 @@ std::vector<T> ReferenceGather(const GatherConfig& c, const std::vector<T>& oper
   return out;
 }
 
-OpBuilder BuildGather(const GatherConfig& c, DType dtype, std::optional<std::vector<int64_t>> result_dims = {}) {
+OpBuilder BuildGather(const GatherConfig& c, DType dtype,
+                      std::optional<std::vector<int64_t>> result_dims = {}) {
   OpBuilder b("stablehlo.gather");
   b.Operand(dtype, c.operand_dims);
   b.Operand(DType::kS32, c.index_dims);
@@ -172,7 +184,9 @@ TEST(GatherTest, ConfigsMatchTheSpecFormula) {
     std::vector<int32_t> idx = RandomIndices(static_cast<size_t>(Numel(c.index_dims)), -3, 12, 17);
     OpBuilder b = BuildGather(c, DType::kF32);
     FakeLowerContext ctx(b);
-    auto out = LowerAndRun(Gather(), ctx, {MakeArray(DType::kF32, c.operand_dims, x), MakeArray(DType::kS32, c.index_dims, idx)});
+    auto out = LowerAndRun(
+        Gather(), ctx,
+        {MakeArray(DType::kF32, c.operand_dims, x), MakeArray(DType::kS32, c.index_dims, idx)});
     ASSERT_TRUE(out.ok()) << out.status().ToString();
     EXPECT_EQ((*out)[0].dims, GatherResultDims(c));
     EXPECT_EQ(ToVector<float>((*out)[0]), ReferenceGather(c, x, idx));
@@ -183,13 +197,17 @@ TEST(GatherTest, SpecExampleWithBatchingDims) {
   GatherConfig c{{2, 3, 4, 2}, {2, 2, 3, 2}, {3, 4}, {1}, {0}, {1}, {2, 1}, 3, {1, 1, 2, 2}};
   std::vector<int32_t> x(48);
   std::iota(x.begin(), x.end(), 1);
-  std::vector<int32_t> idx = {0, 0, 1, 0, 2, 1, 0, 1, 1, 1, 0, 9, 0, 0, 2, 1, 2, 2, 1, 2, 0, 1, 1, 0};
+  std::vector<int32_t> idx = {0, 0, 1, 0, 2, 1, 0, 1, 1, 1, 0, 9,
+                              0, 0, 2, 1, 2, 2, 1, 2, 0, 1, 1, 0};
   OpBuilder b = BuildGather(c, DType::kS32);
   FakeLowerContext ctx(b);
-  auto out = LowerAndRun(Gather(), ctx, {MakeArray(DType::kS32, c.operand_dims, x), MakeArray(DType::kS32, c.index_dims, idx)});
+  auto out = LowerAndRun(
+      Gather(), ctx,
+      {MakeArray(DType::kS32, c.operand_dims, x), MakeArray(DType::kS32, c.index_dims, idx)});
   ASSERT_TRUE(out.ok()) << out.status().ToString();
-  std::vector<int32_t> want = {1,  2,  3,  4,  3,  4,  5,  6,  13, 14, 15, 16, 33, 34, 35, 36, 35, 36, 37, 38, 41, 42, 43, 44,
-                               1,  2,  3,  4,  13, 14, 15, 16, 21, 22, 23, 24, 43, 44, 45, 46, 33, 34, 35, 36, 27, 28, 29, 30};
+  std::vector<int32_t> want = {1,  2,  3,  4,  3,  4,  5,  6,  13, 14, 15, 16, 33, 34, 35, 36,
+                               35, 36, 37, 38, 41, 42, 43, 44, 1,  2,  3,  4,  13, 14, 15, 16,
+                               21, 22, 23, 24, 43, 44, 45, 46, 33, 34, 35, 36, 27, 28, 29, 30};
   EXPECT_EQ(ToVector<int32_t>((*out)[0]), want);
 }
 
@@ -201,7 +219,9 @@ TEST(GatherTest, MovesBytesOfEveryElementSize) {
     std::iota(x.begin(), x.end(), 0);
     OpBuilder b = BuildGather(c, DType::kPred);
     FakeLowerContext ctx(b);
-    auto out = LowerAndRun(Gather(), ctx, {MakeArray(DType::kPred, c.operand_dims, x), MakeArray(DType::kS32, c.index_dims, idx)});
+    auto out = LowerAndRun(
+        Gather(), ctx,
+        {MakeArray(DType::kPred, c.operand_dims, x), MakeArray(DType::kS32, c.index_dims, idx)});
     ASSERT_TRUE(out.ok()) << out.status().ToString();
     EXPECT_EQ(ToVector<uint8_t>((*out)[0]), ReferenceGather(c, x, idx));
   }
@@ -210,7 +230,9 @@ TEST(GatherTest, MovesBytesOfEveryElementSize) {
     std::iota(x.begin(), x.end(), 100);
     OpBuilder b = BuildGather(c, DType::kBF16);
     FakeLowerContext ctx(b);
-    auto out = LowerAndRun(Gather(), ctx, {MakeArray(DType::kBF16, c.operand_dims, x), MakeArray(DType::kS32, c.index_dims, idx)});
+    auto out = LowerAndRun(
+        Gather(), ctx,
+        {MakeArray(DType::kBF16, c.operand_dims, x), MakeArray(DType::kS32, c.index_dims, idx)});
     ASSERT_TRUE(out.ok()) << out.status().ToString();
     EXPECT_EQ(ToVector<uint16_t>((*out)[0]), ReferenceGather(c, x, idx));
   }
@@ -220,7 +242,9 @@ TEST(GatherTest, MovesBytesOfEveryElementSize) {
     for (size_t i = 0; i < x.size(); ++i) x[i] = {i, 1000 + i};
     OpBuilder b = BuildGather(c, DType::kC128);
     FakeLowerContext ctx(b);
-    auto out = LowerAndRun(Gather(), ctx, {MakeArray(DType::kC128, c.operand_dims, x), MakeArray(DType::kS32, c.index_dims, idx)});
+    auto out = LowerAndRun(
+        Gather(), ctx,
+        {MakeArray(DType::kC128, c.operand_dims, x), MakeArray(DType::kS32, c.index_dims, idx)});
     ASSERT_TRUE(out.ok()) << out.status().ToString();
     EXPECT_EQ(ToVector<C128>((*out)[0]), ReferenceGather(c, x, idx));
   }
@@ -262,8 +286,9 @@ struct ScatterConfig {
 // Applies `combine` per spec, skipping every update whose whole window is not inside the operand
 // (XLA's behaviour, which JAX's mode="drop" relies on).
 template <typename T, typename Combine>
-std::vector<T> ReferenceScatter(const ScatterConfig& c, std::vector<T> operand, const std::vector<int32_t>& indices,
-                                const std::vector<T>& updates, Combine combine) {
+std::vector<T> ReferenceScatter(const ScatterConfig& c, std::vector<T> operand,
+                                const std::vector<int32_t>& indices, const std::vector<T>& updates,
+                                Combine combine) {
   size_t orank = c.operand_dims.size();
   int64_t irank = static_cast<int64_t>(c.index_dims.size());
   std::vector<int64_t> window_operand_axes;
@@ -271,14 +296,17 @@ std::vector<T> ReferenceScatter(const ScatterConfig& c, std::vector<T> operand, 
     if (!Has(c.inserted, d) && !Has(c.input_batching, d)) window_operand_axes.push_back(d);
   }
   std::vector<int64_t> extent(orank, 1);
-  for (size_t k = 0; k < c.window_dims.size(); ++k) extent[window_operand_axes[k]] = c.update_dims[c.window_dims[k]];
+  for (size_t k = 0; k < c.window_dims.size(); ++k)
+    extent[window_operand_axes[k]] = c.update_dims[c.window_dims[k]];
   std::vector<int64_t> ui(c.update_dims.size(), 0);
   if (Numel(c.update_dims) == 0) return operand;
   do {
     std::vector<int64_t> scatter_index, window_index;
     for (size_t d = 0; d < ui.size(); ++d) {
-      if (Has(c.window_dims, d)) window_index.push_back(ui[d]);
-      else scatter_index.push_back(ui[d]);
+      if (Has(c.window_dims, d))
+        window_index.push_back(ui[d]);
+      else
+        scatter_index.push_back(ui[d]);
     }
     std::vector<int64_t> start_index;
     if (c.index_vector_dim < irank) {
@@ -291,12 +319,14 @@ std::vector<T> ReferenceScatter(const ScatterConfig& c, std::vector<T> operand, 
       start_index.push_back(indices[Flat(c.index_dims, scatter_index)]);
     }
     std::vector<int64_t> full_start(orank, 0), full_batching(orank, 0), full_window(orank, 0);
-    for (size_t ds = 0; ds < c.start_map.size(); ++ds) full_start[c.start_map[ds]] = start_index[ds];
+    for (size_t ds = 0; ds < c.start_map.size(); ++ds)
+      full_start[c.start_map[ds]] = start_index[ds];
     for (size_t i = 0; i < c.input_batching.size(); ++i) {
       int64_t ds = c.index_batching[i];
       full_batching[c.input_batching[i]] = scatter_index[ds - (ds < c.index_vector_dim ? 0 : 1)];
     }
-    for (size_t k = 0; k < window_operand_axes.size(); ++k) full_window[window_operand_axes[k]] = window_index[k];
+    for (size_t k = 0; k < window_operand_axes.size(); ++k)
+      full_window[window_operand_axes[k]] = window_index[k];
     bool fits = true;
     std::vector<int64_t> ri(orank);
     for (size_t d = 0; d < orank; ++d) {
@@ -369,9 +399,10 @@ TEST(ScatterTest, ReducersMatchTheReference) {
       OpBuilder b = BuildScatter(c, DType::kF32);
       b.BinaryRegion(DType::kF32, op.name);
       FakeLowerContext ctx(b);
-      auto out = LowerAndRun(Scatter(), ctx,
-                             {MakeArray(DType::kF32, c.operand_dims, x), MakeArray(DType::kS32, c.index_dims, idx),
-                              MakeArray(DType::kF32, c.update_dims, u)});
+      auto out = LowerAndRun(
+          Scatter(), ctx,
+          {MakeArray(DType::kF32, c.operand_dims, x), MakeArray(DType::kS32, c.index_dims, idx),
+           MakeArray(DType::kF32, c.update_dims, u)});
       ASSERT_TRUE(out.ok()) << out.status().ToString();
       EXPECT_EQ(ctx.compile_region_calls, 0);
       EXPECT_EQ(ToVector<float>((*out)[0]), ReferenceScatter(c, x, idx, u, op.fn));
@@ -383,11 +414,13 @@ TEST(ScatterTest, ReducersMatchTheReference) {
       std::vector<int32_t> xi(x.begin(), x.end()), ui(u.size());
       std::iota(ui.begin(), ui.end(), 100);
       FakeLowerContext ctx(b);
-      auto out = LowerAndRun(Scatter(), ctx,
-                             {MakeArray(DType::kS32, c.operand_dims, xi), MakeArray(DType::kS32, c.index_dims, idx),
-                              MakeArray(DType::kS32, c.update_dims, ui)});
+      auto out = LowerAndRun(
+          Scatter(), ctx,
+          {MakeArray(DType::kS32, c.operand_dims, xi), MakeArray(DType::kS32, c.index_dims, idx),
+           MakeArray(DType::kS32, c.update_dims, ui)});
       ASSERT_TRUE(out.ok()) << out.status().ToString();
-      std::vector<int32_t> want = ReferenceScatter(c, xi, idx, ui, [](int32_t, int32_t b) { return b; });
+      std::vector<int32_t> want =
+          ReferenceScatter(c, xi, idx, ui, [](int32_t, int32_t b) { return b; });
       EXPECT_EQ(ToVector<int32_t>((*out)[0]), want);
     }
   }
@@ -422,18 +455,21 @@ TEST(ScatterTest, VariadicGeneralPathRunsTheRegion) {
   b.Ints("inserted_window_dims", c.inserted);
   b.Ints("scatter_dims_to_operand_dims", c.start_map);
   b.Int("index_vector_dim", c.index_vector_dim);
-  b.Region({DType::kF32, DType::kS32, DType::kF32, DType::kS32},
-           [&](const std::vector<ir::ValueId>& args, ir::Block& block) {
-             ir::ValueId f = b.NewValue(DType::kF32), i = b.NewValue(DType::kS32);
-             block.ops.push_back(MakeOp("test.combine", {args[0], args[1], args[2], args[3]}, {f, i}));
-             block.ops.push_back(MakeOp("stablehlo.return", {f, i}, {}));
-           });
+  b.Region(
+      {DType::kF32, DType::kS32, DType::kF32, DType::kS32},
+      [&](const std::vector<ir::ValueId>& args, ir::Block& block) {
+        ir::ValueId f = b.NewValue(DType::kF32), i = b.NewValue(DType::kS32);
+        block.ops.push_back(MakeOp("test.combine", {args[0], args[1], args[2], args[3]}, {f, i}));
+        block.ops.push_back(MakeOp("stablehlo.return", {f, i}, {}));
+      });
   FakeLowerContext ctx(b);
-  ctx.region_programs = {MakeProgram(4, 2, [](std::span<const Array> in, std::span<Array> out) -> Status {
-    out[0] = Scalar(DType::kF32, ScalarValue<float>(in[0]) + ScalarValue<float>(in[2]));
-    out[1] = Scalar(DType::kS32, std::max(ScalarValue<int32_t>(in[1]), ScalarValue<int32_t>(in[3])));
-    return Status::Ok();
-  })};
+  ctx.region_programs = {
+      MakeProgram(4, 2, [](std::span<const Array> in, std::span<Array> out) -> Status {
+        out[0] = Scalar(DType::kF32, ScalarValue<float>(in[0]) + ScalarValue<float>(in[2]));
+        out[1] =
+            Scalar(DType::kS32, std::max(ScalarValue<int32_t>(in[1]), ScalarValue<int32_t>(in[3])));
+        return Status::Ok();
+      })};
   auto out = LowerAndRun(Scatter(), ctx,
                          {MakeArray<float>(DType::kF32, {4, 2}, {0, 0, 0, 0, 0, 0, 0, 0}),
                           MakeArray<int32_t>(DType::kS32, {4, 2}, {5, 5, 5, 5, 5, 5, 5, 5}),
@@ -461,8 +497,9 @@ TEST(ScatterTest, RejectsMismatchedUpdates) {
 // JAX's comparator for one float key (sort_f32 fixture): canonicalise -0 -> 0 and NaN -> NaN,
 // then compare under TOTALORDER. `direction` LT sorts ascending, GT descending. With
 // `hoisted_constants` the NaN and zero constants live outside the region, as in the fixture.
-void JaxFloatComparator(OpBuilder& b, DType dtype, size_t num_operands, const std::string& direction,
-                        bool hoisted_constants = false, size_t key_operand = 0) {
+void JaxFloatComparator(OpBuilder& b, DType dtype, size_t num_operands,
+                        const std::string& direction, bool hoisted_constants = false,
+                        size_t key_operand = 0) {
   std::vector<DType> arg_types;
   for (size_t i = 0; i < num_operands; ++i) {
     DType t = i == key_operand ? dtype : DType::kS32;
@@ -472,7 +509,8 @@ void JaxFloatComparator(OpBuilder& b, DType dtype, size_t num_operands, const st
   b.Region(arg_types, [&](const std::vector<ir::ValueId>& args, ir::Block& block) {
     ir::ValueId nan = b.NewValue(dtype), zero = b.NewValue(dtype);
     ir::Op cnan = MakeOp("stablehlo.constant", {}, {nan});
-    cnan.attrs.push_back({"value", ScalarLiteral<float>(dtype, std::numeric_limits<float>::quiet_NaN())});
+    cnan.attrs.push_back(
+        {"value", ScalarLiteral<float>(dtype, std::numeric_limits<float>::quiet_NaN())});
     ir::Op czero = MakeOp("stablehlo.constant", {}, {zero});
     czero.attrs.push_back({"value", ScalarLiteral<float>(dtype, 0.0f)});
     if (hoisted_constants) {
@@ -507,7 +545,9 @@ void JaxFloatComparator(OpBuilder& b, DType dtype, size_t num_operands, const st
 
 // What JAX's comparator computes, for the general path's hand-made region program.
 bool JaxLess(float a, float b, bool descending) {
-  auto canon = [](float x) { return std::isnan(x) ? std::numeric_limits<float>::quiet_NaN() : (x == 0 ? 0.0f : x); };
+  auto canon = [](float x) {
+    return std::isnan(x) ? std::numeric_limits<float>::quiet_NaN() : (x == 0 ? 0.0f : x);
+  };
   auto key = [](float x) {
     int32_t bits;
     std::memcpy(&bits, &x, 4);
@@ -523,11 +563,12 @@ std::vector<uint32_t> Bits(const std::vector<float>& v) {
   return out;
 }
 
-const std::vector<float> kSpecial = {3.0f, NAN, -1.0f, 0.0f, -0.0f, INFINITY, 2.5f, -INFINITY,
-                                     1.0f, -1.0f, -NAN, 0.0f, -3.5f, 0.5f, 1.0f, -0.0f};
+const std::vector<float> kSpecial = {3.0f, NAN,   -1.0f, 0.0f, -0.0f, INFINITY, 2.5f, -INFINITY,
+                                     1.0f, -1.0f, -NAN,  0.0f, -3.5f, 0.5f,     1.0f, -0.0f};
 
 TEST(SortTest, JaxFloatComparatorFastPathMatchesRegionSemantics) {
-  for (auto [dir, hoisted] : {std::pair{"LT", false}, std::pair{"GT", false}, std::pair{"LT", true}}) {
+  for (auto [dir, hoisted] :
+       {std::pair{"LT", false}, std::pair{"GT", false}, std::pair{"LT", true}}) {
     SCOPED_TRACE(std::string(dir) + (hoisted ? " with captured constants" : ""));
     bool descending = std::string(dir) == "GT";
     auto build = [&](OpBuilder& b) {
@@ -546,7 +587,8 @@ TEST(SortTest, JaxFloatComparatorFastPathMatchesRegionSemantics) {
 
     // Expected: std::stable_sort with the same predicate (it is a strict weak order).
     std::vector<float> want = kSpecial;
-    std::stable_sort(want.begin(), want.end(), [&](float a, float b) { return JaxLess(a, b, descending); });
+    std::stable_sort(want.begin(), want.end(),
+                     [&](float a, float b) { return JaxLess(a, b, descending); });
     EXPECT_EQ(Bits(ToVector<float>((*fast)[0])), Bits(want));
 
     // The general path (the region run per comparison) gives the same bits.
@@ -555,10 +597,12 @@ TEST(SortTest, JaxFloatComparatorFastPathMatchesRegionSemantics) {
     std::vector<ir::Op>& ops = gen_b.op().regions[0].blocks[0].ops;
     ops[ops.size() - 2].name = "test.compare";  // the final comparison, unrecognisable
     FakeLowerContext gen_ctx(gen_b);
-    gen_ctx.region_programs = {MakeProgram(2, 1, [descending](std::span<const Array> in, std::span<Array> out) {
-      out[0] = Scalar<uint8_t>(DType::kPred, JaxLess(ScalarValue<float>(in[0]), ScalarValue<float>(in[1]), descending));
-      return Status::Ok();
-    })};
+    gen_ctx.region_programs = {
+        MakeProgram(2, 1, [descending](std::span<const Array> in, std::span<Array> out) {
+          out[0] = Scalar<uint8_t>(DType::kPred, JaxLess(ScalarValue<float>(in[0]),
+                                                         ScalarValue<float>(in[1]), descending));
+          return Status::Ok();
+        })};
     auto general = LowerAndRun(Sort(), gen_ctx, {MakeArray(DType::kF32, {16}, kSpecial)});
     ASSERT_TRUE(general.ok()) << general.status().ToString();
     EXPECT_EQ(gen_ctx.compile_region_calls, 1);
@@ -580,7 +624,8 @@ TEST(SortTest, ArgsortCarriesPayloadStably) {
   b.Bool("is_stable", true);
   JaxFloatComparator(b, DType::kF32, 2, "LT");
   FakeLowerContext ctx(b);
-  auto out = LowerAndRun(Sort(), ctx, {MakeArray(DType::kF32, {8}, keys), MakeArray(DType::kS32, {8}, iota)});
+  auto out = LowerAndRun(Sort(), ctx,
+                         {MakeArray(DType::kF32, {8}, keys), MakeArray(DType::kS32, {8}, iota)});
   ASSERT_TRUE(out.ok()) << out.status().ToString();
   EXPECT_EQ(ctx.compile_region_calls, 0);
   EXPECT_EQ(ToVector<int32_t>((*out)[1]), (std::vector<int32_t>{5, 6, 1, 4, 0, 2, 7, 3}));
@@ -596,15 +641,16 @@ TEST(SortTest, ArgsortCarriesPayloadStably) {
   b2.Bool("is_stable", true);
   JaxFloatComparator(b2, DType::kF32, 2, "LT", /*hoisted_constants=*/true, /*key_operand=*/1);
   FakeLowerContext ctx2(b2);
-  out = LowerAndRun(Sort(), ctx2, {MakeArray(DType::kS32, {8}, iota), MakeArray(DType::kF32, {8}, keys)});
+  out = LowerAndRun(Sort(), ctx2,
+                    {MakeArray(DType::kS32, {8}, iota), MakeArray(DType::kF32, {8}, keys)});
   ASSERT_TRUE(out.ok()) << out.status().ToString();
   EXPECT_EQ(ctx2.compile_region_calls, 0);
   EXPECT_EQ(ToVector<int32_t>((*out)[0]), (std::vector<int32_t>{5, 6, 1, 4, 0, 2, 7, 3}));
 }
 
 // Region `compare <dir>(%a, %b), <type>` over the first operand's pair.
-void SimpleComparator(OpBuilder& b, const std::vector<DType>& operand_types, const char* dir, const char* type,
-                      bool swapped = false) {
+void SimpleComparator(OpBuilder& b, const std::vector<DType>& operand_types, const char* dir,
+                      const char* type, bool swapped = false) {
   std::vector<DType> arg_types;
   for (DType t : operand_types) {
     arg_types.push_back(t);
@@ -612,7 +658,9 @@ void SimpleComparator(OpBuilder& b, const std::vector<DType>& operand_types, con
   }
   b.Region(arg_types, [&](const std::vector<ir::ValueId>& args, ir::Block& block) {
     ir::ValueId r = b.NewValue(DType::kPred);
-    ir::Op cmp = MakeOp("stablehlo.compare", swapped ? std::vector{args[1], args[0]} : std::vector{args[0], args[1]}, {r});
+    ir::Op cmp =
+        MakeOp("stablehlo.compare",
+               swapped ? std::vector{args[1], args[0]} : std::vector{args[0], args[1]}, {r});
     cmp.attrs.push_back({"comparison_direction", ir::Attr::Enum(dir)});
     if (type != nullptr) cmp.attrs.push_back({"compare_type", ir::Attr::Enum(type)});
     block.ops.push_back(cmp);
@@ -649,8 +697,10 @@ TEST(SortTest, IntegerKeysAlongEachAxis) {
           i[d] = k;
           slice.push_back(x[Flat(dims, i)]);
         }
-        if (swapped) std::stable_sort(slice.begin(), slice.end(), std::greater<>());
-        else std::stable_sort(slice.begin(), slice.end());
+        if (swapped)
+          std::stable_sort(slice.begin(), slice.end(), std::greater<>());
+        else
+          std::stable_sort(slice.begin(), slice.end());
         for (int64_t k = 0; k < dims[d]; ++k) {
           std::vector<int64_t> i = idx;
           i[d] = k;
@@ -670,9 +720,11 @@ TEST(SortTest, UnsignedAndPredKeys) {
     b.Int("dimension", 0);
     SimpleComparator(b, {DType::kU32}, "LT", "UNSIGNED");
     FakeLowerContext ctx(b);
-    auto out = LowerAndRun(Sort(), ctx, {MakeArray<uint32_t>(DType::kU32, {5}, {3, 0xFFFFFFFFu, 0, 0x80000000u, 7})});
+    auto out = LowerAndRun(
+        Sort(), ctx, {MakeArray<uint32_t>(DType::kU32, {5}, {3, 0xFFFFFFFFu, 0, 0x80000000u, 7})});
     ASSERT_TRUE(out.ok()) << out.status().ToString();
-    EXPECT_EQ(ToVector<uint32_t>((*out)[0]), (std::vector<uint32_t>{0, 3, 7, 0x80000000u, 0xFFFFFFFFu}));
+    EXPECT_EQ(ToVector<uint32_t>((*out)[0]),
+              (std::vector<uint32_t>{0, 3, 7, 0x80000000u, 0xFFFFFFFFu}));
   }
   {
     OpBuilder b("stablehlo.sort");
@@ -681,7 +733,8 @@ TEST(SortTest, UnsignedAndPredKeys) {
     b.Int("dimension", 0);
     SimpleComparator(b, {DType::kPred}, "GT", nullptr);
     FakeLowerContext ctx(b);
-    auto out = LowerAndRun(Sort(), ctx, {MakeArray<uint8_t>(DType::kPred, {6}, {0, 1, 0, 1, 1, 0})});
+    auto out =
+        LowerAndRun(Sort(), ctx, {MakeArray<uint8_t>(DType::kPred, {6}, {0, 1, 0, 1, 1, 0})});
     ASSERT_TRUE(out.ok()) << out.status().ToString();
     EXPECT_EQ(ctx.compile_region_calls, 0);
     EXPECT_EQ(ToVector<uint8_t>((*out)[0]), (std::vector<uint8_t>{1, 1, 1, 0, 0, 0}));
@@ -703,7 +756,8 @@ TEST(SortTest, TwoKeyLexsortRunsTheRegion) {
   b.Region({DType::kS32, DType::kS32, DType::kS32, DType::kS32, DType::kF32, DType::kF32},
            [&](const std::vector<ir::ValueId>& args, ir::Block& block) {
              ir::ValueId r = b.NewValue(DType::kPred);
-             block.ops.push_back(MakeOp("test.lexicographic", {args[0], args[1], args[2], args[3]}, {r}));
+             block.ops.push_back(
+                 MakeOp("test.lexicographic", {args[0], args[1], args[2], args[3]}, {r}));
              block.ops.push_back(MakeOp("stablehlo.return", {r}, {}));
            });
   FakeLowerContext ctx(b);
@@ -714,7 +768,8 @@ TEST(SortTest, TwoKeyLexsortRunsTheRegion) {
     return Status::Ok();
   })};
   auto out = LowerAndRun(Sort(), ctx,
-                         {MakeArray(DType::kS32, {6}, k1), MakeArray(DType::kS32, {6}, k2), MakeArray(DType::kF32, {6}, v)});
+                         {MakeArray(DType::kS32, {6}, k1), MakeArray(DType::kS32, {6}, k2),
+                          MakeArray(DType::kF32, {6}, v)});
   ASSERT_TRUE(out.ok()) << out.status().ToString();
   EXPECT_EQ(ToVector<float>((*out)[2]), (std::vector<float>{4, 1, 3, 2, 5, 0}));
   EXPECT_EQ(ToVector<int32_t>((*out)[0]), (std::vector<int32_t>{0, 1, 1, 2, 2, 2}));
@@ -756,7 +811,8 @@ TEST(SortTest, JaxTwoKeyComparatorIsEvaluatedDirectly) {
            });
   FakeLowerContext ctx(b);
   auto out = LowerAndRun(Sort(), ctx,
-                         {MakeArray(DType::kS32, {6}, k1), MakeArray(DType::kS32, {6}, k2), MakeArray(DType::kF32, {6}, v)});
+                         {MakeArray(DType::kS32, {6}, k1), MakeArray(DType::kS32, {6}, k2),
+                          MakeArray(DType::kF32, {6}, v)});
   ASSERT_TRUE(out.ok()) << out.status().ToString();
   EXPECT_EQ(ctx.compile_region_calls, 0) << "expected the ScalarEvaluator";
   EXPECT_EQ(ToVector<float>((*out)[2]), (std::vector<float>{4, 1, 3, 2, 5, 0}));

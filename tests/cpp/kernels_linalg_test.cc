@@ -17,7 +17,9 @@ namespace {
 
 using ir::DType;
 
-compiler::LowerFn DotGeneral() { return FindLowering(&compiler::RegisterLinalgOps, "stablehlo.dot_general"); }
+compiler::LowerFn DotGeneral() {
+  return FindLowering(&compiler::RegisterLinalgOps, "stablehlo.dot_general");
+}
 compiler::LowerFn Dot() { return FindLowering(&compiler::RegisterLinalgOps, "stablehlo.dot"); }
 
 struct DotDims {
@@ -30,15 +32,18 @@ int64_t Numel(const std::vector<int64_t>& d) {
   return n;
 }
 
-std::vector<int64_t> FreeAxes(size_t rank, const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
+std::vector<int64_t> FreeAxes(size_t rank, const std::vector<int64_t>& a,
+                              const std::vector<int64_t>& b) {
   std::vector<int64_t> f;
   for (int64_t d = 0; d < static_cast<int64_t>(rank); ++d) {
-    if (std::find(a.begin(), a.end(), d) == a.end() && std::find(b.begin(), b.end(), d) == b.end()) f.push_back(d);
+    if (std::find(a.begin(), a.end(), d) == a.end() && std::find(b.begin(), b.end(), d) == b.end())
+      f.push_back(d);
   }
   return f;
 }
 
-std::vector<int64_t> ResultDims(const std::vector<int64_t>& ld, const std::vector<int64_t>& rd, const DotDims& dd) {
+std::vector<int64_t> ResultDims(const std::vector<int64_t>& ld, const std::vector<int64_t>& rd,
+                                const DotDims& dd) {
   std::vector<int64_t> out;
   for (int64_t a : dd.lb) out.push_back(ld[a]);
   for (int64_t a : FreeAxes(ld.size(), dd.lb, dd.lc)) out.push_back(ld[a]);
@@ -54,9 +59,11 @@ int64_t Flat(const std::vector<int64_t>& dims, const std::vector<int64_t>& idx) 
 
 // result[batch, lhs free, rhs free] = sum over contracting indices, straight from the spec.
 std::vector<double> ReferenceDot(const std::vector<double>& l, const std::vector<int64_t>& ld,
-                                 const std::vector<double>& r, const std::vector<int64_t>& rd, const DotDims& dd) {
+                                 const std::vector<double>& r, const std::vector<int64_t>& rd,
+                                 const DotDims& dd) {
   std::vector<int64_t> out_dims = ResultDims(ld, rd, dd);
-  std::vector<int64_t> lf = FreeAxes(ld.size(), dd.lb, dd.lc), rf = FreeAxes(rd.size(), dd.rb, dd.rc);
+  std::vector<int64_t> lf = FreeAxes(ld.size(), dd.lb, dd.lc),
+                       rf = FreeAxes(rd.size(), dd.rb, dd.rc);
   std::vector<int64_t> csizes;
   for (int64_t a : dd.lc) csizes.push_back(ld[a]);
   std::vector<double> out(static_cast<size_t>(Numel(out_dims)), 0.0);
@@ -125,7 +132,10 @@ std::vector<DotCase> Cases() {
       {"ibj,bjk->bik", {3, 4, 5}, {4, 5, 2}, {{1}, {0}, {2}, {1}}},
       {"bij,bkj->bik", {2, 3, 4}, {2, 5, 4}, {{0}, {0}, {2}, {2}}},
       {"ijk,jkl->il", {2, 3, 4}, {3, 4, 5}, {{}, {}, {1, 2}, {0, 1}}},
-      {"ikj,jkl->il (contracting order differs from memory)", {2, 4, 3}, {3, 4, 5}, {{}, {}, {2, 1}, {0, 1}}},
+      {"ikj,jkl->il (contracting order differs from memory)",
+       {2, 4, 3},
+       {3, 4, 5},
+       {{}, {}, {2, 1}, {0, 1}}},
       {"i,j->ij", {4}, {3}, {{}, {}, {}, {}}},
       {"bi,bi->b", {6, 5}, {6, 5}, {{0}, {0}, {1}, {1}}},
       {"i,i->", {7}, {7}, {{}, {}, {0}, {0}}},
@@ -147,13 +157,15 @@ OpBuilder BuildDot(const DotCase& c, DType lt, DType rt, DType out) {
   b.Ints("rhs_batching_dimensions", c.dd.rb);
   b.Ints("lhs_contracting_dimensions", c.dd.lc);
   b.Ints("rhs_contracting_dimensions", c.dd.rc);
-  b.Attr("precision_config", ir::Attr::Array({ir::Attr::Enum("DEFAULT"), ir::Attr::Enum("DEFAULT")}));
+  b.Attr("precision_config",
+         ir::Attr::Array({ir::Attr::Enum("DEFAULT"), ir::Attr::Enum("DEFAULT")}));
   b.Attr("lhs_precision_type", ir::Attr::None());
   return b;
 }
 
 template <typename T>
-void ExpectClose(const std::vector<T>& got, const std::vector<double>& want, double rtol, double atol) {
+void ExpectClose(const std::vector<T>& got, const std::vector<double>& want, double rtol,
+                 double atol) {
   ASSERT_EQ(got.size(), want.size());
   for (size_t i = 0; i < got.size(); ++i) {
     EXPECT_LE(std::abs(static_cast<double>(got[i]) - want[i]), atol + rtol * std::abs(want[i]))
@@ -164,13 +176,15 @@ void ExpectClose(const std::vector<T>& got, const std::vector<double>& want, dou
 TEST(DotGeneralTest, FloatCasesMatchReference) {
   for (const DotCase& c : Cases()) {
     SCOPED_TRACE(c.name);
-    std::vector<double> l = Reals(static_cast<size_t>(Numel(c.ld)), 1), r = Reals(static_cast<size_t>(Numel(c.rd)), 2);
+    std::vector<double> l = Reals(static_cast<size_t>(Numel(c.ld)), 1),
+                        r = Reals(static_cast<size_t>(Numel(c.rd)), 2);
     std::vector<double> want = ReferenceDot(l, c.ld, r, c.rd, c.dd);
     {
       OpBuilder b = BuildDot(c, DType::kF32, DType::kF32, DType::kF32);
       FakeLowerContext ctx(b);
       auto out = LowerAndRun(DotGeneral(), ctx,
-                             {MakeArray(DType::kF32, c.ld, Cast<float>(l)), MakeArray(DType::kF32, c.rd, Cast<float>(r))});
+                             {MakeArray(DType::kF32, c.ld, Cast<float>(l)),
+                              MakeArray(DType::kF32, c.rd, Cast<float>(r))});
       ASSERT_TRUE(out.ok()) << out.status().ToString();
       EXPECT_EQ((*out)[0].dims, ResultDims(c.ld, c.rd, c.dd));
       // f32 rounding of partial sums up to ~sqrt(784) in size: absolute error around 1e-5.
@@ -179,7 +193,8 @@ TEST(DotGeneralTest, FloatCasesMatchReference) {
     {
       OpBuilder b = BuildDot(c, DType::kF64, DType::kF64, DType::kF64);
       FakeLowerContext ctx(b);
-      auto out = LowerAndRun(DotGeneral(), ctx, {MakeArray(DType::kF64, c.ld, l), MakeArray(DType::kF64, c.rd, r)});
+      auto out = LowerAndRun(DotGeneral(), ctx,
+                             {MakeArray(DType::kF64, c.ld, l), MakeArray(DType::kF64, c.rd, r)});
       ASSERT_TRUE(out.ok()) << out.status().ToString();
       ExpectClose(ToVector<double>((*out)[0]), want, 1e-12, 1e-12);
     }
@@ -196,7 +211,8 @@ TEST(DotGeneralTest, IntegerAndPredCasesMatchReference) {
       OpBuilder b = BuildDot(c, DType::kS32, DType::kS32, DType::kS32);
       FakeLowerContext ctx(b);
       auto out = LowerAndRun(DotGeneral(), ctx,
-                             {MakeArray(DType::kS32, c.ld, Cast<int32_t>(l)), MakeArray(DType::kS32, c.rd, Cast<int32_t>(r))});
+                             {MakeArray(DType::kS32, c.ld, Cast<int32_t>(l)),
+                              MakeArray(DType::kS32, c.rd, Cast<int32_t>(r))});
       ASSERT_TRUE(out.ok()) << out.status().ToString();
       ExpectClose(ToVector<int32_t>((*out)[0]), want, 0, 0);
     }
@@ -205,7 +221,8 @@ TEST(DotGeneralTest, IntegerAndPredCasesMatchReference) {
       OpBuilder b = BuildDot(c, DType::kS8, DType::kS8, DType::kS32);
       FakeLowerContext ctx(b);
       auto out = LowerAndRun(DotGeneral(), ctx,
-                             {MakeArray(DType::kS8, c.ld, Cast<int8_t>(l)), MakeArray(DType::kS8, c.rd, Cast<int8_t>(r))});
+                             {MakeArray(DType::kS8, c.ld, Cast<int8_t>(l)),
+                              MakeArray(DType::kS8, c.rd, Cast<int8_t>(r))});
       ASSERT_TRUE(out.ok()) << out.status().ToString();
       ExpectClose(ToVector<int32_t>((*out)[0]), want, 0, 0);
     }
@@ -218,7 +235,8 @@ TEST(DotGeneralTest, IntegerAndPredCasesMatchReference) {
       OpBuilder b = BuildDot(c, DType::kPred, DType::kPred, DType::kPred);
       FakeLowerContext ctx(b);
       auto out = LowerAndRun(DotGeneral(), ctx,
-                             {MakeArray(DType::kPred, c.ld, Cast<uint8_t>(lp)), MakeArray(DType::kPred, c.rd, Cast<uint8_t>(rp))});
+                             {MakeArray(DType::kPred, c.ld, Cast<uint8_t>(lp)),
+                              MakeArray(DType::kPred, c.rd, Cast<uint8_t>(rp))});
       ASSERT_TRUE(out.ok()) << out.status().ToString();
       ExpectClose(ToVector<uint8_t>((*out)[0]), want_or, 0, 0);
     }
@@ -241,19 +259,22 @@ TEST(DotGeneralTest, Bf16OperandsAccumulateInF32) {
   {
     OpBuilder b = BuildDot(c, DType::kBF16, DType::kBF16, DType::kF32);
     FakeLowerContext ctx(b);
-    auto out = LowerAndRun(DotGeneral(), ctx, {MakeArray(DType::kBF16, c.ld, lb), MakeArray(DType::kBF16, c.rd, rb)});
+    auto out = LowerAndRun(DotGeneral(), ctx,
+                           {MakeArray(DType::kBF16, c.ld, lb), MakeArray(DType::kBF16, c.rd, rb)});
     ASSERT_TRUE(out.ok()) << out.status().ToString();
     ExpectClose(ToVector<float>((*out)[0]), want, 1e-6, 1e-6);
   }
   {
     OpBuilder b = BuildDot(c, DType::kBF16, DType::kBF16, DType::kBF16);
     FakeLowerContext ctx(b);
-    auto out = LowerAndRun(DotGeneral(), ctx, {MakeArray(DType::kBF16, c.ld, lb), MakeArray(DType::kBF16, c.rd, rb)});
+    auto out = LowerAndRun(DotGeneral(), ctx,
+                           {MakeArray(DType::kBF16, c.ld, lb), MakeArray(DType::kBF16, c.rd, rb)});
     ASSERT_TRUE(out.ok()) << out.status().ToString();
     // One rounding of the f32 accumulation to bf16 (8 significant bits).
     std::vector<uint16_t> got = ToVector<uint16_t>((*out)[0]);
     for (size_t i = 0; i < got.size(); ++i) {
-      EXPECT_NEAR(kernels::Bf16BitsToFloat(got[i]), want[i], std::abs(want[i]) * (1.0 / 256) + 1e-6) << i;
+      EXPECT_NEAR(kernels::Bf16BitsToFloat(got[i]), want[i], std::abs(want[i]) * (1.0 / 256) + 1e-6)
+          << i;
     }
   }
 }
@@ -308,8 +329,12 @@ TEST(DotGeneralTest, RejectsInconsistentDimensionNumbers) {
 // ---------------------------------------------------------------------------------------------
 // cholesky / triangular_solve
 
-compiler::LowerFn Cholesky() { return FindLowering(&compiler::RegisterLinalgOps, "stablehlo.cholesky"); }
-compiler::LowerFn TriangularSolve() { return FindLowering(&compiler::RegisterLinalgOps, "stablehlo.triangular_solve"); }
+compiler::LowerFn Cholesky() {
+  return FindLowering(&compiler::RegisterLinalgOps, "stablehlo.cholesky");
+}
+compiler::LowerFn TriangularSolve() {
+  return FindLowering(&compiler::RegisterLinalgOps, "stablehlo.triangular_solve");
+}
 
 TEST(CholeskyTest, SpecExampleLowerAndUpper) {
   std::vector<double> a = {1, 2, 3, 2, 20, 26, 3, 26, 70};
@@ -335,7 +360,8 @@ TEST(CholeskyTest, BatchedRandomSpdAndFailure) {
     for (int64_t i = 0; i < n; ++i) {
       for (int64_t j = 0; j < n; ++j) {
         double sum = i == j ? static_cast<double>(n) : 0.0;
-        for (int64_t k = 0; k < n; ++k) sum += m[bi * n * n + i * n + k] * m[bi * n * n + j * n + k];
+        for (int64_t k = 0; k < n; ++k)
+          sum += m[bi * n * n + i * n + k] * m[bi * n * n + j * n + k];
         a[bi * n * n + i * n + j] = static_cast<float>(sum);
       }
     }
@@ -356,7 +382,8 @@ TEST(CholeskyTest, BatchedRandomSpdAndFailure) {
           EXPECT_EQ(l[bi * n * n + i * n + j], 0.0f);
         }
         double sum = 0;
-        for (int64_t k = 0; k < n; ++k) sum += l[bi * n * n + i * n + k] * l[bi * n * n + j * n + k];
+        for (int64_t k = 0; k < n; ++k)
+          sum += l[bi * n * n + i * n + k] * l[bi * n * n + j * n + k];
         EXPECT_NEAR(sum, a[bi * n * n + i * n + j], 1e-4);
       }
     }
@@ -375,9 +402,10 @@ TEST(TriangularSolveTest, EveryVariantSolvesItsSystem) {
     for (bool lower : {true, false}) {
       for (const char* transpose : {"NO_TRANSPOSE", "TRANSPOSE", "ADJOINT"}) {
         for (bool unit : {false, true}) {
-          SCOPED_TRACE(std::string(left ? "left " : "right ") + (lower ? "lower " : "upper ") + transpose +
-                       (unit ? " unit" : ""));
-          std::vector<int64_t> bdims = left ? std::vector<int64_t>{2, n, k} : std::vector<int64_t>{2, k, n};
+          SCOPED_TRACE(std::string(left ? "left " : "right ") + (lower ? "lower " : "upper ") +
+                       transpose + (unit ? " unit" : ""));
+          std::vector<int64_t> bdims =
+              left ? std::vector<int64_t>{2, n, k} : std::vector<int64_t>{2, k, n};
           std::vector<double> rhs = Reals(2 * n * k, 22);
           OpBuilder b("stablehlo.triangular_solve");
           b.Operand(DType::kF64, {2, n, n});
@@ -388,7 +416,9 @@ TEST(TriangularSolveTest, EveryVariantSolvesItsSystem) {
           b.Bool("unit_diagonal", unit);
           b.Attr("transpose_a", ir::Attr::Enum(transpose));
           FakeLowerContext ctx(b);
-          auto out = LowerAndRun(TriangularSolve(), ctx, {MakeArray(DType::kF64, {2, n, n}, a), MakeArray(DType::kF64, bdims, rhs)});
+          auto out = LowerAndRun(
+              TriangularSolve(), ctx,
+              {MakeArray(DType::kF64, {2, n, n}, a), MakeArray(DType::kF64, bdims, rhs)});
           ASSERT_TRUE(out.ok()) << out.status().ToString();
           std::vector<double> x = ToVector<double>((*out)[0]);
           bool trans = std::string(transpose) != "NO_TRANSPOSE";

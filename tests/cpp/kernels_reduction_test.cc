@@ -14,8 +14,12 @@ namespace {
 
 using ir::DType;
 
-compiler::LowerFn Reduce() { return FindLowering(&compiler::RegisterReductionOps, "stablehlo.reduce"); }
-compiler::LowerFn ReduceWindow() { return FindLowering(&compiler::RegisterReductionOps, "stablehlo.reduce_window"); }
+compiler::LowerFn Reduce() {
+  return FindLowering(&compiler::RegisterReductionOps, "stablehlo.reduce");
+}
+compiler::LowerFn ReduceWindow() {
+  return FindLowering(&compiler::RegisterReductionOps, "stablehlo.reduce_window");
+}
 
 std::vector<float> RandomFloats(size_t n, uint32_t seed, float lo = -1.0f, float hi = 1.0f) {
   std::mt19937 rng(seed);
@@ -53,7 +57,8 @@ std::vector<Acc> ReferenceReduce(const std::vector<T>& x, const std::vector<int6
   return out;
 }
 
-std::vector<int64_t> ReducedDims(const std::vector<int64_t>& dims, const std::vector<int64_t>& axes) {
+std::vector<int64_t> ReducedDims(const std::vector<int64_t>& dims,
+                                 const std::vector<int64_t>& axes) {
   std::vector<int64_t> out;
   for (size_t d = 0; d < dims.size(); ++d) {
     bool r = false;
@@ -88,11 +93,12 @@ std::vector<std::vector<int64_t>> AllAxisSubsets(int rank) {
   return subsets;
 }
 
-void ExpectNear(const std::vector<float>& got, const std::vector<double>& want, double rtol, double atol) {
+void ExpectNear(const std::vector<float>& got, const std::vector<double>& want, double rtol,
+                double atol) {
   ASSERT_EQ(got.size(), want.size());
   for (size_t i = 0; i < got.size(); ++i) {
-    EXPECT_LE(std::abs(got[i] - want[i]), atol + rtol * std::abs(want[i])) << "at " << i << ": " << got[i]
-                                                                            << " vs " << want[i];
+    EXPECT_LE(std::abs(got[i] - want[i]), atol + rtol * std::abs(want[i]))
+        << "at " << i << ": " << got[i] << " vs " << want[i];
   }
 }
 
@@ -115,11 +121,13 @@ TEST(ReduceTest, FloatOpsOverEveryAxisSubsetOf3D) {
       SCOPED_TRACE(std::string(c.op) + " over " + ::testing::PrintToString(axes));
       SingleReduce r(DType::kF32, dims, axes, c.op);
       FakeLowerContext ctx(r.b);
-      auto out = LowerAndRun(Reduce(), ctx, {MakeArray(DType::kF32, dims, x), Scalar(DType::kF32, c.init)});
+      auto out = LowerAndRun(Reduce(), ctx,
+                             {MakeArray(DType::kF32, dims, x), Scalar(DType::kF32, c.init)});
       ASSERT_TRUE(out.ok()) << out.status().ToString();
       EXPECT_EQ(ctx.compile_region_calls, 0) << "expected the fast path";
       EXPECT_EQ((*out)[0].dims, ReducedDims(dims, axes));
-      ExpectNear(ToVector<float>((*out)[0]), ReferenceReduce<float, double>(x, dims, axes, c.init, c.fn), 1e-6, 0);
+      ExpectNear(ToVector<float>((*out)[0]),
+                 ReferenceReduce<float, double>(x, dims, axes, c.init, c.fn), 1e-6, 0);
     }
   }
 }
@@ -138,17 +146,19 @@ TEST(ReduceTest, IntegerAndPredOverEveryAxisSubset) {
     {
       SingleReduce r(DType::kS32, dims, axes, "stablehlo.add");
       FakeLowerContext ctx(r.b);
-      auto out = LowerAndRun(Reduce(), ctx, {MakeArray(DType::kS32, dims, xi), Scalar<int32_t>(DType::kS32, 5)});
+      auto out = LowerAndRun(Reduce(), ctx,
+                             {MakeArray(DType::kS32, dims, xi), Scalar<int32_t>(DType::kS32, 5)});
       ASSERT_TRUE(out.ok()) << out.status().ToString();
-      std::vector<int32_t> want =
-          ReferenceReduce<int32_t, int32_t>(xi, dims, axes, 5, [](int32_t a, int32_t b) { return a + b; });
+      std::vector<int32_t> want = ReferenceReduce<int32_t, int32_t>(
+          xi, dims, axes, 5, [](int32_t a, int32_t b) { return a + b; });
       EXPECT_EQ(ToVector<int32_t>((*out)[0]), want);
     }
     {
       SingleReduce r(DType::kS32, dims, axes, "stablehlo.maximum");
       FakeLowerContext ctx(r.b);
-      auto out = LowerAndRun(Reduce(), ctx,
-                             {MakeArray(DType::kS32, dims, xi), Scalar<int32_t>(DType::kS32, INT32_MIN)});
+      auto out =
+          LowerAndRun(Reduce(), ctx,
+                      {MakeArray(DType::kS32, dims, xi), Scalar<int32_t>(DType::kS32, INT32_MIN)});
       ASSERT_TRUE(out.ok()) << out.status().ToString();
       std::vector<int32_t> want = ReferenceReduce<int32_t, int32_t>(
           xi, dims, axes, INT32_MIN, [](int32_t a, int32_t b) { return std::max(a, b); });
@@ -157,7 +167,8 @@ TEST(ReduceTest, IntegerAndPredOverEveryAxisSubset) {
     {
       SingleReduce r(DType::kU8, dims, axes, "stablehlo.add");
       FakeLowerContext ctx(r.b);
-      auto out = LowerAndRun(Reduce(), ctx, {MakeArray(DType::kU8, dims, xu), Scalar<uint8_t>(DType::kU8, 0)});
+      auto out = LowerAndRun(Reduce(), ctx,
+                             {MakeArray(DType::kU8, dims, xu), Scalar<uint8_t>(DType::kU8, 0)});
       ASSERT_TRUE(out.ok()) << out.status().ToString();
       std::vector<uint8_t> want = ReferenceReduce<uint8_t, uint8_t>(
           xu, dims, axes, 0, [](uint8_t a, uint8_t b) { return static_cast<uint8_t>(a + b); });
@@ -167,8 +178,9 @@ TEST(ReduceTest, IntegerAndPredOverEveryAxisSubset) {
       bool is_and = std::string(op) == "stablehlo.and";
       SingleReduce r(DType::kPred, dims, axes, op);
       FakeLowerContext ctx(r.b);
-      auto out = LowerAndRun(Reduce(), ctx,
-                             {MakeArray(DType::kPred, dims, xp), Scalar<uint8_t>(DType::kPred, is_and ? 1 : 0)});
+      auto out = LowerAndRun(
+          Reduce(), ctx,
+          {MakeArray(DType::kPred, dims, xp), Scalar<uint8_t>(DType::kPred, is_and ? 1 : 0)});
       ASSERT_TRUE(out.ok()) << out.status().ToString();
       std::vector<uint8_t> want = ReferenceReduce<uint8_t, uint8_t>(
           xp, dims, axes, is_and ? 1 : 0,
@@ -184,9 +196,10 @@ TEST(ReduceTest, PredAddIsOrAndMultiplyIsAnd) {
                           std::pair{"stablehlo.multiply", std::vector<uint8_t>{0, 0}}}) {
     SingleReduce r(DType::kPred, {2, 3}, {1}, op);
     FakeLowerContext ctx(r.b);
-    auto out = LowerAndRun(Reduce(), ctx,
-                           {MakeArray(DType::kPred, {2, 3}, x),
-                            Scalar<uint8_t>(DType::kPred, std::string(op) == "stablehlo.add" ? 0 : 1)});
+    auto out =
+        LowerAndRun(Reduce(), ctx,
+                    {MakeArray(DType::kPred, {2, 3}, x),
+                     Scalar<uint8_t>(DType::kPred, std::string(op) == "stablehlo.add" ? 0 : 1)});
     ASSERT_TRUE(out.ok()) << out.status().ToString();
     EXPECT_EQ(ToVector<uint8_t>((*out)[0]), want) << op;
   }
@@ -195,7 +208,8 @@ TEST(ReduceTest, PredAddIsOrAndMultiplyIsAnd) {
 TEST(ReduceTest, MlpShapesAndLargeSums) {
   // The MLP's sums over axis 0 and 1 of [64,128] / [64,10], plus large ones that exercise the
   // blocked column path, the pairwise tree and the parallel row split.
-  const std::vector<std::vector<int64_t>> shapes = {{64, 128}, {64, 10}, {1000, 257}, {3, 300001}, {1, 1 << 19}};
+  const std::vector<std::vector<int64_t>> shapes = {
+      {64, 128}, {64, 10}, {1000, 257}, {3, 300001}, {1, 1 << 19}};
   for (const std::vector<int64_t>& dims : shapes) {
     std::vector<float> x = RandomFloats(static_cast<size_t>(dims[0] * dims[1]), 7, 0.5f, 1.5f);
     for (std::vector<int64_t> axes : {std::vector<int64_t>{0}, {1}, {0, 1}}) {
@@ -206,7 +220,9 @@ TEST(ReduceTest, MlpShapesAndLargeSums) {
       auto out = LowerAndRun(Reduce(), ctx, inputs);
       ASSERT_TRUE(out.ok()) << out.status().ToString();
       ExpectNear(ToVector<float>((*out)[0]),
-                 ReferenceReduce<float, double>(x, dims, axes, 0.0, [](double a, double b) { return a + b; }), 1e-5, 0);
+                 ReferenceReduce<float, double>(x, dims, axes, 0.0,
+                                                [](double a, double b) { return a + b; }),
+                 1e-5, 0);
       // Deterministic: a second run gives the same bits.
       auto again = LowerAndRun(Reduce(), ctx, inputs);
       ASSERT_TRUE(again.ok());
@@ -220,7 +236,8 @@ TEST(ReduceTest, NanPropagatesThroughMaxAndMin) {
   for (const char* op : {"stablehlo.maximum", "stablehlo.minimum"}) {
     SingleReduce r(DType::kF32, {2, 3}, {1}, op);
     FakeLowerContext ctx(r.b);
-    auto out = LowerAndRun(Reduce(), ctx, {MakeArray(DType::kF32, {2, 3}, x), Scalar(DType::kF32, 0.0f)});
+    auto out =
+        LowerAndRun(Reduce(), ctx, {MakeArray(DType::kF32, {2, 3}, x), Scalar(DType::kF32, 0.0f)});
     ASSERT_TRUE(out.ok());
     std::vector<float> v = ToVector<float>((*out)[0]);
     EXPECT_TRUE(std::isnan(v[0])) << op;
@@ -231,13 +248,15 @@ TEST(ReduceTest, NanPropagatesThroughMaxAndMin) {
 TEST(ReduceTest, EmptyReductionGivesInit) {
   SingleReduce r(DType::kF32, {0, 4}, {0}, "stablehlo.add");
   FakeLowerContext ctx(r.b);
-  auto out = LowerAndRun(Reduce(), ctx, {MakeArray<float>(DType::kF32, {0, 4}, {}), Scalar(DType::kF32, 7.0f)});
+  auto out = LowerAndRun(Reduce(), ctx,
+                         {MakeArray<float>(DType::kF32, {0, 4}, {}), Scalar(DType::kF32, 7.0f)});
   ASSERT_TRUE(out.ok()) << out.status().ToString();
   EXPECT_EQ(ToVector<float>((*out)[0]), std::vector<float>(4, 7.0f));
 
   SingleReduce r2(DType::kF32, {0, 4}, {1}, "stablehlo.maximum");
   FakeLowerContext ctx2(r2.b);
-  out = LowerAndRun(Reduce(), ctx2, {MakeArray<float>(DType::kF32, {0, 4}, {}), Scalar(DType::kF32, 7.0f)});
+  out = LowerAndRun(Reduce(), ctx2,
+                    {MakeArray<float>(DType::kF32, {0, 4}, {}), Scalar(DType::kF32, 7.0f)});
   ASSERT_TRUE(out.ok()) << out.status().ToString();
   EXPECT_EQ((*out)[0].dims, std::vector<int64_t>{0});
 }
@@ -321,13 +340,15 @@ TEST(ReduceTest, GeneralPathPassesCapturesToTheBody) {
   });
   FakeLowerContext ctx(b);
   ctx.captures_ = {c};
-  ctx.region_programs = {MakeProgram(3, 1, [](std::span<const Array> in, std::span<Array> out) -> Status {
-    out[0] = Scalar(DType::kF32, ScalarValue<float>(in[0]) + ScalarValue<float>(in[1]) * ScalarValue<float>(in[2]));
-    return Status::Ok();
-  })};
+  ctx.region_programs = {
+      MakeProgram(3, 1, [](std::span<const Array> in, std::span<Array> out) -> Status {
+        out[0] = Scalar(DType::kF32, ScalarValue<float>(in[0]) +
+                                         ScalarValue<float>(in[1]) * ScalarValue<float>(in[2]));
+        return Status::Ok();
+      })};
   auto out = LowerAndRun(Reduce(), ctx,
-                         {MakeArray<float>(DType::kF32, {2, 3}, {1, 2, 3, 4, 5, 6}), Scalar(DType::kF32, 0.5f),
-                          Scalar(DType::kF32, 10.0f)});
+                         {MakeArray<float>(DType::kF32, {2, 3}, {1, 2, 3, 4, 5, 6}),
+                          Scalar(DType::kF32, 0.5f), Scalar(DType::kF32, 10.0f)});
   ASSERT_TRUE(out.ok()) << out.status().ToString();
   EXPECT_EQ(ToVector<float>((*out)[0]), (std::vector<float>{60.5f, 150.5f}));
 }
@@ -369,8 +390,8 @@ struct WindowConfig {
 
 // Reference per the spec: pad and dilate the input with `init`, then reduce each window.
 std::vector<double> ReferenceWindow(const std::vector<float>& x, const std::vector<int64_t>& dims,
-                                    const WindowConfig& c, double init, double (*fn)(double, double),
-                                    std::vector<int64_t>& out_dims) {
+                                    const WindowConfig& c, double init,
+                                    double (*fn)(double, double), std::vector<int64_t>& out_dims) {
   size_t rank = dims.size();
   std::vector<int64_t> padded(rank);
   out_dims.assign(rank, 0);
@@ -428,12 +449,30 @@ TEST(ReduceWindowTest, PoolingPaddingAndDilationsMatchTheSpec) {
   auto max = [](double a, double b) { return std::max(a, b); };
   auto min = [](double a, double b) { return std::min(a, b); };
   const Case cases[] = {
-      {"stablehlo.maximum", -INFINITY, max, {{1, 2, 2, 1}, {1, 2, 2, 1}, {1, 1, 1, 1}, {1, 1, 1, 1}, {0, 0, 0, 0, 0, 0, 0, 0}}},
-      {"stablehlo.add", 0.0f, add, {{1, 3, 3, 1}, {1, 1, 1, 1}, {1, 1, 1, 1}, {1, 1, 1, 1}, {0, 0, 1, 1, 1, 1, 0, 0}}},
-      {"stablehlo.minimum", INFINITY, min, {{1, 2, 3, 1}, {1, 1, 2, 1}, {1, 1, 1, 1}, {1, 1, 1, 1}, {0, 0, 1, 1, 0, 2, 0, 0}}},
-      {"stablehlo.add", 0.0f, add, {{1, 2, 3, 1}, {1, 1, 2, 1}, {1, 1, 1, 1}, {1, 2, 1, 1}, {0, 0, 1, 1, 0, 1, 0, 0}}},
-      {"stablehlo.maximum", -INFINITY, max, {{1, 2, 2, 1}, {1, 1, 1, 1}, {1, 2, 1, 1}, {1, 1, 1, 1}, {0, 0, 0, 0, 0, 0, 0, 0}}},
-      {"stablehlo.add", 0.0f, add, {{1, 2, 2, 2}, {1, 3, 2, 1}, {1, 2, 3, 1}, {1, 2, 1, 1}, {0, 0, -1, 2, 1, 0, 0, 0}}},
+      {"stablehlo.maximum",
+       -INFINITY,
+       max,
+       {{1, 2, 2, 1}, {1, 2, 2, 1}, {1, 1, 1, 1}, {1, 1, 1, 1}, {0, 0, 0, 0, 0, 0, 0, 0}}},
+      {"stablehlo.add",
+       0.0f,
+       add,
+       {{1, 3, 3, 1}, {1, 1, 1, 1}, {1, 1, 1, 1}, {1, 1, 1, 1}, {0, 0, 1, 1, 1, 1, 0, 0}}},
+      {"stablehlo.minimum",
+       INFINITY,
+       min,
+       {{1, 2, 3, 1}, {1, 1, 2, 1}, {1, 1, 1, 1}, {1, 1, 1, 1}, {0, 0, 1, 1, 0, 2, 0, 0}}},
+      {"stablehlo.add",
+       0.0f,
+       add,
+       {{1, 2, 3, 1}, {1, 1, 2, 1}, {1, 1, 1, 1}, {1, 2, 1, 1}, {0, 0, 1, 1, 0, 1, 0, 0}}},
+      {"stablehlo.maximum",
+       -INFINITY,
+       max,
+       {{1, 2, 2, 1}, {1, 1, 1, 1}, {1, 2, 1, 1}, {1, 1, 1, 1}, {0, 0, 0, 0, 0, 0, 0, 0}}},
+      {"stablehlo.add",
+       0.0f,
+       add,
+       {{1, 2, 2, 2}, {1, 3, 2, 1}, {1, 2, 3, 1}, {1, 2, 1, 1}, {0, 0, -1, 2, 1, 0, 0, 0}}},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(std::string(c.op) + " window " + ::testing::PrintToString(c.c.window));
@@ -450,7 +489,8 @@ TEST(ReduceWindowTest, PoolingPaddingAndDilationsMatchTheSpec) {
     b.Attr("padding", IntsAttr(c.c.padding, {4, 2}));
     b.BinaryRegion(DType::kF32, c.op);
     FakeLowerContext ctx(b);
-    auto out = LowerAndRun(ReduceWindow(), ctx, {MakeArray(DType::kF32, dims, x), Scalar(DType::kF32, c.init)});
+    auto out = LowerAndRun(ReduceWindow(), ctx,
+                           {MakeArray(DType::kF32, dims, x), Scalar(DType::kF32, c.init)});
     ASSERT_TRUE(out.ok()) << out.status().ToString();
     EXPECT_EQ(ctx.compile_region_calls, 0);
     ExpectNear(ToVector<float>((*out)[0]), want, 1e-6, 1e-6);
@@ -480,11 +520,13 @@ TEST(ReduceWindowTest, DefaultsAndGeneralPath) {
     block.ops = {sum, ret};
   });
   FakeLowerContext ctx(b);
-  ctx.region_programs = {MakeProgram(2, 1, [](std::span<const Array> in, std::span<Array> out) -> Status {
-    out[0] = Scalar(DType::kF32, ScalarValue<float>(in[0]) + ScalarValue<float>(in[1]));
-    return Status::Ok();
-  })};
-  auto out = LowerAndRun(ReduceWindow(), ctx, {MakeArray(DType::kF32, dims, x), Scalar(DType::kF32, 0.0f)});
+  ctx.region_programs = {
+      MakeProgram(2, 1, [](std::span<const Array> in, std::span<Array> out) -> Status {
+        out[0] = Scalar(DType::kF32, ScalarValue<float>(in[0]) + ScalarValue<float>(in[1]));
+        return Status::Ok();
+      })};
+  auto out = LowerAndRun(ReduceWindow(), ctx,
+                         {MakeArray(DType::kF32, dims, x), Scalar(DType::kF32, 0.0f)});
   ASSERT_TRUE(out.ok()) << out.status().ToString();
   EXPECT_EQ(ToVector<float>((*out)[0]), (std::vector<float>{1, 3, 6, 10, 5, 11, 18, 26}));
 }
@@ -542,8 +584,9 @@ std::vector<Array> SpecSelectAndScatterInputs() {
 TEST(SelectAndScatterTest, SpecExampleFastPath) {
   OpBuilder b = SpecSelectAndScatter();
   FakeLowerContext ctx(b);
-  auto out = LowerAndRun(FindLowering(&compiler::RegisterReductionOps, "stablehlo.select_and_scatter"), ctx,
-                         SpecSelectAndScatterInputs());
+  auto out =
+      LowerAndRun(FindLowering(&compiler::RegisterReductionOps, "stablehlo.select_and_scatter"),
+                  ctx, SpecSelectAndScatterInputs());
   ASSERT_TRUE(out.ok()) << out.status().ToString();
   EXPECT_EQ(ctx.compile_region_calls, 0);
   EXPECT_EQ(ToVector<int64_t>((*out)[0]), (std::vector<int64_t>{0, 0, 0, 0, 5, 14, 7, 0}));
@@ -554,16 +597,20 @@ TEST(SelectAndScatterTest, SpecExampleGeneralPath) {
   b.op().regions[0].blocks[0].ops[0].name = "test.ge";  // not recognised: run the region programs
   FakeLowerContext ctx(b);
   ctx.region_programs = {
+      MakeProgram(2, 1,
+                  [](std::span<const Array> in, std::span<Array> out) -> Status {
+                    out[0] = Scalar<uint8_t>(
+                        DType::kPred, ScalarValue<int64_t>(in[0]) >= ScalarValue<int64_t>(in[1]));
+                    return Status::Ok();
+                  }),
       MakeProgram(2, 1, [](std::span<const Array> in, std::span<Array> out) -> Status {
-        out[0] = Scalar<uint8_t>(DType::kPred, ScalarValue<int64_t>(in[0]) >= ScalarValue<int64_t>(in[1]));
-        return Status::Ok();
-      }),
-      MakeProgram(2, 1, [](std::span<const Array> in, std::span<Array> out) -> Status {
-        out[0] = Scalar<int64_t>(DType::kS64, ScalarValue<int64_t>(in[0]) + ScalarValue<int64_t>(in[1]));
+        out[0] =
+            Scalar<int64_t>(DType::kS64, ScalarValue<int64_t>(in[0]) + ScalarValue<int64_t>(in[1]));
         return Status::Ok();
       })};
-  auto out = LowerAndRun(FindLowering(&compiler::RegisterReductionOps, "stablehlo.select_and_scatter"), ctx,
-                         SpecSelectAndScatterInputs());
+  auto out =
+      LowerAndRun(FindLowering(&compiler::RegisterReductionOps, "stablehlo.select_and_scatter"),
+                  ctx, SpecSelectAndScatterInputs());
   ASSERT_TRUE(out.ok()) << out.status().ToString();
   EXPECT_EQ(ctx.compile_region_calls, 2);
   EXPECT_EQ(ToVector<int64_t>((*out)[0]), (std::vector<int64_t>{0, 0, 0, 0, 5, 14, 7, 0}));

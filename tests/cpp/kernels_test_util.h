@@ -60,8 +60,12 @@ class OpBuilder {
     op_.results.push_back(v);
     return v;
   }
-  void Attr(std::string name, ir::Attr value) { op_.attrs.push_back({std::move(name), std::move(value)}); }
-  void Ints(std::string name, const std::vector<int64_t>& values) { Attr(std::move(name), IntsAttr(values)); }
+  void Attr(std::string name, ir::Attr value) {
+    op_.attrs.push_back({std::move(name), std::move(value)});
+  }
+  void Ints(std::string name, const std::vector<int64_t>& values) {
+    Attr(std::move(name), IntsAttr(values));
+  }
   void Int(std::string name, int64_t value) { Attr(std::move(name), ir::Attr::Int(value)); }
   void Bool(std::string name, bool value) { Attr(std::move(name), ir::Attr::Bool(value)); }
 
@@ -71,8 +75,9 @@ class OpBuilder {
 
   // Adds a region whose block takes `num_args` scalars of `dtypes` and returns `ops`' last results
   // (built by `fill`, which receives the block arguments and the block to append ops to).
-  void Region(const std::vector<ir::DType>& arg_dtypes,
-              const std::function<void(const std::vector<ir::ValueId>& args, ir::Block& block)>& fill) {
+  void Region(
+      const std::vector<ir::DType>& arg_dtypes,
+      const std::function<void(const std::vector<ir::ValueId>& args, ir::Block& block)>& fill) {
     ir::Region region;
     region.blocks.emplace_back();
     ir::Block& block = region.blocks.back();
@@ -168,7 +173,9 @@ inline std::shared_ptr<const Program> MakeProgram(
     program.result_slots.push_back(num_params + i);
     step.outputs.push_back(num_params + i);
   }
-  step.kernel = [fn](ExecContext&, std::span<const Array> in, std::span<Array> out) { return fn(in, out); };
+  step.kernel = [fn](ExecContext&, std::span<const Array> in, std::span<Array> out) {
+    return fn(in, out);
+  };
   step.what = "hand-written region";
   program.steps.push_back(std::move(step));
   return p;
@@ -213,7 +220,8 @@ inline StatusOr<std::vector<Array>> LowerAndRun(compiler::LowerFn lower, FakeLow
 }
 
 // The lowering rule registered for `name` by `register_fn` (e.g. RegisterReductionOps).
-inline compiler::LowerFn FindLowering(void (*register_fn)(compiler::OpRegistry&), std::string_view name) {
+inline compiler::LowerFn FindLowering(void (*register_fn)(compiler::OpRegistry&),
+                                      std::string_view name) {
   static std::vector<std::unique_ptr<compiler::OpRegistry>> keep;
   keep.push_back(std::make_unique<compiler::OpRegistry>());
   register_fn(*keep.back());
