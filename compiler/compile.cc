@@ -12,10 +12,6 @@
 namespace kiln::compiler {
 namespace {
 
-bool IsTerminator(const ir::Op& op) {
-  return op.name == "func.return" || op.name == "stablehlo.return";
-}
-
 // JAX gives ops inside private functions (jnp.fft.fft, log_softmax, ...) bare name locations with
 // no file; the user's source line is on the func.call that reached them. A location "has a source"
 // when it names a file position (contains ':').

@@ -48,11 +48,11 @@ class LowerContextImpl final : public LowerContext {
   std::vector<ir::ValueId> captures_;
 };
 
+}  // namespace
+
 bool IsTerminator(const ir::Op& op) {
   return op.name == "func.return" || op.name == "stablehlo.return";
 }
-
-}  // namespace
 
 std::vector<ir::ValueId> CollectCaptures(const ir::Op& op) {
   std::unordered_set<ir::ValueId> defined;

@@ -15,6 +15,9 @@
 
 namespace kiln::compiler {
 
+// func.return / stablehlo.return: they end a block and become the program's results, not steps.
+bool IsTerminator(const ir::Op& op);
+
 // Values used inside `op`'s regions but defined outside them, in first-use order.
 std::vector<ir::ValueId> CollectCaptures(const ir::Op& op);
 

@@ -1,6 +1,6 @@
-// Control flow: func.call, stablehlo.while, stablehlo.case, stablehlo.if. Each runs compiled
-// sub-programs; region programs take their block arguments followed by the op's captures, which
-// the compiler appends to the kernel inputs after the op's operands.
+// Control flow: func.call, stablehlo.composite, stablehlo.while, stablehlo.case, stablehlo.if. Each
+// runs compiled sub-programs; region programs take their block arguments followed by the op's
+// captures, which the compiler appends to the kernel inputs after the op's operands.
 #include <memory>
 #include <string>
 #include <vector>
@@ -28,14 +28,20 @@ StatusOr<bool> ReadPredicate(const Array& a) {
   return *a.data_as<uint8_t>() != 0;
 }
 
-StatusOr<Kernel> LowerCall(LowerContext& ctx) {
-  const ir::Attr* callee = ctx.op().attr("callee");
-  if (callee == nullptr || callee->str.empty())
-    return InvalidArgument("func.call without a callee");
-  KILN_ASSIGN_OR_RETURN(std::shared_ptr<const Program> body, ctx.CompileFunction(callee->str));
-  if (body->param_slots.size() != ctx.op().operands.size() ||
-      body->result_slots.size() != ctx.op().results.size()) {
-    return InvalidArgument("func.call @" + callee->str + " does not match the callee's signature");
+// Lowers an op that calls the function named by its symbol attribute `attr_name` with the op's
+// operands and returns its results: func.call (`callee`) and stablehlo.composite
+// (`decomposition`).
+StatusOr<Kernel> LowerFunctionCall(LowerContext& ctx, const char* attr_name) {
+  const ir::Op& op = ctx.op();
+  const ir::Attr* target = op.attr(attr_name);
+  if (target == nullptr || target->str.empty()) {
+    return InvalidArgument(op.name + " without a `" + attr_name + "` function");
+  }
+  KILN_ASSIGN_OR_RETURN(std::shared_ptr<const Program> body, ctx.CompileFunction(target->str));
+  if (body->param_slots.size() != op.operands.size() ||
+      body->result_slots.size() != op.results.size()) {
+    return InvalidArgument(op.name + ": @" + target->str +
+                           " does not match the op's operands and results");
   }
   return Kernel([body](ExecContext& ec, std::span<const Array> in, std::span<Array> out) -> Status {
     std::vector<Array> results;
@@ -45,27 +51,13 @@ StatusOr<Kernel> LowerCall(LowerContext& ctx) {
   });
 }
 
+StatusOr<Kernel> LowerCall(LowerContext& ctx) { return LowerFunctionCall(ctx, "callee"); }
+
 // stablehlo.composite names a higher-level op (chlo.erf, chlo.top_k, ...) and carries a
 // decomposition function with the exact semantics; running that function is always correct.
 // Dedicated kernels for hot composites can take over later by matching the `name` attribute.
 StatusOr<Kernel> LowerComposite(LowerContext& ctx) {
-  const ir::Attr* decomposition = ctx.op().attr("decomposition");
-  if (decomposition == nullptr || decomposition->str.empty()) {
-    return InvalidArgument("stablehlo.composite without a decomposition function");
-  }
-  KILN_ASSIGN_OR_RETURN(std::shared_ptr<const Program> body,
-                        ctx.CompileFunction(decomposition->str));
-  if (body->param_slots.size() != ctx.op().operands.size() ||
-      body->result_slots.size() != ctx.op().results.size()) {
-    return InvalidArgument("stablehlo.composite: @" + decomposition->str +
-                           " does not match the composite's operands and results");
-  }
-  return Kernel([body](ExecContext& ec, std::span<const Array> in, std::span<Array> out) -> Status {
-    std::vector<Array> results;
-    KILN_RETURN_IF_ERROR(RunProgram(*body, ec, in, results));
-    for (size_t i = 0; i < out.size(); ++i) out[i] = std::move(results[i]);
-    return Status::Ok();
-  });
+  return LowerFunctionCall(ctx, "decomposition");
 }
 
 StatusOr<Kernel> LowerWhile(LowerContext& ctx) {

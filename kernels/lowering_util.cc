@@ -114,12 +114,6 @@ std::string FormatInts(std::span<const int64_t> values) {
   return s + "]";
 }
 
-std::vector<int64_t> RowMajorStrides(std::span<const int64_t> dims) {
-  std::vector<int64_t> strides(dims.size(), 1);
-  for (size_t i = dims.size(); i-- > 1;) strides[i - 1] = strides[i] * dims[i];
-  return strides;
-}
-
 int64_t Product(std::span<const int64_t> dims) {
   int64_t n = 1;
   for (int64_t d : dims) n *= d;

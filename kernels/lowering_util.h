@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "ir/module.h"
+#include "kernels/strided.h"
 #include "support/status.h"
 
 namespace kiln::kernels {
@@ -47,7 +48,8 @@ Status CheckAxes(const ir::Op& op, std::span<const int64_t> axes, int64_t rank,
 // "[1, 2, 3]" for error messages.
 std::string FormatInts(std::span<const int64_t> values);
 
-std::vector<int64_t> RowMajorStrides(std::span<const int64_t> dims);
+// Shared with the data-movement kernels; one definition lives in strided.h.
+using strided::RowMajorStrides;
 int64_t Product(std::span<const int64_t> dims);
 
 // Advances a row-major multi-index over `dims` (last axis fastest). Returns false after the last
