@@ -23,8 +23,7 @@
 #include "abi/pjrt_c_api.h"
 #include "pjrt/event.h"  // only to build a pending PJRT_Event for the callback tests
 #include "runtime/event.h"
-
-extern "C" const PJRT_Api* GetPjrtApi();
+#include "tests/cpp/pjrt_test_util.h"
 
 namespace {
 
@@ -33,41 +32,8 @@ namespace fs = std::filesystem;
 const PJRT_Api* Api() { return GetPjrtApi(); }
 
 // ---- error helpers ----
-
-struct Outcome {
-  PJRT_Error_Code code = PJRT_Error_Code_OK;
-  std::string message;
-  bool ok() const { return code == PJRT_Error_Code_OK; }
-};
-
-// Reads and destroys `error` (NULL = OK).
-Outcome Take(PJRT_Error* error) {
-  Outcome out;
-  if (error == nullptr) return out;
-  PJRT_Error_GetCode_Args code{};
-  code.struct_size = PJRT_Error_GetCode_Args_STRUCT_SIZE;
-  code.error = error;
-  PJRT_Error* code_error = Api()->PJRT_Error_GetCode(&code);
-  EXPECT_EQ(code_error, nullptr);
-  out.code = code.code;
-  PJRT_Error_Message_Args msg{};
-  msg.struct_size = PJRT_Error_Message_Args_STRUCT_SIZE;
-  msg.error = error;
-  Api()->PJRT_Error_Message(&msg);
-  out.message.assign(msg.message, msg.message_size);
-  PJRT_Error_ForEachPayload_Args payload{};
-  payload.struct_size = PJRT_Error_ForEachPayload_Args_STRUCT_SIZE;
-  payload.error = error;
-  payload.visitor = [](const char*, size_t, const char*, size_t, void*) {
-    ADD_FAILURE() << "unexpected payload";
-  };
-  EXPECT_EQ(Api()->PJRT_Error_ForEachPayload(&payload), nullptr);
-  PJRT_Error_Destroy_Args destroy{};
-  destroy.struct_size = PJRT_Error_Destroy_Args_STRUCT_SIZE;
-  destroy.error = error;
-  Api()->PJRT_Error_Destroy(&destroy);
-  return out;
-}
+using kiln::pjrt_test::Outcome;
+using kiln::pjrt_test::Take;
 
 #define EXPECT_PJRT_OK(expr)                                          \
   do {                                                                \

@@ -29,12 +29,11 @@
 #include "abi/pjrt_c_api.h"
 #include "compiler/compile.h"
 #include "pjrt/executable.h"  // to decide whether a surviving mutant is safe to execute
+#include "tests/cpp/pjrt_test_util.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/common_interface_defs.h>
 #endif
-
-extern "C" const PJRT_Api* GetPjrtApi();
 
 namespace {
 
@@ -309,34 +308,8 @@ void SetContext(const std::string& s) {
 
 // ---- C API helpers ----
 
-struct Outcome {
-  PJRT_Error_Code code = PJRT_Error_Code_OK;
-  std::string message;
-  bool ok() const { return code == PJRT_Error_Code_OK; }
-};
-
-Outcome Take(PJRT_Error* error) {
-  Outcome out;
-  if (error == nullptr) return out;
-  PJRT_Error_GetCode_Args code{};
-  code.struct_size = PJRT_Error_GetCode_Args_STRUCT_SIZE;
-  code.error = error;
-  if (PJRT_Error* e = Api()->PJRT_Error_GetCode(&code)) {
-    ADD_FAILURE() << "PJRT_Error_GetCode failed";
-    (void)e;
-  }
-  out.code = code.code;
-  PJRT_Error_Message_Args msg{};
-  msg.struct_size = PJRT_Error_Message_Args_STRUCT_SIZE;
-  msg.error = error;
-  Api()->PJRT_Error_Message(&msg);
-  out.message.assign(msg.message, msg.message_size);
-  PJRT_Error_Destroy_Args destroy{};
-  destroy.struct_size = PJRT_Error_Destroy_Args_STRUCT_SIZE;
-  destroy.error = error;
-  Api()->PJRT_Error_Destroy(&destroy);
-  return out;
-}
+using kiln::pjrt_test::Outcome;
+using kiln::pjrt_test::Take;
 
 class Fuzzer {
  public:
