@@ -7,8 +7,6 @@
 namespace kiln::compiler {
 namespace {
 
-constexpr int kMaxRegionDepth = 64;
-
 void CollectUses(const ir::Op& op, std::unordered_set<ir::ValueId>& defined,
                  std::vector<ir::ValueId>& used) {
   for (ir::ValueId v : op.operands) used.push_back(v);
@@ -108,9 +106,10 @@ StatusOr<std::shared_ptr<const Program>> ProgramBuilder::BuildRegion(
     return Unimplemented("regions with " + std::to_string(region.blocks.size()) +
                          " blocks are not supported (expected exactly one)");
   }
-  if (++depth_ > kMaxRegionDepth) {
+  if (++depth_ > ir::kMaxNestingDepth) {
     --depth_;
-    return InvalidArgument("regions nested deeper than " + std::to_string(kMaxRegionDepth));
+    return ResourceExhausted("regions and calls nested more than " +
+                             std::to_string(ir::kMaxNestingDepth) + " levels deep");
   }
   struct DepthGuard {
     int& d;

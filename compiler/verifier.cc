@@ -34,7 +34,10 @@ Status VerifyOp(const ir::Module& module, const ir::Op& op, std::vector<bool>& d
 
 Status VerifyRegion(const ir::Module& module, const ir::Region& region, std::vector<bool>& defined,
                     int depth) {
-  if (depth > 64) return InvalidArgument("regions nested too deeply");
+  if (depth > ir::kMaxNestingDepth) {
+    return ResourceExhausted("regions nested more than " + std::to_string(ir::kMaxNestingDepth) +
+                             " levels deep");
+  }
   for (const ir::Block& block : region.blocks) {
     for (ir::ValueId a : block.args) KILN_RETURN_IF_ERROR(Define(module, a, defined));
     for (const ir::Op& op : block.ops) KILN_RETURN_IF_ERROR(VerifyOp(module, op, defined, depth));

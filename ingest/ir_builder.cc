@@ -32,9 +32,6 @@ constexpr uint8_t kHasInlineRegions = 0x10;
 constexpr uint8_t kHasUseListOrders = 0x20;
 constexpr uint8_t kHasProperties = 0x40;
 
-// Deeper region nesting than this is not a real program; the limit protects the stack.
-constexpr int kMaxRegionDepth = 64;
-
 class IrReader {
  public:
   IrReader(const Container& container, AttrTypeDecoder& decoder, LocationTable& locations,
@@ -220,6 +217,14 @@ StatusOr<std::optional<ir::Op>> IrReader::ReadOp(ByteReader& r, std::string_view
         context() + (op.loc >= 0 ? " at " + std::string(module_.location(op.loc)) : std::string()));
   }
   if (raw.num_regions > 0) {
+    if (depth + 1 > ir::kMaxNestingDepth) {
+      std::string_view loc = module_.location(op.loc);
+      return ResourceExhausted(op.name + (loc.empty() ? std::string() : " at " + std::string(loc)) +
+                               ": its regions are nested more than " +
+                               std::to_string(ir::kMaxNestingDepth) +
+                               " levels deep, past Kiln's limit (the reader, compiler and runner "
+                               "recurse once per level)");
+    }
     KILN_RETURN_IF_ERROR(ReadRegions(r, raw.num_regions, isolated, name, depth + 1, op.regions));
   }
   return std::optional<ir::Op>(std::move(op));
@@ -261,9 +266,9 @@ Status IrReader::ReadFunction(ByteReader& r, const RawOp& raw, bool isolated, in
 
 Status IrReader::ReadRegions(ByteReader& r, size_t count, bool isolated, std::string_view parent,
                              int depth, std::vector<ir::Region>& regions) {
-  if (depth > kMaxRegionDepth) {
-    return r.Error("regions are nested more than " + std::to_string(kMaxRegionDepth) +
-                   " levels deep");
+  if (depth > ir::kMaxNestingDepth) {  // ReadOp reports this with the op; this guards the rest
+    return ResourceExhausted("regions of " + std::string(parent) + " are nested more than " +
+                             std::to_string(ir::kMaxNestingDepth) + " levels deep");
   }
   ByteReader nested;
   ByteReader* reader = &r;

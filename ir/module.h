@@ -39,6 +39,12 @@ struct Block {
   std::vector<Op> ops;
 };
 
+// How deeply regions may nest (for the compiler: regions and function calls together). Real
+// programs stay far below it: 63 nested lax.cond are 64 levels. The bound keeps the reader's,
+// compiler's and runner's recursion inside the stacks of the threads that run them (kiln::Thread,
+// kLargeStackBytes); programs past it are refused with RESOURCE_EXHAUSTED naming the op and line.
+inline constexpr int kMaxNestingDepth = 2048;
+
 struct Region {
   std::vector<Block> blocks;
 };

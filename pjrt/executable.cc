@@ -15,6 +15,7 @@
 #include "pjrt/entry_points.h"
 #include "pjrt/error.h"
 #include "pjrt/event.h"
+#include "support/thread.h"
 
 // Owners of bytes handed out with a deleter.
 struct PJRT_DeviceAssignmentSerialized {
@@ -182,8 +183,13 @@ PJRT_Error* Client_Compile(PJRT_Client_Compile_Args* args) {
                              std::string(detail));
     }
     KILN_ASSIGN_OR_RETURN(std::vector<ExecutionSlot> slots, AssignDevices(*args->client, *options));
-    KILN_ASSIGN_OR_RETURN(std::shared_ptr<const compiler::Executable> exe,
-                          compiler::Compile(code, format, options_bytes));
+    // Reading and compiling recurse once per nesting level of the program; the caller's thread (any
+    // Python thread) may have a small stack, so they run on a thread with a large one.
+    std::shared_ptr<const compiler::Executable> exe;
+    KILN_RETURN_IF_ERROR(RunOnLargeStack([&]() -> Status {
+      KILN_ASSIGN_OR_RETURN(exe, compiler::Compile(code, format, options_bytes));
+      return Status::Ok();
+    }));
     auto loaded = std::make_unique<PJRT_LoadedExecutable>();
     loaded->client = args->client;
     loaded->info = MakeExecutableInfo(

@@ -15,6 +15,7 @@
 #include "ingest/artifact_reader.h"
 #include "ingest/compile_options.h"
 #include "ir/module.h"
+#include "support/thread.h"
 #include "tests/cpp/bytecode_builder.h"
 
 #ifndef KILN_SHARED_FIXTURES_DIR
@@ -693,13 +694,14 @@ TEST(SyntheticBytecode, UseOfAValueNeverDefinedIsAnError) {
       << m2.status().ToString();
 }
 
-TEST(SyntheticBytecode, DeepRegionNestingIsBounded) {
-  // A foreign op whose single region holds the same op again, 1000 levels deep.
+// A foreign op whose single region holds the same op again, `levels` deep, read on a thread with
+// the large stack the PJRT layer gives compilation.
+StatusOr<ir::Module> ReadNested(int levels) {
   SyntheticModule s;
   const uint64_t nest = s.b.OpName("test", "nest", /*registered=*/false);
   Bytes inner;
   inner.VarInt(1).VarInt(0).Flagged(0, false);  // innermost region: one empty block
-  for (int level = 0; level < 1000; ++level) {
+  for (int level = 0; level < levels; ++level) {
     Bytes op;
     op.VarInt(nest).Byte(0x10).VarInt(s.unknown_loc).Flagged(1, false).Append(inner);
     inner = Bytes();
@@ -708,8 +710,24 @@ TEST(SyntheticBytecode, DeepRegionNestingIsBounded) {
   // `inner` is now a region; its first op becomes the module body's only op.
   Bytes body(inner);
   body.data.erase(body.data.begin(), body.data.begin() + 3);
-  StatusOr<ir::Module> m = ReadPortableArtifact(s.Build(std::nullopt, 1, 0, body));
+  StatusOr<ir::Module> m = InvalidArgument("not run");
+  Status ran = RunOnLargeStack([&] {
+    m = ReadPortableArtifact(s.Build(std::nullopt, 1, 0, body));
+    return Status::Ok();
+  });
+  if (!ran.ok()) return ran;
+  return m;
+}
+
+TEST(SyntheticBytecode, DeepRegionNestingIsBounded) {
+  // Deep but legal nesting reads (63 nested lax.cond are 64 levels).
+  StatusOr<ir::Module> deep = ReadNested(ir::kMaxNestingDepth - 8);
+  EXPECT_TRUE(deep.ok()) << deep.status().ToString();
+  // Past the limit: RESOURCE_EXHAUSTED (the input is not corrupt, it is too deep), naming the op.
+  StatusOr<ir::Module> m = ReadNested(ir::kMaxNestingDepth + 8);
   ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.status().code(), StatusCode::kResourceExhausted) << m.status().ToString();
+  EXPECT_NE(m.status().message().find("test.nest"), std::string::npos) << m.status().ToString();
   EXPECT_NE(m.status().message().find("nested more than"), std::string::npos)
       << m.status().ToString();
 }
