@@ -44,68 +44,27 @@ struct Attr {
   // little-endian.
   std::vector<uint8_t> data;
 
-  static Attr None() { return Attr(); }
-  static Attr Unit() {
-    Attr a;
-    a.kind = Kind::kUnit;
-    return a;
-  }
-  static Attr Bool(bool v) {
-    Attr a;
-    a.kind = Kind::kBool;
-    a.b = v;
-    return a;
-  }
-  static Attr Int(int64_t v, Type t = Type::Tensor(DType::kS64, {})) {
-    Attr a;
-    a.kind = Kind::kInt;
-    a.i = v;
-    a.type = std::move(t);
-    return a;
-  }
-  static Attr Float(double v, Type t = Type::Tensor(DType::kF64, {})) {
-    Attr a;
-    a.kind = Kind::kFloat;
-    a.f = v;
-    a.type = std::move(t);
-    return a;
-  }
-  static Attr String(std::string s) {
-    Attr a;
-    a.kind = Kind::kString;
-    a.str = std::move(s);
-    return a;
-  }
-  static Attr Enum(std::string s) {
-    Attr a;
-    a.kind = Kind::kEnum;
-    a.str = std::move(s);
-    return a;
-  }
-  static Attr SymbolRef(std::string s) {
-    Attr a;
-    a.kind = Kind::kSymbolRef;
-    a.str = std::move(s);
-    return a;
-  }
-  static Attr Opaque(std::string s) {
-    Attr a;
-    a.kind = Kind::kOpaque;
-    a.str = std::move(s);
-    return a;
-  }
-  static Attr TypeValue(Type t) {
-    Attr a;
-    a.kind = Kind::kType;
-    a.type = std::move(t);
-    return a;
-  }
-  static Attr Array(std::vector<Attr> v) {
-    Attr a;
-    a.kind = Kind::kArray;
-    a.array = std::move(v);
-    return a;
-  }
+  // Special members are defaulted below the struct: `dict` holds pair<string, Attr>, which some
+  // standard libraries (libstdc++ under clang) only accept once Attr is complete.
+  Attr();
+  Attr(const Attr&);
+  Attr(Attr&&) noexcept;
+  Attr& operator=(const Attr&);
+  Attr& operator=(Attr&&) noexcept;
+  ~Attr();
+
+  // Factories (defined below the struct: Attr must be complete before one is constructed).
+  static Attr None();
+  static Attr Unit();
+  static Attr Bool(bool v);
+  static Attr Int(int64_t v, Type t = Type::Tensor(DType::kS64, {}));
+  static Attr Float(double v, Type t = Type::Tensor(DType::kF64, {}));
+  static Attr String(std::string s);
+  static Attr Enum(std::string s);
+  static Attr SymbolRef(std::string s);
+  static Attr Opaque(std::string s);
+  static Attr TypeValue(Type t);
+  static Attr Array(std::vector<Attr> v);
 
   bool is_none() const { return kind == Kind::kNone; }
 
@@ -121,6 +80,86 @@ struct Attr {
 
   std::string ToString() const;
 };
+
+inline Attr::Attr() = default;
+inline Attr::Attr(const Attr&) = default;
+inline Attr::Attr(Attr&&) noexcept = default;
+inline Attr& Attr::operator=(const Attr&) = default;
+inline Attr& Attr::operator=(Attr&&) noexcept = default;
+inline Attr::~Attr() = default;
+
+inline Attr Attr::None() { return Attr(); }
+
+inline Attr Attr::Unit() {
+  Attr a;
+  a.kind = Kind::kUnit;
+  return a;
+}
+
+inline Attr Attr::Bool(bool v) {
+  Attr a;
+  a.kind = Kind::kBool;
+  a.b = v;
+  return a;
+}
+
+inline Attr Attr::Int(int64_t v, Type t) {
+  Attr a;
+  a.kind = Kind::kInt;
+  a.i = v;
+  a.type = std::move(t);
+  return a;
+}
+
+inline Attr Attr::Float(double v, Type t) {
+  Attr a;
+  a.kind = Kind::kFloat;
+  a.f = v;
+  a.type = std::move(t);
+  return a;
+}
+
+inline Attr Attr::String(std::string s) {
+  Attr a;
+  a.kind = Kind::kString;
+  a.str = std::move(s);
+  return a;
+}
+
+inline Attr Attr::Enum(std::string s) {
+  Attr a;
+  a.kind = Kind::kEnum;
+  a.str = std::move(s);
+  return a;
+}
+
+inline Attr Attr::SymbolRef(std::string s) {
+  Attr a;
+  a.kind = Kind::kSymbolRef;
+  a.str = std::move(s);
+  return a;
+}
+
+inline Attr Attr::Opaque(std::string s) {
+  Attr a;
+  a.kind = Kind::kOpaque;
+  a.str = std::move(s);
+  return a;
+}
+
+inline Attr Attr::TypeValue(Type t) {
+  Attr a;
+  a.kind = Kind::kType;
+  a.type = std::move(t);
+  return a;
+}
+
+inline Attr Attr::Array(std::vector<Attr> v) {
+  Attr a;
+  a.kind = Kind::kArray;
+  a.array = std::move(v);
+  return a;
+}
 
 struct NamedAttr {
   std::string name;

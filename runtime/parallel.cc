@@ -186,8 +186,11 @@ void ParallelFor(int64_t n, int64_t min_chunk, FunctionRef<void(int64_t, int64_t
   if (job->failed.load(std::memory_order_relaxed)) {
     std::exception_ptr error;
     {
+      // Moved out, so the exception's last references are all on this thread: a worker dropping
+      // the job later must not be the one that frees the exception being handled here.
       std::lock_guard<std::mutex> lock(job->mu);
-      error = job->error;
+      error = std::move(job->error);
+      job->error = nullptr;
     }
     std::rethrow_exception(error);
   }

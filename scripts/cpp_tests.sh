@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
-# Builds and runs the C++ tests twice:
+# Builds and runs the C++ tests in up to three builds:
 #   build/asan  ASan + UBSan (KILN_SANITIZE=ON), -O1 -g1 with assertions on, leak checking on;
+#   build/tsan  ThreadSanitizer (KILN_TSAN=ON), -O1 -g1: the runtime, stress and PJRT tests, where
+#               Kiln's threads meet (work queues, ParallelFor, async execute, events);
 #   build/dev   the normal Release (-O2) build, i.e. what ships.
-# Both run every tests/cpp/*_test.cc and the export check of libkiln_pjrt.so.
-# Usage: scripts/cpp_tests.sh [asan|dev]...   (default: asan dev)
+# asan and dev run every tests/cpp/*_test.cc and the export check of libkiln_pjrt.so.
+# Usage: scripts/cpp_tests.sh [asan|tsan|dev]...   (default: asan tsan dev)
 set -euo pipefail
 # shellcheck source=scripts/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 cd "$KILN_ROOT"
 
 variants=("$@")
-((${#variants[@]})) || variants=(asan dev)
+((${#variants[@]})) || variants=(asan tsan dev)
 
 for v in "${variants[@]}"; do
   case "$v" in
@@ -24,12 +26,21 @@ for v in "${variants[@]}"; do
       UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}" \
         ctest --test-dir build/asan -j "$KILN_JOBS" --output-on-failure --no-tests=error
       ;;
+    tsan)
+      kiln_cmake_build build/tsan -DKILN_BUILD_TESTS=ON -DKILN_SANITIZE=OFF -DKILN_TSAN=ON \
+        -DKILN_EXCLUDE_REGEX= -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1"
+      kiln_log "ctest: build/tsan (runtime, stress and PJRT tests)"
+      # OpenBLAS's own threads are not instrumented: scripts/tsan.supp names what is theirs.
+      TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$KILN_ROOT/scripts/tsan.supp${TSAN_OPTIONS:+:$TSAN_OPTIONS}" \
+        ctest --test-dir build/tsan -j "$KILN_JOBS" --output-on-failure --no-tests=error \
+          -R '^(ParallelStressTest|ParallelForTest|WorkQueueTest|EventTest|AsyncArrayTest|ArrayTest|Pjrt)'
+      ;;
     dev)
       kiln_cmake_build build/dev -DKILN_BUILD_TESTS=ON -DKILN_SANITIZE=OFF -DKILN_EXCLUDE_REGEX= \
         -DCMAKE_BUILD_TYPE=Release
       kiln_log "ctest: build/dev"
       ctest --test-dir build/dev -j "$KILN_JOBS" --output-on-failure --no-tests=error
       ;;
-    *) kiln_die "unknown variant '$v' (expected asan or dev)" ;;
+    *) kiln_die "unknown variant '$v' (expected asan, tsan or dev)" ;;
   esac
 done

@@ -2,8 +2,11 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <limits>
 #include <memory>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -81,6 +84,55 @@ TEST(WorkQueueTest, DestructorDrainsPendingTasks) {
     for (int i = 0; i < 50; ++i) queue.Schedule([&count] { count.fetch_add(1); });
   }
   EXPECT_EQ(count.load(), 50);
+}
+
+TEST(WorkQueueTest, ScheduleWaitsWhileTheQueueIsFull) {
+  // Four slots; the first task holds the worker until `gate` opens.
+  std::mutex mu;
+  std::condition_variable cv;
+  bool gate = false;
+  std::atomic<int> ran{0};
+  WorkQueue queue("bounded", 4);
+  queue.Schedule([&] {
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return gate; });
+    ran.fetch_add(1);
+  });
+  for (int i = 0; i < 3; ++i) queue.Schedule([&] { ran.fetch_add(1); });
+  EXPECT_EQ(queue.in_flight(), 4u);
+  std::atomic<bool> fifth_scheduled{false};
+  std::thread producer([&] {
+    queue.Schedule([&] { ran.fetch_add(1); });
+    fifth_scheduled.store(true);
+  });
+  // The producer cannot get in while the queue is full, however long it tries.
+  for (int i = 0; i < 50; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    ASSERT_FALSE(fifth_scheduled.load());
+    ASSERT_LE(queue.in_flight(), 4u);
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    gate = true;
+  }
+  cv.notify_all();
+  producer.join();
+  EXPECT_TRUE(fifth_scheduled.load());
+  auto done = Event::Create();
+  queue.Schedule([done] { done->Set(Status::Ok()); });
+  EXPECT_TRUE(done->Await().ok());
+  EXPECT_EQ(ran.load(), 5);
+}
+
+TEST(WorkQueueTest, TheWorkerMaySchedulePastTheBound) {
+  // A task that schedules follow-up work on its own queue must not wait for itself.
+  auto done = Event::Create();
+  WorkQueue queue("self", 1);
+  queue.Schedule([&queue, done] {
+    for (int i = 0; i < 3; ++i) queue.Schedule([] {});
+    queue.Schedule([done] { done->Set(Status::Ok()); });
+  });
+  EXPECT_TRUE(done->Await().ok());
 }
 
 TEST(ParallelForTest, CoversTheRangeExactlyOnce) {

@@ -1,0 +1,56 @@
+#!/usr/bin/env python3
+"""Writes the libFuzzer seed corpora in tests/fuzz/corpus/ from the committed fixtures.
+
+  artifact_reader/<stem>  the fixture's portable artifact (<stem>.mlir.bc)
+  pjrt_compile/<stem>     u16 little-endian length of the compile options, the options
+                          (<stem>.compile_options.pb), then the artifact: the layout
+                          tests/fuzz/pjrt_compile_fuzzer.cc reads
+
+Usage: tools/make_fuzz_corpus.py [--check]   (--check: fail if the committed corpus is stale)
+"""
+
+from __future__ import annotations
+
+import argparse
+import struct
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "tests" / "fixtures"
+CORPUS = ROOT / "tests" / "fuzz" / "corpus"
+
+
+def expected() -> dict[Path, bytes]:
+    out: dict[Path, bytes] = {}
+    for bc in sorted(FIXTURES.glob("*.mlir.bc")):
+        stem = bc.name[: -len(".mlir.bc")]
+        art = bc.read_bytes()
+        opts = (FIXTURES / f"{stem}.compile_options.pb").read_bytes()
+        out[CORPUS / "artifact_reader" / stem] = art
+        out[CORPUS / "pjrt_compile" / stem] = struct.pack("<H", len(opts)) + opts + art
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--check", action="store_true")
+    args = ap.parse_args()
+    want = expected()
+    if args.check:
+        have = {p for p in CORPUS.rglob("*") if p.is_file()}
+        stale = [str(p) for p, b in want.items() if not p.is_file() or p.read_bytes() != b]
+        extra = [str(p) for p in have - set(want)]
+        if stale or extra:
+            print("stale fuzz corpus; run tools/make_fuzz_corpus.py:", *stale, *extra, sep="\n  ")
+            return 1
+        return 0
+    for p, b in want.items():
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_bytes(b)
+    print(f"wrote {len(want)} corpus files under {CORPUS.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
