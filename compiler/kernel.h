@@ -1,26 +1,79 @@
 // Kernel: the executable form of one op, produced at compile time by the op's lowering rule.
 // Shapes, dtypes and attributes are resolved during lowering, so a kernel only moves data.
+//
+// The contract: a kernel reads its inputs and writes every output into memory the execution plan
+// assigned before the step runs (compiler/buffer_plan.h). It allocates nothing for its results and
+// never writes an input. Outputs never overlap inputs. Ops whose result is an input's memory
+// reinterpreted (reshape, a leading-axis slice, optimization_barrier) say so with `aliases` and
+// need no code; constants point at their literal with `constant`.
 #pragma once
 
+#include <cstddef>
 #include <functional>
+#include <memory>
 #include <span>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
-#include "runtime/array.h"
+#include "runtime/view.h"
 #include "support/status.h"
 
 namespace kiln::compiler {
 
-// What a kernel may ask about where it runs (collectives and partition-id need it).
+// What a kernel may ask about where it runs.
 struct ExecContext {
   int device_ordinal = 0;
   int replica_id = 0;
   int partition_id = 0;
+  // Memory the running step may use for as long as it runs: `Kernel::scratch_bytes` bytes, 64-byte
+  // aligned (sub-program frames, loop carries). Set by the runner for each step.
+  std::byte* scratch = nullptr;
 };
 
-// `outputs` arrives sized to the op's result count; the kernel fills every entry, either with a new
-// array or by aliasing an input's storage (reshape, bitcast) since arrays are immutable once made.
-using Kernel = std::function<Status(ExecContext& ctx, std::span<const runtime::Array> inputs,
-                                    std::span<runtime::Array> outputs)>;
+using KernelFn = std::function<Status(ExecContext& ctx, std::span<const runtime::View> inputs,
+                                      std::span<const runtime::View> outputs)>;
+
+// Output i is input `input`'s memory from `byte_offset` on, reinterpreted with the output's type.
+struct OutputAlias {
+  int input = -1;
+  size_t byte_offset = 0;
+};
+
+struct Kernel {
+  // Writes the outputs. Empty when every output is an alias or the constant.
+  KernelFn fn;
+  // Per output; empty, or one entry per output with input = -1 for outputs `fn` writes.
+  std::vector<OutputAlias> aliases;
+  // Output 0 is these bytes (read-only, shared by every run): stablehlo.constant, tokens.
+  std::shared_ptr<const void> constant;
+  // Scratch memory `fn` needs (ExecContext::scratch).
+  size_t scratch_bytes = 0;
+
+  Kernel() = default;
+  template <typename F, typename = std::enable_if_t<std::is_constructible_v<KernelFn, F&&> &&
+                                                    !std::is_same_v<std::decay_t<F>, Kernel>>>
+  Kernel(F&& f) : fn(std::forward<F>(f)) {}  // NOLINT: implicit, lowering rules return lambdas
+
+  // Output 0 (of one) is input `input` at `byte_offset`.
+  static Kernel Alias(int input, size_t byte_offset = 0) {
+    Kernel k;
+    k.aliases.push_back({input, byte_offset});
+    return k;
+  }
+  // Output 0 is `bytes` (which must hold the output's byte size).
+  static Kernel Constant(std::shared_ptr<const void> bytes) {
+    Kernel k;
+    k.constant = std::move(bytes);
+    return k;
+  }
+  // Output i is input i, for i < n (optimization_barrier, identity casts).
+  static Kernel Forward(size_t n) {
+    Kernel k;
+    for (size_t i = 0; i < n; ++i) k.aliases.push_back({static_cast<int>(i), 0});
+    return k;
+  }
+  int alias_of(size_t output) const { return output < aliases.size() ? aliases[output].input : -1; }
+};
 
 }  // namespace kiln::compiler

@@ -1,7 +1,13 @@
-// Program: a compiled region or function. Values live in numbered slots; each step runs one kernel
-// over slots and then drops the slots whose last use it was, so peak memory follows liveness.
+// Program: a compiled region or function, and its execution plan. Values live in numbered slots;
+// each step runs one kernel over slots. Everything about memory is decided at compile time
+// (compiler/buffer_plan.h): where every slot's bytes are (a parameter, a caller's result buffer, a
+// constant, an offset in the program's frame, or a view into another slot), and how large the
+// frame is. Running a program therefore allocates nothing: the caller passes one block of
+// `total_bytes` bytes, which holds the frame and, after it, the scratch memory steps may use
+// (sub-program frames, loop carries).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -14,22 +20,63 @@
 namespace kiln::compiler {
 
 struct Step {
-  Kernel kernel;
+  KernelFn fn;  // empty for steps whose outputs are all aliases or constants
   std::vector<int32_t> inputs;
   std::vector<int32_t> outputs;
-  std::vector<int32_t> release_after;  // slots dead after this step
-  std::string what;                    // "stablehlo.add (f32) at model.py:12", for error messages
+  std::vector<OutputAlias> aliases;      // per output, or empty (Kernel::aliases)
+  std::shared_ptr<const void> constant;  // Kernel::constant
+  size_t scratch_bytes = 0;              // Kernel::scratch_bytes
+  std::string what;                      // "stablehlo.add (f32) at model.py:12", for errors
+};
+
+// Where a slot's bytes are while the program runs.
+enum class SlotKind : uint8_t {
+  kParam,   // the caller's parameter `index`
+  kResult,  // the caller's result buffer `index` (the step that computes it writes there)
+  kFrame,   // frame bytes at `offset`
+  kAlias,   // slot `index`'s bytes from `offset` on (`index` is never itself an alias)
+  kConst,   // the producing step's constant bytes
+};
+
+struct SlotPlan {
+  SlotKind kind = SlotKind::kFrame;
+  int32_t index = -1;
+  uint64_t offset = 0;
 };
 
 struct Program {
   int32_t num_slots = 0;
+  std::vector<ir::Type> slot_types;  // per slot
   std::vector<int32_t> param_slots;
   std::vector<int32_t> result_slots;
   std::vector<Step> steps;
+
+  // ---- the plan (filled by PlanBuffers) ----
+  std::vector<SlotPlan> slots;
+  // Results that no step writes in place (parameters, constants, aliases, repeated values):
+  // (slot, result index) pairs copied into the caller's buffers when the program ends.
+  std::vector<std::pair<int32_t, int32_t>> result_copies;
+  // result i is parameter param_passthrough[i] unchanged (or -1): loops keep such carries as they
+  // are instead of copying them every iteration.
+  std::vector<int32_t> result_is_param;
+  // Frame layout: a View per slot, the gathered views of one step's inputs and outputs, then the
+  // slots' buffers. Scratch for steps follows the frame.
+  size_t views_offset = 0;
+  size_t io_offset = 0;
+  size_t buffers_offset = 0;
+  size_t frame_bytes = 0;
+  size_t total_bytes = 0;   // frame + the largest step scratch, 64-byte multiple
+  size_t buffer_bytes = 0;  // the slots' buffers alone (what liveness-based reuse minimises)
 };
 
-// Runs `program` on `args` (one per parameter). Errors carry the failing step's description.
-Status RunProgram(const Program& program, ExecContext& ctx, std::span<const runtime::Array> args,
-                  std::vector<runtime::Array>& results);
+// Runs `program`. `params` and `results` are views of the caller's memory, one per parameter and
+// result, typed as the program declares; results must not overlap params. `memory` is
+// program.total_bytes bytes, 64-byte aligned, which the program may overwrite. Errors carry the
+// failing step's description.
+Status RunProgram(const Program& program, ExecContext& ctx, std::span<const runtime::View> params,
+                  std::span<const runtime::View> results, std::byte* memory);
+
+// Rounds up to the 64-byte alignment every buffer and frame gets.
+constexpr size_t AlignUp64(size_t n) { return (n + 63) & ~size_t{63}; }
 
 }  // namespace kiln::compiler

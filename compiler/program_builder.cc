@@ -4,6 +4,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "compiler/buffer_plan.h"
+
 namespace kiln::compiler {
 namespace {
 
@@ -124,6 +126,7 @@ StatusOr<std::shared_ptr<const Program>> ProgramBuilder::BuildRegion(
     if (slot_of.count(v)) return InvalidArgument("value defined twice");
     int32_t slot = program->num_slots++;
     slot_of[v] = slot;
+    program->slot_types.push_back(module_->type_of(v));
     return slot;
   };
   auto use = [&](ir::ValueId v, const ir::Op& op) -> StatusOr<int32_t> {
@@ -171,7 +174,10 @@ StatusOr<std::shared_ptr<const Program>> ProgramBuilder::BuildRegion(
     LowerContextImpl ctx(*this, op, std::move(op_captures));
     StatusOr<Kernel> kernel = def->lower(ctx);
     if (!kernel.ok()) return kernel.status().WithContext(step.what);
-    step.kernel = std::move(kernel).value();
+    step.fn = std::move(kernel->fn);
+    step.aliases = std::move(kernel->aliases);
+    step.constant = std::move(kernel->constant);
+    step.scratch_bytes = kernel->scratch_bytes;
     for (ir::ValueId r : op.results) {
       KILN_ASSIGN_OR_RETURN(int32_t slot, define(r));
       step.outputs.push_back(slot);
@@ -180,18 +186,7 @@ StatusOr<std::shared_ptr<const Program>> ProgramBuilder::BuildRegion(
   }
   if (!terminated) return InvalidArgument("block has no terminator (return)");
 
-  // Liveness: a slot dies after its last reading step unless it is a result of the program.
-  std::vector<int> last_use(static_cast<size_t>(program->num_slots), -1);
-  for (size_t i = 0; i < program->steps.size(); ++i) {
-    for (int32_t s : program->steps[i].inputs) last_use[s] = static_cast<int>(i);
-    // An unused output dies where it is born.
-    for (int32_t s : program->steps[i].outputs)
-      last_use[s] = std::max(last_use[s], static_cast<int>(i));
-  }
-  for (int32_t s : program->result_slots) last_use[s] = -2;
-  for (int32_t s = 0; s < program->num_slots; ++s) {
-    if (last_use[s] >= 0) program->steps[last_use[s]].release_after.push_back(s);
-  }
+  KILN_RETURN_IF_ERROR(PlanBuffers(*program));
   return std::shared_ptr<const Program>(std::move(program));
 }
 

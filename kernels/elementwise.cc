@@ -31,6 +31,7 @@ using compiler::ExecContext;
 using compiler::Kernel;
 using compiler::LowerContext;
 using runtime::Array;
+using runtime::View;
 using namespace ew;        // NOLINT: the elementwise vocabulary is used throughout this file
 using namespace lowering;  // NOLINT
 using namespace strided;   // NOLINT
@@ -625,19 +626,18 @@ Kernel MakeMapKernel(MapSpec spec) {
       spec.input_order.push_back(static_cast<int>(i));
   }
   auto s = std::make_shared<const MapSpec>(std::move(spec));
-  return [s](ExecContext&, std::span<const Array> in, std::span<Array> out) -> Status {
+  return [s](ExecContext&, std::span<const View> in, std::span<const View> out) -> Status {
     KILN_RETURN_IF_ERROR(CheckOutputs(s->name, out, 1));
     const size_t k = s->in_elements.size();
     for (size_t i = 0; i < k; ++i)
       KILN_RETURN_IF_ERROR(CheckInput(s->name, in, i, s->in_elements[i], s->in_widths[i]));
-    KILN_ASSIGN_OR_RETURN(Array result, Array::Allocate(s->out_type));
+    const View& result = out[0];
     const void* ptrs[3] = {nullptr, nullptr, nullptr};
     for (size_t i = 0; i < k && i < 3; ++i)
       ptrs[i] = in[static_cast<size_t>(s->input_order[i])].data();
     void* y = result.data();
     runtime::ParallelFor(result.num_elements(), s->chunk,
                          [&](int64_t b, int64_t e) { s->range(ptrs, y, b, e, s->state.get()); });
-    out[0] = std::move(result);
     return Status::Ok();
   };
 }
@@ -814,18 +814,19 @@ StatusOr<Kernel> LowerCompare(LowerContext& ctx) {
 
 // ---- select ----
 
-// An identity kernel: forwards input `index` (scalar-pred select, same-type convert).
+// Copies the input `pick` chooses at run time (select with a scalar predicate).
 Kernel MakeForwardKernel(std::string name, std::vector<int64_t> in_elements,
                          std::vector<int> in_widths,
-                         std::function<size_t(std::span<const Array>)> pick) {
+                         std::function<size_t(std::span<const View>)> pick) {
   return [name = std::move(name), in_elements = std::move(in_elements),
           in_widths = std::move(in_widths), pick = std::move(pick)](
-             ExecContext&, std::span<const Array> in, std::span<Array> out) -> Status {
+             ExecContext&, std::span<const View> in, std::span<const View> out) -> Status {
     KILN_RETURN_IF_ERROR(CheckOutputs(name, out, 1));
     for (size_t i = 0; i < in_elements.size(); ++i) {
       KILN_RETURN_IF_ERROR(CheckInput(name, in, i, in_elements[i], in_widths[i]));
     }
-    out[0] = in[pick(in)];
+    const View& chosen = in[pick(in)];
+    if (out[0].byte_size() > 0) std::memcpy(out[0].data(), chosen.data(), out[0].byte_size());
     return Status::Ok();
   };
 }
@@ -857,7 +858,7 @@ StatusOr<Kernel> LowerSelect(LowerContext& ctx) {
   const int64_t n = out->num_elements();
   if (scalar_pred) {
     return MakeForwardKernel(name, {1, n, n}, {1, width, width},
-                             [](std::span<const Array> in) -> size_t {
+                             [](std::span<const View> in) -> size_t {
                                return *in[0].data_as<const uint8_t>() != 0 ? 1 : 2;
                              });
   }
@@ -927,8 +928,9 @@ StatusOr<Kernel> LowerConvert(LowerContext& ctx) {
     } else {
       const int w = static_cast<int>(sizeof(From));
       if (in->dtype == out->dtype) {
-        return MakeForwardKernel(name, {n}, {w},
-                                 [](std::span<const Array>) -> size_t { return 0; });
+        (void)n;
+        (void)w;
+        return Kernel::Alias(0);  // same type: the result is the operand
       }
       return DispatchElem(out->dtype, [&]<typename To>() -> StatusOr<Kernel> {
         if constexpr (std::is_void_v<To> || std::is_same_v<To, From>) {
@@ -987,24 +989,8 @@ StatusOr<Kernel> LowerBitcastConvert(LowerContext& ctx) {
     return InvalidArgument(name + ": cannot bitcast " + TypeString(*in) + " to " +
                            TypeString(*out));
   }
-  const int64_t n_in = in->num_elements();
-  const ir::Type out_type = *out;
-  return Kernel([name, n_in, in_w, out_w, out_type](ExecContext&, std::span<const Array> in,
-                                                    std::span<Array> out) -> Status {
-    KILN_RETURN_IF_ERROR(CheckOutputs(name, out, 1));
-    KILN_RETURN_IF_ERROR(CheckInput(name, in, 0, n_in, in_w));
-    if (reinterpret_cast<uintptr_t>(in[0].data()) % static_cast<uintptr_t>(out_w) == 0) {
-      Array a = in[0];
-      a.dtype = out_type.dtype;
-      a.dims = out_type.dims;
-      out[0] = std::move(a);
-    } else {
-      KILN_ASSIGN_OR_RETURN(Array result, Array::Allocate(out_type));
-      std::memcpy(result.data(), in[0].data(), result.byte_size());
-      out[0] = std::move(result);
-    }
-    return Status::Ok();
-  });
+  // The bytes are the same, only their type changes: the result views the operand.
+  return Kernel::Alias(0);
 }
 
 // ---- reduce_precision ----

@@ -31,6 +31,7 @@ using compiler::ExecContext;
 using compiler::Kernel;
 using compiler::LowerContext;
 using runtime::Array;
+using runtime::View;
 
 bool Contains(const std::vector<int64_t>& v, int64_t x) {
   return std::find(v.begin(), v.end(), x) != v.end();
@@ -101,7 +102,7 @@ WindowMap MakeWindowMap(const std::vector<int64_t>& x_dims, const std::vector<in
 
 // Reads any integer array as int64 (unsigned values beyond int64 saturate; they are out of range
 // for every operand anyway).
-StatusOr<std::vector<int64_t>> ReadIndices(std::string_view op, const Array& a) {
+StatusOr<std::vector<int64_t>> ReadIndices(std::string_view op, const View& a) {
   std::vector<int64_t> out(static_cast<size_t>(a.num_elements()));
   KILN_RETURN_IF_ERROR(DispatchInt(op, a.dtype, [&]<typename T>() -> Status {
     const T* p = a.data_as<const T>();
@@ -122,7 +123,7 @@ StatusOr<std::vector<int64_t>> ReadIndices(std::string_view op, const Array& a) 
 // Operand base offset of every batch position: start indices (clamped, or -1 when the window
 // does not fit and clamping is off) plus the batching coordinates.
 StatusOr<std::vector<int64_t>> ComputeBases(std::string_view op, const IndexGeometry& g,
-                                            const Array& indices) {
+                                            const View& indices) {
   KILN_ASSIGN_OR_RETURN(std::vector<int64_t> idx, ReadIndices(op, indices));
   int64_t count = Product(g.batch_sizes);
   std::vector<int64_t> bases(static_cast<size_t>(count));
@@ -337,14 +338,15 @@ StatusOr<Kernel> LowerGather(LowerContext& ctx) {
 
   std::string name = op.name;
   std::shared_ptr<const GatherPlan> p = std::move(plan);
-  return Kernel([name, p, elem](ExecContext&, std::span<const Array> in,
-                                std::span<Array> out) -> Status {
+  return Kernel([name, p, elem](ExecContext&, std::span<const View> in,
+                                std::span<const View> out) -> Status {
     if (in.size() < 2 || in[0].dtype != p->operand_type.dtype ||
-        in[0].dims != p->operand_type.dims || in[1].dtype != p->indices_type.dtype ||
-        in[1].dims != p->indices_type.dims) {
+        !runtime::SameDims(in[0].dims, p->operand_type.dims) ||
+        in[1].dtype != p->indices_type.dtype ||
+        !runtime::SameDims(in[1].dims, p->indices_type.dims)) {
       return Internal(name + ": inputs do not match the lowered types");
     }
-    KILN_ASSIGN_OR_RETURN(Array result, Array::Allocate(p->operand_type.dtype, p->out_dims));
+    const View& result = out[0];
     if (result.num_elements() > 0) {
       KILN_ASSIGN_OR_RETURN(std::vector<int64_t> bases, ComputeBases(name, p->g, in[1]));
       KILN_RETURN_IF_ERROR(DispatchElementSize(name, elem, [&]<typename E>() -> Status {
@@ -372,7 +374,6 @@ StatusOr<Kernel> LowerGather(LowerContext& ctx) {
         return Status::Ok();
       }));
     }
-    out[0] = std::move(result);
     return Status::Ok();
   });
 }
@@ -491,22 +492,23 @@ StatusOr<Kernel> LowerScatter(LowerContext& ctx) {
   std::string name = op.name;
 
   // Copies the inputs into fresh results (updates then modify them in place).
-  auto start = [](const ScatterPlan& p, std::string_view nm, std::span<const Array> in,
-                  std::vector<Array>& results) -> StatusOr<std::vector<int64_t>> {
+  auto start = [](const ScatterPlan& p, std::string_view nm, std::span<const View> in,
+                  std::span<const View> results) -> StatusOr<std::vector<int64_t>> {
     if (in.size() < 2 * p.n + 1) return Internal(std::string(nm) + ": too few inputs");
     for (size_t i = 0; i < p.n; ++i) {
-      if (in[i].dtype != p.input_types[i].dtype || in[i].dims != p.input_types[i].dims ||
+      if (in[i].dtype != p.input_types[i].dtype ||
+          !runtime::SameDims(in[i].dims, p.input_types[i].dims) ||
           in[p.n + 1 + i].dtype != p.input_types[i].dtype ||
-          in[p.n + 1 + i].dims != p.update_dims) {
+          !runtime::SameDims(in[p.n + 1 + i].dims, p.update_dims)) {
         return Internal(std::string(nm) + ": inputs do not match the lowered types");
       }
     }
-    if (in[p.n].dtype != p.indices_type.dtype || in[p.n].dims != p.indices_type.dims) {
+    if (in[p.n].dtype != p.indices_type.dtype ||
+        !runtime::SameDims(in[p.n].dims, p.indices_type.dims)) {
       return Internal(std::string(nm) + ": indices do not match the lowered type");
     }
-    results.resize(p.n);
+    if (results.size() != p.n) return Internal(std::string(nm) + ": wrong number of outputs");
     for (size_t i = 0; i < p.n; ++i) {
-      KILN_ASSIGN_OR_RETURN(results[i], Array::Allocate(in[i].dtype, in[i].dims));
       if (in[i].byte_size() > 0) std::memcpy(results[i].data(), in[i].data(), in[i].byte_size());
     }
     return ComputeBases(nm, p.g, in[p.n]);
@@ -518,8 +520,8 @@ StatusOr<Kernel> LowerScatter(LowerContext& ctx) {
     size_t elem = static_cast<size_t>(ir::DTypeByteSize(dtypes[0]));
     KILN_RETURN_IF_ERROR(
         DispatchElementSize(op.name, elem, []<typename E>() { return Status::Ok(); }));
-    return Kernel([=](ExecContext&, std::span<const Array> in, std::span<Array> out) -> Status {
-      std::vector<Array> results;
+    return Kernel([=](ExecContext&, std::span<const View> in, std::span<const View> out) -> Status {
+      std::span<const View> results = out;
       KILN_ASSIGN_OR_RETURN(std::vector<int64_t> bases, start(*p, name, in, results));
       KILN_RETURN_IF_ERROR(DispatchElementSize(name, elem, [&]<typename E>() -> Status {
         E* dst = results[0].data_as<E>();
@@ -527,15 +529,14 @@ StatusOr<Kernel> LowerScatter(LowerContext& ctx) {
         ForEachScatter(*p, bases, [&](int64_t o, int64_t u) { dst[o] = upd[u]; });
         return Status::Ok();
       }));
-      out[0] = std::move(results[0]);
       return Status::Ok();
     });
   }
   if (n == 1 && kind && ReducerSupportsDType(*kind, dtypes[0])) {
     ReducerKind k = *kind;
     ir::DType dtype = dtypes[0];
-    return Kernel([=](ExecContext&, std::span<const Array> in, std::span<Array> out) -> Status {
-      std::vector<Array> results;
+    return Kernel([=](ExecContext&, std::span<const View> in, std::span<const View> out) -> Status {
+      std::span<const View> results = out;
       KILN_ASSIGN_OR_RETURN(std::vector<int64_t> bases, start(*p, name, in, results));
       KILN_RETURN_IF_ERROR(
           DispatchReducer(name, k, dtype, [&]<ReducerKind K, typename T>() -> Status {
@@ -546,7 +547,6 @@ StatusOr<Kernel> LowerScatter(LowerContext& ctx) {
             });
             return Status::Ok();
           }));
-      out[0] = std::move(results[0]);
       return Status::Ok();
     });
   }
@@ -556,8 +556,9 @@ StatusOr<Kernel> LowerScatter(LowerContext& ctx) {
   arg_dtypes.insert(arg_dtypes.end(), dtypes.begin(), dtypes.end());
   KILN_ASSIGN_OR_RETURN(std::shared_ptr<const ScalarRegion> body,
                         ScalarRegion::Compile(ctx, 0, arg_dtypes, dtypes));
-  return Kernel([=](ExecContext& ec, std::span<const Array> in, std::span<Array> out) -> Status {
-    std::vector<Array> results;
+  return Kernel([=](ExecContext& ec, std::span<const View> in,
+                    std::span<const View> out) -> Status {
+    std::span<const View> results = out;
     KILN_ASSIGN_OR_RETURN(std::vector<int64_t> bases, start(*p, name, in, results));
     KILN_ASSIGN_OR_RETURN(ScalarRegionRunner runner,
                           ScalarRegionRunner::Create(*body, ec, in.subspan(2 * n + 1)));
@@ -578,7 +579,6 @@ StatusOr<Kernel> LowerScatter(LowerContext& ctx) {
       status = runner.Run(args, dsts);
     });
     KILN_RETURN_IF_ERROR(status);
-    for (size_t i = 0; i < n; ++i) out[i] = std::move(results[i]);
     return Status::Ok();
   });
 }

@@ -33,6 +33,7 @@ using compiler::ExecContext;
 using compiler::Kernel;
 using compiler::LowerContext;
 using runtime::Array;
+using runtime::View;
 
 // ---------------------------------------------------------------------------------------------
 // Element access across storage types, with conversion to the accumulation type.
@@ -290,7 +291,7 @@ StatusOr<std::shared_ptr<const DotPlan>> PlanDot(const ir::Op& op, const ir::Typ
 
 // Packs `a` per `plan` into a new contiguous buffer of Acc.
 template <typename Acc>
-StatusOr<std::vector<Acc>> Pack(std::string_view op, const Array& a, const OperandPlan& plan) {
+StatusOr<std::vector<Acc>> Pack(std::string_view op, const View& a, const OperandPlan& plan) {
   std::vector<Acc> buffer(static_cast<size_t>(Product(plan.pack_sizes)));
   KILN_RETURN_IF_ERROR(DispatchStorage(op, a.dtype, [&]<typename Src>() -> Status {
     PackAxes<Acc, Src, false>(static_cast<const Src*>(a.data()), plan.pack_sizes, plan.pack_strides,
@@ -318,8 +319,7 @@ void Gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t
 
 // out[B, M, N] = lhs x rhs in float type T via BLAS.
 template <typename T>
-Status RunBlasDot(std::string_view op, const DotPlan& p, const Array& lhs, const Array& rhs,
-                  T* out) {
+Status RunBlasDot(std::string_view op, const DotPlan& p, const View& lhs, const View& rhs, T* out) {
   std::vector<T> lhs_buf, rhs_buf;
   const T* a = nullptr;
   const T* b = nullptr;
@@ -352,8 +352,7 @@ Status RunBlasDot(std::string_view op, const DotPlan& p, const Array& lhs, const
 
 // out[B, M, N] = lhs x rhs for integer or pred T, with both operands packed.
 template <typename T, bool kPred>
-Status RunLoopDot(std::string_view op, const DotPlan& p, const Array& lhs, const Array& rhs,
-                  T* out) {
+Status RunLoopDot(std::string_view op, const DotPlan& p, const View& lhs, const View& rhs, T* out) {
   std::vector<T> a(static_cast<size_t>(Product(p.lhs.pack_sizes)));
   std::vector<T> b(static_cast<size_t>(Product(p.rhs.pack_sizes)));
   KILN_RETURN_IF_ERROR(DispatchStorage(op, lhs.dtype, [&]<typename Src>() -> Status {
@@ -393,8 +392,8 @@ Status RunLoopDot(std::string_view op, const DotPlan& p, const Array& lhs, const
   return Status::Ok();
 }
 
-Status RunDot(std::string_view op, const DotPlan& p, const Array& lhs, const Array& rhs,
-              Array& result) {
+Status RunDot(std::string_view op, const DotPlan& p, const View& lhs, const View& rhs,
+              const View& result) {
   if (result.num_elements() == 0) return Status::Ok();
   switch (p.acc_dtype) {
     case ir::DType::kF32:
@@ -428,15 +427,15 @@ Status RunDot(std::string_view op, const DotPlan& p, const Array& lhs, const Arr
 
 Kernel MakeDotKernel(std::string name, std::shared_ptr<const DotPlan> plan,
                      std::vector<int64_t> lhs_dims, std::vector<int64_t> rhs_dims) {
-  return [name, plan, lhs_dims, rhs_dims](ExecContext&, std::span<const Array> in,
-                                          std::span<Array> out) -> Status {
-    if (in.size() < 2 || in[0].dtype != plan->lhs_dtype || in[0].dims != lhs_dims ||
-        in[1].dtype != plan->rhs_dtype || in[1].dims != rhs_dims) {
+  return [name, plan, lhs_dims, rhs_dims](ExecContext&, std::span<const View> in,
+                                          std::span<const View> out) -> Status {
+    if (in.size() < 2 || in[0].dtype != plan->lhs_dtype ||
+        !runtime::SameDims(in[0].dims, lhs_dims) || in[1].dtype != plan->rhs_dtype ||
+        !runtime::SameDims(in[1].dims, rhs_dims)) {
       return Internal(name + ": inputs do not match the lowered types");
     }
-    KILN_ASSIGN_OR_RETURN(Array result, Array::Allocate(plan->out_dtype, plan->out_dims));
+    const View& result = out[0];
     KILN_RETURN_IF_ERROR(RunDot(name, *plan, in[0], in[1], result));
-    out[0] = std::move(result);
     return Status::Ok();
   };
 }
@@ -538,12 +537,12 @@ StatusOr<Kernel> LowerCholesky(LowerContext& ctx) {
   KILN_ASSIGN_OR_RETURN(bool lower, OptionalBool(op, "lower", false));
   std::string name = op.name;
   ir::Type type = a;
-  return Kernel([name, type, m, lower](ExecContext&, std::span<const Array> in,
-                                       std::span<Array> out) -> Status {
-    if (in.empty() || in[0].dtype != type.dtype || in[0].dims != type.dims) {
+  return Kernel([name, type, m, lower](ExecContext&, std::span<const View> in,
+                                       std::span<const View> out) -> Status {
+    if (in.empty() || in[0].dtype != type.dtype || !runtime::SameDims(in[0].dims, type.dims)) {
       return Internal(name + ": input does not match the lowered type");
     }
-    KILN_ASSIGN_OR_RETURN(Array result, Array::Allocate(type));
+    const View& result = out[0];
     if (result.byte_size() > 0) std::memcpy(result.data(), in[0].data(), result.byte_size());
     int64_t n = m.rows;
     KILN_RETURN_IF_ERROR(DispatchFloat(name, type.dtype, [&]<typename T>() -> Status {
@@ -565,7 +564,6 @@ StatusOr<Kernel> LowerCholesky(LowerContext& ctx) {
       }
       return Status::Ok();
     }));
-    out[0] = std::move(result);
     return Status::Ok();
   });
 }
@@ -596,14 +594,14 @@ StatusOr<Kernel> LowerTriangularSolve(LowerContext& ctx) {
   std::string name = op.name;
   ir::Type a_type = a, b_type = b;
   bool trans = transpose != "NO_TRANSPOSE";  // ADJOINT is TRANSPOSE for real types
-  return Kernel([=](ExecContext&, std::span<const Array> in, std::span<Array> out) -> Status {
-    if (in.size() < 2 || in[0].dtype != a_type.dtype || in[0].dims != a_type.dims ||
-        in[1].dtype != b_type.dtype || in[1].dims != b_type.dims) {
+  return Kernel([=](ExecContext&, std::span<const View> in, std::span<const View> out) -> Status {
+    if (in.size() < 2 || in[0].dtype != a_type.dtype ||
+        !runtime::SameDims(in[0].dims, a_type.dims) || in[1].dtype != b_type.dtype ||
+        !runtime::SameDims(in[1].dims, b_type.dims)) {
       return Internal(name + ": inputs do not match the lowered types");
     }
-    KILN_ASSIGN_OR_RETURN(Array result, Array::Allocate(b_type));
+    const View& result = out[0];
     if (result.byte_size() == 0) {
-      out[0] = std::move(result);
       return Status::Ok();
     }
     std::memcpy(result.data(), in[1].data(), result.byte_size());
@@ -630,7 +628,6 @@ StatusOr<Kernel> LowerTriangularSolve(LowerContext& ctx) {
       }
       return Status::Ok();
     }));
-    out[0] = std::move(result);
     return Status::Ok();
   });
 }

@@ -14,6 +14,7 @@
 #include "ir/dtype.h"
 #include "ir/type.h"
 #include "runtime/array.h"
+#include "runtime/view.h"
 #include "support/status.h"
 
 // In kiln::kernels::lowering so these inline helpers cannot collide with other families' helpers.
@@ -149,17 +150,14 @@ inline std::optional<std::string> EnumAttr(const compiler::LowerContext& ctx,
 
 // ---- run-time checks (cheap; they keep a lying IR from turning into out-of-bounds accesses) ----
 
-// Input i must exist, have storage, hold `elements` elements of `elem_bytes` bytes each, and fit
-// inside its storage.
-inline Status CheckInput(std::string_view op, std::span<const runtime::Array> in, size_t i,
+// Input i must exist, have memory, and hold `elements` elements of `elem_bytes` bytes each.
+inline Status CheckInput(std::string_view op, std::span<const runtime::View> in, size_t i,
                          int64_t elements, int elem_bytes) {
   if (i >= in.size()) return Internal(std::string(op) + ": missing input #" + std::to_string(i));
-  const runtime::Array& a = in[i];
-  if (!a.valid())
-    return Internal(std::string(op) + ": input #" + std::to_string(i) + " has no storage");
-  if (a.num_elements() != elements || ir::DTypeByteSize(a.dtype) != elem_bytes ||
-      a.offset + static_cast<size_t>(elements) * static_cast<size_t>(elem_bytes) >
-          a.storage->size()) {
+  const runtime::View& a = in[i];
+  if (a.ptr == nullptr && a.elements != 0)
+    return Internal(std::string(op) + ": input #" + std::to_string(i) + " has no memory");
+  if (a.num_elements() != elements || ir::DTypeByteSize(a.dtype) != elem_bytes) {
     return Internal(std::string(op) + ": input #" + std::to_string(i) + " is " +
                     std::string(ir::DTypeName(a.dtype)) + DimsToString(a.dims) + ", expected " +
                     std::to_string(elements) + " elements of " + std::to_string(elem_bytes) +
@@ -168,18 +166,21 @@ inline Status CheckInput(std::string_view op, std::span<const runtime::Array> in
   return Status::Ok();
 }
 
-inline Status CheckOutputs(std::string_view op, std::span<runtime::Array> out, size_t n) {
+inline Status CheckOutputs(std::string_view op, std::span<const runtime::View> out, size_t n) {
   if (out.size() != n) {
     return Internal(std::string(op) + ": expected " + std::to_string(n) + " output slots, got " +
                     std::to_string(out.size()));
+  }
+  for (const runtime::View& v : out) {
+    if (v.ptr == nullptr && v.elements != 0)
+      return Internal(std::string(op) + ": output has no memory");
   }
   return Status::Ok();
 }
 
 // Reads a scalar integer array of any integer dtype (dynamic_slice start indices, ...).
-inline StatusOr<int64_t> ReadScalarInt(std::string_view op, const runtime::Array& a) {
-  if (!a.valid() || a.num_elements() != 1 ||
-      a.offset + static_cast<size_t>(ir::DTypeByteSize(a.dtype)) > a.storage->size()) {
+inline StatusOr<int64_t> ReadScalarInt(std::string_view op, const runtime::View& a) {
+  if (a.ptr == nullptr || a.num_elements() != 1) {
     return Internal(std::string(op) + ": index operand is not a scalar");
   }
   const void* p = a.data();

@@ -13,10 +13,11 @@ using compiler::ExecContext;
 using compiler::Kernel;
 using compiler::LowerContext;
 using runtime::Array;
+using runtime::View;
 using namespace lowering;  // NOLINT
 
 // optimization_barrier: results are the operands. Kiln does not reorder across ops anyway, so the
-// barrier only has to forward values (sharing storage; arrays are immutable).
+// barrier only has to forward values (its results are its operands).
 StatusOr<Kernel> LowerOptimizationBarrier(LowerContext& ctx) {
   const std::string& name = ctx.op().name;
   const size_t n = ctx.op().operands.size();
@@ -27,12 +28,7 @@ StatusOr<Kernel> LowerOptimizationBarrier(LowerContext& ctx) {
                              " type");
     }
   }
-  return Kernel([name, n](ExecContext&, std::span<const Array> in, std::span<Array> out) -> Status {
-    KILN_RETURN_IF_ERROR(CheckOutputs(name, out, n));
-    if (in.size() < n) return Internal(name + ": missing inputs");
-    for (size_t i = 0; i < n; ++i) out[i] = in[i];
-    return Status::Ok();
-  });
+  return Kernel::Forward(n);
 }
 
 // after_all / create_token: a token is an Array of dtype kToken, rank 0 and no payload (its storage
@@ -47,13 +43,8 @@ StatusOr<Kernel> LowerToken(LowerContext& ctx) {
       return InvalidArgument(name + ": " + OperandName(i) + " must be a token");
     }
   }
-  KILN_ASSIGN_OR_RETURN(Array token, Array::Allocate(ir::DType::kToken, {}));
-  return Kernel(
-      [name, token](ExecContext&, std::span<const Array>, std::span<Array> out) -> Status {
-        KILN_RETURN_IF_ERROR(CheckOutputs(name, out, 1));
-        out[0] = token;
-        return Status::Ok();
-      });
+  static const uint64_t kTokenBytes[8] = {};  // tokens carry no data; any address will do
+  return Kernel::Constant(std::shared_ptr<const void>(kTokenBytes, [](const void*) {}));
 }
 
 // partition_id / replica_id: a tensor<ui32> scalar from where the program runs.
@@ -65,14 +56,14 @@ StatusOr<Kernel> LowerDeviceId(LowerContext& ctx) {
   if (out->dtype != ir::DType::kU32 || out->rank() != 0) {
     return InvalidArgument(name + ": result must be tensor<ui32>, got " + TypeString(*out));
   }
-  return Kernel([name](ExecContext& ec, std::span<const Array>, std::span<Array> out) -> Status {
-    KILN_RETURN_IF_ERROR(CheckOutputs(name, out, 1));
-    KILN_ASSIGN_OR_RETURN(Array result, Array::Allocate(ir::DType::kU32, {}));
-    *result.data_as<uint32_t>() =
-        static_cast<uint32_t>(kPartition ? ec.partition_id : ec.replica_id);
-    out[0] = std::move(result);
-    return Status::Ok();
-  });
+  return Kernel(
+      [name](ExecContext& ec, std::span<const View>, std::span<const View> out) -> Status {
+        KILN_RETURN_IF_ERROR(CheckOutputs(name, out, 1));
+        const View& result = out[0];
+        *result.data_as<uint32_t>() =
+            static_cast<uint32_t>(kPartition ? ec.partition_id : ec.replica_id);
+        return Status::Ok();
+      });
 }
 
 }  // namespace

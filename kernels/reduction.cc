@@ -31,15 +31,16 @@ using compiler::ExecContext;
 using compiler::Kernel;
 using compiler::LowerContext;
 using runtime::Array;
+using runtime::View;
 
 // Checks at run time that the arrays handed to a kernel have the types it was lowered for, so a
 // mismatch becomes an error instead of an out-of-bounds access.
-Status CheckArrays(std::string_view op, std::span<const Array> arrays,
+Status CheckArrays(std::string_view op, std::span<const View> arrays,
                    std::span<const ir::Type> types) {
   if (arrays.size() < types.size()) return Internal(std::string(op) + ": too few inputs");
   for (size_t i = 0; i < types.size(); ++i) {
-    if (!arrays[i].valid() || arrays[i].dtype != types[i].dtype ||
-        arrays[i].dims != types[i].dims) {
+    if ((arrays[i].ptr == nullptr && arrays[i].elements != 0) ||
+        arrays[i].dtype != types[i].dtype || !runtime::SameDims(arrays[i].dims, types[i].dims)) {
       return Internal(std::string(op) + ": input #" + std::to_string(i) + " does not match " +
                       types[i].ToString());
     }
@@ -344,16 +345,15 @@ StatusOr<Kernel> LowerReduce(LowerContext& ctx) {
     auto geometry = std::make_shared<const ReduceGeometry>(AnalyzeReduce(dims, reduced));
     ir::DType dtype = dtypes[0];
     ReducerKind k = *kind;
-    return Kernel([=](ExecContext&, std::span<const Array> in, std::span<Array> out) -> Status {
+    return Kernel([=](ExecContext&, std::span<const View> in, std::span<const View> out) -> Status {
       KILN_RETURN_IF_ERROR(CheckArrays(name, in, all_types));
-      KILN_ASSIGN_OR_RETURN(Array result, Array::Allocate(dtype, out_dims));
+      const View& result = out[0];
       KILN_RETURN_IF_ERROR(
           DispatchReducer(name, k, dtype, [&]<ReducerKind K, typename T>() -> Status {
             ReduceFast<K, T>(*geometry, in[0].data_as<const T>(), *in[1].data_as<const T>(),
                              result.data_as<T>());
             return Status::Ok();
           }));
-      out[0] = std::move(result);
       return Status::Ok();
     });
   }
@@ -370,15 +370,15 @@ StatusOr<Kernel> LowerReduce(LowerContext& ctx) {
     a.sizes.push_back(dims[d]);
     a.strides.push_back(strides[d]);
   }
-  return Kernel([=](ExecContext& ec, std::span<const Array> in, std::span<Array> out) -> Status {
+  return Kernel([=](ExecContext& ec, std::span<const View> in,
+                    std::span<const View> out) -> Status {
     KILN_RETURN_IF_ERROR(CheckArrays(name, in, all_types));
     KILN_ASSIGN_OR_RETURN(ScalarRegionRunner runner,
                           ScalarRegionRunner::Create(*body, ec, in.subspan(2 * n)));
-    std::vector<Array> results(n);
+    std::span<const View> results = out;
     std::vector<size_t> elem(n);
     std::vector<std::vector<uint8_t>> acc(n);
     for (size_t i = 0; i < n; ++i) {
-      KILN_ASSIGN_OR_RETURN(results[i], Array::Allocate(dtypes[i], out_dims));
       elem[i] = static_cast<size_t>(ir::DTypeByteSize(dtypes[i]));
       acc[i].resize(elem[i]);
     }
@@ -406,7 +406,6 @@ StatusOr<Kernel> LowerReduce(LowerContext& ctx) {
       ++out_index;
       return Status::Ok();
     }));
-    for (size_t i = 0; i < n; ++i) out[i] = std::move(results[i]);
     return Status::Ok();
   });
 }
@@ -566,9 +565,9 @@ StatusOr<Kernel> LowerReduceWindow(LowerContext& ctx) {
   if (n == 1 && kind && *kind != ReducerKind::kReplace && ReducerSupportsDType(*kind, dtypes[0])) {
     ir::DType dtype = dtypes[0];
     ReducerKind k = *kind;
-    return Kernel([=](ExecContext&, std::span<const Array> in, std::span<Array> out) -> Status {
+    return Kernel([=](ExecContext&, std::span<const View> in, std::span<const View> out) -> Status {
       KILN_RETURN_IF_ERROR(CheckArrays(name, in, all_types));
-      KILN_ASSIGN_OR_RETURN(Array result, Array::Allocate(dtype, plan->out_dims));
+      const View& result = out[0];
       KILN_RETURN_IF_ERROR(
           DispatchReducer(name, k, dtype, [&]<ReducerKind K, typename T>() -> Status {
             const T* x = in[0].data_as<const T>();
@@ -586,7 +585,6 @@ StatusOr<Kernel> LowerReduceWindow(LowerContext& ctx) {
                   return Status::Ok();
                 });
           }));
-      out[0] = std::move(result);
       return Status::Ok();
     });
   }
@@ -595,17 +593,17 @@ StatusOr<Kernel> LowerReduceWindow(LowerContext& ctx) {
   arg_dtypes.insert(arg_dtypes.end(), dtypes.begin(), dtypes.end());
   KILN_ASSIGN_OR_RETURN(std::shared_ptr<const ScalarRegion> body,
                         ScalarRegion::Compile(ctx, 0, arg_dtypes, dtypes));
-  return Kernel([=](ExecContext& ec, std::span<const Array> in, std::span<Array> out) -> Status {
+  return Kernel([=](ExecContext& ec, std::span<const View> in,
+                    std::span<const View> out) -> Status {
     KILN_RETURN_IF_ERROR(CheckArrays(name, in, all_types));
     KILN_ASSIGN_OR_RETURN(ScalarRegionRunner runner,
                           ScalarRegionRunner::Create(*body, ec, in.subspan(2 * n)));
-    std::vector<Array> results(n);
+    std::span<const View> results = out;
     std::vector<size_t> elem(n);
     std::vector<std::vector<uint8_t>> acc(n);
     std::vector<const void*> args(2 * n);
     std::vector<void*> dsts(n);
     for (size_t i = 0; i < n; ++i) {
-      KILN_ASSIGN_OR_RETURN(results[i], Array::Allocate(dtypes[i], plan->out_dims));
       elem[i] = static_cast<size_t>(ir::DTypeByteSize(dtypes[i]));
       acc[i].resize(elem[i]);
       args[i] = acc[i].data();
@@ -631,7 +629,6 @@ StatusOr<Kernel> LowerReduceWindow(LowerContext& ctx) {
           }
           return Status::Ok();
         }));
-    for (size_t i = 0; i < n; ++i) out[i] = std::move(results[i]);
     return Status::Ok();
   });
 }
@@ -678,9 +675,9 @@ StatusOr<Kernel> LowerSelectAndScatter(LowerContext& ctx) {
   if (select && scatter && ReducerSupportsDType(*scatter, dtype) && dtype != ir::DType::kPred) {
     CompareDirection dir = *select;
     ReducerKind k = *scatter;
-    return Kernel([=](ExecContext&, std::span<const Array> in, std::span<Array> out) -> Status {
+    return Kernel([=](ExecContext&, std::span<const View> in, std::span<const View> out) -> Status {
       KILN_RETURN_IF_ERROR(CheckArrays(name, in, types));
-      KILN_ASSIGN_OR_RETURN(Array result, Array::Allocate(dtype, dims));
+      const View& result = out[0];
       KILN_RETURN_IF_ERROR(
           DispatchReducer(name, k, dtype, [&]<ReducerKind K, typename T>() -> Status {
             const T* x = in[0].data_as<const T>();
@@ -699,7 +696,6 @@ StatusOr<Kernel> LowerSelectAndScatter(LowerContext& ctx) {
                   return Status::Ok();
                 });
           }));
-      out[0] = std::move(result);
       return Status::Ok();
     });
   }
@@ -708,44 +704,44 @@ StatusOr<Kernel> LowerSelectAndScatter(LowerContext& ctx) {
                         ScalarRegion::Compile(ctx, 0, {dtype, dtype}, {ir::DType::kPred}));
   KILN_ASSIGN_OR_RETURN(std::shared_ptr<const ScalarRegion> scatter_region,
                         ScalarRegion::Compile(ctx, 1, {dtype, dtype}, {dtype}));
-  return Kernel([=](ExecContext& ec, std::span<const Array> in, std::span<Array> out) -> Status {
-    KILN_RETURN_IF_ERROR(CheckArrays(name, in, types));
-    KILN_ASSIGN_OR_RETURN(ScalarRegionRunner select_runner,
-                          ScalarRegionRunner::Create(*select_region, ec, in.subspan(3)));
-    KILN_ASSIGN_OR_RETURN(ScalarRegionRunner scatter_runner,
-                          ScalarRegionRunner::Create(*scatter_region, ec, in.subspan(3)));
-    KILN_ASSIGN_OR_RETURN(Array result, Array::Allocate(dtype, dims));
-    size_t elem = static_cast<size_t>(ir::DTypeByteSize(dtype));
-    auto* r = static_cast<uint8_t*>(result.data());
-    const auto* x = static_cast<const uint8_t*>(in[0].data());
-    const auto* source = static_cast<const uint8_t*>(in[1].data());
-    for (int64_t i = 0; i < result.num_elements(); ++i)
-      std::memcpy(r + i * elem, in[2].data(), elem);
-    int64_t pick = -1;
-    uint8_t keep = 0;
-    void* keep_dst[1] = {&keep};
-    KILN_RETURN_IF_ERROR(ForEachWindow(
-        *plan, [&] { pick = -1; },
-        [&](int64_t off) -> Status {
-          if (pick < 0) {
-            pick = off;
-            return Status::Ok();
-          }
-          const void* args[2] = {x + pick * elem, x + off * elem};
-          KILN_RETURN_IF_ERROR(select_runner.Run(args, keep_dst));
-          if (!keep) pick = off;
-          return Status::Ok();
-        },
-        [&](int64_t w) -> Status {
-          if (pick < 0) return Status::Ok();
-          void* target = r + pick * elem;
-          const void* args[2] = {target, source + w * elem};
-          void* dst[1] = {target};
-          return scatter_runner.Run(args, dst);
-        }));
-    out[0] = std::move(result);
-    return Status::Ok();
-  });
+  return Kernel(
+      [=](ExecContext& ec, std::span<const View> in, std::span<const View> out) -> Status {
+        KILN_RETURN_IF_ERROR(CheckArrays(name, in, types));
+        KILN_ASSIGN_OR_RETURN(ScalarRegionRunner select_runner,
+                              ScalarRegionRunner::Create(*select_region, ec, in.subspan(3)));
+        KILN_ASSIGN_OR_RETURN(ScalarRegionRunner scatter_runner,
+                              ScalarRegionRunner::Create(*scatter_region, ec, in.subspan(3)));
+        const View& result = out[0];
+        size_t elem = static_cast<size_t>(ir::DTypeByteSize(dtype));
+        auto* r = static_cast<uint8_t*>(result.data());
+        const auto* x = static_cast<const uint8_t*>(in[0].data());
+        const auto* source = static_cast<const uint8_t*>(in[1].data());
+        for (int64_t i = 0; i < result.num_elements(); ++i)
+          std::memcpy(r + i * elem, in[2].data(), elem);
+        int64_t pick = -1;
+        uint8_t keep = 0;
+        void* keep_dst[1] = {&keep};
+        KILN_RETURN_IF_ERROR(ForEachWindow(
+            *plan, [&] { pick = -1; },
+            [&](int64_t off) -> Status {
+              if (pick < 0) {
+                pick = off;
+                return Status::Ok();
+              }
+              const void* args[2] = {x + pick * elem, x + off * elem};
+              KILN_RETURN_IF_ERROR(select_runner.Run(args, keep_dst));
+              if (!keep) pick = off;
+              return Status::Ok();
+            },
+            [&](int64_t w) -> Status {
+              if (pick < 0) return Status::Ok();
+              void* target = r + pick * elem;
+              const void* args[2] = {target, source + w * elem};
+              void* dst[1] = {target};
+              return scatter_runner.Run(args, dst);
+            }));
+        return Status::Ok();
+      });
 }
 
 }  // namespace

@@ -195,19 +195,31 @@ StatusOr<std::shared_ptr<const ScalarRegion>> ScalarRegion::Compile(
 }
 
 StatusOr<ScalarRegionRunner> ScalarRegionRunner::Create(const ScalarRegion& region,
-                                                        compiler::ExecContext& ctx,
-                                                        std::span<const runtime::Array> captures) {
+                                                        const compiler::ExecContext& ctx,
+                                                        std::span<const runtime::View> captures) {
   ScalarRegionRunner runner(region, ctx);
   if (region.evaluator() != nullptr) return runner;  // constants are built in; captures unused
+  const compiler::Program& program = *region.program();
   for (ir::DType t : region.arg_dtypes()) {
-    KILN_ASSIGN_OR_RETURN(runtime::Array a, runtime::Array::Allocate(t, {}));
-    runner.params_.push_back(std::move(a));
+    runtime::View v;
+    v.dtype = t;
+    v.elements = 1;
+    runner.params_.push_back(v);
   }
   runner.params_.insert(runner.params_.end(), captures.begin(), captures.end());
-  if (runner.params_.size() != region.program()->param_slots.size()) {
-    return Internal("region expects " + std::to_string(region.program()->param_slots.size()) +
+  if (runner.params_.size() != program.param_slots.size()) {
+    return Internal("region expects " + std::to_string(program.param_slots.size()) +
                     " parameters, got " + std::to_string(runner.params_.size()));
   }
+  runner.result_slots_.assign(2 * region.result_dtypes().size(), 0);
+  for (size_t i = 0; i < region.result_dtypes().size(); ++i) {
+    runtime::View v;
+    v.dtype = region.result_dtypes()[i];
+    v.elements = 1;
+    v.ptr = &runner.result_slots_[2 * i];
+    runner.results_.push_back(v);
+  }
+  KILN_RETURN_IF_ERROR(runner.memory_.Reserve(program.total_bytes));
   return runner;
 }
 
@@ -221,21 +233,13 @@ Status ScalarRegionRunner::Run(std::span<const void* const> args, std::span<void
     ev->Run(args, results, scratch_);
     return Status::Ok();
   }
-  // The previous call's results may share storage with the scratch parameters: drop them first.
-  results_.clear();
-  for (size_t i = 0; i < args.size(); ++i) {
-    std::memcpy(params_[i].data(), args[i], static_cast<size_t>(ir::DTypeByteSize(arg_dtypes[i])));
-  }
-  KILN_RETURN_IF_ERROR(compiler::RunProgram(*region_->program(), *ctx_, params_, results_));
-  if (results_.size() != results.size())
-    return Internal("scalar region returned the wrong number of values");
+  // Kernels never write their inputs, so the arguments are read where they are.
+  for (size_t i = 0; i < args.size(); ++i) params_[i].ptr = const_cast<void*>(args[i]);
+  KILN_RETURN_IF_ERROR(
+      compiler::RunProgram(*region_->program(), ctx_, params_, results_, memory_.data()));
   for (size_t i = 0; i < results.size(); ++i) {
-    const runtime::Array& r = results_[i];
-    if (!r.valid() || r.dtype != result_dtypes[i] || r.num_elements() != 1) {
-      return Internal("scalar region result #" + std::to_string(i) + " is not a " +
-                      std::string(ir::DTypeName(result_dtypes[i])) + " scalar");
-    }
-    std::memcpy(results[i], r.data(), static_cast<size_t>(ir::DTypeByteSize(result_dtypes[i])));
+    std::memcpy(results[i], results_[i].ptr,
+                static_cast<size_t>(ir::DTypeByteSize(result_dtypes[i])));
   }
   return Status::Ok();
 }

@@ -26,7 +26,9 @@
 #include "compiler/program.h"
 #include "ir/module.h"
 #include "kernels/dispatch.h"
+#include "runtime/aligned_buffer.h"
 #include "runtime/array.h"
+#include "runtime/view.h"
 
 namespace kiln::kernels {
 
@@ -239,26 +241,29 @@ class ScalarRegion {
 };
 
 // Runs a ScalarRegion on raw elements. One runner per kernel invocation and thread: it owns the
-// scratch arrays the arguments are copied into.
+// program's working memory and the slots its results are written to.
 class ScalarRegionRunner {
  public:
   // `captures` are the kernel inputs after the op's own operands (the region's captured values).
-  static StatusOr<ScalarRegionRunner> Create(const ScalarRegion& region, compiler::ExecContext& ctx,
-                                             std::span<const runtime::Array> captures);
+  static StatusOr<ScalarRegionRunner> Create(const ScalarRegion& region,
+                                             const compiler::ExecContext& ctx,
+                                             std::span<const runtime::View> captures);
 
-  // Copies one element per argument from `args[i]` (dtype arg_dtypes()[i]) into the region's
-  // parameters, runs it and copies result i to `results[i]`. Results may alias arguments.
+  // Runs the region on one element per argument, read from `args[i]` (dtype arg_dtypes()[i]),
+  // and copies result i to `results[i]`. Results may alias arguments.
   Status Run(std::span<const void* const> args, std::span<void* const> results);
 
  private:
-  ScalarRegionRunner(const ScalarRegion& region, compiler::ExecContext& ctx)
-      : region_(&region), ctx_(&ctx) {}
+  ScalarRegionRunner(const ScalarRegion& region, const compiler::ExecContext& ctx)
+      : region_(&region), ctx_(ctx) {}
 
   const ScalarRegion* region_;
-  compiler::ExecContext* ctx_;
-  std::vector<runtime::Array> params_;  // program: block-argument scratch arrays, then the captures
-  std::vector<runtime::Array> results_;
-  std::vector<uint64_t> scratch_;  // evaluator: value slots
+  compiler::ExecContext ctx_;          // a copy: the program sets its scratch pointer while it runs
+  std::vector<runtime::View> params_;  // program: the arguments (re-pointed each call), captures
+  std::vector<runtime::View> results_;  // program: views of result_slots_
+  std::vector<uint64_t> result_slots_;  // two words per result (complex128 is the widest)
+  runtime::AlignedBuffer memory_;       // program: its frame and scratch
+  std::vector<uint64_t> scratch_;       // evaluator: value slots
 };
 
 }  // namespace kiln::kernels

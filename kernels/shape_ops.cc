@@ -26,6 +26,7 @@ using compiler::ExecContext;
 using compiler::Kernel;
 using compiler::LowerContext;
 using runtime::Array;
+using runtime::View;
 using namespace lowering;  // NOLINT
 using namespace strided;   // NOLINT
 
@@ -44,29 +45,28 @@ Status BoxOutOfBounds(const std::string& name) {
 Kernel MakeBoxKernel(std::string name, ir::Type out_type, int64_t in_elements, int width,
                      StridedBox box) {
   return [name = std::move(name), out_type = std::move(out_type), in_elements, width,
-          box = std::move(box)](ExecContext&, std::span<const Array> in,
-                                std::span<Array> out) -> Status {
+          box = std::move(box)](ExecContext&, std::span<const View> in,
+                                std::span<const View> out) -> Status {
     KILN_RETURN_IF_ERROR(CheckOutputs(name, out, 1));
     KILN_RETURN_IF_ERROR(CheckInput(name, in, 0, in_elements, width));
-    KILN_ASSIGN_OR_RETURN(Array result, Array::Allocate(out_type));
+    const View& result = out[0];
     CopyBoxBytes(width, box, in[0].data(), result.data());
-    out[0] = std::move(result);
     return Status::Ok();
   };
 }
 
-// Forwards input 0 with new dims (and a byte offset), sharing its storage.
-Kernel MakeAliasKernel(std::string name, std::vector<int64_t> out_dims, int64_t in_elements,
-                       int width, size_t byte_offset = 0) {
-  return [name = std::move(name), out_dims = std::move(out_dims), in_elements, width, byte_offset](
-             ExecContext&, std::span<const Array> in, std::span<Array> out) -> Status {
-    KILN_RETURN_IF_ERROR(CheckOutputs(name, out, 1));
-    KILN_RETURN_IF_ERROR(CheckInput(name, in, 0, in_elements, width));
-    Array a = in[0].Reshaped(out_dims);
-    a.offset += byte_offset;
-    out[0] = std::move(a);
-    return Status::Ok();
-  };
+// The result is input 0's bytes from `byte_offset` on, with the result's dims (reshape, a
+// contiguous slice): no code runs, the plan points the result into the input.
+Kernel MakeAliasKernel(std::string, std::vector<int64_t>, int64_t, int, size_t byte_offset = 0) {
+  return Kernel::Alias(0, byte_offset);
+}
+
+// A constant's bytes, 64-byte aligned, shared by every run.
+StatusOr<std::shared_ptr<const void>> ConstantBytes(const ir::Type& type, const void* bytes,
+                                                    size_t size) {
+  KILN_ASSIGN_OR_RETURN(Array array, Array::Allocate(type));
+  if (size != 0) std::memcpy(array.data(), bytes, size);
+  return std::shared_ptr<const void>(array.storage, array.data());
 }
 
 // ---- constant ----
@@ -90,15 +90,10 @@ StatusOr<Kernel> LowerConstant(LowerContext& ctx) {
     return InvalidArgument(name + ": value holds " + std::to_string(value->data.size()) +
                            " bytes, expected " + std::to_string(bytes));
   }
-  // Materialised once: arrays are immutable, so every run can hand out the same one.
-  KILN_ASSIGN_OR_RETURN(Array array, Array::Allocate(*out));
-  if (bytes != 0) std::memcpy(array.data(), value->data.data(), bytes);
-  return Kernel(
-      [name, array](ExecContext&, std::span<const Array>, std::span<Array> out) -> Status {
-        KILN_RETURN_IF_ERROR(CheckOutputs(name, out, 1));
-        out[0] = array;
-        return Status::Ok();
-      });
+  // Materialised once; kernels never write their inputs, so every run reads the same bytes.
+  KILN_ASSIGN_OR_RETURN(std::shared_ptr<const void> data,
+                        ConstantBytes(*out, value->data.data(), bytes));
+  return Kernel::Constant(std::move(data));
 }
 
 // ---- iota ----
@@ -123,10 +118,10 @@ StatusOr<Kernel> LowerIota(LowerContext& ctx) {
     if constexpr (std::is_void_v<T>) {
       return UnsupportedDType(name, out_type.dtype);
     } else {
-      return Kernel([name, out_type, outer, len, inner](ExecContext&, std::span<const Array>,
-                                                        std::span<Array> out) -> Status {
+      return Kernel([name, out_type, outer, len, inner](ExecContext&, std::span<const View>,
+                                                        std::span<const View> out) -> Status {
         KILN_RETURN_IF_ERROR(CheckOutputs(name, out, 1));
-        KILN_ASSIGN_OR_RETURN(Array result, Array::Allocate(out_type));
+        const View& result = out[0];
         T* y = result.data_as<T>();
         const int64_t min_rows = std::max<int64_t>(1, (1 << 14) / std::max<int64_t>(1, inner));
         runtime::ParallelFor(outer * len, min_rows, [&](int64_t b, int64_t e) {
@@ -136,7 +131,6 @@ StatusOr<Kernel> LowerIota(LowerContext& ctx) {
             for (int64_t i = 0; i < inner; ++i) dst[i] = v;
           }
         });
-        out[0] = std::move(result);
         return Status::Ok();
       });
     }
@@ -408,14 +402,13 @@ StatusOr<Kernel> LowerConcatenate(LowerContext& ctx) {
   const ir::Type out_type = *out;
   return Kernel(
       [name, out_type, width, boxes = std::move(boxes), in_elements = std::move(in_elements)](
-          ExecContext&, std::span<const Array> in, std::span<Array> out) -> Status {
+          ExecContext&, std::span<const View> in, std::span<const View> out) -> Status {
         KILN_RETURN_IF_ERROR(CheckOutputs(name, out, 1));
         for (size_t i = 0; i < boxes.size(); ++i)
           KILN_RETURN_IF_ERROR(CheckInput(name, in, i, in_elements[i], width));
-        KILN_ASSIGN_OR_RETURN(Array result, Array::Allocate(out_type));
+        const View& result = out[0];
         for (size_t i = 0; i < boxes.size(); ++i)
           CopyBoxBytes(width, boxes[i], in[i].data(), result.data());
-        out[0] = std::move(result);
         return Status::Ok();
       });
 }
@@ -477,14 +470,13 @@ StatusOr<Kernel> LowerPad(LowerContext& ctx) {
   const ir::Type out_type = *out;
   const int64_t n_in = in->num_elements();
   return Kernel([name, out_type, width, box = std::move(box), n_in, n_out, needs_fill](
-                    ExecContext&, std::span<const Array> in, std::span<Array> out) -> Status {
+                    ExecContext&, std::span<const View> in, std::span<const View> out) -> Status {
     KILN_RETURN_IF_ERROR(CheckOutputs(name, out, 1));
     KILN_RETURN_IF_ERROR(CheckInput(name, in, 0, n_in, width));
     KILN_RETURN_IF_ERROR(CheckInput(name, in, 1, 1, width));
-    KILN_ASSIGN_OR_RETURN(Array result, Array::Allocate(out_type));
+    const View& result = out[0];
     if (needs_fill) FillBytes(width, result.data(), n_out, in[1].data());
     CopyBoxBytes(width, box, in[0].data(), result.data());
-    out[0] = std::move(result);
     return Status::Ok();
   });
 }
@@ -510,7 +502,7 @@ Status CheckStartIndices(LowerContext& ctx, size_t first, size_t count) {
 }
 
 // Clamped start offset (in elements of the big array) from the start-index inputs.
-StatusOr<int64_t> ClampedOffset(const std::string& name, std::span<const Array> in, size_t first,
+StatusOr<int64_t> ClampedOffset(const std::string& name, std::span<const View> in, size_t first,
                                 std::span<const int64_t> big_dims,
                                 std::span<const int64_t> small_dims,
                                 std::span<const int64_t> big_strides) {
@@ -555,16 +547,16 @@ StatusOr<Kernel> LowerDynamicSlice(LowerContext& ctx) {
   const ir::Type out_type = *out;
   const int64_t n_in = in->num_elements(), n_out = out->num_elements();
   return Kernel([name, out_type, width, box = std::move(box), in_dims, in_strides, sizes, n_in,
-                 n_out](ExecContext&, std::span<const Array> in, std::span<Array> out) -> Status {
+                 n_out](ExecContext&, std::span<const View> in,
+                        std::span<const View> out) -> Status {
     KILN_RETURN_IF_ERROR(CheckOutputs(name, out, 1));
     KILN_RETURN_IF_ERROR(CheckInput(name, in, 0, n_in, width));
     KILN_ASSIGN_OR_RETURN(int64_t offset, ClampedOffset(name, in, 1, in_dims, sizes, in_strides));
     StridedBox b = box;
     b.src_offset = offset;
     if (!b.InBounds(n_in, n_out)) return BoxOutOfBounds(name);
-    KILN_ASSIGN_OR_RETURN(Array result, Array::Allocate(out_type));
+    const View& result = out[0];
     CopyBoxBytes(width, b, in[0].data(), result.data());
-    out[0] = std::move(result);
     return Status::Ok();
   });
 }
@@ -596,23 +588,23 @@ StatusOr<Kernel> LowerDynamicUpdateSlice(LowerContext& ctx) {
   box.Simplify();
   const ir::Type out_type = *out;
   const int64_t n_in = in->num_elements(), n_upd = update->num_elements();
-  return Kernel([name, out_type, width, box = std::move(box), in_dims, upd_dims, in_strides, n_in,
-                 n_upd](ExecContext&, std::span<const Array> in, std::span<Array> out) -> Status {
-    KILN_RETURN_IF_ERROR(CheckOutputs(name, out, 1));
-    KILN_RETURN_IF_ERROR(CheckInput(name, in, 0, n_in, width));
-    KILN_RETURN_IF_ERROR(CheckInput(name, in, 1, n_upd, width));
-    KILN_ASSIGN_OR_RETURN(int64_t offset,
-                          ClampedOffset(name, in, 2, in_dims, upd_dims, in_strides));
-    StridedBox b = box;
-    b.dst_offset = offset;
-    if (!b.InBounds(n_upd, n_in)) return BoxOutOfBounds(name);
-    // Arrays are immutable, so the operand is copied before the update is written over it.
-    KILN_ASSIGN_OR_RETURN(Array result, Array::Allocate(out_type));
-    ParallelMemcpy(result.data(), in[0].data(), result.byte_size());
-    CopyBoxBytes(width, b, in[1].data(), result.data());
-    out[0] = std::move(result);
-    return Status::Ok();
-  });
+  return Kernel(
+      [name, out_type, width, box = std::move(box), in_dims, upd_dims, in_strides, n_in, n_upd](
+          ExecContext&, std::span<const View> in, std::span<const View> out) -> Status {
+        KILN_RETURN_IF_ERROR(CheckOutputs(name, out, 1));
+        KILN_RETURN_IF_ERROR(CheckInput(name, in, 0, n_in, width));
+        KILN_RETURN_IF_ERROR(CheckInput(name, in, 1, n_upd, width));
+        KILN_ASSIGN_OR_RETURN(int64_t offset,
+                              ClampedOffset(name, in, 2, in_dims, upd_dims, in_strides));
+        StridedBox b = box;
+        b.dst_offset = offset;
+        if (!b.InBounds(n_upd, n_in)) return BoxOutOfBounds(name);
+        // Arrays are immutable, so the operand is copied before the update is written over it.
+        const View& result = out[0];
+        ParallelMemcpy(result.data(), in[0].data(), result.byte_size());
+        CopyBoxBytes(width, b, in[1].data(), result.data());
+        return Status::Ok();
+      });
 }
 
 // ---- get_dimension_size ----
@@ -626,14 +618,9 @@ StatusOr<Kernel> LowerGetDimensionSize(LowerContext& ctx) {
   if (dim < 0 || dim >= in->rank()) return InvalidArgument(name + ": dimension is out of range");
   if (out->dtype != ir::DType::kS32 || out->rank() != 0)
     return InvalidArgument(name + ": result must be tensor<i32>");
-  KILN_ASSIGN_OR_RETURN(Array array, Array::Allocate(*out));
-  *array.data_as<int32_t>() = static_cast<int32_t>(in->dims[static_cast<size_t>(dim)]);
-  return Kernel(
-      [name, array](ExecContext&, std::span<const Array>, std::span<Array> out) -> Status {
-        KILN_RETURN_IF_ERROR(CheckOutputs(name, out, 1));
-        out[0] = array;
-        return Status::Ok();
-      });
+  const int32_t size = static_cast<int32_t>(in->dims[static_cast<size_t>(dim)]);
+  KILN_ASSIGN_OR_RETURN(std::shared_ptr<const void> data, ConstantBytes(*out, &size, sizeof(size)));
+  return Kernel::Constant(std::move(data));
 }
 
 }  // namespace

@@ -10,6 +10,7 @@ namespace kiln::compiler {
 namespace {
 
 using runtime::Array;
+using runtime::View;
 
 StatusOr<Kernel> LowerIdentity(LowerContext& ctx) {
   const ir::Op& op = ctx.op();
@@ -25,10 +26,7 @@ StatusOr<Kernel> LowerIdentity(LowerContext& ctx) {
     }
   }
   size_t n = op.operands.size();
-  return Kernel([n](ExecContext&, std::span<const Array> in, std::span<Array> out) -> Status {
-    for (size_t i = 0; i < n; ++i) out[i] = in[i];
-    return Status::Ok();
-  });
+  return Kernel::Forward(n);
 }
 
 }  // namespace

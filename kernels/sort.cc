@@ -37,6 +37,7 @@ using compiler::ExecContext;
 using compiler::Kernel;
 using compiler::LowerContext;
 using runtime::Array;
+using runtime::View;
 
 // ---------------------------------------------------------------------------------------------
 // Stable merge sort over an index permutation; `less(a, b)` may be any predicate.
@@ -344,8 +345,8 @@ struct SortPlan {
 };
 
 // Reorders slice `s` of every operand by `perm`.
-Status ApplyPermutation(std::string_view op, const SortPlan& p, std::span<const Array> in,
-                        std::vector<Array>& out, int64_t s, const std::vector<int64_t>& perm) {
+Status ApplyPermutation(std::string_view op, const SortPlan& p, std::span<const View> in,
+                        std::span<const View> out, int64_t s, const std::vector<int64_t>& perm) {
   int64_t o = s / p.inner, i = s % p.inner;
   int64_t base = o * p.length * p.inner + i;
   for (size_t t = 0; t < p.types.size(); ++t) {
@@ -359,8 +360,8 @@ Status ApplyPermutation(std::string_view op, const SortPlan& p, std::span<const 
   return Status::Ok();
 }
 
-Status RunFastSort(std::string_view op, const SortPlan& p, std::span<const Array> in,
-                   std::vector<Array>& out) {
+Status RunFastSort(std::string_view op, const SortPlan& p, std::span<const View> in,
+                   std::span<const View> out) {
   const KeyComparator& k = *p.fast;
   ir::DType key_dtype = p.types[0].dtype;
   int64_t slices = p.outer * p.inner;
@@ -412,7 +413,7 @@ Status RunFastSort(std::string_view op, const SortPlan& p, std::span<const Array
 }
 
 Status RunGeneralSort(std::string_view op, const SortPlan& p, ExecContext& ec,
-                      std::span<const Array> in, std::vector<Array>& out) {
+                      std::span<const View> in, std::span<const View> out) {
   size_t n = p.types.size();
   KILN_ASSIGN_OR_RETURN(ScalarRegionRunner runner,
                         ScalarRegionRunner::Create(*p.comparator, ec, in.subspan(n)));
@@ -506,31 +507,26 @@ StatusOr<Kernel> LowerSort(LowerContext& ctx) {
 
   std::string name = op.name;
   std::shared_ptr<const SortPlan> p = std::move(plan);
-  return Kernel(
-      [name, p](ExecContext& ec, std::span<const Array> in, std::span<Array> out) -> Status {
-        size_t n = p->types.size();
-        if (in.size() < n) return Internal(name + ": too few inputs");
-        for (size_t i = 0; i < n; ++i) {
-          if (in[i].dtype != p->types[i].dtype || in[i].dims != p->types[i].dims) {
-            return Internal(name + ": inputs do not match the lowered types");
-          }
-        }
-        if (p->length <= 1 || p->outer * p->inner == 0) {  // nothing to reorder: alias the inputs
-          for (size_t i = 0; i < n; ++i) out[i] = in[i];
-          return Status::Ok();
-        }
-        std::vector<Array> results(n);
-        for (size_t i = 0; i < n; ++i) {
-          KILN_ASSIGN_OR_RETURN(results[i], Array::Allocate(p->types[i]));
-        }
-        if (p->fast) {
-          KILN_RETURN_IF_ERROR(RunFastSort(name, *p, in, results));
-        } else {
-          KILN_RETURN_IF_ERROR(RunGeneralSort(name, *p, ec, in, results));
-        }
-        for (size_t i = 0; i < n; ++i) out[i] = std::move(results[i]);
-        return Status::Ok();
-      });
+  if (p->length <= 1 || p->outer * p->inner == 0) {
+    return Kernel::Forward(p->types.size());  // nothing to reorder: the results are the inputs
+  }
+  return Kernel([name, p](ExecContext& ec, std::span<const View> in,
+                          std::span<const View> out) -> Status {
+    size_t n = p->types.size();
+    if (in.size() < n) return Internal(name + ": too few inputs");
+    for (size_t i = 0; i < n; ++i) {
+      if (in[i].dtype != p->types[i].dtype || !runtime::SameDims(in[i].dims, p->types[i].dims)) {
+        return Internal(name + ": inputs do not match the lowered types");
+      }
+    }
+    std::span<const View> results = out;
+    if (p->fast) {
+      KILN_RETURN_IF_ERROR(RunFastSort(name, *p, in, results));
+    } else {
+      KILN_RETURN_IF_ERROR(RunGeneralSort(name, *p, ec, in, results));
+    }
+    return Status::Ok();
+  });
 }
 
 }  // namespace kiln::kernels

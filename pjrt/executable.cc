@@ -15,6 +15,8 @@
 #include "pjrt/entry_points.h"
 #include "pjrt/error.h"
 #include "pjrt/event.h"
+#include "runtime/aligned_buffer.h"
+#include "runtime/view.h"
 #include "support/thread.h"
 
 // Owners of bytes handed out with a deleter.
@@ -465,8 +467,17 @@ struct Launch {
   runtime::EventRef done;
 };
 
+// The working memory of programs run on this thread (a device's queue): frames and scratch,
+// grown to the largest program seen and reused by every execution, so running allocates only the
+// results it hands back.
+runtime::AlignedBuffer& ThreadWorkingMemory() {
+  thread_local runtime::AlignedBuffer memory;
+  return memory;
+}
+
 Status RunLaunch(const Launch& launch) {
   const compiler::Executable& exe = *launch.info->exe;
+  const compiler::Program& main = *exe.main;
   std::vector<runtime::Array> inputs;
   inputs.reserve(launch.args.size());
   for (size_t i = 0; i < launch.args.size(); ++i) {
@@ -475,22 +486,23 @@ Status RunLaunch(const Launch& launch) {
       return a.status().WithContext("argument #" + std::to_string(i) + " of " + exe.name);
     inputs.push_back(std::move(a).value());
   }
-  compiler::ExecContext ctx = launch.ctx;
-  std::vector<runtime::Array> results;
-  KILN_RETURN_IF_ERROR(compiler::RunProgram(*exe.main, ctx, inputs, results));
-  if (results.size() != exe.result_types.size()) {
-    return Internal(exe.name + " produced " + std::to_string(results.size()) +
+  if (main.result_slots.size() != exe.result_types.size()) {
+    return Internal(exe.name + " returns " + std::to_string(main.result_slots.size()) +
                     " results but declares " + std::to_string(exe.result_types.size()));
   }
-  for (size_t i = 0; i < results.size(); ++i) {
-    const ir::Type& want = exe.result_types[i];
-    if (!results[i].valid() || results[i].dtype != want.dtype || results[i].dims != want.dims) {
-      return Internal(exe.name + " result #" + std::to_string(i) + " is " +
-                      (results[i].valid() ? TypeString(results[i].dtype, results[i].dims)
-                                          : std::string("missing")) +
-                      " but the program declares " + want.ToString());
-    }
+  std::vector<runtime::Array> results;
+  results.reserve(exe.result_types.size());
+  for (const ir::Type& t : exe.result_types) {
+    KILN_ASSIGN_OR_RETURN(runtime::Array a, runtime::Array::Allocate(t));
+    results.push_back(std::move(a));
   }
+  std::vector<runtime::View> in_views, out_views;
+  for (const runtime::Array& a : inputs) in_views.push_back(runtime::View::Of(a));
+  for (const runtime::Array& a : results) out_views.push_back(runtime::View::Of(a));
+  runtime::AlignedBuffer& memory = ThreadWorkingMemory();
+  KILN_RETURN_IF_ERROR(memory.Reserve(main.total_bytes));
+  compiler::ExecContext ctx = launch.ctx;
+  KILN_RETURN_IF_ERROR(compiler::RunProgram(main, ctx, in_views, out_views, memory.data()));
   for (size_t i = 0; i < results.size(); ++i) launch.outputs[i]->SetValue(std::move(results[i]));
   return Status::Ok();
 }

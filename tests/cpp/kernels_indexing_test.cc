@@ -463,8 +463,9 @@ TEST(ScatterTest, VariadicGeneralPathRunsTheRegion) {
         block.ops.push_back(MakeOp("stablehlo.return", {f, i}, {}));
       });
   FakeLowerContext ctx(b);
-  ctx.region_programs = {
-      MakeProgram(4, 2, [](std::span<const Array> in, std::span<Array> out) -> Status {
+  ctx.region_programs = {MakeProgram(
+      {DType::kF32, DType::kS32, DType::kF32, DType::kS32}, {DType::kF32, DType::kS32},
+      [](std::span<const Array> in, std::span<Array> out) -> Status {
         out[0] = Scalar(DType::kF32, ScalarValue<float>(in[0]) + ScalarValue<float>(in[2]));
         out[1] =
             Scalar(DType::kS32, std::max(ScalarValue<int32_t>(in[1]), ScalarValue<int32_t>(in[3])));
@@ -597,8 +598,9 @@ TEST(SortTest, JaxFloatComparatorFastPathMatchesRegionSemantics) {
     std::vector<ir::Op>& ops = gen_b.op().regions[0].blocks[0].ops;
     ops[ops.size() - 2].name = "test.compare";  // the final comparison, unrecognisable
     FakeLowerContext gen_ctx(gen_b);
-    gen_ctx.region_programs = {
-        MakeProgram(2, 1, [descending](std::span<const Array> in, std::span<Array> out) {
+    gen_ctx.region_programs = {MakeProgram(
+        {DType::kF32, DType::kF32}, {DType::kPred},
+        [descending](std::span<const Array> in, std::span<Array> out) {
           out[0] = Scalar<uint8_t>(DType::kPred, JaxLess(ScalarValue<float>(in[0]),
                                                          ScalarValue<float>(in[1]), descending));
           return Status::Ok();
@@ -761,12 +763,14 @@ TEST(SortTest, TwoKeyLexsortRunsTheRegion) {
              block.ops.push_back(MakeOp("stablehlo.return", {r}, {}));
            });
   FakeLowerContext ctx(b);
-  ctx.region_programs = {MakeProgram(6, 1, [](std::span<const Array> in, std::span<Array> out) {
-    int32_t a1 = ScalarValue<int32_t>(in[0]), b1 = ScalarValue<int32_t>(in[1]);
-    int32_t a2 = ScalarValue<int32_t>(in[2]), b2 = ScalarValue<int32_t>(in[3]);
-    out[0] = Scalar<uint8_t>(DType::kPred, a1 < b1 || (a1 == b1 && a2 < b2));
-    return Status::Ok();
-  })};
+  ctx.region_programs = {
+      MakeProgram({DType::kS32, DType::kS32, DType::kS32, DType::kS32, DType::kF32, DType::kF32},
+                  {DType::kPred}, [](std::span<const Array> in, std::span<Array> out) {
+                    int32_t a1 = ScalarValue<int32_t>(in[0]), b1 = ScalarValue<int32_t>(in[1]);
+                    int32_t a2 = ScalarValue<int32_t>(in[2]), b2 = ScalarValue<int32_t>(in[3]);
+                    out[0] = Scalar<uint8_t>(DType::kPred, a1 < b1 || (a1 == b1 && a2 < b2));
+                    return Status::Ok();
+                  })};
   auto out = LowerAndRun(Sort(), ctx,
                          {MakeArray(DType::kS32, {6}, k1), MakeArray(DType::kS32, {6}, k2),
                           MakeArray(DType::kF32, {6}, v)});
@@ -835,10 +839,11 @@ TEST(SortTest, InconsistentComparatorStaysInBounds) {
   });
   FakeLowerContext ctx(b);
   auto rng = std::make_shared<std::mt19937>(1);
-  ctx.region_programs = {MakeProgram(2, 1, [rng](std::span<const Array>, std::span<Array> out) {
-    out[0] = Scalar<uint8_t>(DType::kPred, (*rng)() & 1);
-    return Status::Ok();
-  })};
+  ctx.region_programs = {MakeProgram({DType::kS32, DType::kS32}, {DType::kPred},
+                                     [rng](std::span<const Array>, std::span<Array> out) {
+                                       out[0] = Scalar<uint8_t>(DType::kPred, (*rng)() & 1);
+                                       return Status::Ok();
+                                     })};
   auto out = LowerAndRun(Sort(), ctx, {MakeArray(DType::kS32, {200}, x)});
   ASSERT_TRUE(out.ok()) << out.status().ToString();
   std::vector<int32_t> got = ToVector<int32_t>((*out)[0]);

@@ -340,8 +340,9 @@ TEST(ReduceTest, GeneralPathPassesCapturesToTheBody) {
   });
   FakeLowerContext ctx(b);
   ctx.captures_ = {c};
-  ctx.region_programs = {
-      MakeProgram(3, 1, [](std::span<const Array> in, std::span<Array> out) -> Status {
+  ctx.region_programs = {MakeProgram(
+      {DType::kF32, DType::kF32, DType::kF32}, {DType::kF32},
+      [](std::span<const Array> in, std::span<Array> out) -> Status {
         out[0] = Scalar(DType::kF32, ScalarValue<float>(in[0]) +
                                          ScalarValue<float>(in[1]) * ScalarValue<float>(in[2]));
         return Status::Ok();
@@ -520,11 +521,12 @@ TEST(ReduceWindowTest, DefaultsAndGeneralPath) {
     block.ops = {sum, ret};
   });
   FakeLowerContext ctx(b);
-  ctx.region_programs = {
-      MakeProgram(2, 1, [](std::span<const Array> in, std::span<Array> out) -> Status {
-        out[0] = Scalar(DType::kF32, ScalarValue<float>(in[0]) + ScalarValue<float>(in[1]));
-        return Status::Ok();
-      })};
+  ctx.region_programs = {MakeProgram({DType::kF32, DType::kF32}, {DType::kF32},
+                                     [](std::span<const Array> in, std::span<Array> out) -> Status {
+                                       out[0] = Scalar(DType::kF32, ScalarValue<float>(in[0]) +
+                                                                        ScalarValue<float>(in[1]));
+                                       return Status::Ok();
+                                     })};
   auto out = LowerAndRun(ReduceWindow(), ctx,
                          {MakeArray(DType::kF32, dims, x), Scalar(DType::kF32, 0.0f)});
   ASSERT_TRUE(out.ok()) << out.status().ToString();
@@ -597,17 +599,18 @@ TEST(SelectAndScatterTest, SpecExampleGeneralPath) {
   b.op().regions[0].blocks[0].ops[0].name = "test.ge";  // not recognised: run the region programs
   FakeLowerContext ctx(b);
   ctx.region_programs = {
-      MakeProgram(2, 1,
+      MakeProgram({DType::kS64, DType::kS64}, {DType::kPred},
                   [](std::span<const Array> in, std::span<Array> out) -> Status {
                     out[0] = Scalar<uint8_t>(
                         DType::kPred, ScalarValue<int64_t>(in[0]) >= ScalarValue<int64_t>(in[1]));
                     return Status::Ok();
                   }),
-      MakeProgram(2, 1, [](std::span<const Array> in, std::span<Array> out) -> Status {
-        out[0] =
-            Scalar<int64_t>(DType::kS64, ScalarValue<int64_t>(in[0]) + ScalarValue<int64_t>(in[1]));
-        return Status::Ok();
-      })};
+      MakeProgram({DType::kS64, DType::kS64}, {DType::kS64},
+                  [](std::span<const Array> in, std::span<Array> out) -> Status {
+                    out[0] = Scalar<int64_t>(
+                        DType::kS64, ScalarValue<int64_t>(in[0]) + ScalarValue<int64_t>(in[1]));
+                    return Status::Ok();
+                  })};
   auto out =
       LowerAndRun(FindLowering(&compiler::RegisterReductionOps, "stablehlo.select_and_scatter"),
                   ctx, SpecSelectAndScatterInputs());

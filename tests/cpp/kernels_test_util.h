@@ -11,10 +11,13 @@
 #include <utility>
 #include <vector>
 
+#include "compiler/buffer_plan.h"
 #include "compiler/op_registry.h"
 #include "compiler/program.h"
 #include "ir/module.h"
+#include "runtime/aligned_buffer.h"
 #include "runtime/array.h"
+#include "runtime/view.h"
 
 namespace kiln::testing {
 
@@ -157,28 +160,95 @@ class FakeLowerContext final : public compiler::LowerContext {
   const ir::Op& op_;
 };
 
-// A one-step program computing `fn` over its parameters: stands in for a compiled region.
+// Arrays sharing the memory of `views` (which must outlive them).
+inline std::vector<Array> BorrowViews(std::span<const runtime::View> views) {
+  std::vector<Array> arrays;
+  for (const runtime::View& v : views) {
+    Array a;
+    a.dtype = v.dtype;
+    a.dims.assign(v.dims.begin(), v.dims.end());
+    a.storage = runtime::Storage::Borrow(v.ptr, v.byte_size(), [] {});
+    arrays.push_back(std::move(a));
+  }
+  return arrays;
+}
+
+// A one-step program over scalars of the given types computing `fn`, which fills `out` with new
+// arrays: stands in for a compiled region.
 inline std::shared_ptr<const Program> MakeProgram(
-    int num_params, int num_results,
+    std::vector<ir::DType> params, std::vector<ir::DType> results,
     std::function<Status(std::span<const Array> in, std::span<Array> out)> fn) {
   auto p = std::make_shared<Program>();
   Program& program = *p;
+  const int num_params = static_cast<int>(params.size());
+  const int num_results = static_cast<int>(results.size());
   program.num_slots = num_params + num_results;
   compiler::Step step;
   for (int i = 0; i < num_params; ++i) {
     program.param_slots.push_back(i);
+    program.slot_types.push_back(ir::Type::Tensor(params[static_cast<size_t>(i)], {}));
     step.inputs.push_back(i);
   }
   for (int i = 0; i < num_results; ++i) {
     program.result_slots.push_back(num_params + i);
+    program.slot_types.push_back(ir::Type::Tensor(results[static_cast<size_t>(i)], {}));
     step.outputs.push_back(num_params + i);
   }
-  step.kernel = [fn](ExecContext&, std::span<const Array> in, std::span<Array> out) {
-    return fn(in, out);
+  step.fn = [fn](ExecContext&, std::span<const runtime::View> in,
+                 std::span<const runtime::View> out) -> Status {
+    std::vector<Array> args = BorrowViews(in);
+    std::vector<Array> made(out.size());
+    KILN_RETURN_IF_ERROR(fn(args, made));
+    for (size_t i = 0; i < out.size(); ++i) {
+      if (made[i].byte_size() != out[i].byte_size()) return Internal("region result size");
+      std::memcpy(out[i].ptr, made[i].data(), out[i].byte_size());
+    }
+    return Status::Ok();
   };
   step.what = "hand-written region";
   program.steps.push_back(std::move(step));
+  Status planned = compiler::PlanBuffers(program);
+  EXPECT_TRUE(planned.ok()) << planned.ToString();
   return p;
+}
+
+// Runs a lowered kernel the way the runner would: allocates an array per result of `op`, resolves
+// aliases and constants, gives the kernel the scratch it asked for.
+inline StatusOr<std::vector<Array>> RunKernel(const Kernel& kernel, const ir::Module& module,
+                                              const ir::Op& op, const std::vector<Array>& inputs,
+                                              ExecContext ec = {}) {
+  std::vector<Array> outputs;
+  for (ir::ValueId r : op.results) {
+    KILN_ASSIGN_OR_RETURN(Array a, Array::Allocate(module.type_of(r)));
+    outputs.push_back(std::move(a));
+  }
+  std::vector<runtime::View> in_views, out_views;
+  for (const Array& a : inputs) in_views.push_back(runtime::View::Of(a));
+  for (const Array& a : outputs) out_views.push_back(runtime::View::Of(a));
+  if (kernel.fn) {
+    runtime::AlignedBuffer scratch;
+    KILN_RETURN_IF_ERROR(scratch.Reserve(kernel.scratch_bytes));
+    ec.scratch = scratch.data();
+    KILN_RETURN_IF_ERROR(kernel.fn(ec, in_views, out_views));
+  }
+  for (size_t o = 0; o < outputs.size(); ++o) {
+    const void* from = nullptr;
+    if (int in = kernel.alias_of(o); in >= 0) {
+      if (static_cast<size_t>(in) >= inputs.size()) return Internal("alias of a missing input");
+      from = static_cast<const std::byte*>(inputs[static_cast<size_t>(in)].data()) +
+             kernel.aliases[o].byte_offset;
+      if (kernel.aliases[o].byte_offset + outputs[o].byte_size() >
+          inputs[static_cast<size_t>(in)].byte_size()) {
+        return Internal("alias past the end of its input");
+      }
+    } else if (o == 0 && kernel.constant != nullptr) {
+      from = kernel.constant.get();
+    }
+    if (from != nullptr && outputs[o].byte_size() > 0) {
+      std::memcpy(outputs[o].data(), from, outputs[o].byte_size());
+    }
+  }
+  return outputs;
 }
 
 template <typename T>
@@ -213,10 +283,7 @@ T ScalarValue(const Array& a) {
 inline StatusOr<std::vector<Array>> LowerAndRun(compiler::LowerFn lower, FakeLowerContext& ctx,
                                                 std::vector<Array> inputs) {
   KILN_ASSIGN_OR_RETURN(Kernel kernel, lower(ctx));
-  std::vector<Array> outputs(ctx.op().results.size());
-  ExecContext ec;
-  KILN_RETURN_IF_ERROR(kernel(ec, inputs, outputs));
-  return outputs;
+  return RunKernel(kernel, ctx.module(), ctx.op(), inputs);
 }
 
 // The lowering rule registered for `name` by `register_fn` (e.g. RegisterReductionOps).
