@@ -74,6 +74,37 @@ class UnsupportedOpCollector {
   std::set<std::string> reached_;
 };
 
+// No while loop anywhere, regions nested at most 32 deep (inline runs use the caller's stack, which
+// may be small), and all values together hold at most `budget` bytes.
+bool IsCheap(const ir::Module& module, uint64_t budget) {
+  uint64_t bytes = 0;
+  for (const ir::Type& t : module.value_types) {
+    if (!t.is_tensor()) continue;
+    const int64_t n = t.num_elements();
+    if (n < 0) return false;
+    bytes += static_cast<uint64_t>(n) * static_cast<uint64_t>(ir::DTypeByteSize(t.dtype));
+    if (bytes > budget) return false;
+  }
+  constexpr int kMaxInlineDepth = 32;
+  bool cheap = true;
+  auto visit = [&](auto&& self, const ir::Op& op, int depth) -> void {
+    if (op.name == "stablehlo.while" || depth > kMaxInlineDepth) cheap = false;
+    if (!cheap) return;
+    for (const ir::Region& r : op.regions) {
+      for (const ir::Block& b : r.blocks) {
+        for (const ir::Op& inner : b.ops) self(self, inner, depth + 1);
+      }
+    }
+  };
+  for (const ir::Function& fn : module.functions) {
+    for (const ir::Block& b : fn.body.blocks) {
+      for (const ir::Op& op : b.ops) visit(visit, op, 0);
+    }
+  }
+  // Function calls nest too: a module with many functions may chain them deeply.
+  return cheap && module.functions.size() <= static_cast<size_t>(kMaxInlineDepth);
+}
+
 // Lists every op the registry cannot compile, so users see the whole gap at once instead of
 // fixing one op per compile.
 Status CheckAllOpsSupported(const ir::Module& module) {
@@ -139,6 +170,7 @@ StatusOr<std::shared_ptr<const Executable>> CompileModule(std::shared_ptr<const 
   }
   ProgramBuilder builder(module);
   KILN_ASSIGN_OR_RETURN(exe->main, builder.BuildFunction(main->name));
+  exe->run_inline = IsCheap(*module, Executable::kInlineBytes);
   exe->module = std::move(module);
   exe->options = std::move(options);
   exe->fingerprint = std::move(fingerprint);

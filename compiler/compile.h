@@ -23,6 +23,10 @@ struct Executable {
   std::vector<ir::Type> result_types;
   ingest::CompileOptions options;
   std::string fingerprint;  // stable hash of the artifact and the options Kiln honours
+  // Small enough to run on the caller's thread when its device is idle: no loops, and every value
+  // together under kInlineBytes. A thread handoff costs more than such a program.
+  bool run_inline = false;
+  static constexpr uint64_t kInlineBytes = 256 << 10;
 };
 
 StatusOr<std::shared_ptr<const Executable>> Compile(std::span<const uint8_t> code,

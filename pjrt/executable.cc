@@ -2,6 +2,7 @@
 // the asynchronous PJRT_LoadedExecutable_Execute.
 #include "pjrt/executable.h"
 
+#include <algorithm>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -614,6 +615,14 @@ PJRT_Error* LoadedExecutable_Execute(PJRT_LoadedExecutable_Execute_Args* args) {
       if (args->device_complete_events != nullptr) {
         args->device_complete_events[d] = NewEvent(l.done);
       }
+    }
+    // A small program on an idle device runs right here: handing it to the device's thread and
+    // waking the caller again costs more than running it (XLA's CPU client does the same).
+    if (slots.size() == 1 && exe.run_inline && slots[0].device->queue->in_flight() == 0 &&
+        std::all_of(launches[0].args.begin(), launches[0].args.end(),
+                    [](const runtime::AsyncArrayRef& a) { return a->ready()->IsReady(); })) {
+      ExecuteLaunch(launches[0]);
+      return Status::Ok();
     }
     for (size_t d = 0; d < slots.size(); ++d) {
       slots[d].device->queue->Schedule(
