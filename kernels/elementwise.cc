@@ -21,6 +21,7 @@
 #include "kernels/dispatch.h"
 #include "kernels/elementwise_ops.h"
 #include "kernels/lowering.h"
+#include "kernels/vector_math.h"
 #include "kernels/strided.h"
 #include "runtime/parallel.h"
 
@@ -677,6 +678,48 @@ Status WrongResultDType(const std::string& name, ir::DType got, ir::DType want) 
                          ", expected " + std::string(ir::DTypeName(want)));
 }
 
+// ---- vector math (kernels/vector_math.h) ----
+
+// Which vector-math function computes Op on real floats, if any.
+template <typename Op>
+inline constexpr int kVectorMathOf = -1;
+template <>
+inline constexpr int kVectorMathOf<ExpOp> = static_cast<int>(MathFn::kExp);
+template <>
+inline constexpr int kVectorMathOf<Expm1Op> = static_cast<int>(MathFn::kExpm1);
+template <>
+inline constexpr int kVectorMathOf<LogOp> = static_cast<int>(MathFn::kLog);
+template <>
+inline constexpr int kVectorMathOf<Log1pOp> = static_cast<int>(MathFn::kLog1p);
+template <>
+inline constexpr int kVectorMathOf<SineOp> = static_cast<int>(MathFn::kSin);
+template <>
+inline constexpr int kVectorMathOf<CosineOp> = static_cast<int>(MathFn::kCos);
+template <>
+inline constexpr int kVectorMathOf<TanOp> = static_cast<int>(MathFn::kTan);
+template <>
+inline constexpr int kVectorMathOf<TanhOp> = static_cast<int>(MathFn::kTanh);
+template <>
+inline constexpr int kVectorMathOf<CbrtOp> = static_cast<int>(MathFn::kCbrt);
+
+template <typename T>
+using VectorFnOf = void (*)(const T*, T*, int64_t);
+
+template <typename T>
+VectorFnOf<T> FindVectorMath(MathFn fn) {
+  if constexpr (std::is_same_v<T, float>) {
+    return VectorMathF32(fn);
+  } else {
+    return VectorMathF64(fn);
+  }
+}
+
+template <typename T>
+void VectorRange(const void* const* in, void* out, int64_t b, int64_t e, const void* state) {
+  (*static_cast<const VectorFnOf<T>*>(state))(static_cast<const T*>(in[0]) + b,
+                                             static_cast<T*>(out) + b, e - b);
+}
+
 // ---- generic unary / binary lowering ----
 
 template <typename Op>
@@ -695,6 +738,19 @@ StatusOr<Kernel> LowerUnaryWith(LowerContext& ctx, Op op) {
       using R = ResultOf<Op, T>;
       if (out->dtype != DTypeOf<R>()) return WrongResultDType(name, out->dtype, DTypeOf<R>());
       const int64_t n = out->num_elements();
+      if constexpr ((std::is_same_v<T, float> || std::is_same_v<T, double>) &&
+                    std::is_same_v<R, T> && kVectorMathOf<Op> >= 0) {
+        if (VectorFnOf<T> vf = FindVectorMath<T>(static_cast<MathFn>(kVectorMathOf<Op>))) {
+          return MakeMapKernel({.name = name,
+                                .out_type = *out,
+                                .in_elements = {n},
+                                .in_widths = {static_cast<int>(sizeof(T))},
+                                .input_order = {},
+                                .chunk = ChunkOf<Op>(),
+                                .range = &VectorRange<T>,
+                                .state = std::make_shared<const VectorFnOf<T>>(vf)});
+        }
+      }
       return MakeMapKernel({.name = name,
                             .out_type = *out,
                             .in_elements = {n},

@@ -1,0 +1,67 @@
+#include "kernels/vector_math.h"
+
+#include <cstdlib>
+#include <cstring>
+
+namespace kiln::kernels {
+namespace {
+
+enum class Isa { kNone, kAvx2, kAvx512 };
+
+Isa DetectIsa() {
+  if (const char* env = std::getenv("KILN_VECTOR_MATH");
+      env != nullptr && std::strcmp(env, "off") == 0) {
+    return Isa::kNone;
+  }
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f")) return Isa::kAvx512;
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return Isa::kAvx2;
+  return Isa::kNone;
+}
+
+Isa TheIsa() {
+  static const Isa isa = DetectIsa();
+  return isa;
+}
+
+}  // namespace
+
+VectorF32 VectorMathF32(MathFn fn) {
+  const int i = static_cast<int>(fn);
+  switch (TheIsa()) {
+    case Isa::kAvx512:
+      return vector_math_detail::kAvx512F32[i];
+    case Isa::kAvx2:
+      return vector_math_detail::kAvx2F32[i];
+    case Isa::kNone:
+      break;
+  }
+  return nullptr;
+}
+
+VectorF64 VectorMathF64(MathFn fn) {
+  const int i = static_cast<int>(fn);
+  switch (TheIsa()) {
+    case Isa::kAvx512:
+      return vector_math_detail::kAvx512F64[i];
+    case Isa::kAvx2:
+      return vector_math_detail::kAvx2F64[i];
+    case Isa::kNone:
+      break;
+  }
+  return nullptr;
+}
+
+const char* VectorMathIsa() {
+  switch (TheIsa()) {
+    case Isa::kAvx512:
+      return "avx512f";
+    case Isa::kAvx2:
+      return "avx2";
+    case Isa::kNone:
+      break;
+  }
+  return "none";
+}
+
+}  // namespace kiln::kernels

@@ -1,0 +1,49 @@
+// Vector math: bulk transcendental functions on f32 and f64 arrays with the widest vectors the CPU
+// has, chosen at run time (AVX-512F, else AVX2+FMA, else none), from SLEEF's 1.0-ulp ("u10")
+// functions. The library is built for baseline x86-64; only vector_math_avx2.cc and
+// vector_math_avx512.cc are compiled for those instruction sets, and they run only on CPUs that
+// have them. Measured accuracy: docs/vector_math.md (tools/ulp_check.cc).
+#pragma once
+
+#include <cstdint>
+
+namespace kiln::kernels {
+
+// Every function with a vector path, written once: X(enumerator, SLEEF base name).
+#define KILN_VECTOR_MATH_FUNCTIONS(X) \
+  X(kExp, exp)                        \
+  X(kExpm1, expm1)                    \
+  X(kLog, log)                        \
+  X(kLog1p, log1p)                    \
+  X(kSin, sin)                        \
+  X(kCos, cos)                        \
+  X(kTan, tan)                        \
+  X(kTanh, tanh)                      \
+  X(kCbrt, cbrt)
+
+enum class MathFn : uint8_t {
+#define KILN_MATH_ENUM(e, f) e,
+  KILN_VECTOR_MATH_FUNCTIONS(KILN_MATH_ENUM)
+#undef KILN_MATH_ENUM
+      kCount
+};
+
+using VectorF32 = void (*)(const float* x, float* y, int64_t n);
+using VectorF64 = void (*)(const double* x, double* y, int64_t n);
+
+// The vector kernel for `fn` on this CPU, or nullptr when it has neither AVX-512F nor AVX2+FMA (the
+// caller then uses the C library). KILN_VECTOR_MATH=off disables the vector path.
+VectorF32 VectorMathF32(MathFn fn);
+VectorF64 VectorMathF64(MathFn fn);
+// "avx512f", "avx2" or "none": what VectorMath* use on this machine.
+const char* VectorMathIsa();
+
+// Per-ISA tables, defined in the files compiled for that ISA.
+namespace vector_math_detail {
+extern const VectorF32 kAvx2F32[static_cast<int>(MathFn::kCount)];
+extern const VectorF64 kAvx2F64[static_cast<int>(MathFn::kCount)];
+extern const VectorF32 kAvx512F32[static_cast<int>(MathFn::kCount)];
+extern const VectorF64 kAvx512F64[static_cast<int>(MathFn::kCount)];
+}  // namespace vector_math_detail
+
+}  // namespace kiln::kernels

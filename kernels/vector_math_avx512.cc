@@ -1,0 +1,64 @@
+// Vector math kernels for avx512 (this file alone is compiled with -mavx512f; see vector_math.h).
+#include <immintrin.h>
+#include <sleef.h>
+
+#include <cstring>
+
+#include "kernels/vector_math.h"
+
+namespace kiln::kernels::vector_math_detail {
+namespace {
+
+// y[i] = f(x[i]) for i < n, 16 floats (8 doubles) at a time; the tail goes through a
+// zero-padded register so no element past n is read or written.
+template <typename F>
+void LoopF32(F f, const float* x, float* y, int64_t n) {
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) _mm512_storeu_ps(y + i, f(_mm512_loadu_ps(x + i)));
+  if (i < n) {
+    float buf[16] = {};
+    const size_t rest = static_cast<size_t>(n - i) * sizeof(float);
+    std::memcpy(buf, x + i, rest);
+    _mm512_storeu_ps(buf, f(_mm512_loadu_ps(buf)));
+    std::memcpy(y + i, buf, rest);
+  }
+}
+
+template <typename F>
+void LoopF64(F f, const double* x, double* y, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) _mm512_storeu_pd(y + i, f(_mm512_loadu_pd(x + i)));
+  if (i < n) {
+    double buf[8] = {};
+    const size_t rest = static_cast<size_t>(n - i) * sizeof(double);
+    std::memcpy(buf, x + i, rest);
+    _mm512_storeu_pd(buf, f(_mm512_loadu_pd(buf)));
+    std::memcpy(y + i, buf, rest);
+  }
+}
+
+}  // namespace
+
+// One wrapper per function and width, then the tables (in MathFn order).
+#define KILN_WRAP(e, f)                                                      \
+  void f##_f32(const float* x, float* y, int64_t n) {                        \
+    LoopF32([](__m512 v) { return Sleef_##f##f16_u10avx512f(v); }, x, y, n); \
+  }                                                                          \
+  void f##_f64(const double* x, double* y, int64_t n) {                      \
+    LoopF64([](__m512d v) { return Sleef_##f##d8_u10avx512f(v); }, x, y, n); \
+  }
+namespace {
+KILN_VECTOR_MATH_FUNCTIONS(KILN_WRAP)
+}  // namespace
+#undef KILN_WRAP
+
+#define KILN_F32(e, f) &f##_f32,
+#define KILN_F64(e, f) &f##_f64,
+const VectorF32 kAvx512F32[static_cast<int>(MathFn::kCount)] = {
+    KILN_VECTOR_MATH_FUNCTIONS(KILN_F32)};
+const VectorF64 kAvx512F64[static_cast<int>(MathFn::kCount)] = {
+    KILN_VECTOR_MATH_FUNCTIONS(KILN_F64)};
+#undef KILN_F32
+#undef KILN_F64
+
+}  // namespace kiln::kernels::vector_math_detail
