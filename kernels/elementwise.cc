@@ -690,8 +690,6 @@ inline constexpr int kVectorMathOf<Expm1Op> = static_cast<int>(MathFn::kExpm1);
 template <>
 inline constexpr int kVectorMathOf<LogOp> = static_cast<int>(MathFn::kLog);
 template <>
-inline constexpr int kVectorMathOf<Log1pOp> = static_cast<int>(MathFn::kLog1p);
-template <>
 inline constexpr int kVectorMathOf<SineOp> = static_cast<int>(MathFn::kSin);
 template <>
 inline constexpr int kVectorMathOf<CosineOp> = static_cast<int>(MathFn::kCos);
