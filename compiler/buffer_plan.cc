@@ -180,6 +180,23 @@ Status PlanBuffers(Program& p) {
     for (size_t s : dies_after[si]) frame.Free(p.slots[s].offset, AlignUp64(bytes[s]));
   }
 
+  p.view_template.assign(n, runtime::View{});
+  p.patch_order.clear();
+  for (size_t s = 0; s < n; ++s) {
+    const SlotPlan& plan = p.slots[s];
+    void* constant = nullptr;
+    if (plan.kind == SlotKind::kConst && plan.index >= 0) {
+      constant = const_cast<void*>(p.steps[static_cast<size_t>(plan.index)].constant.get());
+    }
+    p.view_template[s] = runtime::View::Of(p.slot_types[s], constant);
+    if (plan.kind != SlotKind::kConst && plan.kind != SlotKind::kAlias) {
+      p.patch_order.push_back(static_cast<int32_t>(s));
+    }
+  }
+  for (size_t s = 0; s < n; ++s) {
+    if (p.slots[s].kind == SlotKind::kAlias) p.patch_order.push_back(static_cast<int32_t>(s));
+  }
+
   p.views_offset = 0;
   p.io_offset = AlignUp64(n * sizeof(runtime::View));
   p.buffers_offset = AlignUp64(p.io_offset + max_io * sizeof(runtime::View));

@@ -5,13 +5,15 @@
 #include <cstring>
 #include <new>
 #include <string>
+#include <type_traits>
 
 namespace kiln::compiler {
 namespace {
 
+static_assert(std::is_trivially_copyable_v<runtime::View>, "views are copied as bytes");
+
 bool Matches(const runtime::View& v, const ir::Type& t) {
-  return v.dtype == t.dtype && v.elements == t.num_elements() &&
-         (v.ptr != nullptr || v.elements == 0);
+  return v.dtype == t.dtype && v.elements == t.num_elements();
 }
 
 Status Mismatch(const char* what, size_t i, const runtime::View& v, const ir::Type& t) {
@@ -34,42 +36,42 @@ Status RunProgram(const Program& p, ExecContext& ctx, std::span<const runtime::V
   std::byte* buffers = memory + p.buffers_offset;
   const size_t n = static_cast<size_t>(p.num_slots);
 
-  // Every slot but aliases first; aliases point into slots of the other kinds.
-  for (size_t s = 0; s < n; ++s) {
-    const SlotPlan& plan = p.slots[s];
-    const ir::Type& type = p.slot_types[s];
-    runtime::View* v = new (&views[s]) runtime::View();
+  // The template has every view but its address; parameters, results and frame values get theirs,
+  // then aliases (which point into those).
+  std::memcpy(static_cast<void*>(views), p.view_template.data(), n * sizeof(runtime::View));
+  for (int32_t s : p.patch_order) {
+    const SlotPlan& plan = p.slots[static_cast<size_t>(s)];
+    runtime::View& v = views[s];
     switch (plan.kind) {
       case SlotKind::kParam: {
         const runtime::View& given = params[static_cast<size_t>(plan.index)];
-        if (!Matches(given, type))
-          return Mismatch("argument", static_cast<size_t>(plan.index), given, type);
-        *v = runtime::View::Of(type, given.ptr);
+        if (given.dtype != v.dtype || given.elements != v.elements) {
+          return Mismatch("argument", static_cast<size_t>(plan.index), given,
+                          p.slot_types[static_cast<size_t>(s)]);
+        }
+        v.ptr = given.ptr;
         break;
       }
       case SlotKind::kResult: {
         const runtime::View& given = results[static_cast<size_t>(plan.index)];
-        if (!Matches(given, type))
-          return Mismatch("result", static_cast<size_t>(plan.index), given, type);
-        *v = runtime::View::Of(type, given.ptr);
+        if (given.dtype != v.dtype || given.elements != v.elements) {
+          return Mismatch("result", static_cast<size_t>(plan.index), given,
+                          p.slot_types[static_cast<size_t>(s)]);
+        }
+        v.ptr = given.ptr;
         break;
       }
       case SlotKind::kFrame:
-        *v = runtime::View::Of(type, buffers + plan.offset);
+        v.ptr = buffers + plan.offset;
         break;
+      case SlotKind::kAlias: {
+        auto* root = static_cast<std::byte*>(views[plan.index].ptr);
+        v.ptr = root == nullptr ? nullptr : root + plan.offset;
+        break;
+      }
       case SlotKind::kConst:
-        *v = runtime::View::Of(
-            type, const_cast<void*>(p.steps[static_cast<size_t>(plan.index)].constant.get()));
-        break;
-      case SlotKind::kAlias:
         break;
     }
-  }
-  for (size_t s = 0; s < n; ++s) {
-    const SlotPlan& plan = p.slots[s];
-    if (plan.kind != SlotKind::kAlias) continue;
-    auto* root = static_cast<std::byte*>(views[static_cast<size_t>(plan.index)].ptr);
-    views[s] = runtime::View::Of(p.slot_types[s], root == nullptr ? nullptr : root + plan.offset);
   }
 
   std::byte* const saved_scratch = ctx.scratch;

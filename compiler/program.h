@@ -53,6 +53,11 @@ struct Program {
 
   // ---- the plan (filled by PlanBuffers) ----
   std::vector<SlotPlan> slots;
+  // Per slot: its view with everything but the address filled in (constants' too), copied into
+  // the frame when the program starts.
+  std::vector<runtime::View> view_template;
+  // Slots whose address depends on the run: parameters, results, frame values, then aliases.
+  std::vector<int32_t> patch_order;
   // Results that no step writes in place (parameters, constants, aliases, repeated values):
   // (slot, result index) pairs copied into the caller's buffers when the program ends.
   std::vector<std::pair<int32_t, int32_t>> result_copies;
