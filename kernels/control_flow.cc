@@ -89,9 +89,11 @@ Status RunWhile(const WhilePlan& w, ExecContext& ec, std::span<const View> in,
   std::byte* sub = scratch + w.sub_offset;
   int write_set = 0;
   for (;;) {
-    KILN_RETURN_IF_ERROR(RunProgram(*w.cond, ec, std::span<const View>(params, n + m),
-                                    std::span<const View>(&pred_view, 1), sub)
-                             .WithContext("in the condition of stablehlo.while"));
+    if (Status s = RunProgram(*w.cond, ec, std::span<const View>(params, n + m),
+                              std::span<const View>(&pred_view, 1), sub);
+        !s.ok()) {
+      return s.WithContext("in the condition of stablehlo.while");
+    }
     KILN_ASSIGN_OR_RETURN(bool go_on, ReadPredicate(pred_view));
     if (!go_on) break;
     size_t offset = 0;
@@ -101,9 +103,11 @@ Status RunWhile(const WhilePlan& w, ExecContext& ec, std::span<const View> in,
       next[i].ptr = sets[write_set] + offset;
       offset += AlignUp64(w.bytes[i]);
     }
-    KILN_RETURN_IF_ERROR(RunProgram(*w.body, ec, std::span<const View>(params, n + m),
-                                    std::span<const View>(next, n), sub)
-                             .WithContext("in the body of stablehlo.while"));
+    if (Status s = RunProgram(*w.body, ec, std::span<const View>(params, n + m),
+                              std::span<const View>(next, n), sub);
+        !s.ok()) {
+      return s.WithContext("in the body of stablehlo.while");
+    }
     for (size_t i = 0; i < n; ++i) params[i].ptr = next[i].ptr;
     write_set ^= 1;
   }
