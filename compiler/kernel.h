@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <span>
@@ -34,6 +35,24 @@ struct ExecContext {
 using KernelFn = std::function<Status(ExecContext& ctx, std::span<const runtime::View> inputs,
                                       std::span<const runtime::View> outputs)>;
 
+// An elementwise ("map") kernel, described so the fusion pass (compiler/fusion.h) can run several
+// of them in one loop: out[i] = f(in[0][i], in[1][i], ...) for i in [begin, end). `range` gets each
+// input's element 0; inputs marked `scalar` hold one element and are never offset.
+using RangeFn = void (*)(const void* const* in, void* out, int64_t begin, int64_t end,
+                         const void* state);
+inline constexpr size_t kMaxMapInputs = 3;
+
+struct MapInfo {
+  RangeFn range = nullptr;
+  std::shared_ptr<const void> state;  // what `range` reads (the op functor)
+  std::vector<int> input_order;       // which kernel input feeds range input i
+  std::vector<bool> scalar;           // per range input
+  std::vector<int> in_widths;         // per kernel input: element bytes
+  int64_t elements = 0;               // of the output
+  int out_width = 0;
+  int64_t chunk = 1;  // elements per parallel chunk (smaller for costly functions)
+};
+
 // Output i is input `input`'s memory from `byte_offset` on, reinterpreted with the output's type.
 struct OutputAlias {
   int input = -1;
@@ -49,6 +68,8 @@ struct Kernel {
   std::shared_ptr<const void> constant;
   // Scratch memory `fn` needs (ExecContext::scratch).
   size_t scratch_bytes = 0;
+  // Set for elementwise kernels the fusion pass may merge; `fn` still runs them alone.
+  std::shared_ptr<const MapInfo> map;
 
   Kernel() = default;
   template <typename F, typename = std::enable_if_t<std::is_constructible_v<KernelFn, F&&> &&

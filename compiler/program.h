@@ -26,6 +26,7 @@ struct Step {
   std::vector<OutputAlias> aliases;      // per output, or empty (Kernel::aliases)
   std::shared_ptr<const void> constant;  // Kernel::constant
   size_t scratch_bytes = 0;              // Kernel::scratch_bytes
+  std::shared_ptr<const MapInfo> map;    // Kernel::map
   std::string what;                      // "stablehlo.add (f32) at model.py:12", for errors
 };
 

@@ -5,6 +5,7 @@
 #include <unordered_set>
 
 #include "compiler/buffer_plan.h"
+#include "compiler/fusion.h"
 
 namespace kiln::compiler {
 namespace {
@@ -178,6 +179,7 @@ StatusOr<std::shared_ptr<const Program>> ProgramBuilder::BuildRegion(
     step.aliases = std::move(kernel->aliases);
     step.constant = std::move(kernel->constant);
     step.scratch_bytes = kernel->scratch_bytes;
+    step.map = std::move(kernel->map);
     for (ir::ValueId r : op.results) {
       KILN_ASSIGN_OR_RETURN(int32_t slot, define(r));
       step.outputs.push_back(slot);
@@ -186,6 +188,7 @@ StatusOr<std::shared_ptr<const Program>> ProgramBuilder::BuildRegion(
   }
   if (!terminated) return InvalidArgument("block has no terminator (return)");
 
+  FuseElementwise(*program);
   KILN_RETURN_IF_ERROR(PlanBuffers(*program));
   return std::shared_ptr<const Program>(std::move(program));
 }

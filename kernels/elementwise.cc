@@ -21,8 +21,8 @@
 #include "kernels/dispatch.h"
 #include "kernels/elementwise_ops.h"
 #include "kernels/lowering.h"
-#include "kernels/vector_math.h"
 #include "kernels/strided.h"
+#include "kernels/vector_math.h"
 #include "runtime/parallel.h"
 
 namespace kiln::kernels {
@@ -606,9 +606,7 @@ KILN_LOOP void ConvertLoop(const From* __restrict x, To* __restrict y, int64_t n
 // [begin, end) chunks in parallel. Only the range function is instantiated per (op, type); the
 // kernel itself is one non-template lambda, which keeps compile time and code size in check.
 
-// Runs elements [begin, end): `in` holds each input's element 0 (scalar inputs are not offset).
-using RangeFn = void (*)(const void* const* in, void* out, int64_t begin, int64_t end,
-                         const void* state);
+using compiler::RangeFn;
 
 struct MapSpec {
   std::string name;
@@ -627,7 +625,19 @@ Kernel MakeMapKernel(MapSpec spec) {
       spec.input_order.push_back(static_cast<int>(i));
   }
   auto s = std::make_shared<const MapSpec>(std::move(spec));
-  return [s](ExecContext&, std::span<const View> in, std::span<const View> out) -> Status {
+  auto map = std::make_shared<compiler::MapInfo>();
+  map->range = s->range;
+  map->state = s->state;
+  map->input_order = s->input_order;
+  map->elements = s->out_type.num_elements();
+  map->out_width = ir::DTypeByteSize(s->out_type.dtype);
+  map->in_widths = s->in_widths;
+  map->chunk = s->chunk;
+  for (size_t i = 0; i < s->input_order.size(); ++i) {
+    const int64_t in_elements = s->in_elements[static_cast<size_t>(s->input_order[i])];
+    map->scalar.push_back(in_elements == 1 && map->elements != 1);
+  }
+  Kernel kernel([s](ExecContext&, std::span<const View> in, std::span<const View> out) -> Status {
     KILN_RETURN_IF_ERROR(CheckOutputs(s->name, out, 1));
     const size_t k = s->in_elements.size();
     for (size_t i = 0; i < k; ++i)
@@ -640,7 +650,9 @@ Kernel MakeMapKernel(MapSpec spec) {
     runtime::ParallelFor(result.num_elements(), s->chunk,
                          [&](int64_t b, int64_t e) { s->range(ptrs, y, b, e, s->state.get()); });
     return Status::Ok();
-  };
+  });
+  if (s->input_order.size() <= compiler::kMaxMapInputs) kernel.map = std::move(map);
+  return kernel;
 }
 
 template <typename R, typename T, typename Op>
@@ -699,6 +711,8 @@ template <>
 inline constexpr int kVectorMathOf<TanhOp> = static_cast<int>(MathFn::kTanh);
 template <>
 inline constexpr int kVectorMathOf<CbrtOp> = static_cast<int>(MathFn::kCbrt);
+template <>
+inline constexpr int kVectorMathOf<SqrtOp> = static_cast<int>(MathFn::kSqrt);
 
 template <typename T>
 using VectorFnOf = void (*)(const T*, T*, int64_t);
@@ -715,7 +729,7 @@ VectorFnOf<T> FindVectorMath(MathFn fn) {
 template <typename T>
 void VectorRange(const void* const* in, void* out, int64_t b, int64_t e, const void* state) {
   (*static_cast<const VectorFnOf<T>*>(state))(static_cast<const T*>(in[0]) + b,
-                                             static_cast<T*>(out) + b, e - b);
+                                              static_cast<T*>(out) + b, e - b);
 }
 
 // ---- generic unary / binary lowering ----
@@ -736,8 +750,8 @@ StatusOr<Kernel> LowerUnaryWith(LowerContext& ctx, Op op) {
       using R = ResultOf<Op, T>;
       if (out->dtype != DTypeOf<R>()) return WrongResultDType(name, out->dtype, DTypeOf<R>());
       const int64_t n = out->num_elements();
-      if constexpr ((std::is_same_v<T, float> || std::is_same_v<T, double>) &&
-                    std::is_same_v<R, T> && kVectorMathOf<Op> >= 0) {
+      if constexpr ((std::is_same_v<T, float> || std::is_same_v<T, double>)&&std::is_same_v<R, T> &&
+                    kVectorMathOf<Op> >= 0) {
         if (VectorFnOf<T> vf = FindVectorMath<T>(static_cast<MathFn>(kVectorMathOf<Op>))) {
           return MakeMapKernel({.name = name,
                                 .out_type = *out,

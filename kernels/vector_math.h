@@ -25,7 +25,9 @@ enum class MathFn : uint8_t {
 #define KILN_MATH_ENUM(e, f) e,
   KILN_VECTOR_MATH_FUNCTIONS(KILN_MATH_ENUM)
 #undef KILN_MATH_ENUM
-      kCount
+  // The instruction itself (correctly rounded), not SLEEF.
+  kSqrt,
+  kCount
 };
 
 using VectorF32 = void (*)(const float* x, float* y, int64_t n);

@@ -49,13 +49,21 @@ void LoopF64(F f, const double* x, double* y, int64_t n) {
   }
 namespace {
 KILN_VECTOR_MATH_FUNCTIONS(KILN_WRAP)
+void sqrt_f32(const float* x, float* y, int64_t n) {
+  LoopF32([](__m256 v) { return _mm256_sqrt_ps(v); }, x, y, n);
+}
+void sqrt_f64(const double* x, double* y, int64_t n) {
+  LoopF64([](__m256d v) { return _mm256_sqrt_pd(v); }, x, y, n);
+}
 }  // namespace
 #undef KILN_WRAP
 
 #define KILN_F32(e, f) &f##_f32,
 #define KILN_F64(e, f) &f##_f64,
-const VectorF32 kAvx2F32[static_cast<int>(MathFn::kCount)] = {KILN_VECTOR_MATH_FUNCTIONS(KILN_F32)};
-const VectorF64 kAvx2F64[static_cast<int>(MathFn::kCount)] = {KILN_VECTOR_MATH_FUNCTIONS(KILN_F64)};
+const VectorF32 kAvx2F32[static_cast<int>(MathFn::kCount)] = {KILN_VECTOR_MATH_FUNCTIONS(KILN_F32) &
+                                                              sqrt_f32};
+const VectorF64 kAvx2F64[static_cast<int>(MathFn::kCount)] = {KILN_VECTOR_MATH_FUNCTIONS(KILN_F64) &
+                                                              sqrt_f64};
 #undef KILN_F32
 #undef KILN_F64
 

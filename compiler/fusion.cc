@@ -1,0 +1,235 @@
+#include "compiler/fusion.h"
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "runtime/parallel.h"
+
+namespace kiln::compiler {
+namespace {
+
+// Longest run fused into one step, and the per-thread tile scratch (bytes) its temporaries share.
+constexpr size_t kMaxMembers = 32;
+constexpr size_t kTileScratchBytes = 48 << 10;
+
+// Where a member reads range input r from, or writes its result to.
+struct Ref {
+  enum Kind : uint8_t { kInput, kTemp, kOutput } kind;
+  int32_t index;  // fused-step input / temporary / fused-step output
+  bool scalar = false;
+  int width = 0;
+};
+
+struct Member {
+  RangeFn range;
+  std::shared_ptr<const void> state;
+  Ref out;
+  std::vector<Ref> in;  // per range input
+};
+
+struct FusedPlan {
+  std::vector<Member> members;
+  std::vector<int64_t> input_elements;  // per fused-step input: n or 1
+  std::vector<int> input_widths;
+  std::vector<int> temp_widths;
+  int64_t elements = 0;
+  int64_t tile = 0;   // elements per tile
+  int64_t chunk = 1;  // tiles per parallel chunk
+  std::string name;
+};
+
+Status RunFused(const FusedPlan& f, std::span<const runtime::View> in,
+                std::span<const runtime::View> out) {
+  if (in.size() != f.input_elements.size()) return Internal(f.name + ": wrong number of inputs");
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (in[i].elements != f.input_elements[i] ||
+        ir::DTypeByteSize(in[i].dtype) != f.input_widths[i]) {
+      return Internal(f.name + ": input #" + std::to_string(i) + " does not match the plan");
+    }
+  }
+  const int64_t n = f.elements;
+  const int64_t tiles = (n + f.tile - 1) / f.tile;
+  runtime::ParallelFor(tiles, f.chunk, [&](int64_t t0, int64_t t1) {
+    alignas(64) std::byte scratch[kTileScratchBytes];
+    std::byte* temps[kMaxMembers];
+    {
+      size_t offset = 0;
+      for (size_t t = 0; t < f.temp_widths.size(); ++t) {
+        temps[t] = scratch + offset;
+        offset += (static_cast<size_t>(f.tile) * static_cast<size_t>(f.temp_widths[t]) + 63) &
+                  ~size_t{63};
+      }
+    }
+    auto address = [&](const Ref& r, int64_t b) -> void* {
+      switch (r.kind) {
+        case Ref::kInput:
+          return static_cast<std::byte*>(in[static_cast<size_t>(r.index)].ptr) +
+                 (r.scalar ? 0 : b * r.width);
+        case Ref::kOutput:
+          return static_cast<std::byte*>(out[static_cast<size_t>(r.index)].ptr) + b * r.width;
+        case Ref::kTemp:
+          break;
+      }
+      return temps[r.index];
+    };
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t b = t * f.tile;
+      const int64_t len = std::min(n, b + f.tile) - b;
+      for (const Member& m : f.members) {
+        const void* ptrs[kMaxMapInputs] = {nullptr, nullptr, nullptr};
+        for (size_t r = 0; r < m.in.size(); ++r) ptrs[r] = address(m.in[r], b);
+        m.range(ptrs, address(m.out, b), 0, len, m.state.get());
+      }
+    }
+  });
+  return Status::Ok();
+}
+
+// Fuses steps[group] (map steps, in order) into one step; `external` says which member outputs are
+// read outside the group or returned.
+Step MakeFusedStep(const Program& p, const std::vector<size_t>& group,
+                   const std::vector<bool>& used_outside) {
+  auto f = std::make_shared<FusedPlan>();
+  Step fused;
+  std::vector<int32_t> producer_ref(static_cast<size_t>(p.num_slots), -1);  // slot -> member
+  std::vector<Ref> slot_ref(static_cast<size_t>(p.num_slots));
+  std::vector<bool> input_scalar;  // per fused-step input
+  int64_t min_chunk = INT64_MAX;
+  int max_width = 1;
+  for (size_t gi = 0; gi < group.size(); ++gi) {
+    const Step& s = p.steps[group[gi]];
+    const MapInfo& map = *s.map;
+    Member m;
+    m.range = map.range;
+    m.state = map.state;
+    for (size_t r = 0; r < map.input_order.size(); ++r) {
+      const size_t ki = static_cast<size_t>(map.input_order[r]);
+      const int32_t slot = s.inputs[ki];
+      if (producer_ref[static_cast<size_t>(slot)] >= 0) {
+        m.in.push_back(slot_ref[static_cast<size_t>(slot)]);
+        continue;
+      }
+      // An input from outside the group: one fused-step input per distinct slot and kind.
+      const bool scalar = map.scalar[r];
+      int32_t index = -1;
+      for (size_t i = 0; i < fused.inputs.size(); ++i) {
+        if (fused.inputs[i] == slot && input_scalar[i] == scalar) index = static_cast<int32_t>(i);
+      }
+      if (index < 0) {
+        index = static_cast<int32_t>(fused.inputs.size());
+        fused.inputs.push_back(slot);
+        input_scalar.push_back(scalar);
+        f->input_elements.push_back(scalar ? 1 : map.elements);
+        f->input_widths.push_back(map.in_widths[ki]);
+      }
+      m.in.push_back(Ref{Ref::kInput, index, scalar, map.in_widths[ki]});
+    }
+    const int32_t out_slot = s.outputs[0];
+    Ref out;
+    out.width = map.out_width;
+    if (used_outside[gi]) {
+      out.kind = Ref::kOutput;
+      out.index = static_cast<int32_t>(fused.outputs.size());
+      fused.outputs.push_back(out_slot);
+    } else {
+      out.kind = Ref::kTemp;
+      out.index = static_cast<int32_t>(f->temp_widths.size());
+      f->temp_widths.push_back(map.out_width);
+    }
+    m.out = out;
+    producer_ref[static_cast<size_t>(out_slot)] = static_cast<int32_t>(gi);
+    slot_ref[static_cast<size_t>(out_slot)] = out;
+    f->members.push_back(std::move(m));
+    f->elements = map.elements;
+    min_chunk = std::min(min_chunk, map.chunk);
+    max_width = std::max(max_width, map.out_width);
+  }
+  size_t temp_bytes_per_element = 0;
+  for (int w : f->temp_widths) temp_bytes_per_element += static_cast<size_t>(w);
+  int64_t tile = 1024;
+  while (tile > 64 &&
+         static_cast<size_t>(tile) * temp_bytes_per_element + 64 * f->temp_widths.size() >
+             kTileScratchBytes) {
+    tile /= 2;
+  }
+  f->tile = tile;
+  f->chunk = std::max<int64_t>(1, min_chunk / tile);
+  f->name = "fused " + std::to_string(group.size()) + " elementwise ops from " +
+            p.steps[group.front()].what;
+  fused.what = f->name;
+  fused.fn = [f](ExecContext&, std::span<const runtime::View> in,
+                 std::span<const runtime::View> out) { return RunFused(*f, in, out); };
+  return fused;
+}
+
+}  // namespace
+
+void FuseElementwise(Program& p) {
+  const size_t num_steps = p.steps.size();
+  // Who reads each slot: the step indices, and whether the program returns it.
+  std::vector<std::vector<size_t>> readers(static_cast<size_t>(p.num_slots));
+  for (size_t i = 0; i < num_steps; ++i) {
+    for (int32_t s : p.steps[i].inputs) readers[static_cast<size_t>(s)].push_back(i);
+  }
+  std::vector<bool> returned(static_cast<size_t>(p.num_slots), false);
+  for (int32_t s : p.result_slots) returned[static_cast<size_t>(s)] = true;
+
+  auto fusible = [&](const Step& s) {
+    return s.fn && s.map != nullptr && s.outputs.size() == 1 && s.map->elements > 0 &&
+           s.map->input_order.size() <= kMaxMapInputs;
+  };
+
+  std::vector<Step> out;
+  out.reserve(num_steps);
+  size_t i = 0;
+  while (i < num_steps) {
+    if (!fusible(p.steps[i])) {
+      out.push_back(std::move(p.steps[i]));
+      ++i;
+      continue;
+    }
+    const int64_t n = p.steps[i].map->elements;
+    std::vector<size_t> group{i};
+    std::vector<size_t> passive;  // steps without code inside the run (constants, views)
+    size_t j = i + 1;
+    for (; j < num_steps && group.size() < kMaxMembers; ++j) {
+      const Step& s = p.steps[j];
+      if (!s.fn) {
+        passive.push_back(j);
+        continue;
+      }
+      if (!fusible(s) || s.map->elements != n) break;
+      group.push_back(j);
+    }
+    // Trailing passive steps belong after the run, not inside it.
+    while (!passive.empty() && passive.back() > group.back()) passive.pop_back();
+    const size_t end = group.back() + 1;
+    if (group.size() == 1) {
+      for (size_t k = i; k < end; ++k) out.push_back(std::move(p.steps[k]));
+      i = end;
+      continue;
+    }
+    std::unordered_set<size_t> members(group.begin(), group.end());
+    std::vector<bool> used_outside(group.size(), false);
+    for (size_t gi = 0; gi < group.size(); ++gi) {
+      const int32_t slot = p.steps[group[gi]].outputs[0];
+      bool outside = returned[static_cast<size_t>(slot)];
+      for (size_t r : readers[static_cast<size_t>(slot)]) {
+        if (!members.count(r)) outside = true;
+      }
+      used_outside[gi] = outside;
+    }
+    Step fused = MakeFusedStep(p, group, used_outside);
+    out.push_back(std::move(fused));
+    for (size_t k : passive) out.push_back(std::move(p.steps[k]));
+    i = end;
+  }
+  p.steps = std::move(out);
+}
+
+}  // namespace kiln::compiler
