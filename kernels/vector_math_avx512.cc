@@ -1,6 +1,6 @@
 // Vector math kernels for avx512 (this file alone is compiled with -mavx512f; see vector_math.h).
-// GCC 12's avx512fintrin.h starts _mm512_sqrt_* from _mm512_undefined_*, which -Wmaybe-uninitialized
-// reports inside the header; the value is fully overwritten.
+// GCC 12's avx512fintrin.h starts _mm512_sqrt_* from _mm512_undefined_*, which
+// -Wmaybe-uninitialized reports inside the header; the value is fully overwritten.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
 #include <sleef.h>
