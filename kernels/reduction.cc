@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "compiler/op_registry.h"
+#include "kernels/arg_reduce.h"
 #include "kernels/dispatch.h"
 #include "kernels/lowering_util.h"
 #include "kernels/scalar_body.h"
@@ -363,6 +364,11 @@ StatusOr<Kernel> LowerReduce(LowerContext& ctx) {
   arg_dtypes.insert(arg_dtypes.end(), dtypes.begin(), dtypes.end());
   KILN_ASSIGN_OR_RETURN(std::shared_ptr<const ScalarRegion> body,
                         ScalarRegion::Compile(ctx, 0, arg_dtypes, dtypes));
+  if (n == 2 && ctx.captures().empty()) {
+    if (std::optional<Kernel> arg = TryLowerArgReduce(name, *body, all_types, reduced)) {
+      return std::move(*arg);
+    }
+  }
   std::vector<int64_t> strides = RowMajorStrides(dims);
   Axes kept_axes, red_axes;
   for (size_t d = 0; d < dims.size(); ++d) {

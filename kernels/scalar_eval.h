@@ -25,6 +25,8 @@ class ScalarEvaluator {
 
   const std::vector<ir::DType>& arg_dtypes() const { return arg_dtypes_; }
   const std::vector<ir::DType>& result_dtypes() const { return result_dtypes_; }
+  // Whether the region reads any constant (its own or a captured one).
+  bool has_constants() const { return !constants_.empty(); }
 
   // Reads one element per argument, writes one per result (results may alias arguments).
   // `scratch` is reused between calls to avoid allocating.

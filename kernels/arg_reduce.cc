@@ -1,0 +1,185 @@
+#include "kernels/arg_reduce.h"
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <span>
+
+#include "kernels/scalar_eval.h"
+#include "runtime/parallel.h"
+
+namespace kiln::kernels {
+namespace {
+
+using runtime::View;
+
+// JAX's reducer for argmax (kMax) / argmin: the accumulator (av, ai) is kept when its value wins or
+// is NaN; on equal values the smaller index wins.
+template <bool kMax, typename V, typename I>
+inline void ArgStep(V& av, I& ai, V bv, I bi) {
+  const bool keep_value = (kMax ? av > bv : av < bv) || av != av;  // NOLINT: NaN test
+  const bool keep_index = keep_value || (av == bv && ai < bi);
+  av = keep_value ? av : bv;
+  ai = keep_index ? ai : bi;
+}
+
+template <typename V>
+std::vector<V> ProbeValues() {
+  std::vector<V> v = {V(-1), V(0), V(1), std::numeric_limits<V>::lowest(),
+                      std::numeric_limits<V>::max()};
+  if constexpr (std::is_floating_point_v<V>) {
+    v.push_back(-V(0));
+    v.push_back(std::numeric_limits<V>::infinity());
+    v.push_back(-std::numeric_limits<V>::infinity());
+    v.push_back(std::numeric_limits<V>::quiet_NaN());
+    v.push_back(-std::numeric_limits<V>::quiet_NaN());
+  }
+  return v;
+}
+
+// Whether `ev` computes ArgStep<kMax, V, I> on every probe combination.
+template <bool kMax, typename V, typename I>
+bool Agrees(const ScalarEvaluator& ev) {
+  std::vector<uint64_t> scratch;
+  const std::vector<V> values = ProbeValues<V>();
+  const I indices[] = {0, 1, 2};
+  for (V av : values) {
+    for (V bv : values) {
+      for (I ai : indices) {
+        for (I bi : indices) {
+          V got_v{}, want_v = av;
+          I got_i{}, want_i = ai;
+          ArgStep<kMax>(want_v, want_i, bv, bi);
+          const void* args[4] = {&av, &ai, &bv, &bi};
+          void* results[2] = {&got_v, &got_i};
+          ev.Run(args, results, scratch);
+          if (std::memcmp(&got_v, &want_v, sizeof(V)) != 0 || got_i != want_i) return false;
+        }
+      }
+    }
+  }
+  return true;
+}
+
+struct Geometry {
+  std::vector<int64_t> kept_sizes, kept_strides, red_sizes, red_strides;
+  int64_t outputs = 1, reduced = 1;
+};
+
+template <bool kMax, typename V, typename I>
+compiler::Kernel MakeKernel(std::string name, std::vector<ir::Type> types, Geometry g) {
+  return compiler::Kernel([name, types, g](compiler::ExecContext&, std::span<const View> in,
+                                           std::span<const View> out) -> Status {
+    if (in.size() < 4 || out.size() != 2) return Internal(name + ": wrong number of operands");
+    for (size_t i = 0; i < 4; ++i) {
+      if (in[i].dtype != types[i].dtype || in[i].elements != types[i].num_elements()) {
+        return Internal(name + ": input #" + std::to_string(i) + " does not match its type");
+      }
+    }
+    const V* values = in[0].data_as<const V>();
+    const I* indices = in[1].data_as<const I>();
+    const V init_v = *in[2].data_as<const V>();
+    const I init_i = *in[3].data_as<const I>();
+    V* out_v = out[0].data_as<V>();
+    I* out_i = out[1].data_as<I>();
+    const size_t kept_rank = g.kept_sizes.size(), red_rank = g.red_sizes.size();
+    // Each output folds its elements in row-major order, as the general reduce does; outputs are
+    // independent, so they run in parallel.
+    runtime::ParallelFor(g.outputs, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, g.reduced)),
+                         [&](int64_t begin, int64_t end) {
+                           for (int64_t o = begin; o < end; ++o) {
+                             int64_t base = 0, rest = o;
+                             for (size_t d = kept_rank; d-- > 0;) {
+                               base += (rest % g.kept_sizes[d]) * g.kept_strides[d];
+                               rest /= g.kept_sizes[d];
+                             }
+                             V av = init_v;
+                             I ai = init_i;
+                             if (red_rank == 1) {
+                               const int64_t stride = g.red_strides[0];
+                               for (int64_t r = 0; r < g.red_sizes[0]; ++r) {
+                                 const int64_t at = base + r * stride;
+                                 ArgStep<kMax>(av, ai, values[at], indices[at]);
+                               }
+                             } else {
+                               for (int64_t r = 0; r < g.reduced; ++r) {
+                                 int64_t off = 0, q = r;
+                                 for (size_t d = red_rank; d-- > 0;) {
+                                   off += (q % g.red_sizes[d]) * g.red_strides[d];
+                                   q /= g.red_sizes[d];
+                                 }
+                                 ArgStep<kMax>(av, ai, values[base + off], indices[base + off]);
+                               }
+                             }
+                             out_v[o] = av;
+                             out_i[o] = ai;
+                           }
+                         });
+    return Status::Ok();
+  });
+}
+
+template <typename V, typename I>
+std::optional<compiler::Kernel> Try(const std::string& name, const ScalarEvaluator& ev,
+                                    const std::vector<ir::Type>& types, const Geometry& g) {
+  if (Agrees<true, V, I>(ev)) return MakeKernel<true, V, I>(name, types, g);
+  if (Agrees<false, V, I>(ev)) return MakeKernel<false, V, I>(name, types, g);
+  return std::nullopt;
+}
+
+template <typename V>
+std::optional<compiler::Kernel> TryIndex(const std::string& name, const ScalarEvaluator& ev,
+                                         const std::vector<ir::Type>& types, const Geometry& g) {
+  switch (types[1].dtype) {
+    case ir::DType::kS32:
+      return Try<V, int32_t>(name, ev, types, g);
+    case ir::DType::kS64:
+      return Try<V, int64_t>(name, ev, types, g);
+    default:
+      return std::nullopt;
+  }
+}
+
+}  // namespace
+
+std::optional<compiler::Kernel> TryLowerArgReduce(const std::string& name, const ScalarRegion& body,
+                                                  const std::vector<ir::Type>& all_types,
+                                                  const std::vector<bool>& reduced) {
+  const ScalarEvaluator* ev = body.evaluator();
+  if (ev == nullptr || ev->has_constants() || all_types.size() != 4) return std::nullopt;
+  const std::vector<int64_t>& dims = all_types[0].dims;
+  if (dims.size() != reduced.size()) return std::nullopt;
+  Geometry g;
+  int64_t stride = 1;
+  std::vector<int64_t> strides(dims.size());
+  for (size_t d = dims.size(); d-- > 0;) {
+    strides[d] = stride;
+    stride *= dims[d];
+  }
+  for (size_t d = 0; d < dims.size(); ++d) {
+    if (reduced[d]) {
+      g.red_sizes.push_back(dims[d]);
+      g.red_strides.push_back(strides[d]);
+      g.reduced *= dims[d];
+    } else {
+      g.kept_sizes.push_back(dims[d]);
+      g.kept_strides.push_back(strides[d]);
+      g.outputs *= dims[d];
+    }
+  }
+  switch (all_types[0].dtype) {
+    case ir::DType::kF32:
+      return TryIndex<float>(name, *ev, all_types, g);
+    case ir::DType::kF64:
+      return TryIndex<double>(name, *ev, all_types, g);
+    case ir::DType::kS32:
+      return TryIndex<int32_t>(name, *ev, all_types, g);
+    case ir::DType::kS64:
+      return TryIndex<int64_t>(name, *ev, all_types, g);
+    default:
+      return std::nullopt;
+  }
+}
+
+}  // namespace kiln::kernels
