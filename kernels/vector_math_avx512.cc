@@ -1,7 +1,9 @@
 // Vector math kernels for avx512 (this file alone is compiled with -mavx512f; see vector_math.h).
 // GCC 12's avx512fintrin.h starts _mm512_sqrt_* from _mm512_undefined_*, which
 // -Wmaybe-uninitialized reports inside the header; the value is fully overwritten.
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #include <immintrin.h>
 #include <sleef.h>
 
