@@ -89,7 +89,8 @@ int main() {
   double best_fma = 0;
   for (int rep = 0; rep < 3; ++rep) {
     const double s = Parallel(threads, [&](int) { sink = sink + FmaLoop(iters); });
-    best_fma = std::max(best_fma, 2.0 * kLanes * 12 * static_cast<double>(iters) * threads / s / 1e9);
+    best_fma =
+        std::max(best_fma, 2.0 * kLanes * 12 * static_cast<double>(iters) * threads / s / 1e9);
   }
   const size_t n = size_t{64} << 20 >> 2;  // 64 MiB per array
   std::vector<float> a(n), b(n, 1.0f), c(n, 2.0f);
