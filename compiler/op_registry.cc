@@ -14,6 +14,7 @@ const OpRegistry& OpRegistry::Get() {
     RegisterControlFlowOps(*r);
     RegisterMiscOps(*r);
     RegisterShardingOps(*r);
+    RegisterConvolutionOps(*r);
     return r;
   }();
   return *registry;

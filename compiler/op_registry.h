@@ -61,5 +61,6 @@ void RegisterIndexingOps(OpRegistry& registry);
 void RegisterControlFlowOps(OpRegistry& registry);
 void RegisterMiscOps(OpRegistry& registry);
 void RegisterShardingOps(OpRegistry& registry);
+void RegisterConvolutionOps(OpRegistry& registry);
 
 }  // namespace kiln::compiler

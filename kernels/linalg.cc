@@ -22,6 +22,7 @@
 #include "compiler/op_registry.h"
 #include "kernels/dispatch.h"
 #include "kernels/float16.h"
+#include "kernels/gemm.h"
 #include "kernels/lowering_util.h"
 #include "kernels/scalar_body.h"
 #include "runtime/parallel.h"
@@ -299,80 +300,6 @@ StatusOr<std::vector<Acc>> Pack(std::string_view op, const View& a, const Operan
     return Status::Ok();
   }));
   return buffer;
-}
-
-// BLAS runs single-threaded inside Kiln's own pool (runtime/parallel.h), which splits large
-// products into one block per thread: one set of threads for the whole process, so BLAS's threads
-// and Kiln's never compete for the same cores.
-void UseBlasSingleThreaded() {
-  static const bool once = [] {
-    openblas_set_num_threads(1);
-    return true;
-  }();
-  (void)once;
-}
-
-template <typename T>
-void Gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b,
-          int64_t ldb, T* c, int64_t ldc) {
-  auto tA = ta ? CblasTrans : CblasNoTrans;
-  auto tB = tb ? CblasTrans : CblasNoTrans;
-  if constexpr (std::is_same_v<T, float>) {
-    cblas_sgemm(CblasRowMajor, tA, tB, static_cast<int>(m), static_cast<int>(n),
-                static_cast<int>(k), 1.0f, a, static_cast<int>(lda), b, static_cast<int>(ldb), 0.0f,
-                c, static_cast<int>(ldc));
-  } else {
-    cblas_dgemm(CblasRowMajor, tA, tB, static_cast<int>(m), static_cast<int>(n),
-                static_cast<int>(k), 1.0, a, static_cast<int>(lda), b, static_cast<int>(ldb), 0.0,
-                c, static_cast<int>(ldc));
-  }
-}
-
-// One product C[m, n] = op(A) op(B) on the pool: whole products per thread when there are several
-// (batch), else blocks of rows (or of columns, when there are more of them) of C, one per thread.
-// Products under ~1 MFLOP run on the calling thread.
-template <typename T>
-void ParallelGemm(int64_t batch, bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a,
-                  int64_t lda, int64_t a_batch, const T* b, int64_t ldb, int64_t b_batch, T* c) {
-  UseBlasSingleThreaded();
-  const int64_t threads = runtime::NumWorkerThreads();
-  const double flops =
-      2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
-  if (threads <= 1 || flops * static_cast<double>(batch) < 1e6) {
-    for (int64_t i = 0; i < batch; ++i) {
-      Gemm<T>(ta, tb, m, n, k, a + i * a_batch, lda, b + i * b_batch, ldb, c + i * m * n, n);
-    }
-    return;
-  }
-  if (batch >= threads || flops < 1e6) {
-    runtime::ParallelFor(batch, 1, [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) {
-        Gemm<T>(ta, tb, m, n, k, a + i * a_batch, lda, b + i * b_batch, ldb, c + i * m * n, n);
-      }
-    });
-    return;
-  }
-  const bool split_rows = m >= n;
-  const int64_t extent = split_rows ? m : n;
-  const int64_t blocks = std::max<int64_t>(1, std::min<int64_t>(threads, extent / 32));
-  const int64_t step = (extent + blocks - 1) / blocks;
-  for (int64_t i = 0; i < batch; ++i) {
-    const T* ai = a + i * a_batch;
-    const T* bi = b + i * b_batch;
-    T* ci = c + i * m * n;
-    runtime::ParallelFor(blocks, 1, [&](int64_t begin, int64_t end) {
-      for (int64_t blk = begin; blk < end; ++blk) {
-        const int64_t lo = blk * step, hi = std::min(extent, lo + step);
-        if (lo >= hi) continue;
-        if (split_rows) {
-          Gemm<T>(ta, tb, hi - lo, n, k, ta ? ai + lo : ai + lo * lda, lda, bi, ldb, ci + lo * n,
-                  n);
-        } else {
-          Gemm<T>(ta, tb, m, hi - lo, k, ai, lda, tb ? bi + lo * ldb : bi + lo, ldb, ci + lo, n);
-        }
-      }
-    });
-  }
 }
 
 // out[B, M, N] = lhs x rhs in float type T via BLAS.

@@ -1,0 +1,27 @@
+// Dense matrix products on OpenBLAS, for every kernel that reduces to them (dot_general,
+// convolution). BLAS always runs single-threaded: parallelism comes from Kiln's own pool
+// (runtime/parallel.h), so the process has one set of threads and the cores are never
+// oversubscribed.
+//
+// T is float, double, std::complex<float> or std::complex<double>. Matrices are row-major;
+// `ta`/`tb` read A/B transposed.
+#pragma once
+
+#include <cstdint>
+
+namespace kiln::kernels {
+
+// C[m, n] = op(A)[m, k] x op(B)[k, n] (beta = 0) on the calling thread.
+template <typename T>
+void Gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b,
+          int64_t ldb, T* c, int64_t ldc);
+
+// `batch` products C_i = op(A_i) op(B_i), A_i = a + i * a_batch, B_i = b + i * b_batch, C_i = c +
+// i * m * n (contiguous, ldc = n), on the pool: whole products per thread when there are several,
+// else blocks of rows (or of columns, when there are more of them) of C, one per thread. Products
+// under ~1 MFLOP run on the calling thread.
+template <typename T>
+void ParallelGemm(int64_t batch, bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a,
+                  int64_t lda, int64_t a_batch, const T* b, int64_t ldb, int64_t b_batch, T* c);
+
+}  // namespace kiln::kernels
