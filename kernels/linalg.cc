@@ -12,6 +12,7 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <complex>
 #include <cstring>
 #include <limits>
 #include <memory>
@@ -46,10 +47,18 @@ Status DispatchStorage(std::string_view op, ir::DType t, Fn&& fn) {
       return fn.template operator()<bf16_t>();
     case ir::DType::kF16:
       return fn.template operator()<f16_t>();
+    case ir::DType::kC64:
+      return fn.template operator()<std::complex<float>>();
+    case ir::DType::kC128:
+      return fn.template operator()<std::complex<double>>();
     default:
       return DispatchRealOrPred(op, t, std::forward<Fn>(fn));
   }
 }
+
+template <typename T>
+inline constexpr bool kIsComplexT =
+    std::is_same_v<T, std::complex<float>> || std::is_same_v<T, std::complex<double>>;
 
 template <typename Dst, typename Src>
 inline Dst ConvertElement(Src v) {
@@ -57,6 +66,10 @@ inline Dst ConvertElement(Src v) {
     return static_cast<Dst>(Bf16BitsToFloat(v.bits));
   } else if constexpr (std::is_same_v<Src, f16_t>) {
     return static_cast<Dst>(HalfBitsToFloat(v.bits));
+  } else if constexpr (kIsComplexT<Src> && !kIsComplexT<Dst>) {
+    return static_cast<Dst>(v.real());  // not planned: complex operands need a complex result
+  } else if constexpr (kIsComplexT<Dst> && !kIsComplexT<Src>) {
+    return Dst(static_cast<typename Dst::value_type>(v));
   } else {
     return static_cast<Dst>(v);
   }
@@ -175,7 +188,10 @@ void PlanOperand(const std::vector<int64_t>& dims, const std::vector<int64_t>& b
   plan.direct = true;
 }
 
-bool IsBlasType(ir::DType t) { return t == ir::DType::kF32 || t == ir::DType::kF64; }
+bool IsBlasType(ir::DType t) {
+  return t == ir::DType::kF32 || t == ir::DType::kF64 || t == ir::DType::kC64 ||
+         t == ir::DType::kC128;
+}
 
 // The type products are summed in: the result type, except that 16-bit float results accumulate in
 // f32.
@@ -186,6 +202,8 @@ std::optional<ir::DType> AccumulationType(ir::DType out) {
       return ir::DType::kF32;
     case ir::DType::kF32:
     case ir::DType::kF64:
+    case ir::DType::kC64:
+    case ir::DType::kC128:
     case ir::DType::kPred:
       return out;
     default:
@@ -196,7 +214,7 @@ std::optional<ir::DType> AccumulationType(ir::DType out) {
 
 bool IsReadable(ir::DType t) {
   return t == ir::DType::kPred || ir::IsInteger(t) || t == ir::DType::kF32 ||
-         t == ir::DType::kF64 || t == ir::DType::kBF16 || t == ir::DType::kF16;
+         t == ir::DType::kF64 || t == ir::DType::kBF16 || t == ir::DType::kF16 || ir::IsComplex(t);
 }
 
 StatusOr<std::shared_ptr<const DotPlan>> PlanDot(const ir::Op& op, const ir::Type& lhs,
@@ -270,6 +288,10 @@ StatusOr<std::shared_ptr<const DotPlan>> PlanDot(const ir::Op& op, const ir::Typ
   plan->acc_dtype = *acc;
   bool float_operand = !(lhs.dtype == ir::DType::kPred || ir::IsInteger(lhs.dtype)) ||
                        !(rhs.dtype == ir::DType::kPred || ir::IsInteger(rhs.dtype));
+  if ((ir::IsComplex(lhs.dtype) || ir::IsComplex(rhs.dtype)) && !ir::IsComplex(*acc)) {
+    return Unimplemented(op.name + ": complex operands need a complex result, got " +
+                         result.ToString());
+  }
   if (ir::IsInteger(*acc) && float_operand) {
     return Unimplemented(op.name + ": float operands with an integer result are not supported");
   }
@@ -399,6 +421,18 @@ Status RunDot(std::string_view op, const DotPlan& p, const View& lhs, const View
         dst[i] = bf16 ? FloatToBf16Bits(tmp[i]) : FloatToHalfBits(tmp[i]);
       return Status::Ok();
     }
+    case ir::DType::kC64:
+    case ir::DType::kC128:
+      if (p.k == 0) {
+        std::memset(result.data(), 0, result.byte_size());
+        return Status::Ok();
+      }
+      if (p.acc_dtype == ir::DType::kC64) {
+        return RunBlasDot<std::complex<float>>(op, p, lhs, rhs,
+                                               result.data_as<std::complex<float>>());
+      }
+      return RunBlasDot<std::complex<double>>(op, p, lhs, rhs,
+                                              result.data_as<std::complex<double>>());
     case ir::DType::kPred:
       return RunLoopDot<uint8_t, true>(op, p, lhs, rhs, result.data_as<uint8_t>());
     default:

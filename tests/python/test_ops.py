@@ -550,6 +550,20 @@ def test_matmul_preferred_element_type():
           a8, b8, ab, bb, kind="reduction")
 
 
+@pytest.mark.parametrize("dtype", [C64, np.dtype(np.complex128)], ids=_id)
+@pytest.mark.parametrize("spec,sa,sb", EINSUMS, ids=[e[0] for e in EINSUMS])
+def test_einsum_complex(spec, sa, sb, dtype):
+    check(lambda a, b: jnp.einsum(spec, a, b), rand(dtype, sa, "unit", seed=1),
+          rand(dtype, sb, "unit", seed=2), kind="reduction")
+
+
+def test_complex_matmul_real_operand_and_vdot():
+    a, b = rand(F32, (4, 6), "unit", seed=1), rand(C64, (6, 3), "unit", seed=2)
+    v = rand(C64, (6,), "unit", seed=3)
+    check(lambda a, b, v: (a @ b, b.T @ v, jnp.vdot(v, v), jnp.vdot(b[:, 0], v)), a, b, v,
+          kind="reduction")
+
+
 def test_tensordot_and_vdot():
     a, b = rand(F32, (3, 4, 5), seed=1), rand(F32, (4, 5, 2), seed=2)
     check(lambda a, b: (jnp.tensordot(a, b, axes=2), jnp.vdot(a[0], b[:, :, 0].T)), a, b,
