@@ -15,6 +15,7 @@ const OpRegistry& OpRegistry::Get() {
     RegisterMiscOps(*r);
     RegisterShardingOps(*r);
     RegisterConvolutionOps(*r);
+    RegisterFftOps(*r);
     return r;
   }();
   return *registry;

@@ -62,5 +62,6 @@ void RegisterControlFlowOps(OpRegistry& registry);
 void RegisterMiscOps(OpRegistry& registry);
 void RegisterShardingOps(OpRegistry& registry);
 void RegisterConvolutionOps(OpRegistry& registry);
+void RegisterFftOps(OpRegistry& registry);
 
 }  // namespace kiln::compiler
