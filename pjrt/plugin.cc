@@ -68,7 +68,10 @@ PJRT_Error* Plugin_Initialize(PJRT_Plugin_Initialize_Args* args) {
 
 PJRT_Error* Plugin_Attributes(PJRT_Plugin_Attributes_Args* args) {
   return Guard("PJRT_Plugin_Attributes", [&]() -> Status {
-    KILN_CHECK_ARGS(args, PJRT_Plugin_Attributes_Args, num_attributes, "PJRT_Plugin_Attributes");
+    // Every version of this struct has `num_attributes`, but the PJRT headers before ~0.7 declared
+    // its size only up to `attributes` (PJRT_DEFINE_STRUCT_TRAITS named the wrong last field), so
+    // jaxlib 0.4.x-0.6.x send struct_size 24 for a 32-byte struct. Accept 24 and write both.
+    KILN_CHECK_ARGS(args, PJRT_Plugin_Attributes_Args, attributes, "PJRT_Plugin_Attributes");
     const PluginAttributes& a = Attributes();
     args->attributes = a.values;
     args->num_attributes = a.count;

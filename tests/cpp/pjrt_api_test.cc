@@ -385,6 +385,18 @@ TEST_F(PjrtTest, PluginInitializeAndAttributes) {
   again.struct_size = 32;
   ASSERT_PJRT_OK(Api()->PJRT_Plugin_Attributes(&again));
   EXPECT_EQ(again.attributes, args.attributes);
+
+  // Older headers declare the struct's size up to `attributes` (24 bytes) for the same 32-byte
+  // struct (jaxlib 0.4.x-0.6.x): accepted, and num_attributes is filled in.
+  PJRT_Plugin_Attributes_Args old{};
+  old.struct_size = 24;
+  ASSERT_PJRT_OK(Api()->PJRT_Plugin_Attributes(&old));
+  EXPECT_EQ(old.attributes, args.attributes);
+  EXPECT_EQ(old.num_attributes, args.num_attributes);
+  // Smaller than any version: a clean error.
+  PJRT_Plugin_Attributes_Args tiny{};
+  tiny.struct_size = 16;
+  EXPECT_FALSE(Take(Api()->PJRT_Plugin_Attributes(&tiny)).ok());
 }
 
 TEST_F(PjrtTest, ClientIdentity) {
