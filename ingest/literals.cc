@@ -164,10 +164,14 @@ StatusOr<ir::Attr> AttrTypeDecoder::MakeDenseLiteral(const DecodedType& type,
 
   if (blob.size() == total) {
     literal.data.assign(blob.begin(), blob.end());
-  } else if (blob.size() == element_bytes && n > 0) {
+  } else if (blob.size() == element_bytes) {
+    // A splat: one element repeated. MLIR writes zero-element constants (tensor<0x3xf32>) this way
+    // too, with one element that no position uses.
     literal.data.resize(total);
-    std::memcpy(literal.data.data(), blob.data(), blob.size());
-    FillSplat(literal.data, blob.size());
+    if (n > 0) {
+      std::memcpy(literal.data.data(), blob.data(), blob.size());
+      FillSplat(literal.data, blob.size());
+    }
   } else {
     return DataLoss("dense literal of type " + tensor.ToString() + " needs " +
                     std::to_string(total) + " bytes (or one " + std::to_string(element_bytes) +

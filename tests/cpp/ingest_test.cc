@@ -610,6 +610,17 @@ TEST(SyntheticBytecode, SplatsExpandWithinLimits) {
   EXPECT_EQ(too_big.status().code(), StatusCode::kResourceExhausted) << too_big.status().ToString();
 }
 
+TEST(SyntheticBytecode, ZeroElementSplatIsAnEmptyConstant) {
+  // MLIR stores `dense<...> : tensor<0xf32>` as a one-element splat blob (issue 11).
+  SyntheticModule s;
+  StatusOr<ir::Module> m =
+      ReadPortableArtifact(s.Build(s.Dict("c", SplatF32(s, 0, 2.0f)), 0, 0, Bytes()));
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  const ir::Attr* c = m->attr("c");
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->data.size(), 0u);
+}
+
 TEST(SyntheticBytecode, TruncatedTensorBlobNamesTheAttribute) {
   SyntheticModule s;
   const uint64_t f32 = s.b.Type("vhlo", Bytes().VarInt(4));

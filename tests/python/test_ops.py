@@ -869,3 +869,10 @@ def test_activation_functions():
     x = rand(F32, (40,))
     check(lambda x: (jax.nn.relu(x), jax.nn.gelu(x), jax.nn.gelu(x, approximate=False), jax.nn.silu(x),
                      jax.nn.softplus(x), jax.nn.elu(x), jax.nn.leaky_relu(x)), x, kind="composite")
+
+
+def test_zero_element_constants():
+    # MLIR writes zero-element dense constants as a one-element splat blob (issue 11).
+    c = np.zeros((0, 3), np.float32)
+    check(lambda x: (jnp.concatenate([x, jnp.asarray(c)]), jnp.asarray(c) + 1.0,
+                     jnp.asarray(np.ones((0,), np.int32)) * 2), rand(F32, (2, 3)))
