@@ -82,45 +82,6 @@ int64_t SourceOffset(const ConvPlan& p, size_t d, int64_t y, int64_t k) {
 
 size_t AlignUp(size_t n) { return (n + 63) & ~size_t{63}; }
 
-// The type products are summed in: the result type, but f16/bf16 accumulate in f32.
-std::optional<ir::DType> ConvAccumulation(ir::DType out) {
-  switch (out) {
-    case ir::DType::kF16:
-    case ir::DType::kBF16:
-    case ir::DType::kF32:
-      return ir::DType::kF32;
-    case ir::DType::kF64:
-    case ir::DType::kC64:
-    case ir::DType::kC128:
-      return out;
-    default:
-      if (ir::IsInteger(out)) return out;
-      return std::nullopt;
-  }
-}
-
-bool IsGemmType(ir::DType t) {
-  return t == ir::DType::kF32 || t == ir::DType::kF64 || t == ir::DType::kC64 ||
-         t == ir::DType::kC128;
-}
-
-// Calls fn.template operator()<T>() with the accumulation type's C++ type.
-template <typename Fn>
-Status DispatchAcc(std::string_view op, ir::DType t, Fn&& fn) {
-  switch (t) {
-    case ir::DType::kF32:
-      return fn.template operator()<float>();
-    case ir::DType::kF64:
-      return fn.template operator()<double>();
-    case ir::DType::kC64:
-      return fn.template operator()<std::complex<float>>();
-    case ir::DType::kC128:
-      return fn.template operator()<std::complex<double>>();
-    default:
-      return DispatchInt(op, t, std::forward<Fn>(fn));
-  }
-}
-
 // Calls fn.template operator()<S>() with the storage type of `t` (anything convertible).
 template <typename Fn>
 Status DispatchSource(std::string_view op, ir::DType t, Fn&& fn) {
@@ -302,13 +263,14 @@ StatusOr<std::shared_ptr<const ConvPlan>> PlanConv(const ir::Op& op, const ir::T
     NextIndex(k_index, k_size);
   }
   // Types.
-  std::optional<ir::DType> acc = ConvAccumulation(out.dtype);
+  // pred results are refused below (pred operands are not readable here).
+  std::optional<ir::DType> acc = ProductAccumulationType(out.dtype);
   const bool int_acc = acc && ir::IsInteger(*acc);
   auto readable = [&](ir::DType t) {
     if (int_acc) return ir::IsInteger(t);
     return ir::IsFloat(t) || ir::IsComplex(t) || ir::IsInteger(t);
   };
-  if (!acc || !readable(lhs.dtype) || !readable(rhs.dtype) ||
+  if (!acc || *acc == ir::DType::kPred || !readable(lhs.dtype) || !readable(rhs.dtype) ||
       (ir::IsComplex(lhs.dtype) || ir::IsComplex(rhs.dtype)) != ir::IsComplex(*acc)) {
     return Unimplemented(op.name + ": " + lhs.ToString() + " x " + rhs.ToString() + " -> " +
                          out.ToString() + " is not supported");
@@ -357,6 +319,34 @@ StatusOr<std::shared_ptr<const ConvPlan>> PlanConv(const ir::Op& op, const ir::T
 // ---------------------------------------------------------------------------------------------
 // Execution.
 
+// The row-major multi-index of an output position over the output's spatial dims, starting at
+// position p0 (inline storage for up to 8 dims, the heap beyond).
+class SpatialIndex {
+ public:
+  SpatialIndex(const ConvPlan& p, int64_t p0) : p_(p) {
+    if (p.rank > kInline) heap_.assign(p.rank, 0);
+    index_ = p.rank > kInline ? heap_.data() : inline_;
+    for (size_t d = p.rank; d-- > 0;) {
+      index_[d] = p0 % p.out_size[d];
+      p0 /= p.out_size[d];
+    }
+  }
+  int64_t operator[](size_t d) const { return index_[d]; }
+  void Next() {
+    for (size_t d = p_.rank; d-- > 0;) {
+      if (++index_[d] < p_.out_size[d]) return;
+      index_[d] = 0;
+    }
+  }
+
+ private:
+  static constexpr size_t kInline = 8;
+  const ConvPlan& p_;
+  int64_t inline_[kInline] = {};
+  std::vector<int64_t> heap_;
+  int64_t* index_ = nullptr;
+};
+
 // packed[g][w * cg + c][o] = rhs[o = g * og + o, c, window position w (reversed as asked)].
 template <typename T, typename S>
 void PackWeights(const ConvPlan& p, const S* rhs, T* packed) {
@@ -378,17 +368,7 @@ void PackWeights(const ConvPlan& p, const S* rhs, T* packed) {
 template <typename T, typename S>
 void Gather(const ConvPlan& p, const S* lhs, int64_t p0, int64_t rows, T* col) {
   const size_t rank = p.rank;
-  int64_t y[8] = {};
-  std::vector<int64_t> y_big;
-  int64_t* out_index = y;
-  if (rank > 8) {
-    y_big.assign(rank, 0);
-    out_index = y_big.data();
-  }
-  for (size_t d = rank, rest = static_cast<size_t>(p0); d-- > 0;) {
-    out_index[d] = static_cast<int64_t>(rest % static_cast<size_t>(p.out_size[d]));
-    rest /= static_cast<size_t>(p.out_size[d]);
-  }
+  SpatialIndex out_index(p, p0);
   const int64_t fs = p.lhs_feature_stride;
   for (int64_t r = 0; r < rows; ++r) {
     T* dst = col + r * p.kk;
@@ -416,10 +396,7 @@ void Gather(const ConvPlan& p, const S* lhs, int64_t p0, int64_t rows, T* col) {
         for (int64_t c = 0; c < p.cg; ++c) dst[c] = ew::ConvertElement<T>(lhs[off + c * fs]);
       }
     }
-    for (size_t d = rank; d-- > 0;) {
-      if (++out_index[d] < p.out_size[d]) break;
-      out_index[d] = 0;
-    }
+    out_index.Next();
   }
 }
 
@@ -442,30 +419,14 @@ void IntGemm(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* 
 // Writes tile[r][o] to the output at position p0 + r, feature f0 + o, converting to O.
 template <typename O, typename T>
 void Scatter(const ConvPlan& p, const T* tile, int64_t p0, int64_t rows, int64_t f0, O* out) {
-  int64_t idx[8] = {};
-  std::vector<int64_t> big;
-  int64_t* index = idx;
-  if (p.rank > 8) {
-    big.assign(p.rank, 0);
-    index = big.data();
-  }
-  int64_t off = 0;
-  for (size_t d = p.rank, rest = static_cast<size_t>(p0); d-- > 0;) {
-    index[d] = static_cast<int64_t>(rest % static_cast<size_t>(p.out_size[d]));
-    rest /= static_cast<size_t>(p.out_size[d]);
-    off += index[d] * p.out_sp_stride[d];
-  }
-  for (int64_t r = 0; r < rows; ++r) {
-    O* dst = out + off + f0 * p.out_feature_stride;
+  SpatialIndex index(p, p0);
+  for (int64_t r = 0; r < rows; ++r, index.Next()) {
+    int64_t off = f0 * p.out_feature_stride;
+    for (size_t d = 0; d < p.rank; ++d) off += index[d] * p.out_sp_stride[d];
+    O* dst = out + off;
     const T* src = tile + r * p.og;
     for (int64_t o = 0; o < p.og; ++o)
       dst[o * p.out_feature_stride] = ew::ConvertElement<O>(src[o]);
-    for (size_t d = p.rank; d-- > 0;) {
-      off += p.out_sp_stride[d];
-      if (++index[d] < p.out_size[d]) break;
-      off -= p.out_sp_stride[d] * p.out_size[d];
-      index[d] = 0;
-    }
   }
 }
 
@@ -525,7 +486,7 @@ Status RunConv(std::string_view name, const ConvPlan& p, const View& lhs, const 
     std::memset(out.data(), 0, out.byte_size());
     return Status::Ok();
   }
-  return DispatchAcc(name, p.acc_dtype, [&]<typename T>() -> Status {
+  return DispatchNumeric(name, p.acc_dtype, [&]<typename T>() -> Status {
     T* weights = reinterpret_cast<T*>(scratch);
     KILN_RETURN_IF_ERROR(DispatchSource(name, p.rhs_dtype, [&]<typename R>() -> Status {
       if constexpr (ew::kIsComplex<R> && !ew::kIsComplex<T>) {
@@ -558,9 +519,8 @@ StatusOr<Kernel> LowerConvolution(LowerContext& ctx) {
                         PlanConv(op, ctx.operand_type(0), ctx.operand_type(1), ctx.result_type(0)));
   Kernel k([name = op.name, plan](ExecContext& ec, std::span<const View> in,
                                   std::span<const View> out) -> Status {
-    if (in.size() != 2 || out.size() != 1 || in[0].dtype != plan->lhs_dtype ||
-        in[1].dtype != plan->rhs_dtype || !runtime::SameDims(in[0].dims, plan->lhs_dims) ||
-        !runtime::SameDims(in[1].dims, plan->rhs_dims)) {
+    if (in.size() != 2 || out.size() != 1 || !in[0].Is(plan->lhs_dtype, plan->lhs_dims) ||
+        !in[1].Is(plan->rhs_dtype, plan->rhs_dims)) {
       return Internal(name + ": inputs do not match the lowered types");
     }
     return RunConv(name, *plan, in[0], in[1], out[0], ec.scratch);

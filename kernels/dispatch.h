@@ -92,6 +92,20 @@ auto DispatchReal(std::string_view op, ir::DType t, Fn&& fn)
   }
 }
 
+// Floats, complex and integers: the accumulation types of products (dot_general, convolution).
+template <typename Fn>
+auto DispatchNumeric(std::string_view op, ir::DType t, Fn&& fn)
+    -> decltype(fn.template operator()<float>()) {
+  switch (t) {
+    case ir::DType::kC64:
+      return fn.template operator()<std::complex<float>>();
+    case ir::DType::kC128:
+      return fn.template operator()<std::complex<double>>();
+    default:
+      return DispatchReal(op, t, std::forward<Fn>(fn));
+  }
+}
+
 // Real numeric types plus pred (select, compare, copy-like ops).
 template <typename Fn>
 auto DispatchRealOrPred(std::string_view op, ir::DType t, Fn&& fn)

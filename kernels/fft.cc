@@ -195,9 +195,8 @@ StatusOr<Kernel> LowerFft(LowerContext& ctx) {
                         PlanFft(op, ctx.operand_type(0), ctx.result_type(0)));
   return Kernel([name = op.name, plan](ExecContext&, std::span<const View> in,
                                        std::span<const View> out) -> Status {
-    if (in.size() != 1 || out.size() != 1 || in[0].dtype != plan->in_dtype ||
-        !runtime::SameDims(in[0].dims, plan->in_dims) ||
-        !runtime::SameDims(out[0].dims, plan->out_dims)) {
+    if (in.size() != 1 || out.size() != 1 || !in[0].Is(plan->in_dtype, plan->in_dims) ||
+        !out[0].Is(plan->out_dtype, plan->out_dims)) {
       return Internal(name + ": inputs do not match the lowered types");
     }
     return RunFft(name, *plan, in[0], out[0]);

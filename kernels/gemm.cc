@@ -21,6 +21,28 @@ void UseBlasSingleThreaded() {
 
 }  // namespace
 
+bool IsGemmType(ir::DType t) {
+  return t == ir::DType::kF32 || t == ir::DType::kF64 || t == ir::DType::kC64 ||
+         t == ir::DType::kC128;
+}
+
+std::optional<ir::DType> ProductAccumulationType(ir::DType out) {
+  switch (out) {
+    case ir::DType::kBF16:
+    case ir::DType::kF16:
+      return ir::DType::kF32;
+    case ir::DType::kF32:
+    case ir::DType::kF64:
+    case ir::DType::kC64:
+    case ir::DType::kC128:
+    case ir::DType::kPred:
+      return out;
+    default:
+      if (ir::IsInteger(out)) return out;
+      return std::nullopt;
+  }
+}
+
 template <typename T>
 void Gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b,
           int64_t ldb, T* c, int64_t ldc) {

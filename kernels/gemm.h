@@ -8,8 +8,18 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
+
+#include "ir/dtype.h"
 
 namespace kiln::kernels {
+
+// Element types Gemm<T> takes: f32, f64, c64, c128.
+bool IsGemmType(ir::DType t);
+
+// The type a product's sums are accumulated in for a result of type `out`: the result type, except
+// that f16/bf16 results accumulate in f32. nullopt when products cannot have that result type.
+std::optional<ir::DType> ProductAccumulationType(ir::DType out);
 
 // C[m, n] = op(A)[m, k] x op(B)[k, n] (beta = 0) on the calling thread.
 template <typename T>

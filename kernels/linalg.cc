@@ -188,30 +188,6 @@ void PlanOperand(const std::vector<int64_t>& dims, const std::vector<int64_t>& b
   plan.direct = true;
 }
 
-bool IsBlasType(ir::DType t) {
-  return t == ir::DType::kF32 || t == ir::DType::kF64 || t == ir::DType::kC64 ||
-         t == ir::DType::kC128;
-}
-
-// The type products are summed in: the result type, except that 16-bit float results accumulate in
-// f32.
-std::optional<ir::DType> AccumulationType(ir::DType out) {
-  switch (out) {
-    case ir::DType::kBF16:
-    case ir::DType::kF16:
-      return ir::DType::kF32;
-    case ir::DType::kF32:
-    case ir::DType::kF64:
-    case ir::DType::kC64:
-    case ir::DType::kC128:
-    case ir::DType::kPred:
-      return out;
-    default:
-      if (ir::IsInteger(out)) return out;
-      return std::nullopt;
-  }
-}
-
 bool IsReadable(ir::DType t) {
   return t == ir::DType::kPred || ir::IsInteger(t) || t == ir::DType::kF32 ||
          t == ir::DType::kF64 || t == ir::DType::kBF16 || t == ir::DType::kF16 || ir::IsComplex(t);
@@ -282,7 +258,7 @@ StatusOr<std::shared_ptr<const DotPlan>> PlanDot(const ir::Op& op, const ir::Typ
     return Unimplemented(op.name + ": operand types " + lhs.ToString() + " x " + rhs.ToString() +
                          " are not supported");
   }
-  std::optional<ir::DType> acc = AccumulationType(result.dtype);
+  std::optional<ir::DType> acc = ProductAccumulationType(result.dtype);
   if (!acc)
     return Unimplemented(op.name + ": result type " + result.ToString() + " is not supported");
   plan->acc_dtype = *acc;
@@ -295,15 +271,15 @@ StatusOr<std::shared_ptr<const DotPlan>> PlanDot(const ir::Op& op, const ir::Typ
   if (ir::IsInteger(*acc) && float_operand) {
     return Unimplemented(op.name + ": float operands with an integer result are not supported");
   }
-  if (IsBlasType(*acc)) {
+  if (IsGemmType(*acc)) {
     constexpr int64_t kMaxDim = std::numeric_limits<int>::max();
     if (plan->m > kMaxDim || plan->n > kMaxDim || plan->k > kMaxDim) {
       return Unimplemented(op.name + ": matrix dimensions exceed the BLAS integer range");
     }
   }
   // Operands already in the accumulation type may be read in place by BLAS.
-  bool alias_lhs = IsBlasType(*acc) && lhs.dtype == *acc;
-  bool alias_rhs = IsBlasType(*acc) && rhs.dtype == *acc;
+  bool alias_lhs = IsGemmType(*acc) && lhs.dtype == *acc;
+  bool alias_rhs = IsGemmType(*acc) && rhs.dtype == *acc;
   PlanOperand(lhs.dims, lhs_batch, lhs_free, lhs_contract, alias_lhs, plan->lhs);
   PlanOperand(rhs.dims, rhs_batch, rhs_contract, rhs_free, alias_rhs, plan->rhs);
   return std::shared_ptr<const DotPlan>(std::move(plan));
@@ -446,9 +422,8 @@ Kernel MakeDotKernel(std::string name, std::shared_ptr<const DotPlan> plan,
                      std::vector<int64_t> lhs_dims, std::vector<int64_t> rhs_dims) {
   return [name, plan, lhs_dims, rhs_dims](ExecContext&, std::span<const View> in,
                                           std::span<const View> out) -> Status {
-    if (in.size() < 2 || in[0].dtype != plan->lhs_dtype ||
-        !runtime::SameDims(in[0].dims, lhs_dims) || in[1].dtype != plan->rhs_dtype ||
-        !runtime::SameDims(in[1].dims, rhs_dims)) {
+    if (in.size() < 2 || !in[0].Is(plan->lhs_dtype, lhs_dims) ||
+        !in[1].Is(plan->rhs_dtype, rhs_dims)) {
       return Internal(name + ": inputs do not match the lowered types");
     }
     const View& result = out[0];

@@ -30,6 +30,9 @@ struct View {
     return static_cast<size_t>(elements) * static_cast<size_t>(ir::DTypeByteSize(dtype));
   }
   size_t rank() const { return dims.size(); }
+  // Whether this view has element type `t` and dimensions `d` (kernels check their inputs
+  // against the types they were lowered for).
+  bool Is(ir::DType t, std::span<const int64_t> d) const { return dtype == t && SameDims(dims, d); }
   void* data() const { return ptr; }
   template <typename T>
   T* data_as() const {

@@ -13,6 +13,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
+from conftest import get_cpu_device
 from unsupported_op import UNSUPPORTED_OP, unknown_call
 
 pytestmark = pytest.mark.requires_kiln
@@ -55,6 +56,24 @@ def test_failed_compile_not_cached_as_success(kiln_device):
     for _ in range(2):
         with pytest.raises(jax.errors.JaxRuntimeError):
             f(x)
+
+
+def test_same_function_reaches_cpu_after_kiln_failure(kiln_device):
+    # After Kiln refuses a jitted function, the same function object must still be compiled by the
+    # CPU backend for a CPU input (no cached Kiln failure in its place). The CPU backend refuses
+    # this target too, but with its own error, which proves it compiled the program itself.
+    f = jax.jit(lambda x: unknown_call(x) * 2)
+    x = np.ones(4, np.float32)
+    with pytest.raises(jax.errors.JaxRuntimeError) as on_kiln:
+        jax.block_until_ready(f(jax.device_put(x, kiln_device)))
+    assert "Kiln" in str(on_kiln.value), str(on_kiln.value)
+    with pytest.raises(jax.errors.JaxRuntimeError) as on_cpu:
+        jax.block_until_ready(f(jax.device_put(x, get_cpu_device())))
+    assert "Kiln" not in str(on_cpu.value), str(on_cpu.value)
+    assert "kiln_test_no_such_target" in str(on_cpu.value), str(on_cpu.value)
+    # And the CPU device still runs supported programs of the same shape.
+    np.testing.assert_array_equal(
+        np.asarray(jax.jit(lambda x: x * 2)(jax.device_put(x, get_cpu_device()))), x * 2)
 
 
 def test_buffers_survive_failures(kiln_device):
