@@ -38,13 +38,8 @@ class UnsupportedOpCollector {
 
  private:
   void VisitOp(const ir::Op& op, const std::string& call_site, int depth) {
-    if (!IsTerminator(op) && registry_.Find(op.name) == nullptr) {
+    if (!IsTerminator(op) && !registry_.Supports(op)) {
       std::string line = DescribeOp(module_, op);
-      if (op.name == "stablehlo.custom_call") {
-        if (const ir::Attr* target = op.attr("call_target_name")) {
-          line = "stablehlo.custom_call @" + target->str + line.substr(op.name.size());
-        }
-      }
       if (!HasSourcePosition(module_.location(op.loc)) && !call_site.empty()) {
         line += ", called from " + call_site;
       }

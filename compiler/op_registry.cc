@@ -16,6 +16,7 @@ const OpRegistry& OpRegistry::Get() {
     RegisterShardingOps(*r);
     RegisterConvolutionOps(*r);
     RegisterFftOps(*r);
+    RegisterCustomCallOps(*r);
     return r;
   }();
   return *registry;
@@ -26,6 +27,20 @@ const OpDef* OpRegistry::Find(std::string_view name) const {
     if (def.name == name) return &def;
   }
   return nullptr;
+}
+
+const CustomCallDef* OpRegistry::FindCustomCall(std::string_view target) const {
+  for (const CustomCallDef& def : custom_calls_) {
+    if (def.target == target) return &def;
+  }
+  return nullptr;
+}
+
+bool OpRegistry::Supports(const ir::Op& op) const {
+  if (Find(op.name) == nullptr) return false;
+  if (op.name != "stablehlo.custom_call") return true;
+  const ir::Attr* target = op.attr("call_target_name");
+  return target != nullptr && FindCustomCall(target->str) != nullptr;
 }
 
 }  // namespace kiln::compiler

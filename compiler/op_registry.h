@@ -40,6 +40,15 @@ struct OpDef {
   LowerFn lower;
 };
 
+// One target of stablehlo.custom_call (call_target_name), e.g. "lapack_sgeqrf_ffi". The op
+// `stablehlo.custom_call` itself is registered like any other op; its lowering looks the target up
+// here, and the up-front unsupported-op check names a custom call by its target.
+struct CustomCallDef {
+  std::string_view target;  // "lapack_sgeqrf_ffi"
+  std::string_view family;  // "linalg", "callback", ...
+  LowerFn lower;
+};
+
 class OpRegistry {
  public:
   static const OpRegistry& Get();
@@ -48,8 +57,16 @@ class OpRegistry {
   const std::vector<OpDef>& ops() const { return ops_; }
   void Add(OpDef def) { ops_.push_back(def); }
 
+  const CustomCallDef* FindCustomCall(std::string_view target) const;
+  const std::vector<CustomCallDef>& custom_calls() const { return custom_calls_; }
+  void AddCustomCall(CustomCallDef def) { custom_calls_.push_back(def); }
+
+  // Whether Kiln can lower `op`: its name is registered and, for a custom call, its target too.
+  bool Supports(const ir::Op& op) const;
+
  private:
   std::vector<OpDef> ops_;
+  std::vector<CustomCallDef> custom_calls_;
 };
 
 // Each kernel family registers its ops here (called once, from OpRegistry::Get()).
@@ -63,5 +80,6 @@ void RegisterMiscOps(OpRegistry& registry);
 void RegisterShardingOps(OpRegistry& registry);
 void RegisterConvolutionOps(OpRegistry& registry);
 void RegisterFftOps(OpRegistry& registry);
+void RegisterCustomCallOps(OpRegistry& registry);
 
 }  // namespace kiln::compiler

@@ -83,6 +83,8 @@ std::string DescribeOp(const ir::Module& module, const ir::Op& op) {
     if (const ir::Attr* name = op.attr("name"); name != nullptr && !name->str.empty()) {
       out += " \"" + name->str + "\"";
     }
+  } else if (op.name == "stablehlo.custom_call") {
+    if (const ir::Attr* target = op.attr("call_target_name")) out += " @" + target->str;
   }
   const ir::Type* t = nullptr;
   if (!op.results.empty() && module.valid_value(op.results[0])) {
@@ -160,7 +162,9 @@ StatusOr<std::shared_ptr<const Program>> ProgramBuilder::BuildRegion(
       continue;
     }
     const OpDef* def = registry_.Find(op.name);
-    if (def == nullptr) return Unimplemented(DescribeOp(*module_, op) + ": unsupported operation");
+    if (def == nullptr || !registry_.Supports(op)) {
+      return Unimplemented(DescribeOp(*module_, op) + ": unsupported operation");
+    }
     Step step;
     step.what = DescribeOp(*module_, op);
     std::vector<ir::ValueId> op_captures = CollectCaptures(op);

@@ -58,6 +58,17 @@ int main(int argc, char** argv) {
       for (const auto& op : ops) std::printf(" `%s`", op.c_str());
       std::printf(" |\n");
     }
+    std::printf("\n## Custom-call targets\n\n%zu targets of `stablehlo.custom_call`.\n\n",
+                registry.custom_calls().size());
+    std::map<std::string, std::vector<std::string>> targets;
+    for (const auto& def : registry.custom_calls())
+      targets[std::string(def.family)].push_back(std::string(def.target));
+    if (!targets.empty()) std::printf("| family | targets |\n|---|---|\n");
+    for (const auto& [family, names] : targets) {
+      std::printf("| %s |", family.c_str());
+      for (const auto& name : names) std::printf(" `%s`", name.c_str());
+      std::printf(" |\n");
+    }
     std::printf("\n## Not yet supported\n\n");
     for (const auto& op : missing) std::printf("- `%s`\n", op.c_str());
   } else {

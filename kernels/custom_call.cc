@@ -1,0 +1,114 @@
+// stablehlo.custom_call: the op is one registry entry whose lowering hands the call to the
+// lowering rule its target registered (compiler::OpRegistry::AddCustomCall). Target families:
+// kernels/lapack_*.cc (JAX's CPU linear-algebra calls).
+#include "kernels/custom_call.h"
+
+#include <string>
+
+#include "kernels/lowering_util.h"
+
+namespace kiln::kernels {
+namespace {
+
+using compiler::Kernel;
+using compiler::LowerContext;
+
+const ir::Attr* ConfigDict(const ir::Op& op) {
+  for (const char* key : {"mhlo.backend_config", "backend_config"}) {
+    const ir::Attr* a = op.attr(key);
+    if (a != nullptr && a->kind == ir::Attr::Kind::kDict) return a;
+  }
+  return nullptr;
+}
+
+StatusOr<std::vector<int64_t>> Layout(const ir::Op& op, std::string_view attr, size_t index,
+                                      size_t rank) {
+  std::vector<int64_t> row_major(rank);
+  for (size_t i = 0; i < rank; ++i) row_major[i] = static_cast<int64_t>(rank - 1 - i);
+  const ir::Attr* layouts = FindAttr(op, attr);
+  if (layouts == nullptr || layouts->kind != ir::Attr::Kind::kArray) return row_major;
+  if (index >= layouts->array.size()) {
+    return OpError(op, std::string(attr) + " has " + std::to_string(layouts->array.size()) +
+                           " entries; entry " + std::to_string(index) + " is missing");
+  }
+  std::optional<std::vector<int64_t>> m2m = layouts->array[index].AsInts();
+  if (!m2m || m2m->size() != rank) {
+    return OpError(op, std::string(attr) + "[" + std::to_string(index) +
+                           "] is not a layout of rank " + std::to_string(rank));
+  }
+  std::vector<bool> seen(rank, false);
+  for (int64_t d : *m2m) {
+    if (d < 0 || d >= static_cast<int64_t>(rank) || seen[d]) {
+      return OpError(op, std::string(attr) + "[" + std::to_string(index) +
+                             "] is not a permutation of the dimensions");
+    }
+    seen[d] = true;
+  }
+  return *m2m;
+}
+
+StatusOr<Kernel> LowerCustomCall(LowerContext& ctx) {
+  const ir::Op& op = ctx.op();
+  const ir::Attr* target = op.attr("call_target_name");
+  if (target == nullptr) return OpError(op, "has no call_target_name");
+  const compiler::CustomCallDef* def = compiler::OpRegistry::Get().FindCustomCall(target->str);
+  if (def == nullptr)
+    return Unimplemented("custom call target @" + target->str + " is not supported");
+  return def->lower(ctx);
+}
+
+}  // namespace
+
+const ir::Attr* BackendConfigAttr(const ir::Op& op, std::string_view name) {
+  const ir::Attr* dict = ConfigDict(op);
+  return dict != nullptr ? dict->Find(name) : nullptr;
+}
+
+StatusOr<int64_t> RequiredConfigInt(const ir::Op& op, std::string_view name) {
+  const ir::Attr* a = BackendConfigAttr(op, name);
+  std::optional<int64_t> v = a != nullptr ? a->AsInt() : std::nullopt;
+  if (!v) return OpError(op, "backend_config needs an integer `" + std::string(name) + "`");
+  return *v;
+}
+
+StatusOr<int64_t> OptionalConfigInt(const ir::Op& op, std::string_view name, int64_t fallback) {
+  if (BackendConfigAttr(op, name) == nullptr) return fallback;
+  return RequiredConfigInt(op, name);
+}
+
+StatusOr<std::vector<int64_t>> OperandLayout(const ir::Op& op, const ir::Module& module,
+                                             size_t index) {
+  return Layout(op, "operand_layouts", index, module.type_of(op.operands.at(index)).dims.size());
+}
+
+StatusOr<std::vector<int64_t>> ResultLayout(const ir::Op& op, const ir::Module& module,
+                                            size_t index) {
+  return Layout(op, "result_layouts", index, module.type_of(op.results.at(index)).dims.size());
+}
+
+bool IsRowMajor(const std::vector<int64_t>& m2m) {
+  for (size_t i = 0; i < m2m.size(); ++i) {
+    if (m2m[i] != static_cast<int64_t>(m2m.size() - 1 - i)) return false;
+  }
+  return true;
+}
+
+bool IsBatchedColumnMajor(const std::vector<int64_t>& m2m) {
+  const int64_t r = static_cast<int64_t>(m2m.size());
+  if (r < 2) return IsRowMajor(m2m);
+  if (m2m[0] != r - 2 || m2m[1] != r - 1) return false;
+  for (int64_t i = 2; i < r; ++i) {
+    if (m2m[i] != r - 1 - i) return false;
+  }
+  return true;
+}
+
+}  // namespace kiln::kernels
+
+namespace kiln::compiler {
+
+void RegisterCustomCallOps(OpRegistry& registry) {
+  registry.Add({"stablehlo.custom_call", "custom_call", &kernels::LowerCustomCall});
+}
+
+}  // namespace kiln::compiler
