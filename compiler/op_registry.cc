@@ -17,6 +17,7 @@ const OpRegistry& OpRegistry::Get() {
     RegisterConvolutionOps(*r);
     RegisterFftOps(*r);
     RegisterCustomCallOps(*r);
+    RegisterRandomOps(*r);
     return r;
   }();
   return *registry;

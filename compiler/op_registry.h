@@ -81,5 +81,6 @@ void RegisterShardingOps(OpRegistry& registry);
 void RegisterConvolutionOps(OpRegistry& registry);
 void RegisterFftOps(OpRegistry& registry);
 void RegisterCustomCallOps(OpRegistry& registry);
+void RegisterRandomOps(OpRegistry& registry);
 
 }  // namespace kiln::compiler
