@@ -9,6 +9,7 @@ const OpRegistry& OpRegistry::Get() {
     RegisterElementwiseOps(*r);
     RegisterShapeOps(*r);
     RegisterReductionOps(*r);
+    RegisterWindowOps(*r);
     RegisterLinalgOps(*r);
     RegisterIndexingOps(*r);
     RegisterControlFlowOps(*r);

@@ -82,5 +82,6 @@ void RegisterConvolutionOps(OpRegistry& registry);
 void RegisterFftOps(OpRegistry& registry);
 void RegisterCustomCallOps(OpRegistry& registry);
 void RegisterRandomOps(OpRegistry& registry);
+void RegisterWindowOps(OpRegistry& registry);
 
 }  // namespace kiln::compiler

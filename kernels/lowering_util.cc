@@ -2,6 +2,19 @@
 
 namespace kiln::kernels {
 
+Status CheckArrays(std::string_view op, std::span<const runtime::View> arrays,
+                   std::span<const ir::Type> types) {
+  if (arrays.size() < types.size()) return Internal(std::string(op) + ": too few inputs");
+  for (size_t i = 0; i < types.size(); ++i) {
+    if ((arrays[i].ptr == nullptr && arrays[i].elements != 0) ||
+        arrays[i].dtype != types[i].dtype || !runtime::SameDims(arrays[i].dims, types[i].dims)) {
+      return Internal(std::string(op) + ": input #" + std::to_string(i) + " does not match " +
+                      types[i].ToString());
+    }
+  }
+  return Status::Ok();
+}
+
 Status OpError(const ir::Op& op, std::string_view message) {
   return InvalidArgument(op.name + ": " + std::string(message));
 }

@@ -12,9 +12,15 @@
 
 #include "ir/module.h"
 #include "kernels/strided.h"
+#include "runtime/view.h"
 #include "support/status.h"
 
 namespace kiln::kernels {
+
+// Checks at run time that the arrays handed to a kernel have the types it was lowered for (the
+// first types.size() of them), so a mismatch becomes an error instead of an out-of-bounds access.
+Status CheckArrays(std::string_view op, std::span<const runtime::View> arrays,
+                   std::span<const ir::Type> types);
 
 // INVALID_ARGUMENT "<op name>: <message>".
 Status OpError(const ir::Op& op, std::string_view message);

@@ -4,9 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <random>
 #include <string>
 #include <utility>
 #include <vector>
@@ -284,6 +286,26 @@ inline StatusOr<std::vector<Array>> LowerAndRun(compiler::LowerFn lower, FakeLow
                                                 std::vector<Array> inputs) {
   KILN_ASSIGN_OR_RETURN(Kernel kernel, lower(ctx));
   return RunKernel(kernel, ctx.module(), ctx.op(), inputs);
+}
+
+// n floats uniform in [lo, hi), reproducible from `seed`.
+inline std::vector<float> RandomFloats(size_t n, uint32_t seed, float lo = -1.0f, float hi = 1.0f) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(lo, hi);
+  std::vector<float> v(n);
+  for (float& x : v) x = dist(rng);
+  return v;
+}
+
+// Each got[i] equal to want[i] or within atol + rtol * |want[i]|.
+inline void ExpectNear(const std::vector<float>& got, const std::vector<double>& want, double rtol,
+                       double atol) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    if (static_cast<double>(got[i]) == want[i]) continue;  // also equal infinities
+    EXPECT_LE(std::abs(got[i] - want[i]), atol + rtol * std::abs(want[i]))
+        << "at " << i << ": " << got[i] << " vs " << want[i];
+  }
 }
 
 // The lowering rule registered for `name` by `register_fn` (e.g. RegisterReductionOps).

@@ -711,6 +711,15 @@ def test_cumsum_reverse_and_f64():
     check(lambda x: (lax.cumsum(x, axis=1, reverse=True), jnp.cumsum(x)), x, kind="reduction")
 
 
+@pytest.mark.parametrize("dtype", [F32, I32], ids=lambda d: d.name)
+def test_cumulative_million_elements(dtype):
+    # 2^20-long windows (JAX lowers cumulative ops to reduce_window): Kiln scans them in linear
+    # time. Small integer values keep every partial sum exact in f32, so any order must agree.
+    x = np.random.default_rng(0).integers(0, 3, size=1 << 20).astype(dtype)
+    check(lambda x: (jnp.cumsum(x), lax.cumsum(x, reverse=True), lax.cummax(x),
+                     lax.cummin(x.reshape(1024, 1024), axis=0, reverse=True)), x, kind="reduction")
+
+
 def test_reduce_window_pooling():
     x = rand(F32, (1, 6, 7, 2))
     check(lambda x: (lax.reduce_window(x, -jnp.inf, lax.max, (1, 2, 2, 1), (1, 2, 2, 1), "VALID"),

@@ -1,0 +1,337 @@
+// stablehlo.reduce_window and stablehlo.select_and_scatter.
+//
+// Windows come from kernels/window.h: per axis an arithmetic progression of input indices, so the
+// cost is what the windows contain and nothing is tabulated. Single-operand windows with a known
+// body (add, multiply, maximum, ...) run typed loops in parallel over the outputs, each output
+// folded in window order; windows that are prefixes or suffixes along one axis (cumsum, cummax,
+// reverse cumsum: JAX lowers cumulative reductions to them) run as one scan per line, in linear
+// time, with the same fold order as the windowed loop for prefixes. Other bodies run element by
+// element through ScalarRegionRunner.
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "compiler/op_registry.h"
+#include "kernels/dispatch.h"
+#include "kernels/lowering_util.h"
+#include "kernels/scalar_body.h"
+#include "kernels/window.h"
+#include "runtime/parallel.h"
+
+namespace kiln::kernels {
+namespace {
+
+using compiler::ExecContext;
+using compiler::Kernel;
+using compiler::LowerContext;
+using runtime::View;
+
+// Rows [o, inner) of the output viewed as [outer, count, inner]; `row(o)` = fold of the input
+// elements that output o's window covers along the scan axis, computed from its neighbour's row.
+template <ReducerKind K, typename T>
+void ScanLine(const WindowAxis& a, bool suffix, const T* x, T init, T* out, int64_t inner,
+              int64_t j0, int64_t j1) {
+  auto fill = [&](T* row) { std::fill(row + j0, row + j1, init); };
+  auto fold = [&](T* row, int64_t i) {
+    const T* xi = x + i * inner;
+    for (int64_t j = j0; j < j1; ++j) row[j] = ReducerFn<K, T>::Apply(row[j], xi[j]);
+  };
+  if (!suffix) {
+    int64_t done = -1;  // the previous row holds the fold of x[0..done]
+    for (int64_t o = 0; o < a.count; ++o) {
+      T* row = out + o * inner;
+      const int64_t e = std::min(o - a.pad_low + a.window - 1, a.dim - 1);
+      if (e < 0) {
+        fill(row);
+        continue;
+      }
+      if (done >= 0) {
+        std::copy(row - inner + j0, row - inner + j1, row + j0);
+      } else {
+        fill(row);
+      }
+      for (int64_t i = done + 1; i <= e; ++i) fold(row, i);
+      done = e;
+    }
+    return;
+  }
+  int64_t from = a.dim;  // the next row holds the fold of x[from..dim-1]
+  for (int64_t o = a.count - 1; o >= 0; --o) {
+    T* row = out + o * inner;
+    const int64_t s = std::max<int64_t>(o - a.pad_low, 0);
+    if (s > a.dim - 1) {
+      fill(row);
+      continue;
+    }
+    if (from < a.dim) {
+      std::copy(row + inner + j0, row + inner + j1, row + j0);
+    } else {
+      fill(row);
+    }
+    for (int64_t i = from - 1; i >= s; --i) fold(row, i);
+    from = s;
+  }
+}
+
+template <ReducerKind K, typename T>
+void RunScan(const WindowPlan& plan, const ScanWindow& scan, const T* x, T init, T* out) {
+  const WindowAxis& a = plan.axes[static_cast<size_t>(scan.axis)];
+  // Tasks: one line (outer index) times a block of inner columns.
+  constexpr int64_t kColumns = 1024;
+  const int64_t blocks = (scan.inner + kColumns - 1) / kColumns;
+  const int64_t min_tasks = std::max<int64_t>(1, (int64_t{1} << 14) / std::max<int64_t>(a.dim, 1));
+  runtime::ParallelFor(scan.outer * blocks, min_tasks, [&](int64_t begin, int64_t end) {
+    for (int64_t t = begin; t < end; ++t) {
+      const int64_t line = t / blocks, block = t % blocks;
+      const int64_t j0 = block * kColumns, j1 = std::min(scan.inner, j0 + kColumns);
+      ScanLine<K, T>(a, scan.suffix, x + line * a.dim * scan.inner, init,
+                     out + line * a.count * scan.inner, scan.inner, j0, j1);
+    }
+  });
+}
+
+StatusOr<Kernel> LowerReduceWindow(LowerContext& ctx) {
+  const ir::Op& op = ctx.op();
+  size_t n = op.results.size();
+  if (n == 0 || op.operands.size() != 2 * n)
+    return OpError(op, "expects N inputs and N init values for N results");
+  if (op.regions.size() != 1) return OpError(op, "expects one body region");
+  std::vector<ir::Type> all_types;
+  std::vector<ir::DType> dtypes;
+  for (size_t i = 0; i < 2 * n; ++i) {
+    const ir::Type& t = ctx.operand_type(i);
+    KILN_RETURN_IF_ERROR(CheckStaticTensor(op, t, "operand #" + std::to_string(i)));
+    all_types.push_back(t);
+  }
+  const std::vector<int64_t>& dims = all_types[0].dims;
+  for (size_t i = 0; i < n; ++i) {
+    if (all_types[i].dims != dims) return OpError(op, "inputs must all have the same shape");
+    if (all_types[n + i].rank() != 0 || all_types[n + i].dtype != all_types[i].dtype) {
+      return OpError(
+          op, "init value #" + std::to_string(i) + " must be a scalar of the input's element type");
+    }
+    dtypes.push_back(all_types[i].dtype);
+  }
+  KILN_ASSIGN_OR_RETURN(WindowPlan plan_value, PlanWindow(op, dims));
+  auto plan = std::make_shared<const WindowPlan>(std::move(plan_value));
+  for (size_t i = 0; i < n; ++i) {
+    const ir::Type& rt = ctx.result_type(i);
+    if (!rt.is_tensor() || rt.dtype != dtypes[i] || rt.dims != plan->out_dims) {
+      return OpError(op, "result #" + std::to_string(i) + " must be " +
+                             ir::Type::Tensor(dtypes[i], plan->out_dims).ToString() + ", got " +
+                             rt.ToString());
+    }
+  }
+  std::string name = op.name;
+
+  std::optional<ReducerKind> kind = MatchBinaryReducer(ctx.module(), op.regions[0], dtypes[0]);
+  if (n == 1 && kind && *kind != ReducerKind::kReplace && ReducerSupportsDType(*kind, dtypes[0])) {
+    ir::DType dtype = dtypes[0];
+    ReducerKind k = *kind;
+    ScanWindow scan;
+    const bool is_scan = MatchScanWindow(*plan, &scan);
+    return Kernel([=](ExecContext&, std::span<const View> in, std::span<const View> out) -> Status {
+      KILN_RETURN_IF_ERROR(CheckArrays(name, in, all_types));
+      const View& result = out[0];
+      return DispatchReducer(name, k, dtype, [&]<ReducerKind K, typename T>() -> Status {
+        const T* x = in[0].data_as<const T>();
+        const T init = *in[1].data_as<const T>();
+        T* o = result.data_as<T>();
+        if (is_scan) {
+          RunScan<K, T>(*plan, scan, x, init, o);
+          return Status::Ok();
+        }
+        Status status = Status::Ok();
+        std::mutex status_mu;
+        runtime::ParallelFor(result.num_elements(), 256, [&](int64_t begin, int64_t end) {
+          T acc = init;
+          Status s = ForEachWindow(
+              *plan, begin, end, [&] { acc = init; },
+              [&](int64_t off) {
+                acc = ReducerFn<K, T>::Apply(acc, x[off]);
+                return Status::Ok();
+              },
+              [&](int64_t out_index) {
+                o[out_index] = acc;
+                return Status::Ok();
+              });
+          if (!s.ok()) {
+            std::lock_guard<std::mutex> lock(status_mu);
+            status = std::move(s);
+          }
+        });
+        return status;
+      });
+    });
+  }
+
+  std::vector<ir::DType> arg_dtypes = dtypes;
+  arg_dtypes.insert(arg_dtypes.end(), dtypes.begin(), dtypes.end());
+  KILN_ASSIGN_OR_RETURN(std::shared_ptr<const ScalarRegion> body,
+                        ScalarRegion::Compile(ctx, 0, arg_dtypes, dtypes));
+  return Kernel([=](ExecContext& ec, std::span<const View> in,
+                    std::span<const View> out) -> Status {
+    KILN_RETURN_IF_ERROR(CheckArrays(name, in, all_types));
+    KILN_ASSIGN_OR_RETURN(ScalarRegionRunner runner,
+                          ScalarRegionRunner::Create(*body, ec, in.subspan(2 * n)));
+    std::span<const View> results = out;
+    std::vector<size_t> elem(n);
+    std::vector<std::vector<uint8_t>> acc(n);
+    std::vector<const void*> args(2 * n);
+    std::vector<void*> dsts(n);
+    for (size_t i = 0; i < n; ++i) {
+      elem[i] = static_cast<size_t>(ir::DTypeByteSize(dtypes[i]));
+      acc[i].resize(elem[i]);
+      args[i] = acc[i].data();
+      dsts[i] = acc[i].data();
+    }
+    KILN_RETURN_IF_ERROR(ForEachWindow(
+        *plan, 0, Product(plan->out_dims),
+        [&] {
+          for (size_t i = 0; i < n; ++i) std::memcpy(acc[i].data(), in[n + i].data(), elem[i]);
+        },
+        [&](int64_t off) {
+          for (size_t i = 0; i < n; ++i) {
+            args[n + i] =
+                static_cast<const uint8_t*>(in[i].data()) + static_cast<size_t>(off) * elem[i];
+          }
+          return runner.Run(args, dsts);
+        },
+        [&](int64_t out_index) {
+          for (size_t i = 0; i < n; ++i) {
+            std::memcpy(
+                static_cast<uint8_t*>(results[i].data()) + static_cast<size_t>(out_index) * elem[i],
+                acc[i].data(), elem[i]);
+          }
+          return Status::Ok();
+        }));
+    return Status::Ok();
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// stablehlo.select_and_scatter (the gradient of max/min pooling)
+//
+// For each window of the operand (as reduce_window with unit dilations), `select` picks one
+// element by a left fold (keep the current pick while select(current, next) is true); the
+// matching source value is then combined into the result at that element with `scatter`, in
+// row-major source order. Windows lying entirely in padding select nothing.
+
+StatusOr<Kernel> LowerSelectAndScatter(LowerContext& ctx) {
+  const ir::Op& op = ctx.op();
+  if (op.operands.size() != 3 || op.results.size() != 1)
+    return OpError(op, "expects operand, source, init_value");
+  if (op.regions.size() != 2) return OpError(op, "expects select and scatter regions");
+  std::vector<ir::Type> types;
+  for (size_t i = 0; i < 3; ++i) {
+    KILN_RETURN_IF_ERROR(
+        CheckStaticTensor(op, ctx.operand_type(i), "operand #" + std::to_string(i)));
+    types.push_back(ctx.operand_type(i));
+  }
+  ir::DType dtype = types[0].dtype;
+  if (types[2].rank() != 0 || types[2].dtype != dtype || types[1].dtype != dtype) {
+    return OpError(op, "source and init_value must have the operand's element type");
+  }
+  if (ctx.result_type(0) != types[0]) return OpError(op, "result must be " + types[0].ToString());
+  for (const char* name : {"base_dilations", "window_dilations"}) {
+    if (FindAttr(op, name) != nullptr)
+      return OpError(op, std::string("unexpected attribute ") + name);
+  }
+  KILN_ASSIGN_OR_RETURN(WindowPlan plan_value, PlanWindow(op, types[0].dims));
+  auto plan = std::make_shared<const WindowPlan>(std::move(plan_value));
+  if (types[1].dims != plan->out_dims) {
+    return OpError(op, "source must have the window count shape " + FormatInts(plan->out_dims) +
+                           ", got " + types[1].ToString());
+  }
+  std::string name = op.name;
+  std::vector<int64_t> dims = types[0].dims;
+
+  std::optional<CompareDirection> select = MatchArgCompare(ctx.module(), op.regions[0], dtype);
+  std::optional<ReducerKind> scatter = MatchBinaryReducer(ctx.module(), op.regions[1], dtype);
+  if (select && scatter && ReducerSupportsDType(*scatter, dtype) && dtype != ir::DType::kPred) {
+    CompareDirection dir = *select;
+    ReducerKind k = *scatter;
+    return Kernel([=](ExecContext&, std::span<const View> in, std::span<const View> out) -> Status {
+      KILN_RETURN_IF_ERROR(CheckArrays(name, in, types));
+      const View& result = out[0];
+      KILN_RETURN_IF_ERROR(
+          DispatchReducer(name, k, dtype, [&]<ReducerKind K, typename T>() -> Status {
+            const T* x = in[0].data_as<const T>();
+            const T* source = in[1].data_as<const T>();
+            T* r = result.data_as<T>();
+            std::fill(r, r + result.num_elements(), *in[2].data_as<const T>());
+            int64_t pick = -1;
+            return ForEachWindow(
+                *plan, 0, Product(plan->out_dims), [&] { pick = -1; },
+                [&](int64_t off) {
+                  if (pick < 0 || !CompareValues(dir, x[pick], x[off])) pick = off;
+                  return Status::Ok();
+                },
+                [&](int64_t w) {
+                  if (pick >= 0) r[pick] = ReducerFn<K, T>::Apply(r[pick], source[w]);
+                  return Status::Ok();
+                });
+          }));
+      return Status::Ok();
+    });
+  }
+
+  KILN_ASSIGN_OR_RETURN(std::shared_ptr<const ScalarRegion> select_region,
+                        ScalarRegion::Compile(ctx, 0, {dtype, dtype}, {ir::DType::kPred}));
+  KILN_ASSIGN_OR_RETURN(std::shared_ptr<const ScalarRegion> scatter_region,
+                        ScalarRegion::Compile(ctx, 1, {dtype, dtype}, {dtype}));
+  return Kernel(
+      [=](ExecContext& ec, std::span<const View> in, std::span<const View> out) -> Status {
+        KILN_RETURN_IF_ERROR(CheckArrays(name, in, types));
+        KILN_ASSIGN_OR_RETURN(ScalarRegionRunner select_runner,
+                              ScalarRegionRunner::Create(*select_region, ec, in.subspan(3)));
+        KILN_ASSIGN_OR_RETURN(ScalarRegionRunner scatter_runner,
+                              ScalarRegionRunner::Create(*scatter_region, ec, in.subspan(3)));
+        const View& result = out[0];
+        size_t elem = static_cast<size_t>(ir::DTypeByteSize(dtype));
+        auto* r = static_cast<uint8_t*>(result.data());
+        const auto* x = static_cast<const uint8_t*>(in[0].data());
+        const auto* source = static_cast<const uint8_t*>(in[1].data());
+        for (int64_t i = 0; i < result.num_elements(); ++i)
+          std::memcpy(r + i * elem, in[2].data(), elem);
+        int64_t pick = -1;
+        uint8_t keep = 0;
+        void* keep_dst[1] = {&keep};
+        KILN_RETURN_IF_ERROR(ForEachWindow(
+            *plan, 0, Product(plan->out_dims), [&] { pick = -1; },
+            [&](int64_t off) -> Status {
+              if (pick < 0) {
+                pick = off;
+                return Status::Ok();
+              }
+              const void* args[2] = {x + pick * elem, x + off * elem};
+              KILN_RETURN_IF_ERROR(select_runner.Run(args, keep_dst));
+              if (!keep) pick = off;
+              return Status::Ok();
+            },
+            [&](int64_t w) -> Status {
+              if (pick < 0) return Status::Ok();
+              void* target = r + pick * elem;
+              const void* args[2] = {target, source + w * elem};
+              void* dst[1] = {target};
+              return scatter_runner.Run(args, dst);
+            }));
+        return Status::Ok();
+      });
+}
+
+}  // namespace
+}  // namespace kiln::kernels
+
+namespace kiln::compiler {
+
+void RegisterWindowOps(OpRegistry& registry) {
+  registry.Add({"stablehlo.reduce_window", "reduction", &kernels::LowerReduceWindow});
+  registry.Add({"stablehlo.select_and_scatter", "reduction", &kernels::LowerSelectAndScatter});
+}
+
+}  // namespace kiln::compiler
