@@ -149,19 +149,24 @@ StatusOr<std::shared_ptr<const Executable>> CompileModule(std::shared_ptr<const 
   const ir::Function* main = module->MainFunction();
   auto exe = std::make_shared<Executable>();
   exe->name = module->name.empty() ? main->name : module->name;
-  exe->arg_types = main->arg_types;
-  exe->result_types = main->result_types;
-  for (const ir::Type& t : exe->arg_types) {
-    if (!t.is_tensor() || !t.has_static_shape()) {
+  const ir::Type runtime_token = ir::Type::Tensor(ir::DType::kPred, {0});
+  for (const ir::Type& t : main->arg_types) {
+    const bool token = t.kind == ir::Type::Kind::kToken;
+    if (!token && (!t.is_tensor() || !t.has_static_shape())) {
       return Unimplemented("argument type " + t.ToString() + " of @" + main->name +
                            " is not supported");
     }
+    exe->arg_types.push_back(token ? runtime_token : t);
+    exe->token_args.push_back(token);
   }
-  for (const ir::Type& t : exe->result_types) {
-    if (!t.is_tensor() || !t.has_static_shape()) {
+  for (const ir::Type& t : main->result_types) {
+    const bool token = t.kind == ir::Type::Kind::kToken;
+    if (!token && (!t.is_tensor() || !t.has_static_shape())) {
       return Unimplemented("result type " + t.ToString() + " of @" + main->name +
                            " is not supported");
     }
+    exe->result_types.push_back(token ? runtime_token : t);
+    exe->token_results.push_back(token);
   }
   ProgramBuilder builder(module);
   KILN_ASSIGN_OR_RETURN(exe->main, builder.BuildFunction(main->name));

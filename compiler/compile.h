@@ -19,8 +19,13 @@ struct Executable {
   std::string name;  // the module name, e.g. "jit_add"
   std::shared_ptr<const ir::Module> module;
   std::shared_ptr<const Program> main;
+  // Types at the PJRT boundary. A `!stablehlo.token` parameter or result of @main (ordered
+  // effects) is a pred[0] buffer there, as JAX passes and expects its runtime tokens; inside, the
+  // program still sees a token (token_args / token_results mark them).
   std::vector<ir::Type> arg_types;
   std::vector<ir::Type> result_types;
+  std::vector<bool> token_args;
+  std::vector<bool> token_results;
   ingest::CompileOptions options;
   std::string fingerprint;  // stable hash of the artifact and the options Kiln honours
   // Small enough to run on the caller's thread when its device is idle: no loops, and every value

@@ -18,6 +18,7 @@ const OpRegistry& OpRegistry::Get() {
     RegisterConvolutionOps(*r);
     RegisterFftOps(*r);
     RegisterCustomCallOps(*r);
+    RegisterCallbackTargets(*r);
     RegisterRandomOps(*r);
     return r;
   }();

@@ -83,5 +83,6 @@ void RegisterFftOps(OpRegistry& registry);
 void RegisterCustomCallOps(OpRegistry& registry);
 void RegisterRandomOps(OpRegistry& registry);
 void RegisterWindowOps(OpRegistry& registry);
+void RegisterCallbackTargets(OpRegistry& registry);
 
 }  // namespace kiln::compiler

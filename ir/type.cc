@@ -13,6 +13,7 @@ bool Type::has_static_shape() const {
 }
 
 int64_t Type::num_elements() const {
+  if (kind == Kind::kToken) return 0;  // a token holds no data
   if (!has_static_shape()) return -1;
   int64_t count = 1;
   for (int64_t d : dims) {

@@ -2,11 +2,24 @@
 // few in KILN_NULL_ENTRY_POINTS that jaxlib null-checks and treats as fatal when stubbed.
 #include <cstring>
 
+#include "abi/kiln_extension.h"
 #include "abi/pjrt_c_api.h"
 #include "pjrt/entry_points.h"
+#include "runtime/host_callback.h"
 
 namespace kiln::pjrt {
 namespace {
+
+Kiln_Extension MakeKilnExtension() {
+  Kiln_Extension ext;
+  std::memset(&ext, 0, sizeof(ext));
+  ext.base.struct_size = sizeof(Kiln_Extension);
+  ext.base.type = KILN_EXTENSION_TYPE;
+  ext.base.next = nullptr;
+  ext.version = KILN_EXTENSION_VERSION;
+  ext.set_host_callback = &runtime::SetHostCallback;
+  return ext;
+}
 
 PJRT_Api MakeApi() {
   PJRT_Api api;
@@ -14,7 +27,9 @@ PJRT_Api MakeApi() {
   // The full 0.114 size: it covers PJRT_Error_ForEachPayload, which the framework then calls on
   // every error it converts (Kiln implements it).
   api.struct_size = PJRT_Api_STRUCT_SIZE;
-  api.extension_start = nullptr;
+  // Kiln's own extension (abi/kiln_extension.h) heads the chain; frameworks skip its unknown type.
+  static Kiln_Extension kiln_extension = MakeKilnExtension();
+  api.extension_start = &kiln_extension.base;
   api.pjrt_api_version.struct_size = PJRT_Api_Version_STRUCT_SIZE;
   api.pjrt_api_version.extension_start = nullptr;
   api.pjrt_api_version.major_version = PJRT_API_MAJOR;

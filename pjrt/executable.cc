@@ -497,9 +497,20 @@ Status RunLaunch(const Launch& launch) {
     KILN_ASSIGN_OR_RETURN(runtime::Array a, runtime::Array::Allocate(t));
     results.push_back(std::move(a));
   }
+  // Tokens cross the boundary as pred[0] buffers; the program sees a token (no data: any address).
+  static const ir::Type kToken = ir::Type::Token();
+  alignas(64) std::byte token_bytes[64] = {};
   std::vector<runtime::View> in_views, out_views;
-  for (const runtime::Array& a : inputs) in_views.push_back(runtime::View::Of(a));
-  for (const runtime::Array& a : results) out_views.push_back(runtime::View::Of(a));
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    in_views.push_back(i < exe.token_args.size() && exe.token_args[i]
+                           ? runtime::View::Of(kToken, token_bytes)
+                           : runtime::View::Of(inputs[i]));
+  }
+  for (size_t i = 0; i < results.size(); ++i) {
+    out_views.push_back(i < exe.token_results.size() && exe.token_results[i]
+                            ? runtime::View::Of(kToken, token_bytes)
+                            : runtime::View::Of(results[i]));
+  }
   runtime::AlignedBuffer& memory = ThreadWorkingMemory();
   KILN_RETURN_IF_ERROR(memory.Reserve(main.total_bytes));
   compiler::ExecContext ctx = launch.ctx;
@@ -588,7 +599,8 @@ PJRT_Error* LoadedExecutable_Execute(PJRT_LoadedExecutable_Execute_Args* args) {
             (slots.size() > 1 ? " for device " + std::to_string(d) : std::string());
         if (buffer == nullptr) return InvalidArgument(Prefix(kFn) + where + " is NULL");
         const ir::Type& want = exe.arg_types[a];
-        if (buffer->dtype != want.dtype || buffer->dims != want.dims) {
+        const bool token = a < exe.token_args.size() && exe.token_args[a];  // any buffer will do
+        if (!token && (buffer->dtype != want.dtype || buffer->dims != want.dims)) {
           return InvalidArgument(Prefix(kFn) + where + " of " + exe.name + " must be " +
                                  want.ToString() + ", got " +
                                  TypeString(buffer->dtype, buffer->dims));

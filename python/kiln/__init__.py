@@ -44,12 +44,15 @@ def initialize() -> None:
         from jax._src import xla_bridge
     except ImportError:
         return
+    # Lowering rules JAX has only for its own platforms (host callbacks), registered for kiln.
+    from kiln import _callbacks
+    path = _callbacks.library_in_env(PLATFORM_NAME) or library_path()
+    _callbacks.register(PLATFORM_NAME, path)
     # JAX registers plugins named in PJRT_NAMES_AND_LIBRARY_PATHS right after running the entry
     # points, and registering one name twice fails. If the variable names kiln (e.g. to point JAX
     # at a development build), let it win instead of registering the bundled library too.
     if _named_in_pjrt_env_var():
         return
-    path = library_path()
     if not os.path.isfile(path):
         raise RuntimeError(f"Kiln's plugin library is missing: {path} (reinstall kiln-pjrt)")
     # register_plugin loads the library (dlopen + GetPjrtApi) and adds a backend factory, so the

@@ -1,0 +1,44 @@
+/* Kiln's own PJRT extension: what Kiln's Python package needs from the library that the PJRT C API
+ * does not carry. It is found like any extension, by walking PJRT_Api::extension_start; frameworks
+ * skip a type they do not know. Only GetPjrtApi is exported, so this is the way in.
+ *
+ * Version 1: the host-callback trampoline. Kiln's Python package lowers jax.pure_callback,
+ * io_callback and jax.debug.* for platform "kiln" to `stablehlo.custom_call @kiln_host_callback`
+ * with the callback's id in its backend config, and registers one C function (made with ctypes)
+ * that runs the Python callable for an id. The library never links or calls libpython itself. */
+#ifndef KILN_ABI_KILN_EXTENSION_H_
+#define KILN_ABI_KILN_EXTENSION_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "abi/pjrt_c_api.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* 'KILN' in ASCII: far from the PJRT_Extension_Type values OpenXLA assigns (0, 1, 2, ...). */
+#define KILN_EXTENSION_TYPE ((PJRT_Extension_Type)0x4B494C4E)
+#define KILN_EXTENSION_VERSION 1
+
+/* Runs host callback `callback_id` on `args` (one pointer per non-token operand, row-major data
+ * of the types the callback was lowered with) and writes its results to `results` (likewise).
+ * Returns 0 on success; otherwise writes a NUL-terminated message of at most error_size bytes to
+ * `error` and returns non-zero. Called on Kiln's execution threads, any number of times. */
+typedef int32_t (*Kiln_HostCallbackFn)(uint64_t callback_id, int32_t num_args, void* const* args,
+                                       int32_t num_results, void* const* results, char* error,
+                                       size_t error_size);
+
+typedef struct Kiln_Extension {
+  PJRT_Extension_Base base; /* type = KILN_EXTENSION_TYPE */
+  uint32_t version;         /* KILN_EXTENSION_VERSION */
+  /* Installs (or, with NULL, removes) the trampoline. Thread-safe. */
+  void (*set_host_callback)(Kiln_HostCallbackFn fn);
+} Kiln_Extension;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* KILN_ABI_KILN_EXTENSION_H_ */

@@ -1,0 +1,24 @@
+"""Registering JAX lowering rules for platform "kiln".
+
+`mlir.register_lowering(..., platform="kiln")` refuses a platform JAX has not heard of yet, and when
+PJRT_NAMES_AND_LIBRARY_PATHS names kiln, JAX registers the plugin only after it has called
+`kiln.initialize()`. In that case the rule goes straight into JAX's per-platform table, which is
+what register_lowering itself would do once the platform is known.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+
+def register_lowering(prim: Any, rule: Callable[..., Any], platform: str) -> None:
+    from jax._src.interpreters import mlir
+
+    try:
+        mlir.register_lowering(prim, rule, platform=platform)
+        return
+    except NotImplementedError:
+        pass  # unknown platform (not registered yet): write the table entry directly
+    entry_type = getattr(mlir, "LoweringRuleEntry", None)
+    entry = entry_type(rule, False) if entry_type is not None else rule
+    mlir._platform_specific_lowerings[platform][prim] = entry  # noqa: SLF001
