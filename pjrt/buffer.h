@@ -49,6 +49,27 @@ struct PJRT_Buffer {
     std::lock_guard<std::mutex> lock(mu_);
     return array_ == nullptr;
   }
+  // External references (DLPack, unsafe_buffer_pointer users): while any is held, the array's
+  // memory stays alive even if the buffer is deleted.
+  kiln::Status AddExternalReference(const char* function) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (array_ == nullptr) {
+      return kiln::FailedPrecondition(std::string(function) +
+                                      ": the buffer has been deleted or donated");
+    }
+    if (external_refs_++ == 0) external_array_ = array_;
+    return kiln::Status::Ok();
+  }
+  kiln::Status DropExternalReference(const char* function) {
+    kiln::runtime::AsyncArrayRef dropped;
+    std::lock_guard<std::mutex> lock(mu_);
+    if (external_refs_ == 0) {
+      return kiln::FailedPrecondition(std::string(function) +
+                                      ": the buffer has no external reference to drop");
+    }
+    if (--external_refs_ == 0) dropped.swap(external_array_);
+    return kiln::Status::Ok();
+  }
 
  private:
   static std::vector<int64_t> DescendingMinorToMajor(size_t rank) {
@@ -59,4 +80,6 @@ struct PJRT_Buffer {
 
   mutable std::mutex mu_;
   kiln::runtime::AsyncArrayRef array_;
+  int64_t external_refs_ = 0;
+  kiln::runtime::AsyncArrayRef external_array_;  // held while external_refs_ > 0
 };

@@ -1,11 +1,16 @@
 // PJRT_DeviceDescription_*, PJRT_Device_* and PJRT_Memory_* entry points.
 #include "pjrt/device.h"
 
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstddef>
 #include <cstring>
 
 #include "pjrt/args_check.h"
 #include "pjrt/entry_points.h"
 #include "pjrt/error.h"
+#include "runtime/array.h"
 
 namespace kiln::pjrt {
 namespace {
@@ -176,10 +181,34 @@ PJRT_Error* Device_DefaultMemory(PJRT_Device_DefaultMemory_Args* args) {
 }
 
 PJRT_Error* Device_MemoryStats(PJRT_Device_MemoryStats_Args* args) {
-  // Kiln allocates from the host heap and keeps no per-device accounting. jaxlib tolerates
-  // UNIMPLEMENTED here (memory_stats() returns None); note it passes a 185-byte (0.112) struct.
-  (void)args;
-  return ToPjrtError(Unimplemented("PJRT_Device_MemoryStats is not implemented by Kiln"));
+  // Kiln's devices share the host heap: the figures are the process's live array memory (what
+  // every Kiln device's buffers and results hold together) and the machine's physical memory as
+  // the limit. jaxlib 0.10.2 passes the 185-byte 0.112 struct: fields past it are not written.
+  constexpr char kFn[] = "PJRT_Device_MemoryStats";
+  return Guard(kFn, [&]() -> Status {
+    KILN_CHECK_ARGS(args, PJRT_Device_MemoryStats_Args, bytes_in_use, kFn);
+    KILN_CHECK_NOT_NULL(args->device, kFn);
+    const runtime::MemoryCounters c = runtime::GetMemoryCounters();
+    args->bytes_in_use = c.bytes_in_use;
+    // jaxlib does not zero the struct: clear every optional field (and its _is_set flag) the
+    // caller's struct has before setting the ones Kiln knows.
+    const size_t begin = offsetof(PJRT_Device_MemoryStats_Args, peak_bytes_in_use);
+    const size_t end = std::min(args->struct_size, sizeof(PJRT_Device_MemoryStats_Args));
+    if (end > begin) std::memset(reinterpret_cast<char*>(args) + begin, 0, end - begin);
+    const auto fits = [&](size_t end) { return args->struct_size >= end; };
+#define KILN_SET_STAT(field, value)                                                  \
+  if (fits(offsetof(PJRT_Device_MemoryStats_Args, field##_is_set) + sizeof(bool))) { \
+    args->field = (value);                                                           \
+    args->field##_is_set = true;                                                     \
+  }
+    KILN_SET_STAT(peak_bytes_in_use, c.peak_bytes_in_use);
+    KILN_SET_STAT(num_allocs, c.num_allocs);
+    KILN_SET_STAT(largest_alloc_size, c.largest_alloc_size);
+    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages > 0 && page > 0) KILN_SET_STAT(bytes_limit, static_cast<int64_t>(pages) * page);
+#undef KILN_SET_STAT
+    return Status::Ok();
+  });
 }
 
 // ---- PJRT_Memory ----

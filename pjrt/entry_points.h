@@ -8,6 +8,10 @@
 
 // X(Name) for each PJRT_<Name> slot with a real implementation.
 #define KILN_IMPLEMENTED_ENTRY_POINTS(X)   \
+  X(Buffer_UnsafePointer)                  \
+  X(Buffer_IncreaseExternalReferenceCount) \
+  X(Buffer_DecreaseExternalReferenceCount) \
+  X(Buffer_OpaqueDeviceMemoryDataPointer)  \
   X(Error_Destroy)                         \
   X(Error_Message)                         \
   X(Error_GetCode)                         \
@@ -98,10 +102,6 @@
   X(Executable_OptimizedProgram)                      \
   X(Executable_Serialize)                             \
   X(Executable_DeserializeAndLoad)                    \
-  X(Buffer_UnsafePointer)                             \
-  X(Buffer_IncreaseExternalReferenceCount)            \
-  X(Buffer_DecreaseExternalReferenceCount)            \
-  X(Buffer_OpaqueDeviceMemoryDataPointer)             \
   X(CopyToDeviceStream_Destroy)                       \
   X(CopyToDeviceStream_AddChunk)                      \
   X(CopyToDeviceStream_TotalBytes)                    \
@@ -194,6 +194,10 @@ KILN_DECLARE_ENTRY_POINT(Device_LocalHardwareId)
 KILN_DECLARE_ENTRY_POINT(Device_AddressableMemories)
 KILN_DECLARE_ENTRY_POINT(Device_DefaultMemory)
 KILN_DECLARE_ENTRY_POINT(Device_MemoryStats)
+KILN_DECLARE_ENTRY_POINT(Buffer_UnsafePointer)
+KILN_DECLARE_ENTRY_POINT(Buffer_IncreaseExternalReferenceCount)
+KILN_DECLARE_ENTRY_POINT(Buffer_DecreaseExternalReferenceCount)
+KILN_DECLARE_ENTRY_POINT(Buffer_OpaqueDeviceMemoryDataPointer)
 KILN_DECLARE_ENTRY_POINT(Memory_Id)
 KILN_DECLARE_ENTRY_POINT(Memory_Kind)
 KILN_DECLARE_ENTRY_POINT(Memory_DebugString)

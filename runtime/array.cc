@@ -1,11 +1,40 @@
 #include "runtime/array.h"
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <string>
 
 namespace kiln::runtime {
+
+namespace {
+
+std::atomic<int64_t> g_in_use{0}, g_peak{0}, g_allocs{0}, g_largest{0};
+
+void RaiseTo(std::atomic<int64_t>& target, int64_t value) {
+  int64_t seen = target.load(std::memory_order_relaxed);
+  while (value > seen && !target.compare_exchange_weak(seen, value, std::memory_order_relaxed)) {
+  }
+}
+
+void CountAllocation(int64_t bytes) {
+  const int64_t now = g_in_use.fetch_add(bytes, std::memory_order_relaxed) + bytes;
+  g_allocs.fetch_add(1, std::memory_order_relaxed);
+  RaiseTo(g_peak, now);
+  RaiseTo(g_largest, bytes);
+}
+
+}  // namespace
+
+MemoryCounters GetMemoryCounters() {
+  MemoryCounters c;
+  c.bytes_in_use = g_in_use.load(std::memory_order_relaxed);
+  c.peak_bytes_in_use = g_peak.load(std::memory_order_relaxed);
+  c.num_allocs = g_allocs.load(std::memory_order_relaxed);
+  c.largest_alloc_size = g_largest.load(std::memory_order_relaxed);
+  return c;
+}
 
 StatusOr<std::shared_ptr<Storage>> Storage::Allocate(size_t bytes, bool zero) {
   // aligned_alloc needs a size that is a multiple of the alignment, and a non-zero size gives every
@@ -18,7 +47,8 @@ StatusOr<std::shared_ptr<Storage>> Storage::Allocate(size_t bytes, bool zero) {
     return ResourceExhausted("failed to allocate " + std::to_string(bytes) + " bytes");
   }
   if (zero) std::memset(p, 0, rounded);
-  return std::shared_ptr<Storage>(new Storage(p, bytes, nullptr, /*owned=*/true));
+  CountAllocation(static_cast<int64_t>(rounded));
+  return std::shared_ptr<Storage>(new Storage(p, rounded, nullptr, /*owned=*/true));
 }
 
 std::shared_ptr<Storage> Storage::Borrow(void* data, size_t bytes, std::function<void()> release) {
@@ -26,7 +56,10 @@ std::shared_ptr<Storage> Storage::Borrow(void* data, size_t bytes, std::function
 }
 
 Storage::~Storage() {
-  if (owned_) std::free(data_);
+  if (owned_) {
+    std::free(data_);
+    g_in_use.fetch_sub(static_cast<int64_t>(size_), std::memory_order_relaxed);
+  }
   if (release_) release_();
 }
 

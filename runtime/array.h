@@ -18,6 +18,16 @@ namespace kiln::runtime {
 // Kernels and BLAS like aligned rows; 64 bytes is one cache line and one AVX-512 vector.
 inline constexpr size_t kStorageAlignment = 64;
 
+// Process-wide accounting of the memory arrays own (Storage::Allocate), for
+// PJRT_Device_MemoryStats. Kiln's devices all allocate from the host heap, so these are shared.
+struct MemoryCounters {
+  int64_t bytes_in_use = 0;
+  int64_t peak_bytes_in_use = 0;
+  int64_t num_allocs = 0;  // allocations made so far
+  int64_t largest_alloc_size = 0;
+};
+MemoryCounters GetMemoryCounters();
+
 class Storage {
  public:
   // Allocates `bytes` (zero-initialised only when asked: most kernels overwrite everything).

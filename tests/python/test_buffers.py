@@ -256,3 +256,50 @@ def test_device_get_tree(kiln_device):
 def test_repr_and_str_of_kiln_array(kiln_device):
     x = jax.device_put(np.array([1.5, -2.0], np.float32), kiln_device)
     assert "1.5" in repr(x) and "-2." in str(x)
+
+
+# ------------------------------------------------------------------------------------------------
+# Raw pointers and memory statistics
+
+
+@pytest.mark.requires_kiln
+def test_unsafe_buffer_pointer_points_at_the_data():
+    import ctypes
+
+    x = jax.device_put(np.arange(12, dtype=np.float32).reshape(3, 4), get_kiln_device())
+    ptr = x.unsafe_buffer_pointer()
+    assert ptr != 0
+    seen = np.frombuffer((ctypes.c_char * 48).from_address(ptr), dtype=np.float32)
+    np.testing.assert_array_equal(seen.reshape(3, 4), np.asarray(x))
+    # A computed result too (waits for the computation).
+    y = jax.jit(lambda v: v * 2)(x)
+    seen = np.frombuffer((ctypes.c_char * 48).from_address(y.unsafe_buffer_pointer()),
+                         dtype=np.float32)
+    np.testing.assert_array_equal(seen.reshape(3, 4), np.asarray(x) * 2)
+
+
+@pytest.mark.requires_kiln
+def test_unsafe_buffer_pointer_of_deleted_buffer_is_an_error():
+    x = jax.device_put(np.ones(3, np.float32), get_kiln_device())
+    x.delete()
+    with pytest.raises(Exception, match="deleted"):
+        x.unsafe_buffer_pointer()
+
+
+@pytest.mark.requires_kiln
+def test_memory_stats_follow_allocations():
+    device = get_kiln_device()
+    before = device.memory_stats()
+    assert before is not None
+    assert before["bytes_limit"] > 0
+    x = jax.device_put(np.ones((512, 1024), np.float32), device)
+    x.block_until_ready()
+    during = device.memory_stats()
+    assert during["bytes_in_use"] >= before["bytes_in_use"] + 2 * 1024 * 1024
+    assert during["peak_bytes_in_use"] >= during["bytes_in_use"]
+    assert during["num_allocs"] > before["num_allocs"]
+    assert during["largest_alloc_size"] >= 2 * 1024 * 1024
+    del x
+    after = device.memory_stats()
+    assert after["bytes_in_use"] <= during["bytes_in_use"] - 2 * 1024 * 1024
+    assert after["peak_bytes_in_use"] >= during["bytes_in_use"]
