@@ -158,6 +158,17 @@ StatusOr<std::shared_ptr<const Executable>> CompileModule(std::shared_ptr<const 
     }
     exe->arg_types.push_back(token ? runtime_token : t);
     exe->token_args.push_back(token);
+    bool donated = false;
+    if (exe->arg_types.size() <= main->arg_attrs.size()) {
+      const ir::Attr& attrs = main->arg_attrs[exe->arg_types.size() - 1];
+      if (attrs.kind == ir::Attr::Kind::kDict) {
+        const ir::Attr* alias = attrs.Find("tf.aliasing_output");
+        const ir::Attr* donor = attrs.Find("jax.buffer_donor");
+        donated = (alias != nullptr && alias->AsInt().has_value()) ||
+                  (donor != nullptr && donor->kind == ir::Attr::Kind::kBool && donor->b);
+      }
+    }
+    exe->donated_args.push_back(donated && !token);
   }
   for (const ir::Type& t : main->result_types) {
     const bool token = t.kind == ir::Type::Kind::kToken;

@@ -26,6 +26,10 @@ struct Executable {
   std::vector<ir::Type> result_types;
   std::vector<bool> token_args;
   std::vector<bool> token_results;
+  // Parameters the program lets the caller donate (`tf.aliasing_output` or `jax.buffer_donor` on
+  // @main's argument): Execute consumes such a buffer (it is deleted) unless the caller's
+  // non_donatable_input_indices exempt it.
+  std::vector<bool> donated_args;
   ingest::CompileOptions options;
   std::string fingerprint;  // stable hash of the artifact and the options Kiln honours
   // Small enough to run on the caller's thread when its device is idle: no loops, and every value

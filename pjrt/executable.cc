@@ -576,6 +576,22 @@ PJRT_Error* LoadedExecutable_Execute(PJRT_LoadedExecutable_Execute_Args* args) {
     if (!exe.result_types.empty()) KILN_CHECK_NOT_NULL(args->output_lists, kFn);
     if (exe.main == nullptr) return Internal(Prefix(kFn) + exe.name + " has no main program");
 
+    // Donation: donated parameters are consumed (deleted once their array is captured) unless the
+    // caller exempts them. The data lives on in the launch until the program has read it.
+    std::vector<bool> donate = exe.donated_args;
+    donate.resize(args->num_args, false);
+    const PJRT_ExecuteOptions* options = args->options;
+    if (options != nullptr &&
+        HasBytes(options, KILN_FIELD_END(PJRT_ExecuteOptions, num_non_donatable_input_indices)) &&
+        options->num_non_donatable_input_indices > 0) {
+      KILN_CHECK_NOT_NULL(options->non_donatable_input_indices, kFn);
+      for (size_t i = 0; i < options->num_non_donatable_input_indices; ++i) {
+        const int64_t index = options->non_donatable_input_indices[i];
+        if (index >= 0 && static_cast<size_t>(index) < donate.size()) donate[index] = false;
+      }
+    }
+    std::vector<PJRT_Buffer*> consumed;
+
     // Validate everything before launching anything.
     std::vector<Launch> launches(slots.size());
     for (size_t d = 0; d < slots.size(); ++d) {
@@ -611,12 +627,31 @@ PJRT_Error* LoadedExecutable_Execute(PJRT_LoadedExecutable_Execute_Args* args) {
                                     " has been deleted or donated");
         }
         l.args.push_back(std::move(array).value());
+        if (donate[a]) {
+          if (std::find(consumed.begin(), consumed.end(), buffer) != consumed.end()) {
+            return InvalidArgument(Prefix(kFn) + where + " of " + exe.name +
+                                   " donates a buffer that is already used by this call");
+          }
+          consumed.push_back(buffer);
+        }
       }
       for (const ir::Type& t : exe.result_types) {
         l.outputs.push_back(std::make_shared<runtime::AsyncArray>(t.dtype, t.dims));
       }
       l.done = runtime::Event::Create();
     }
+
+    // A buffer passed twice must not be donated: it would be read after being consumed.
+    for (size_t d = 0; d < slots.size() && !consumed.empty(); ++d) {
+      for (size_t a = 0; a < args->num_args; ++a) {
+        PJRT_Buffer* buffer = args->argument_lists[d][a];
+        if (!donate[a] && std::find(consumed.begin(), consumed.end(), buffer) != consumed.end()) {
+          return InvalidArgument(Prefix(kFn) + "argument #" + std::to_string(a) + " of " +
+                                 exe.name + " is a buffer another argument donates");
+        }
+      }
+    }
+    for (PJRT_Buffer* buffer : consumed) buffer->Delete();
 
     // Hand out outputs and completion events, then launch. Execute returns before the work is done.
     for (size_t d = 0; d < slots.size(); ++d) {

@@ -44,10 +44,11 @@ def initialize() -> None:
         from jax._src import xla_bridge
     except ImportError:
         return
-    # Lowering rules JAX has only for its own platforms (host callbacks), registered for kiln.
-    from kiln import _callbacks
+    # What JAX grants only to platforms it names: host-callback lowerings and buffer donation.
+    from kiln import _callbacks, _lowering
     path = _callbacks.library_in_env(PLATFORM_NAME) or library_path()
     _callbacks.register(PLATFORM_NAME, path)
+    _lowering.enable_donation(PLATFORM_NAME)
     # JAX registers plugins named in PJRT_NAMES_AND_LIBRARY_PATHS right after running the entry
     # points, and registering one name twice fails. If the variable names kiln (e.g. to point JAX
     # at a development build), let it win instead of registering the bundled library too.

@@ -22,3 +22,16 @@ def register_lowering(prim: Any, rule: Callable[..., Any], platform: str) -> Non
     entry_type = getattr(mlir, "LoweringRuleEntry", None)
     entry = entry_type(rule, False) if entry_type is not None else rule
     mlir._platform_specific_lowerings[platform][prim] = entry  # noqa: SLF001
+
+
+def enable_donation(platform: str) -> None:
+    """Lets JAX donate buffers to programs for `platform` (`jax.jit(..., donate_argnums=...)`).
+
+    JAX honours donation only for the platforms in `mlir._platforms_with_donation`; for any other
+    it drops it with "Some donated buffers were not usable". Kiln consumes a donated buffer at
+    Execute (it is deleted; the program still reads its data)."""
+    from jax._src.interpreters import mlir
+
+    platforms = getattr(mlir, "_platforms_with_donation", None)
+    if isinstance(platforms, list) and platform not in platforms:
+        platforms.append(platform)

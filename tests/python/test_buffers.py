@@ -303,3 +303,48 @@ def test_memory_stats_follow_allocations():
     after = device.memory_stats()
     assert after["bytes_in_use"] <= during["bytes_in_use"] - 2 * 1024 * 1024
     assert after["peak_bytes_in_use"] >= during["bytes_in_use"]
+
+
+# ------------------------------------------------------------------------------------------------
+# Donation
+
+
+@pytest.mark.requires_kiln
+def test_donated_buffer_is_consumed_and_results_match_cpu():
+    import warnings
+
+    def step(params, batch):
+        return params - 0.1 * batch.mean() * params, (params * batch).sum()
+
+    params = np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4)
+    batch = np.arange(12, dtype=np.float32).reshape(3, 4)
+    want = jax.jit(step)(*jax.device_put((params, batch), get_cpu_device()))
+    f = jax.jit(step, donate_argnums=0)
+    p = jax.device_put(params, get_kiln_device())
+    b = jax.device_put(batch, get_kiln_device())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # "Some donated buffers were not usable" must not appear
+        got = f(p, b)
+    assert p.is_deleted() and not b.is_deleted()
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-6)
+    with pytest.raises(RuntimeError, match="deleted"):
+        np.asarray(p)
+    # A training loop that donates its state every step.
+    state = got[0]
+    for _ in range(5):
+        state, _ = f(state, b)
+    expect = want[0]
+    for _ in range(5):
+        expect, _ = jax.jit(step)(expect, jax.device_put(batch, get_cpu_device()))
+    np.testing.assert_allclose(np.asarray(state), np.asarray(expect), rtol=1e-5)
+
+
+@pytest.mark.requires_kiln
+def test_donating_a_buffer_used_twice_is_an_error():
+    f = jax.jit(lambda a, b: a + b, donate_argnums=0)
+    x = jax.device_put(np.arange(3, dtype=np.float32), get_kiln_device())
+    with pytest.raises(Exception, match="donat"):
+        f(x, x)
+    assert not x.is_deleted()
+    np.testing.assert_array_equal(np.asarray(x), np.arange(3, dtype=np.float32))
