@@ -16,8 +16,6 @@
 namespace kiln::pjrt {
 namespace {
 
-std::string Prefix(const char* function) { return std::string(function) + ": "; }
-
 StatusOr<ir::DType> BufferDType(int pjrt_type, const char* function) {
   std::optional<ir::DType> t = ir::DTypeFromPjrt(pjrt_type);
   if (!t.has_value() || *t == ir::DType::kToken) {

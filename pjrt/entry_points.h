@@ -8,6 +8,8 @@
 
 // X(Name) for each PJRT_<Name> slot with a real implementation.
 #define KILN_IMPLEMENTED_ENTRY_POINTS(X)   \
+  X(Executable_Serialize)                  \
+  X(Executable_DeserializeAndLoad)         \
   X(Buffer_UnsafePointer)                  \
   X(Buffer_IncreaseExternalReferenceCount) \
   X(Buffer_DecreaseExternalReferenceCount) \
@@ -100,8 +102,6 @@
 // X(Name) for each PJRT_<Name> slot that returns UNIMPLEMENTED naming the function.
 #define KILN_UNIMPLEMENTED_ENTRY_POINTS(X)            \
   X(Executable_OptimizedProgram)                      \
-  X(Executable_Serialize)                             \
-  X(Executable_DeserializeAndLoad)                    \
   X(CopyToDeviceStream_Destroy)                       \
   X(CopyToDeviceStream_AddChunk)                      \
   X(CopyToDeviceStream_TotalBytes)                    \
@@ -195,6 +195,8 @@ KILN_DECLARE_ENTRY_POINT(Device_AddressableMemories)
 KILN_DECLARE_ENTRY_POINT(Device_DefaultMemory)
 KILN_DECLARE_ENTRY_POINT(Device_MemoryStats)
 KILN_DECLARE_ENTRY_POINT(Buffer_UnsafePointer)
+KILN_DECLARE_ENTRY_POINT(Executable_Serialize)
+KILN_DECLARE_ENTRY_POINT(Executable_DeserializeAndLoad)
 KILN_DECLARE_ENTRY_POINT(Buffer_IncreaseExternalReferenceCount)
 KILN_DECLARE_ENTRY_POINT(Buffer_DecreaseExternalReferenceCount)
 KILN_DECLARE_ENTRY_POINT(Buffer_OpaqueDeviceMemoryDataPointer)

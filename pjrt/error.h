@@ -20,6 +20,9 @@ struct KilnError : PJRT_Error {
 // NULL for an OK status, else a new error the caller owns (freed by PJRT_Error_Destroy).
 PJRT_Error* ToPjrtError(Status status);
 
+// "PJRT_Foo: ", the lead of a message that names the entry point.
+inline std::string Prefix(const char* function) { return std::string(function) + ": "; }
+
 // Runs an entry point body, turning a non-OK status or any escaping C++ exception into a
 // PJRT_Error. Every PJRT_* function with a PJRT_Error* result goes through this.
 template <typename Fn>

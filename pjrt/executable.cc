@@ -31,8 +31,6 @@ struct PJRT_SerializedCompileOptions {
 namespace kiln::pjrt {
 namespace {
 
-std::string Prefix(const char* function) { return std::string(function) + ": "; }
-
 // ---- DeviceAssignmentProto, written by hand ----
 
 void PutVarint(std::string& out, uint64_t v) {
@@ -122,7 +120,8 @@ std::string TypeString(ir::DType dtype, const std::vector<int64_t>& dims) {
 }  // namespace
 
 std::shared_ptr<const ExecutableInfo> MakeExecutableInfo(
-    std::shared_ptr<const compiler::Executable> exe, std::string compile_options) {
+    std::shared_ptr<const compiler::Executable> exe, std::string compile_options,
+    std::string artifact) {
   auto info = std::make_shared<ExecutableInfo>();
   for (const ir::Type& t : exe->result_types) {
     info->output_types.push_back(static_cast<PJRT_Buffer_Type>(t.dtype));
@@ -139,11 +138,47 @@ std::shared_ptr<const ExecutableInfo> MakeExecutableInfo(
       exe->main == nullptr ? 0
                            : static_cast<int64_t>(exe->main->steps.size() * sizeof(compiler::Step));
   info->compile_options = std::move(compile_options);
+  info->artifact = std::move(artifact);
   info->exe = std::move(exe);
   return info;
 }
 
 // ---- compile ----
+
+StatusOr<std::unique_ptr<PJRT_LoadedExecutable>> CompileAndLoad(
+    PJRT_Client* client, std::span<const uint8_t> code, std::span<const uint8_t> options_bytes,
+    const char* function) {
+  // Parsed here first so a malformed blob gets the conventional PJRT message.
+  StatusOr<ingest::CompileOptions> options = ingest::ParseCompileOptions(options_bytes);
+  if (!options.ok()) {
+    constexpr std::string_view kLead = "failed to deserialize CompileOptionsProto";
+    const Status parse_error = options.status();
+    std::string_view detail = parse_error.message();
+    if (detail.substr(0, kLead.size()) == kLead) detail.remove_prefix(kLead.size());
+    if (detail.substr(0, 2) == ": ") detail.remove_prefix(2);
+    return InvalidArgument(Prefix(function) + std::string(kLead) + (detail.empty() ? "" : ": ") +
+                           std::string(detail));
+  }
+  KILN_ASSIGN_OR_RETURN(std::vector<ExecutionSlot> slots, AssignDevices(*client, *options));
+  // Reading and compiling recurse once per nesting level of the program; the caller's thread (any
+  // Python thread) may have a small stack, so they run on a thread with a large one.
+  std::shared_ptr<const compiler::Executable> exe;
+  KILN_RETURN_IF_ERROR(RunOnLargeStack([&]() -> Status {
+    KILN_ASSIGN_OR_RETURN(exe, compiler::Compile(code, "mlir", options_bytes));
+    return Status::Ok();
+  }));
+  auto loaded = std::make_unique<PJRT_LoadedExecutable>();
+  loaded->client = client;
+  loaded->info = MakeExecutableInfo(
+      std::move(exe),
+      std::string(reinterpret_cast<const char*>(options_bytes.data()), options_bytes.size()),
+      std::string(reinterpret_cast<const char*>(code.data()), code.size()));
+  loaded->serialized_device_assignment = SerializeDeviceAssignment(
+      slots, static_cast<int>(options->num_replicas), static_cast<int>(options->num_partitions));
+  for (const ExecutionSlot& s : slots) loaded->addressable_devices.push_back(s.device);
+  loaded->slots = std::move(slots);
+  return loaded;
+}
 
 PJRT_Error* Client_Compile(PJRT_Client_Compile_Args* args) {
   constexpr char kFn[] = "PJRT_Client_Compile";
@@ -174,34 +209,8 @@ PJRT_Error* Client_Compile(PJRT_Client_Compile_Args* args) {
     std::span<const uint8_t> options_bytes(
         reinterpret_cast<const uint8_t*>(args->compile_options),
         args->compile_options == nullptr ? 0 : args->compile_options_size);
-    // Parsed here first so a malformed blob gets the conventional PJRT message.
-    StatusOr<ingest::CompileOptions> options = ingest::ParseCompileOptions(options_bytes);
-    if (!options.ok()) {
-      constexpr std::string_view kLead = "failed to deserialize CompileOptionsProto";
-      const Status parse_error = options.status();
-      std::string_view detail = parse_error.message();
-      if (detail.substr(0, kLead.size()) == kLead) detail.remove_prefix(kLead.size());
-      if (detail.substr(0, 2) == ": ") detail.remove_prefix(2);
-      return InvalidArgument(Prefix(kFn) + std::string(kLead) + (detail.empty() ? "" : ": ") +
-                             std::string(detail));
-    }
-    KILN_ASSIGN_OR_RETURN(std::vector<ExecutionSlot> slots, AssignDevices(*args->client, *options));
-    // Reading and compiling recurse once per nesting level of the program; the caller's thread (any
-    // Python thread) may have a small stack, so they run on a thread with a large one.
-    std::shared_ptr<const compiler::Executable> exe;
-    KILN_RETURN_IF_ERROR(RunOnLargeStack([&]() -> Status {
-      KILN_ASSIGN_OR_RETURN(exe, compiler::Compile(code, format, options_bytes));
-      return Status::Ok();
-    }));
-    auto loaded = std::make_unique<PJRT_LoadedExecutable>();
-    loaded->client = args->client;
-    loaded->info = MakeExecutableInfo(
-        std::move(exe),
-        std::string(reinterpret_cast<const char*>(options_bytes.data()), options_bytes.size()));
-    loaded->serialized_device_assignment = SerializeDeviceAssignment(
-        slots, static_cast<int>(options->num_replicas), static_cast<int>(options->num_partitions));
-    for (const ExecutionSlot& s : slots) loaded->addressable_devices.push_back(s.device);
-    loaded->slots = std::move(slots);
+    KILN_ASSIGN_OR_RETURN(std::unique_ptr<PJRT_LoadedExecutable> loaded,
+                          CompileAndLoad(args->client, code, options_bytes, kFn));
     args->executable = loaded.release();
     return Status::Ok();
   });

@@ -4,12 +4,15 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "abi/pjrt_c_api.h"
 #include "compiler/compile.h"
+#include "support/status.h"
 
 namespace kiln::pjrt {
 
@@ -25,6 +28,7 @@ struct ExecutableInfo {
   std::vector<size_t> parameter_memory_kind_sizes;
   int64_t code_size_estimate = 0;
   std::string compile_options;  // the serialized CompileOptionsProto, as given
+  std::string artifact;         // the StableHLO portable artifact it was compiled from
 };
 
 // Where one execution instance runs: list position i of Execute's argument/output lists.
@@ -35,7 +39,8 @@ struct ExecutionSlot {
 };
 
 std::shared_ptr<const ExecutableInfo> MakeExecutableInfo(
-    std::shared_ptr<const compiler::Executable> exe, std::string compile_options);
+    std::shared_ptr<const compiler::Executable> exe, std::string compile_options,
+    std::string artifact);
 
 }  // namespace kiln::pjrt
 
@@ -54,3 +59,14 @@ struct PJRT_LoadedExecutable {
   std::string serialized_device_assignment;       // a DeviceAssignmentProto
   std::atomic<bool> deleted{false};
 };
+
+namespace kiln::pjrt {
+
+// Compiles `code` (a portable artifact) with `options_bytes` (a CompileOptionsProto) for `client`:
+// the shared path of PJRT_Client_Compile and PJRT_Executable_DeserializeAndLoad. Errors name
+// `function`.
+StatusOr<std::unique_ptr<PJRT_LoadedExecutable>> CompileAndLoad(
+    PJRT_Client* client, std::span<const uint8_t> code, std::span<const uint8_t> options_bytes,
+    const char* function);
+
+}  // namespace kiln::pjrt

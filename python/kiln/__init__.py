@@ -44,11 +44,13 @@ def initialize() -> None:
         from jax._src import xla_bridge
     except ImportError:
         return
-    # What JAX grants only to platforms it names: host-callback lowerings and buffer donation.
+    # What JAX grants only to platforms it names: host-callback lowerings, buffer donation and
+    # the persistent compilation cache.
     from kiln import _callbacks, _lowering
     path = _callbacks.library_in_env(PLATFORM_NAME) or library_path()
     _callbacks.register(PLATFORM_NAME, path)
     _lowering.enable_donation(PLATFORM_NAME)
+    _lowering.enable_compilation_cache(PLATFORM_NAME)
     # JAX registers plugins named in PJRT_NAMES_AND_LIBRARY_PATHS right after running the entry
     # points, and registering one name twice fails. If the variable names kiln (e.g. to point JAX
     # at a development build), let it win instead of registering the bundled library too.

@@ -35,3 +35,27 @@ def enable_donation(platform: str) -> None:
     platforms = getattr(mlir, "_platforms_with_donation", None)
     if isinstance(platforms, list) and platform not in platforms:
         platforms.append(platform)
+
+
+def enable_compilation_cache(platform: str) -> None:
+    """Lets JAX's persistent compilation cache (jax_compilation_cache_dir) store `platform`'s
+    executables. JAX's `compilation_cache.is_cache_used` accepts only the platforms it names; for
+    `platform` the answer becomes "whenever the cache is enabled" (Kiln serializes executables).
+    """
+    try:
+        from jax._src import compilation_cache as cc
+    except ImportError:
+        return
+    original = getattr(cc, "is_cache_used", None)
+    enabled = getattr(cc, "_is_cache_enabled", None)
+    if original is None or enabled is None or getattr(original, "_kiln_platform", None):
+        return
+
+    def is_cache_used(backend) -> bool:
+        if getattr(backend, "platform", None) == platform:
+            return bool(enabled())
+        return original(backend)
+
+    is_cache_used._kiln_platform = platform  # type: ignore[attr-defined]
+    is_cache_used.__wrapped__ = original  # type: ignore[attr-defined]
+    cc.is_cache_used = is_cache_used

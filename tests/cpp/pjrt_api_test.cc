@@ -290,16 +290,11 @@ TEST_F(PjrtTest, ApiTableVersionAndSlots) {
 }
 
 TEST_F(PjrtTest, StubsReturnUnimplementedNamingTheFunction) {
-  PJRT_Executable_Serialize_Args args{};
-  args.struct_size = PJRT_Executable_Serialize_Args_STRUCT_SIZE;
-  Outcome o = Take(Api()->PJRT_Executable_Serialize(&args));
-  EXPECT_EQ(o.code, PJRT_Error_Code_UNIMPLEMENTED);
-  EXPECT_NE(o.message.find("PJRT_Executable_Serialize"), std::string::npos) << o.message;
-
   PJRT_Client_TopologyDescription_Args topo{};
   topo.struct_size = 32;
   topo.client = client_;
-  o = Take(Api()->PJRT_Client_TopologyDescription(&topo));
+  Outcome o = Take(Api()->PJRT_Client_TopologyDescription(&topo));
+  EXPECT_NE(o.message.find("PJRT_Client_TopologyDescription"), std::string::npos) << o.message;
   EXPECT_EQ(o.code, PJRT_Error_Code_UNIMPLEMENTED);
 
   PJRT_Client_UpdateGlobalProcessInfo_Args update{};
@@ -1129,6 +1124,60 @@ TEST_F(PjrtTest, CompileErrorIsRecoverable) {
   o = Compile(add->code, add->options, &exe);
   ASSERT_TRUE(o.ok()) << o.message;
   DestroyExecutable(exe);
+}
+
+TEST_F(PjrtTest, SerializedExecutableLoadsAndForeignBlobsAreRefused) {
+  LOAD_SHARED_ARTIFACT_OR_SKIP(add, "c_add");
+  PJRT_LoadedExecutable* exe = nullptr;
+  ASSERT_TRUE(Compile(add->code, add->options, &exe).ok());
+  PJRT_LoadedExecutable_GetExecutable_Args get{};
+  get.struct_size = PJRT_LoadedExecutable_GetExecutable_Args_STRUCT_SIZE;
+  get.loaded_executable = exe;
+  EXPECT_PJRT_OK(Api()->PJRT_LoadedExecutable_GetExecutable(&get));
+  PJRT_Executable_Serialize_Args ser{};
+  ser.struct_size = PJRT_Executable_Serialize_Args_STRUCT_SIZE;
+  ser.executable = get.executable;
+  EXPECT_PJRT_OK(Api()->PJRT_Executable_Serialize(&ser));
+  const std::string blob(ser.serialized_bytes, ser.serialized_bytes_size);
+  ser.serialized_executable_deleter(ser.serialized_executable);
+  PJRT_Executable_Destroy_Args destroy{};
+  destroy.struct_size = PJRT_Executable_Destroy_Args_STRUCT_SIZE;
+  destroy.executable = get.executable;
+  EXPECT_PJRT_OK(Api()->PJRT_Executable_Destroy(&destroy));
+  DestroyExecutable(exe);
+
+  auto load = [&](const std::string& bytes, PJRT_LoadedExecutable** out) {
+    PJRT_Executable_DeserializeAndLoad_Args args{};
+    args.struct_size = PJRT_Executable_DeserializeAndLoad_Args_STRUCT_SIZE;
+    args.client = client_;
+    args.serialized_executable = bytes.data();
+    args.serialized_executable_size = bytes.size();
+    Outcome o = Take(Api()->PJRT_Executable_DeserializeAndLoad(&args));
+    *out = args.loaded_executable;
+    return o;
+  };
+  PJRT_LoadedExecutable* loaded = nullptr;
+  Outcome o = load(blob, &loaded);
+  ASSERT_TRUE(o.ok()) << o.message;
+  EXPECT_EQ(NumOutputs(loaded), 1u);
+  DestroyExecutable(loaded);
+
+  std::string other_build = blob;
+  const size_t at = other_build.find("kiln ");
+  ASSERT_NE(at, std::string::npos);
+  other_build[at + 5] = '9';
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"", "not a serialized Kiln executable"},
+      {"junk that is not an executable", "not a serialized Kiln executable"},
+      {blob.substr(0, blob.size() - 3), "truncated or malformed"},
+      {blob + "x", "truncated or malformed"},
+      {other_build, "compile it again"},
+  };
+  for (const auto& [bytes, message] : bad) {
+    o = load(bytes, &loaded);
+    EXPECT_EQ(o.code, PJRT_Error_Code_INVALID_ARGUMENT) << message;
+    EXPECT_NE(o.message.find(message), std::string::npos) << o.message;
+  }
 }
 
 TEST_F(PjrtTest, AddTwoScalars) {
