@@ -96,26 +96,11 @@ void RunScan(const WindowPlan& plan, const ScanWindow& scan, const T* x, T init,
 
 StatusOr<Kernel> LowerReduceWindow(LowerContext& ctx) {
   const ir::Op& op = ctx.op();
-  size_t n = op.results.size();
-  if (n == 0 || op.operands.size() != 2 * n)
-    return OpError(op, "expects N inputs and N init values for N results");
-  if (op.regions.size() != 1) return OpError(op, "expects one body region");
-  std::vector<ir::Type> all_types;
-  std::vector<ir::DType> dtypes;
-  for (size_t i = 0; i < 2 * n; ++i) {
-    const ir::Type& t = ctx.operand_type(i);
-    KILN_RETURN_IF_ERROR(CheckStaticTensor(op, t, "operand #" + std::to_string(i)));
-    all_types.push_back(t);
-  }
+  KILN_ASSIGN_OR_RETURN(ReduceOperands operands, ReadReduceOperands(ctx));
+  const size_t n = operands.dtypes.size();
+  const std::vector<ir::Type> all_types = std::move(operands.types);
+  const std::vector<ir::DType> dtypes = std::move(operands.dtypes);
   const std::vector<int64_t>& dims = all_types[0].dims;
-  for (size_t i = 0; i < n; ++i) {
-    if (all_types[i].dims != dims) return OpError(op, "inputs must all have the same shape");
-    if (all_types[n + i].rank() != 0 || all_types[n + i].dtype != all_types[i].dtype) {
-      return OpError(
-          op, "init value #" + std::to_string(i) + " must be a scalar of the input's element type");
-    }
-    dtypes.push_back(all_types[i].dtype);
-  }
   KILN_ASSIGN_OR_RETURN(WindowPlan plan_value, PlanWindow(op, dims));
   auto plan = std::make_shared<const WindowPlan>(std::move(plan_value));
   for (size_t i = 0; i < n; ++i) {

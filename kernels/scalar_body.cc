@@ -3,6 +3,7 @@
 #include <string>
 #include <utility>
 
+#include "kernels/lowering_util.h"
 #include "kernels/scalar_eval.h"
 
 namespace kiln::kernels {
@@ -242,6 +243,32 @@ Status ScalarRegionRunner::Run(std::span<const void* const> args, std::span<void
                 static_cast<size_t>(ir::DTypeByteSize(result_dtypes[i])));
   }
   return Status::Ok();
+}
+
+StatusOr<ReduceOperands> ReadReduceOperands(compiler::LowerContext& ctx) {
+  const ir::Op& op = ctx.op();
+  const size_t n = op.results.size();
+  if (n == 0 || op.operands.size() != 2 * n) {
+    return OpError(op, "expects N inputs and N init values for N results");
+  }
+  if (op.regions.size() != 1) return OpError(op, "expects one body region");
+  ReduceOperands out;
+  for (size_t i = 0; i < 2 * n; ++i) {
+    const ir::Type& t = ctx.operand_type(i);
+    KILN_RETURN_IF_ERROR(CheckStaticTensor(op, t, "operand #" + std::to_string(i)));
+    out.types.push_back(t);
+  }
+  for (size_t i = 0; i < n; ++i) {
+    if (out.types[i].dims != out.types[0].dims) {
+      return OpError(op, "inputs must all have the same shape");
+    }
+    if (out.types[n + i].rank() != 0 || out.types[n + i].dtype != out.types[i].dtype) {
+      return OpError(
+          op, "init value #" + std::to_string(i) + " must be a scalar of the input's element type");
+    }
+    out.dtypes.push_back(out.types[i].dtype);
+  }
+  return out;
 }
 
 }  // namespace kiln::kernels

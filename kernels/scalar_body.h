@@ -50,6 +50,15 @@ const char* ReducerName(ReducerKind kind);
 // Recognises a region `^bb(%a: tensor<T>, %b: tensor<T>): return op(%a, %b)` (either argument
 // order, since every matched op is commutative) or `return %b` (kReplace), where T is `dtype`.
 // Anything else, including bodies that use captured values, gives nullopt.
+// The operands of a variadic stablehlo.reduce or reduce_window: N inputs of one static shape,
+// then N scalar init values of their element types. `types` holds all 2N operand types, `dtypes`
+// the N element types.
+struct ReduceOperands {
+  std::vector<ir::Type> types;
+  std::vector<ir::DType> dtypes;
+};
+StatusOr<ReduceOperands> ReadReduceOperands(compiler::LowerContext& ctx);
+
 std::optional<ReducerKind> MatchBinaryReducer(const ir::Module& module, const ir::Region& region,
                                               ir::DType dtype);
 
