@@ -19,6 +19,7 @@ const OpRegistry& OpRegistry::Get() {
     RegisterFftOps(*r);
     RegisterCustomCallOps(*r);
     RegisterCallbackTargets(*r);
+    RegisterLapackTargets(*r);
     RegisterRandomOps(*r);
     return r;
   }();

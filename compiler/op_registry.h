@@ -84,5 +84,6 @@ void RegisterCustomCallOps(OpRegistry& registry);
 void RegisterRandomOps(OpRegistry& registry);
 void RegisterWindowOps(OpRegistry& registry);
 void RegisterCallbackTargets(OpRegistry& registry);
+void RegisterLapackTargets(OpRegistry& registry);
 
 }  // namespace kiln::compiler

@@ -133,7 +133,7 @@ StatusOr<DecodedType> AttrTypeDecoder::DecodeBuiltinType(ByteReader& r, uint64_t
       return FunctionType(std::move(inputs), std::move(results));
     }
     // clang-format off
-    case 1: return OpaqueElementType("index", 64);
+    case 1: return ElementType(DType::kS64);  // index: 64-bit in dense storage (layouts)
     case 3: return ElementType(DType::kBF16);
     case 4: return ElementType(DType::kF16);
     case 5: return ElementType(DType::kF32);

@@ -41,7 +41,7 @@ StatusOr<DecodedType> AttrTypeDecoder::DecodeVhloType(ByteReader& r, uint64_t co
     case 38: return ElementType(DType::kF6E2M3FN);
     case 39: return ElementType(DType::kF6E3M2FN);
     case 40: return ElementType(DType::kF8E8M0FNU);
-    case 9: return OpaqueElementType("index", 64);
+    case 9: return ElementType(DType::kS64);  // index: 64-bit in dense storage (layouts)
     case 34: return OpaqueElementType("tf32", 19);
       // clang-format on
 

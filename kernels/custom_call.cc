@@ -31,7 +31,8 @@ StatusOr<std::vector<int64_t>> Layout(const ir::Op& op, std::string_view attr, s
     return OpError(op, std::string(attr) + " has " + std::to_string(layouts->array.size()) +
                            " entries; entry " + std::to_string(index) + " is missing");
   }
-  std::optional<std::vector<int64_t>> m2m = layouts->array[index].AsInts();
+  const ir::Attr& entry = layouts->array[index];
+  std::optional<std::vector<int64_t>> m2m = entry.AsInts();
   if (!m2m || m2m->size() != rank) {
     return OpError(op, std::string(attr) + "[" + std::to_string(index) +
                            "] is not a layout of rank " + std::to_string(rank));

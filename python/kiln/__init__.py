@@ -44,11 +44,12 @@ def initialize() -> None:
         from jax._src import xla_bridge
     except ImportError:
         return
-    # What JAX grants only to platforms it names: host-callback lowerings, buffer donation and
-    # the persistent compilation cache.
-    from kiln import _callbacks, _lowering
+    # What JAX grants only to platforms it names: host-callback and LAPACK lowerings, buffer
+    # donation and the persistent compilation cache.
+    from kiln import _callbacks, _linalg, _lowering
     path = _callbacks.library_in_env(PLATFORM_NAME) or library_path()
     _callbacks.register(PLATFORM_NAME, path)
+    _linalg.register(PLATFORM_NAME)
     _lowering.enable_donation(PLATFORM_NAME)
     _lowering.enable_compilation_cache(PLATFORM_NAME)
     # JAX registers plugins named in PJRT_NAMES_AND_LIBRARY_PATHS right after running the entry
