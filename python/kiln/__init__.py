@@ -46,7 +46,11 @@ def initialize() -> None:
         return
     # What JAX grants only to platforms it names: host-callback and LAPACK lowerings, buffer
     # donation and the persistent compilation cache.
-    from kiln import _callbacks, _linalg, _lowering
+    from kiln import _callbacks, _compat, _linalg, _lowering
+    message = _compat.jaxlib_warning()
+    if message:
+        import warnings
+        warnings.warn(message, RuntimeWarning, stacklevel=2)
     path = _callbacks.library_in_env(PLATFORM_NAME) or library_path()
     _callbacks.register(PLATFORM_NAME, path)
     _linalg.register(PLATFORM_NAME)
