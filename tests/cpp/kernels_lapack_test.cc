@@ -1,0 +1,249 @@
+// LAPACK custom-call targets (kernels/lapack.cc) on small matrices, checked through what each
+// factorization promises (A = L L^T, P A = L U, A = Q R, A = V diag(w) V^T, A = U S V^T, A X = B),
+// and their refusals. Runs under ASan and UBSan in CI: the kernels transpose and use workspaces.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <complex>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels_test_util.h"
+
+namespace kiln::testing {
+namespace {
+
+using ir::DType;
+using c128 = std::complex<double>;
+
+// A custom call to `target` with column-major matrix layouts (row-major `vector_operands`), and
+// the given backend-config characters.
+OpBuilder CustomCall(const std::string& target,
+                     const std::vector<std::pair<std::string, char>>& cfg,
+                     const std::vector<size_t>& ranks,
+                     const std::vector<bool>& vector_operands = {}) {
+  OpBuilder b("stablehlo.custom_call");
+  ir::Attr name = ir::Attr::String(target);
+  b.Attr("call_target_name", name);
+  ir::Attr dict;
+  dict.kind = ir::Attr::Kind::kDict;
+  for (const auto& [key, c] : cfg) dict.dict.push_back({key, ir::Attr::Int(c)});
+  b.Attr("mhlo.backend_config", dict);
+  std::vector<ir::Attr> layouts;
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    const int64_t r = static_cast<int64_t>(ranks[i]);
+    std::vector<int64_t> m2m;
+    if (i < vector_operands.size() && vector_operands[i]) {
+      for (int64_t d = r - 1; d >= 0; --d) m2m.push_back(d);
+    } else {
+      m2m = {r - 2, r - 1};
+      for (int64_t d = r - 3; d >= 0; --d) m2m.push_back(d);
+    }
+    layouts.push_back(IntsAttr(m2m));
+  }
+  b.Attr("operand_layouts", ir::Attr::Array(layouts));
+  return b;
+}
+
+StatusOr<std::vector<Array>> RunTarget(OpBuilder& b, const std::string& target,
+                                       std::vector<Array> inputs) {
+  const compiler::CustomCallDef* def = compiler::OpRegistry::Get().FindCustomCall(target);
+  if (def == nullptr) return NotFound(target);
+  FakeLowerContext ctx(b);
+  return LowerAndRun(def->lower, ctx, std::move(inputs));
+}
+
+std::vector<double> Randn(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<double> dist;
+  std::vector<double> v(n);
+  for (double& x : v) x = dist(rng);
+  return v;
+}
+
+// C = A (m x k) * B (k x n), row-major.
+std::vector<double> MatMul(const std::vector<double>& a, const std::vector<double>& b, int m, int k,
+                           int n, bool transpose_b = false) {
+  std::vector<double> c(static_cast<size_t>(m) * n, 0.0);
+  for (int i = 0; i < m; ++i)
+    for (int j = 0; j < n; ++j)
+      for (int p = 0; p < k; ++p)
+        c[i * n + j] += a[i * k + p] * (transpose_b ? b[j * k + p] : b[p * n + j]);
+  return c;
+}
+
+void ExpectClose(const std::vector<double>& got, const std::vector<double>& want, double tol) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], tol) << "at " << i;
+}
+
+TEST(LapackTest, CholeskyFactorsAndReportsNonPositiveDefinite) {
+  // Batch of two: an SPD matrix and a negative definite one.
+  const std::vector<double> a = {4, 2, 2, 3, -1, 0, 0, -1};
+  OpBuilder b = CustomCall("lapack_dpotrf_ffi", {{"uplo", 'L'}}, {3});
+  b.Operand(DType::kF64, {2, 2, 2});
+  b.Result(DType::kF64, {2, 2, 2});
+  b.Result(DType::kS32, {2});
+  auto out = RunTarget(b, "lapack_dpotrf_ffi", {MakeArray(DType::kF64, {2, 2, 2}, a)});
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  const std::vector<double> l = ToVector<double>((*out)[0]);
+  EXPECT_NEAR(l[0], 2.0, 1e-12);
+  EXPECT_NEAR(l[2], 1.0, 1e-12);
+  EXPECT_NEAR(l[3], std::sqrt(2.0), 1e-12);
+  const std::vector<int32_t> info = ToVector<int32_t>((*out)[1]);
+  EXPECT_EQ(info[0], 0);
+  EXPECT_GT(info[1], 0);
+}
+
+TEST(LapackTest, LuReconstructsWithPivots) {
+  const int n = 4;
+  const std::vector<double> a = Randn(n * n, 3);
+  OpBuilder b = CustomCall("lapack_dgetrf_ffi", {}, {2});
+  b.Operand(DType::kF64, {n, n});
+  b.Result(DType::kF64, {n, n});
+  b.Result(DType::kS32, {n});
+  b.Result(DType::kS32, {});
+  auto out = RunTarget(b, "lapack_dgetrf_ffi", {MakeArray(DType::kF64, {n, n}, a)});
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  const std::vector<double> lu = ToVector<double>((*out)[0]);
+  const std::vector<int32_t> piv = ToVector<int32_t>((*out)[1]);
+  std::vector<double> l(n * n, 0.0), u(n * n, 0.0);
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j) {
+      if (j < i) l[i * n + j] = lu[i * n + j];
+      if (j == i) l[i * n + j] = 1.0;
+      if (j >= i) u[i * n + j] = lu[i * n + j];
+    }
+  std::vector<double> pa = a;  // apply the row swaps in order (1-based pivots)
+  for (int i = 0; i < n; ++i) {
+    ASSERT_GE(piv[i], 1);
+    ASSERT_LE(piv[i], n);
+    for (int j = 0; j < n; ++j) std::swap(pa[i * n + j], pa[(piv[i] - 1) * n + j]);
+  }
+  ExpectClose(MatMul(l, u, n, n, n), pa, 1e-10);
+}
+
+TEST(LapackTest, QrAndSvdAndEighReconstruct) {
+  const int m = 5, n = 3;
+  const std::vector<double> a = Randn(m * n, 4);
+  // geqrf then orgqr: Q R = A.
+  OpBuilder g = CustomCall("lapack_dgeqrf_ffi", {}, {2});
+  g.Operand(DType::kF64, {m, n});
+  g.Result(DType::kF64, {m, n});
+  g.Result(DType::kF64, {n});
+  auto qr = RunTarget(g, "lapack_dgeqrf_ffi", {MakeArray(DType::kF64, {m, n}, a)});
+  ASSERT_TRUE(qr.ok()) << qr.status().ToString();
+  OpBuilder o = CustomCall("lapack_dorgqr_ffi", {}, {2, 1}, {false, true});
+  o.Operand(DType::kF64, {m, n});
+  o.Operand(DType::kF64, {n});
+  o.Result(DType::kF64, {m, n});
+  auto q = RunTarget(o, "lapack_dorgqr_ffi", {(*qr)[0], (*qr)[1]});
+  ASSERT_TRUE(q.ok()) << q.status().ToString();
+  const std::vector<double> r_full = ToVector<double>((*qr)[0]);
+  std::vector<double> r(n * n, 0.0);
+  for (int i = 0; i < n; ++i)
+    for (int j = i; j < n; ++j) r[i * n + j] = r_full[i * n + j];
+  ExpectClose(MatMul(ToVector<double>((*q)[0]), r, m, n, n), a, 1e-10);
+
+  // gesdd, reduced: U S V^T = A.
+  OpBuilder s = CustomCall("lapack_dgesdd_ffi", {{"mode", 'S'}}, {2});
+  s.Operand(DType::kF64, {m, n});
+  s.Result(DType::kF64, {m, n});
+  s.Result(DType::kF64, {n});
+  s.Result(DType::kF64, {m, n});
+  s.Result(DType::kF64, {n, n});
+  s.Result(DType::kS32, {});
+  auto svd = RunTarget(s, "lapack_dgesdd_ffi", {MakeArray(DType::kF64, {m, n}, a)});
+  ASSERT_TRUE(svd.ok()) << svd.status().ToString();
+  std::vector<double> us = ToVector<double>((*svd)[2]);
+  const std::vector<double> sv = ToVector<double>((*svd)[1]);
+  for (int i = 0; i < m; ++i)
+    for (int j = 0; j < n; ++j) us[i * n + j] *= sv[j];
+  ExpectClose(MatMul(us, ToVector<double>((*svd)[3]), m, n, n), a, 1e-10);
+
+  // syevd: V diag(w) V^T = S for S = A^T A.
+  std::vector<double> at(n * m);
+  for (int i = 0; i < m; ++i)
+    for (int j = 0; j < n; ++j) at[j * m + i] = a[i * n + j];
+  const std::vector<double> ata = MatMul(at, a, n, m, n);
+  OpBuilder e = CustomCall("lapack_dsyevd_ffi", {{"mode", 'V'}, {"uplo", 'L'}}, {2});
+  e.Operand(DType::kF64, {n, n});
+  e.Result(DType::kF64, {n, n});
+  e.Result(DType::kF64, {n});
+  e.Result(DType::kS32, {});
+  auto eig = RunTarget(e, "lapack_dsyevd_ffi", {MakeArray(DType::kF64, {n, n}, ata)});
+  ASSERT_TRUE(eig.ok()) << eig.status().ToString();
+  std::vector<double> vw = ToVector<double>((*eig)[0]);
+  const std::vector<double> w = ToVector<double>((*eig)[1]);
+  EXPECT_LE(w[0], w[1]);
+  EXPECT_LE(w[1], w[2]);
+  const std::vector<double> v = vw;
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j) vw[i * n + j] *= w[j];
+  ExpectClose(MatMul(vw, v, n, n, n, /*transpose_b=*/true), ata, 1e-9);
+}
+
+TEST(LapackTest, TriangularSolveAndComplexCholesky) {
+  const int n = 3;
+  const std::vector<double> l = {2, 0, 0, 1, 3, 0, -1, 0.5, 4};
+  const std::vector<double> bm = Randn(n * 2, 6);
+  OpBuilder t = CustomCall("lapack_dtrsm_ffi",
+                           {{"side", 'L'}, {"uplo", 'L'}, {"trans_x", 'N'}, {"diag", 'N'}}, {2, 2});
+  t.Operand(DType::kF64, {n, n});
+  t.Operand(DType::kF64, {n, 2});
+  t.Result(DType::kF64, {n, 2});
+  auto x = RunTarget(t, "lapack_dtrsm_ffi",
+                     {MakeArray(DType::kF64, {n, n}, l), MakeArray(DType::kF64, {n, 2}, bm)});
+  ASSERT_TRUE(x.ok()) << x.status().ToString();
+  ExpectClose(MatMul(l, ToVector<double>((*x)[0]), n, n, 2), bm, 1e-12);
+
+  // Hermitian positive definite: L L^H = A.
+  const std::vector<c128> h = {{4, 0}, {1, 1}, {1, -1}, {3, 0}};
+  OpBuilder c = CustomCall("lapack_zpotrf_ffi", {{"uplo", 'L'}}, {2});
+  c.Operand(DType::kC128, {2, 2});
+  c.Result(DType::kC128, {2, 2});
+  c.Result(DType::kS32, {});
+  auto z = RunTarget(c, "lapack_zpotrf_ffi", {MakeArray(DType::kC128, {2, 2}, h)});
+  ASSERT_TRUE(z.ok()) << z.status().ToString();
+  const std::vector<c128> f = ToVector<c128>((*z)[0]);
+  const c128 l00 = f[0], l10 = f[2], l11 = f[3];
+  EXPECT_NEAR(std::abs(l00 * std::conj(l00) - h[0]), 0, 1e-12);
+  EXPECT_NEAR(std::abs(l10 * std::conj(l00) - h[2]), 0, 1e-12);
+  EXPECT_NEAR(std::abs(l10 * std::conj(l10) + l11 * std::conj(l11) - h[3]), 0, 1e-12);
+}
+
+TEST(LapackTest, RefusesWrongLayoutsShapesAndTypes) {
+  // Row-major matrices where LAPACK needs column-major.
+  OpBuilder b("stablehlo.custom_call");
+  b.Attr("call_target_name", ir::Attr::String("lapack_dgetrf_ffi"));
+  b.Attr("operand_layouts", ir::Attr::Array({IntsAttr({1, 0})}));
+  b.Operand(DType::kF64, {2, 2});
+  b.Result(DType::kF64, {2, 2});
+  b.Result(DType::kS32, {2});
+  b.Result(DType::kS32, {});
+  auto out =
+      RunTarget(b, "lapack_dgetrf_ffi", {MakeArray(DType::kF64, {2, 2}, std::vector<double>(4))});
+  EXPECT_EQ(out.status().code(), StatusCode::kInvalidArgument) << out.status().ToString();
+
+  // A pivot result of the wrong length.
+  OpBuilder p = CustomCall("lapack_dgetrf_ffi", {}, {2});
+  p.Operand(DType::kF64, {3, 3});
+  p.Result(DType::kF64, {3, 3});
+  p.Result(DType::kS32, {2});
+  p.Result(DType::kS32, {});
+  out = RunTarget(p, "lapack_dgetrf_ffi", {MakeArray(DType::kF64, {3, 3}, std::vector<double>(9))});
+  EXPECT_EQ(out.status().code(), StatusCode::kInvalidArgument);
+
+  // Integer matrices.
+  OpBuilder i = CustomCall("lapack_spotrf_ffi", {{"uplo", 'L'}}, {2});
+  i.Operand(DType::kS32, {2, 2});
+  i.Result(DType::kS32, {2, 2});
+  i.Result(DType::kS32, {});
+  out =
+      RunTarget(i, "lapack_spotrf_ffi", {MakeArray(DType::kS32, {2, 2}, std::vector<int32_t>(4))});
+  EXPECT_EQ(out.status().code(), StatusCode::kUnimplemented);
+}
+
+}  // namespace
+}  // namespace kiln::testing
