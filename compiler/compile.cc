@@ -183,6 +183,14 @@ StatusOr<std::shared_ptr<const Executable>> CompileModule(std::shared_ptr<const 
     }
   }
   ProgramBuilder builder(module);
+  if (exe->spmd.has_value()) {
+    std::set<ir::ValueId> linked;
+    for (const auto* values : {&exe->spmd->args, &exe->spmd->results}) {
+      for (const ValueLayout& v : *values)
+        linked.insert(v.device_links.begin(), v.device_links.end());
+    }
+    builder.SetDeviceValues(std::move(linked));
+  }
   KILN_ASSIGN_OR_RETURN(exe->main, builder.BuildFunction(main->name));
   exe->run_inline = IsCheap(*module, Executable::kInlineBytes);
   exe->module = std::move(module);

@@ -26,6 +26,18 @@ class Rendezvous;
 
 namespace kiln::compiler {
 
+// A value of a partitioned program's boundary whose pieces differ per device beyond what its
+// sharding says (compiler/partition.h): an unreduced argument (each device holds its own partial
+// sum) or a result a manual computation makes (each device gets its own instance's value, as on
+// XLA, even where the sharding claims replication). It passes straight between the devices'
+// buffers and the manual computation that takes or makes it, instead of through one global array.
+// `value` is that manual computation's operand or result.
+struct DeviceValues {
+  int32_t value = -1;                         // ir::ValueId
+  std::vector<runtime::View> per_device;      // device d's piece
+  std::vector<std::vector<int64_t>> offsets;  // where device d's piece starts in the global value
+};
+
 // What a kernel may ask about where it runs.
 struct ExecContext {
   int device_ordinal = 0;
@@ -37,6 +49,8 @@ struct ExecContext {
   // in a single-device program or the global part of a partitioned one). Participant index:
   // replica_id * num_partitions + partition_id.
   runtime::Rendezvous* rendezvous = nullptr;
+  // The global part of a partitioned run: its boundary values that pass per device.
+  std::span<const DeviceValues> device_values;
   // Memory the running step may use for as long as it runs: `Kernel::scratch_bytes` bytes, 64-byte
   // aligned (sub-program frames, loop carries). Set by the runner for each step.
   std::byte* scratch = nullptr;

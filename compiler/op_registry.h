@@ -30,6 +30,9 @@ class LowerContext {
   virtual const std::vector<ir::ValueId>& captures() const = 0;
   // Compiles (once per module) a function called by name, e.g. for func.call.
   virtual StatusOr<std::shared_ptr<const Program>> CompileFunction(std::string_view name) = 0;
+  // Whether `v` is a boundary value of a partitioned program that passes per device
+  // (ExecContext::device_values carries it at run time).
+  virtual bool IsPerDevice(ir::ValueId /*v*/) const { return false; }
 };
 
 using LowerFn = StatusOr<Kernel> (*)(LowerContext& ctx);

@@ -1,6 +1,8 @@
 #include "compiler/partition.h"
 
+#include <algorithm>
 #include <string>
+#include <utility>
 
 namespace kiln::compiler {
 namespace {
@@ -21,13 +23,6 @@ StatusOr<ValueLayout> Layout(const ir::Type& type, const ir::Attr* attrs, const 
   }
   if (sdy != nullptr && type.is_tensor()) {
     KILN_ASSIGN_OR_RETURN(v.sharding, ParseSharding(*sdy, meshes, type, what));
-    if (!v.sharding.unreduced.empty()) {
-      // Each device's partial sum is observable here (addressable shards), and Kiln's global view
-      // keeps only their total: refused rather than handing out different shards than XLA.
-      return Unimplemented(what + " is unreduced (" + sdy->ToString() +
-                           "); Kiln supports unreduced values inside a program, not as its "
-                           "arguments or results");
-    }
     if (!v.sharding.IsReplicated() && v.sharding.mesh.num_devices() != devices) {
       return Unimplemented(what + " is sharded over mesh " + v.sharding.mesh.ToString() + " of " +
                            std::to_string(v.sharding.mesh.num_devices()) +
@@ -56,42 +51,142 @@ bool IsBridge(const ir::Op& op) {
          op.results.size() == 1;
 }
 
+// The function a func.call op calls, with its single block, or null.
+const ir::Block* CalleeBody(const ir::Module& module, const ir::Op& op) {
+  if (op.name != "func.call") return nullptr;
+  const ir::Attr* callee = op.attr("callee");
+  const ir::Function* fn = callee != nullptr ? module.FindFunction(callee->str) : nullptr;
+  if (fn == nullptr || fn->body.blocks.size() != 1) return nullptr;
+  return &fn->body.blocks[0];
+}
+
 // A sharding @main's value `v` gets from the manual computation it flows into (an argument) or
-// out of (a result), when it has none of its own: what XLA's propagation would give it.
-const ir::Attr* PropagatedSharding(const ir::Block& body, ir::ValueId v, bool is_result) {
-  for (int hops = 0; hops < 8; ++hops) {
-    bool moved = false;
-    for (const ir::Op& op : body.ops) {
-      if (is_result) {
-        for (size_t k = 0; k < op.results.size(); ++k) {
-          if (op.results[k] != v) continue;
-          if (IsBridge(op)) {
-            v = op.operands[0];
-            moved = true;
-          } else if (op.name == "sdy.manual_computation") {
-            const ir::Attr* outs = op.attr("out_shardings");
-            const ir::Attr* list = outs == nullptr ? nullptr : outs->Find("shardings");
-            if (list != nullptr && k < list->array.size()) return &list->array[k];
-          }
+// out of (a result), through bridges and calls, when it has none of its own: what XLA's
+// propagation would give it.
+const ir::Attr* PropagatedSharding(const ir::Module& module, const ir::Block& body, ir::ValueId v,
+                                   bool is_result, int depth = 0) {
+  if (depth > 8) return nullptr;
+  for (const ir::Op& op : body.ops) {
+    if (is_result) {
+      for (size_t k = 0; k < op.results.size(); ++k) {
+        if (op.results[k] != v) continue;
+        if (IsBridge(op)) return PropagatedSharding(module, body, op.operands[0], true, depth + 1);
+        if (op.name == "sdy.manual_computation") {
+          const ir::Attr* outs = op.attr("out_shardings");
+          const ir::Attr* list = outs == nullptr ? nullptr : outs->Find("shardings");
+          return list != nullptr && k < list->array.size() ? &list->array[k] : nullptr;
         }
-      } else {
-        for (size_t k = 0; k < op.operands.size(); ++k) {
-          if (op.operands[k] != v) continue;
-          if (IsBridge(op)) {
-            v = op.results[0];
-            moved = true;
-          } else if (op.name == "sdy.manual_computation") {
-            const ir::Attr* ins = op.attr("in_shardings");
-            const ir::Attr* list = ins == nullptr ? nullptr : ins->Find("shardings");
-            if (list != nullptr && k < list->array.size()) return &list->array[k];
-          }
-        }
+        const ir::Block* callee = CalleeBody(module, op);
+        if (callee == nullptr || callee->ops.empty()) return nullptr;
+        const ir::Op& ret = callee->ops.back();
+        if (k >= ret.operands.size()) return nullptr;
+        return PropagatedSharding(module, *callee, ret.operands[k], true, depth + 1);
       }
-      if (moved) break;
+    } else {
+      for (size_t k = 0; k < op.operands.size(); ++k) {
+        if (op.operands[k] != v) continue;
+        const ir::Attr* found = nullptr;
+        if (IsBridge(op)) {
+          found = PropagatedSharding(module, body, op.results[0], false, depth + 1);
+        } else if (op.name == "sdy.manual_computation") {
+          const ir::Attr* ins = op.attr("in_shardings");
+          const ir::Attr* list = ins == nullptr ? nullptr : ins->Find("shardings");
+          found = list != nullptr && k < list->array.size() ? &list->array[k] : nullptr;
+        } else if (const ir::Block* callee = CalleeBody(module, op);
+                   callee != nullptr && k < callee->args.size()) {
+          found = PropagatedSharding(module, *callee, callee->args[k], false, depth + 1);
+        }
+        if (found != nullptr) return found;
+      }
     }
-    if (!moved) return nullptr;
   }
   return nullptr;
+}
+
+// The manual computations `arg` flows into through bridges: (op, operand index).
+std::vector<std::pair<const ir::Op*, size_t>> ManualUses(const ir::Block& body, ir::ValueId arg) {
+  std::vector<std::pair<const ir::Op*, size_t>> uses;
+  std::vector<ir::ValueId> frontier = {arg};
+  for (int hops = 0; hops < 8 && !frontier.empty(); ++hops) {
+    std::vector<ir::ValueId> next;
+    for (const ir::Op& op : body.ops) {
+      for (size_t k = 0; k < op.operands.size(); ++k) {
+        if (std::find(frontier.begin(), frontier.end(), op.operands[k]) == frontier.end()) continue;
+        if (IsBridge(op)) next.push_back(op.results[0]);
+        if (op.name == "sdy.manual_computation") uses.emplace_back(&op, k);
+      }
+    }
+    frontier = std::move(next);
+  }
+  return uses;
+}
+
+// The manual computation result `v` is (through bridges): (op, result index), or no op.
+std::pair<const ir::Op*, size_t> ManualSource(const ir::Block& body, ir::ValueId v) {
+  for (int hops = 0; hops < 8; ++hops) {
+    const ir::Op* producer = nullptr;
+    size_t index = 0;
+    for (const ir::Op& op : body.ops) {
+      for (size_t k = 0; k < op.results.size(); ++k) {
+        if (op.results[k] == v) producer = &op, index = k;
+      }
+    }
+    if (producer == nullptr) return {nullptr, 0};
+    if (producer->name == "sdy.manual_computation") return {producer, index};
+    if (!IsBridge(*producer)) return {nullptr, 0};
+    v = producer->operands[0];
+  }
+  return {nullptr, 0};
+}
+
+// Whether sharding `attr` (entry `index` of a manual computation's in/out_shardings) places the
+// value on the devices exactly as `v` does: the same blocks, partial along the same axes.
+StatusOr<bool> SamePlacement(const ValueLayout& v, const ir::Op& op, const char* list_name,
+                             size_t index, const MeshTable& meshes, int devices) {
+  const ir::Attr* list_attr = op.attr(list_name);
+  const ir::Attr* list = list_attr == nullptr ? nullptr : list_attr->Find("shardings");
+  if (list == nullptr || index >= list->array.size()) return false;
+  KILN_ASSIGN_OR_RETURN(TensorSharding s,
+                        ParseSharding(list->array[index], meshes, v.global, op.name));
+  std::vector<int> a = s.unreduced, b = v.sharding.unreduced;
+  std::sort(a.begin(), a.end());
+  std::sort(b.begin(), b.end());
+  if (a != b) return false;
+  const bool both_replicated = s.IsReplicated() && v.sharding.IsReplicated();
+  if (!both_replicated && (s.mesh.axis_names != v.sharding.mesh.axis_names ||
+                           s.mesh.axis_sizes != v.sharding.mesh.axis_sizes)) {
+    return false;
+  }
+  for (int d = 0; d < devices; ++d) {
+    KILN_ASSIGN_OR_RETURN(ShardBox box, ShardOf(s, v.global.dims, d));
+    const ShardBox& mine = v.pieces[static_cast<size_t>(d)];
+    if (box.offsets != mine.offsets || box.dims != mine.dims) return false;
+  }
+  return true;
+}
+
+// Links a result to the manual computation that makes it, and an unreduced argument to those
+// that take its per-device partial sums (ValueLayout::device_links).
+Status LinkDeviceValues(ValueLayout& v, const ir::Block* body, ir::ValueId value, bool is_result,
+                        const MeshTable& meshes, int devices) {
+  if (is_result) {
+    auto [op, index] =
+        body != nullptr ? ManualSource(*body, value) : std::pair<const ir::Op*, size_t>{nullptr, 0};
+    if (op != nullptr) {
+      KILN_ASSIGN_OR_RETURN(bool same,
+                            SamePlacement(v, *op, "out_shardings", index, meshes, devices));
+      if (same) v.device_links.push_back(op->results[index]);
+    }
+    // Otherwise unreduced partials are the total on the devices at the unreduced axes' origin
+    // and zeros elsewhere (execute).
+    return Status::Ok();
+  }
+  if (body == nullptr || v.sharding.unreduced.empty()) return Status::Ok();
+  for (auto [op, index] : ManualUses(*body, value)) {
+    KILN_ASSIGN_OR_RETURN(bool same, SamePlacement(v, *op, "in_shardings", index, meshes, devices));
+    if (same) v.device_links.push_back(op->operands[index]);
+  }
+  return Status::Ok();
 }
 
 // `attrs` with `sdy.sharding` added from `propagated` when it has none.
@@ -125,25 +220,31 @@ StatusOr<SpmdLayout> PlanPartitions(const ir::Module& module, const ir::Function
   for (size_t i = 0; i < arg_types.size(); ++i) {
     const ir::Attr* given = i < main.arg_attrs.size() ? &main.arg_attrs[i] : nullptr;
     const ir::Attr* propagated = body != nullptr && i < body->args.size()
-                                     ? PropagatedSharding(*body, body->args[i], false)
+                                     ? PropagatedSharding(module, *body, body->args[i], false)
                                      : nullptr;
     const ir::Attr with = WithSharding(given, propagated);
     const ir::Attr* attrs = &with;
     KILN_ASSIGN_OR_RETURN(ValueLayout v,
                           Layout(arg_types[i], attrs, meshes, layout.devices,
                                  "argument #" + std::to_string(i) + " of @" + main.name));
+    if (body != nullptr && i < body->args.size()) {
+      KILN_RETURN_IF_ERROR(LinkDeviceValues(v, body, body->args[i], false, meshes, layout.devices));
+    }
     layout.args.push_back(std::move(v));
   }
   for (size_t i = 0; i < result_types.size(); ++i) {
     const ir::Attr* given = i < main.result_attrs.size() ? &main.result_attrs[i] : nullptr;
     const ir::Attr* propagated = ret != nullptr && i < ret->operands.size()
-                                     ? PropagatedSharding(*body, ret->operands[i], true)
+                                     ? PropagatedSharding(module, *body, ret->operands[i], true)
                                      : nullptr;
     const ir::Attr with = WithSharding(given, propagated);
     const ir::Attr* attrs = &with;
     KILN_ASSIGN_OR_RETURN(ValueLayout v,
                           Layout(result_types[i], attrs, meshes, layout.devices,
                                  "result #" + std::to_string(i) + " of @" + main.name));
+    KILN_RETURN_IF_ERROR(LinkDeviceValues(
+        v, body, ret != nullptr && i < ret->operands.size() ? ret->operands[i] : -1, true, meshes,
+        layout.devices));
     layout.results.push_back(std::move(v));
   }
   return layout;

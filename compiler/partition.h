@@ -8,6 +8,16 @@
 // A value with an `sdy.sharding` is split as it says (even splits only); a value without one is
 // replicated (every device holds the whole array), which is also what JAX assumes of an
 // executable that reports no shardings.
+//
+// Per-device values. A result that a manual computation (shard_map/pmap body) makes is handed to
+// each device from its own instance, as on XLA: with check_vma=False or pmap's out_axes=None a
+// "replicated" result may differ per device, and an unreduced one (`P(..., unreduced={'x'})`) is
+// each device's own partial sum. An unreduced argument taken by a manual computation reaches each
+// instance as its device's partial sum (ValueLayout::device_links, ExecContext::device_values);
+// its other uses see the total. Elsewhere the global view holds only an unreduced value's total,
+// which it splits as the total on the devices at coordinate 0 of the unreduced axes and zeros on
+// the others (XLA's partials there come from its partitioner's local computations: the sums
+// agree, the individual shards may not).
 #pragma once
 
 #include <cstdint>
@@ -26,6 +36,10 @@ struct ValueLayout {
   TensorSharding sharding;                      // replicated when the value has no sdy.sharding
   std::vector<ShardBox> pieces;                 // per device (logical id = partition)
   std::vector<TensorSharding::Holder> holders;  // per device
+  // Values that pass per device: an unreduced argument's partial sums go to the manual
+  // computations that take it (these operand values; other uses see the total), a result made
+  // by a manual computation comes from its instances (that result value). Empty otherwise.
+  std::vector<ir::ValueId> device_links;
   bool replicated() const { return sharding.IsReplicated(); }
 };
 
@@ -35,8 +49,8 @@ struct SpmdLayout {
 };
 
 // For programs with num_partitions > 1: the layout of @main's values. Errors name what Kiln's
-// partitioner does not support (several replicas and partitions, uneven or unreduced shardings,
-// meshes of another size).
+// partitioner does not support (several replicas and partitions, uneven shardings, meshes of
+// another size).
 StatusOr<SpmdLayout> PlanPartitions(const ir::Module& module, const ir::Function& main,
                                     const std::vector<ir::Type>& arg_types,
                                     const std::vector<ir::Type>& result_types,

@@ -42,6 +42,7 @@ class LowerContextImpl final : public LowerContext {
   StatusOr<std::shared_ptr<const Program>> CompileFunction(std::string_view name) override {
     return builder_.BuildFunction(name);
   }
+  bool IsPerDevice(ir::ValueId v) const override { return builder_.IsPerDevice(v); }
 
  private:
   ProgramBuilder& builder_;

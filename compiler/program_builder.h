@@ -37,12 +37,18 @@ class ProgramBuilder {
   // Compiles a function once; later requests return the cached program.
   StatusOr<std::shared_ptr<const Program>> BuildFunction(std::string_view name);
 
+  // The boundary values of a partitioned program that pass per device between the caller and
+  // manual computations (compiler/partition.h, LowerContext::IsPerDevice).
+  void SetDeviceValues(std::set<ir::ValueId> values) { per_device_values_ = std::move(values); }
+  bool IsPerDevice(ir::ValueId v) const { return per_device_values_.count(v) != 0; }
+
  private:
   std::shared_ptr<const ir::Module> module_;
   const OpRegistry& registry_;
   std::map<std::string, std::shared_ptr<const Program>, std::less<>> functions_;
   std::set<std::string, std::less<>> in_progress_;  // detects call cycles
   int depth_ = 0;                                   // bounds region nesting on hostile input
+  std::set<ir::ValueId> per_device_values_;
 };
 
 }  // namespace kiln::compiler

@@ -144,6 +144,15 @@ StatusOr<TensorSharding::Holder> TensorSharding::HolderOf(int64_t device) const 
   return partial ? Holder::kPartial : Holder::kPrimary;
 }
 
+StatusOr<bool> TensorSharding::AtUnreducedOrigin(int64_t device) const {
+  if (unreduced.empty()) return true;
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> coords, mesh.CoordinatesOf(device));
+  for (int axis : unreduced) {
+    if (coords.at(static_cast<size_t>(axis)) != 0) return false;
+  }
+  return true;
+}
+
 int64_t TensorSharding::BlockCount(size_t d) const {
   int64_t n = 1;
   for (const AxisRef& a : dims[d]) n *= a.size;

@@ -57,6 +57,9 @@ struct TensorSharding {
   // primary only along unreduced axes), or a replica (a copy of the primary's block).
   enum class Holder { kPrimary, kPartial, kReplica };
   StatusOr<Holder> HolderOf(int64_t device) const;
+  // Whether `device` sits at coordinate 0 of every unreduced axis. Splitting a total into partial
+  // sums, Kiln gives these devices the total and the others zeros.
+  StatusOr<bool> AtUnreducedOrigin(int64_t device) const;
   // Blocks along dimension d (product of its axis sizes).
   int64_t BlockCount(size_t d) const;
   // The block index of every dimension for the device at `mesh_coords`.

@@ -5,10 +5,17 @@
 // global results once all instances are done; axes the body does not split are whole in every
 // instance, and a result that is replicated along an axis is written by the instance at
 // coordinate 0 of that axis. Along unreduced axes, results are summed over the instances (what
-// XLA's all-reduce gives whoever consumes them); unreduced operands are refused.
+// XLA's all-reduce gives whoever consumes them). Values of the program's boundary that pass per
+// device (ExecContext::device_values): instance d reads device d's partial sum of an unreduced
+// argument, and writes its own value of a result into device d's buffer, as on XLA. Any other
+// unreduced operand is a total in global view: the instances at the unreduced axes' origin get
+// it, the others zeros.
 //
-// Scratch: per instance, [local operands][local results][body frame], 64-byte aligned.
+// A manual computation nested in another's body runs in place in each device's instance
+// (RunNested). Scratch: per instance, [local operands][local results][body frame], 64-byte
+// aligned.
 #include <algorithm>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -49,6 +56,7 @@ TensorSharding ManualPart(const TensorSharding& s, const std::vector<bool>& manu
 struct Piece {
   ShardBox box;
   bool whole = false;  // the instance uses the global array itself
+  bool zeros = false;  // an unreduced operand's partial sum on a device off the unreduced origin
   size_t offset = 0;   // of the local buffer in the instance's scratch
   // Results: the primary holder writes its block, partial holders (along unreduced axes) add
   // theirs, replicas write nothing.
@@ -61,28 +69,80 @@ struct ManualPlan {
   std::vector<ir::Type> in_global, out_global;  // operand / result types
   std::vector<ir::Type> in_local, out_local;    // the body's parameter / result types
   std::vector<std::vector<Piece>> in, out;      // [device][operand or result]
+  // Nested in another manual computation: the devices that differ from device d only along this
+  // op's manual axes (d's group, d included), and how each device holds each result within its
+  // group (along those axes only).
+  std::vector<std::vector<int>> peers;
+  std::vector<std::vector<TensorSharding::Holder>> group_holders;  // [device][result]
+  // Per operand / result: the boundary value that passes per device, or -1.
+  std::vector<ir::ValueId> in_per_device, out_per_device;
   size_t frame_offset = 0;
   size_t instance_bytes = 0;
   std::string name;
 };
 
-Status RunInstance(const ManualPlan& p, const ExecContext& outer, int d, runtime::Rendezvous& rv,
-                   std::span<const View> in) {
-  ExecContext ec;
-  ec.device_ordinal = outer.device_ordinal;
-  ec.partition_id = d;
-  ec.num_partitions = p.devices;
-  ec.rendezvous = &rv;
-  std::byte* base = outer.scratch + static_cast<size_t>(d) * p.instance_bytes;
+StatusOr<const compiler::DeviceValues*> FindDeviceValues(const ExecContext& ec, ir::ValueId value,
+                                                         int devices, const std::string& name) {
+  for (const compiler::DeviceValues& p : ec.device_values) {
+    if (p.value == value && p.per_device.size() == static_cast<size_t>(devices) &&
+        p.offsets.size() == p.per_device.size()) {
+      return &p;
+    }
+  }
+  return Internal(name + ": the per-device pieces of a boundary value are missing");
+}
+
+// Copies device d's piece of instance d's local result `local` (whose global box is `box`) into
+// device d's own buffer of a boundary result.
+Status WriteDeviceValue(const compiler::DeviceValues& dst, int d, const std::byte* local,
+                        const ir::Type& local_type, const ShardBox& box) {
+  const View& mine = dst.per_device[static_cast<size_t>(d)];
+  const std::vector<int64_t>& at = dst.offsets[static_cast<size_t>(d)];
+  std::vector<int64_t> from(at.size());
+  for (size_t k = 0; k < at.size(); ++k) {
+    from[k] = at[k] - box.offsets[k];
+    if (k >= mine.dims.size() || from[k] < 0 || from[k] + mine.dims[k] > box.dims[k]) {
+      return Internal("a device's piece of a result is outside its instance's block");
+    }
+  }
+  const std::vector<int64_t> zero(at.size(), 0);
+  const std::vector<int64_t> extent(mine.dims.begin(), mine.dims.end());
+  runtime::CopyBox(local, local_type.dims, from, static_cast<std::byte*>(mine.ptr), extent, zero,
+                   extent, static_cast<size_t>(ir::DTypeByteSize(local_type.dtype)));
+  return Status::Ok();
+}
+
+// Runs device d's instance of the body with context `ec`, its buffers at `base`; `outer` is the
+// context the op itself runs in.
+Status RunInstance(const ManualPlan& p, ExecContext& ec, const ExecContext& outer, int d,
+                   std::byte* base, std::span<const View> in) {
   const size_t n_in = p.in_local.size();
   std::vector<View> params, results;
   for (size_t i = 0; i < n_in; ++i) {
     const Piece& piece = p.in[static_cast<size_t>(d)][i];
+    if (p.in_per_device[i] >= 0) {
+      KILN_ASSIGN_OR_RETURN(const compiler::DeviceValues* partials,
+                            FindDeviceValues(outer, p.in_per_device[i], p.devices, p.name));
+      const View& mine = partials->per_device[static_cast<size_t>(d)];
+      if (!mine.Is(p.in_local[i].dtype, p.in_local[i].dims)) {
+        return Internal(p.name + ": a device's partial sum of operand #" + std::to_string(i) +
+                        " is not the body's " + p.in_local[i].ToString());
+      }
+      params.push_back(mine);
+      continue;
+    }
     if (piece.whole) {
       params.push_back(in[i]);
       continue;
     }
     std::byte* local = base + piece.offset;
+    if (piece.zeros) {
+      std::memset(local, 0,
+                  static_cast<size_t>(p.in_local[i].num_elements()) *
+                      static_cast<size_t>(ir::DTypeByteSize(p.in_local[i].dtype)));
+      params.push_back(View::Of(p.in_local[i], local));
+      continue;
+    }
     const std::vector<int64_t>& local_dims = p.in_local[i].dims;
     const std::vector<int64_t> zero(local_dims.size(), 0);
     runtime::CopyBox(static_cast<const std::byte*>(in[i].ptr), in[i].dims, piece.box.offsets, local,
@@ -94,7 +154,19 @@ Status RunInstance(const ManualPlan& p, const ExecContext& outer, int d, runtime
   for (size_t r = 0; r < p.out_local.size(); ++r) {
     results.push_back(View::Of(p.out_local[r], base + p.out[static_cast<size_t>(d)][r].offset));
   }
-  return RunProgram(*p.body, ec, params, results, base + p.frame_offset);
+  KILN_RETURN_IF_ERROR(RunProgram(*p.body, ec, params, results, base + p.frame_offset));
+  for (size_t r = 0; r < p.out_local.size(); ++r) {
+    if (p.out_per_device[r] < 0) continue;
+    // Every boundary result this value is (the program may return it more than once).
+    KILN_RETURN_IF_ERROR(FindDeviceValues(outer, p.out_per_device[r], p.devices, p.name).status());
+    const Piece& piece = p.out[static_cast<size_t>(d)][r];
+    for (const compiler::DeviceValues& partials : outer.device_values) {
+      if (partials.value != p.out_per_device[r]) continue;
+      KILN_RETURN_IF_ERROR(
+          WriteDeviceValue(partials, d, base + piece.offset, p.out_local[r], piece.box));
+    }
+  }
+  return Status::Ok();
 }
 
 // Places every instance's results (left in its scratch) into the global results: primary holders
@@ -124,15 +196,67 @@ Status PlaceResults(const ManualPlan& p, const ExecContext& outer, std::span<con
   return Status::Ok();
 }
 
+// A manual computation inside another one's body (a shard_map in a shard_map over other axes):
+// every device already runs its own instance of the outer body, so each runs its instance of this
+// body in place, on its piece along the new manual axes, and the results are gathered from the
+// devices that differ from it only along those axes (its group) through the rendezvous.
+Status RunNested(const ManualPlan& p, ExecContext& ec, std::span<const View> in,
+                 std::span<const View> out) {
+  const int d = ec.partition_id;
+  if (ec.num_partitions != p.devices || d < 0 || d >= p.devices) {
+    return Unimplemented(p.name + " nested in a manual computation over other devices");
+  }
+  std::byte* base = ec.scratch;
+  ExecContext body = ec;
+  KILN_RETURN_IF_ERROR(RunInstance(p, body, ec, d, base, in));
+  const auto& mine = p.out[static_cast<size_t>(d)];
+  std::vector<const void*> results(mine.size());
+  for (size_t r = 0; r < mine.size(); ++r) results[r] = base + mine[r].offset;
+  const char* what = "sdy.manual_computation";
+  KILN_ASSIGN_OR_RETURN(std::span<const void* const> posted,
+                        ec.rendezvous->Exchange(d, results.data(), what));
+  using Holder = TensorSharding::Holder;
+  Status status = Status::Ok();
+  for (Holder pass : {Holder::kPrimary, Holder::kPartial}) {
+    for (int peer : p.peers[static_cast<size_t>(d)]) {
+      const auto* theirs = static_cast<const void* const*>(posted[static_cast<size_t>(peer)]);
+      for (size_t r = 0; r < out.size() && status.ok(); ++r) {
+        const Piece& piece = p.out[static_cast<size_t>(peer)][r];
+        if (p.group_holders[static_cast<size_t>(peer)][r] != pass) continue;
+        const auto* src = static_cast<const std::byte*>(theirs[r]);
+        const std::vector<int64_t> zero(piece.box.dims.size(), 0);
+        auto* dst = static_cast<std::byte*>(out[r].ptr);
+        if (pass == Holder::kPrimary) {
+          runtime::CopyBox(src, p.out_local[r].dims, zero, dst, out[r].dims, piece.box.offsets,
+                           piece.box.dims, static_cast<size_t>(ir::DTypeByteSize(out[r].dtype)));
+        } else {
+          status = runtime::AddBox(src, p.out_local[r].dims, zero, dst, out[r].dims,
+                                   piece.box.offsets, piece.box.dims, out[r].dtype);
+        }
+      }
+    }
+  }
+  Status departed = ec.rendezvous->Depart(d, what);
+  if (!status.ok()) {
+    ec.rendezvous->Abort(status);
+    return status;
+  }
+  return departed;
+}
+
 Status RunManual(const ManualPlan& p, ExecContext& ec, std::span<const View> in,
                  std::span<const View> out) {
-  if (ec.rendezvous != nullptr) {
-    return Unimplemented(p.name + " nested inside another manual computation");
-  }
+  if (ec.rendezvous != nullptr) return RunNested(p, ec, in, out);
   runtime::Rendezvous rv(p.devices);
   std::vector<Status> statuses(static_cast<size_t>(p.devices), Status::Ok());
   auto run = [&](int d) {
-    Status s = RunInstance(p, ec, d, rv, in);
+    ExecContext instance;
+    instance.device_ordinal = ec.device_ordinal;
+    instance.partition_id = d;
+    instance.num_partitions = p.devices;
+    instance.rendezvous = &rv;
+    Status s =
+        RunInstance(p, instance, ec, d, ec.scratch + static_cast<size_t>(d) * p.instance_bytes, in);
     if (s.ok()) {
       rv.Leave(d);
     } else {
@@ -159,27 +283,52 @@ Status RunManual(const ManualPlan& p, ExecContext& ec, std::span<const View> in,
   return PlaceResults(p, ec, out);
 }
 
-bool ContainsManualComputation(const ir::Region& region) {
-  for (const ir::Block& block : region.blocks) {
-    for (const ir::Op& op : block.ops) {
-      if (op.name == "sdy.manual_computation") return true;
-      for (const ir::Region& inner : op.regions) {
-        if (ContainsManualComputation(inner)) return true;
-      }
-    }
+// ManualPlan::peers and group_holders (used when the op runs nested).
+Status PlanGroups(ManualPlan& plan, const compiler::Mesh& mesh, const std::vector<bool>& manual,
+                  const std::vector<TensorSharding>& outs) {
+  std::vector<std::vector<int64_t>> coords;
+  for (int d = 0; d < plan.devices; ++d) {
+    KILN_ASSIGN_OR_RETURN(std::vector<int64_t> c, mesh.CoordinatesOf(d));
+    coords.push_back(std::move(c));
   }
-  return false;
+  using Holder = TensorSharding::Holder;
+  for (int d = 0; d < plan.devices; ++d) {
+    std::vector<int> group;
+    for (int e = 0; e < plan.devices; ++e) {
+      bool same = true;
+      for (size_t a = 0; a < manual.size(); ++a) {
+        if (!manual[a] && coords[static_cast<size_t>(d)][a] != coords[static_cast<size_t>(e)][a]) {
+          same = false;
+        }
+      }
+      if (same) group.push_back(e);
+    }
+    plan.peers.push_back(std::move(group));
+    std::vector<Holder> holders;
+    for (const TensorSharding& s : outs) {
+      const std::vector<int> split = s.ShardingAxes();
+      Holder h = Holder::kPrimary;
+      for (size_t a = 0; a < manual.size(); ++a) {
+        const int axis = static_cast<int>(a);
+        if (!manual[a] || coords[static_cast<size_t>(d)][a] == 0 ||
+            std::find(split.begin(), split.end(), axis) != split.end()) {
+          continue;
+        }
+        if (std::find(s.unreduced.begin(), s.unreduced.end(), axis) == s.unreduced.end()) {
+          h = Holder::kReplica;
+          break;
+        }
+        h = Holder::kPartial;
+      }
+      holders.push_back(h);
+    }
+    plan.group_holders.push_back(std::move(holders));
+  }
+  return Status::Ok();
 }
 
 StatusOr<Kernel> LowerManualComputation(LowerContext& ctx) {
   const ir::Op& op = ctx.op();
-  for (const ir::Region& region : op.regions) {
-    if (ContainsManualComputation(region)) {
-      return Unimplemented(op.name +
-                           " nested inside another manual computation (a shard_map in "
-                           "a shard_map's body)");
-    }
-  }
   const ir::Module& m = ctx.module();
   KILN_ASSIGN_OR_RETURN(compiler::MeshTable meshes, compiler::MeshTable::FromModule(m));
   const ir::Attr* in_attr = op.attr("in_shardings");
@@ -227,16 +376,19 @@ StatusOr<Kernel> LowerManualComputation(LowerContext& ctx) {
     return Unimplemented(op.name + " over " + std::to_string(plan->devices) + " devices");
   }
   for (size_t i = 0; i < ins.size(); ++i) {
-    // XLA hands each device its own partial sum, which the body may reinterpret (check_vma=False
-    // bitcasts); Kiln's global view keeps only the total, so it refuses rather than differ.
-    if (!ins[i].unreduced.empty()) {
-      return Unimplemented(op.name + " operand #" + std::to_string(i) +
-                           " is unreduced; Kiln supports unreduced results of manual "
-                           "computations, not unreduced operands");
-    }
+    // An unreduced operand: the program's own argument passes per device (device_values);
+    // any other is a total in global view, split as the total on the devices at the unreduced
+    // axes' origin and zeros on the others (compiler/partition.h).
+    const bool linked = ctx.IsPerDevice(op.operands[i]);
+    plan->in_per_device.push_back(linked ? op.operands[i] : -1);
     ins[i] = ManualPart(ins[i], manual);
   }
-  for (TensorSharding& s : outs) s = ManualPart(s, manual);
+  for (size_t r = 0; r < outs.size(); ++r) {
+    plan->out_per_device.push_back(ctx.IsPerDevice(op.results[r]) ? op.results[r] : -1);
+    outs[r] = ManualPart(outs[r], manual);
+  }
+
+  KILN_RETURN_IF_ERROR(PlanGroups(*plan, *mesh, manual, outs));
 
   const ir::Block& block = op.regions[0].blocks[0];
   if (block.args.size() != op.operands.size()) {
@@ -271,7 +423,9 @@ StatusOr<Kernel> LowerManualComputation(LowerContext& ctx) {
                                "give the body's " + plan->in_local[i].ToString());
       }
       piece.whole = ins[i].IsReplicated();
-      if (!piece.whole) piece.offset = reserve(plan->in_local[i]);
+      if (!piece.whole && plan->in_per_device[i] < 0) piece.offset = reserve(plan->in_local[i]);
+      KILN_ASSIGN_OR_RETURN(bool origin, ins[i].AtUnreducedOrigin(d));
+      piece.zeros = !origin && plan->in_per_device[i] < 0;
       in_pieces.push_back(std::move(piece));
     }
     for (size_t r = 0; r < outs.size(); ++r) {

@@ -113,8 +113,11 @@ Status RunSpmd(const SpmdLaunch& launch) {
   const compiler::SpmdLayout& layout = *exe.spmd;
   const size_t devices = launch.args.size();
   // Global arguments: a replicated one is any device's buffer (the first's); a sharded one is
-  // assembled from every device's shard.
+  // assembled from every device's shard; an unreduced one is the sum of the devices' partial sums
+  // (which also pass per device to the manual computations that take them).
   std::vector<runtime::Array> inputs;
+  std::vector<runtime::Array> kept;  // device buffers the program reads through `device_values`
+  std::vector<compiler::DeviceValues> device_values;
   for (size_t a = 0; a < layout.args.size(); ++a) {
     const compiler::ValueLayout& v = layout.args[a];
     if (v.replicated()) {
@@ -124,37 +127,84 @@ Status RunSpmd(const SpmdLaunch& launch) {
     }
     KILN_ASSIGN_OR_RETURN(runtime::Array global, runtime::Array::Allocate(v.global));
     const std::vector<int64_t> zero(v.local.dims.size(), 0);
-    // The primary holders tile the array; replicas hold copies of their blocks. (Unreduced
-    // arguments are refused at compile time: compiler/partition.h.)
-    for (size_t d = 0; d < devices; ++d) {
-      if (v.holders[d] != Holder::kPrimary) continue;
-      KILN_ASSIGN_OR_RETURN(runtime::Array shard, AwaitArgument(launch.args[d][a], a, exe));
-      runtime::CopyBox(static_cast<const std::byte*>(shard.data()), v.local.dims, zero,
-                       static_cast<std::byte*>(global.data()), v.global.dims, v.pieces[d].offsets,
-                       v.pieces[d].dims, ElementBytes(v.global));
+    // Primary holders first (they tile the array), then partial sums along unreduced axes;
+    // replicas hold copies of their primary's block.
+    for (Holder pass : {Holder::kPrimary, Holder::kPartial}) {
+      for (size_t d = 0; d < devices; ++d) {
+        if (v.holders[d] != pass) continue;
+        KILN_ASSIGN_OR_RETURN(runtime::Array shard, AwaitArgument(launch.args[d][a], a, exe));
+        const auto* src = static_cast<const std::byte*>(shard.data());
+        auto* dst = static_cast<std::byte*>(global.data());
+        if (pass == Holder::kPrimary) {
+          runtime::CopyBox(src, v.local.dims, zero, dst, v.global.dims, v.pieces[d].offsets,
+                           v.pieces[d].dims, ElementBytes(v.global));
+        } else {
+          KILN_RETURN_IF_ERROR(
+              runtime::AddBox(src, v.local.dims, zero, dst, v.global.dims, v.pieces[d].offsets,
+                              v.pieces[d].dims, v.global.dtype)
+                  .WithContext("argument #" + std::to_string(a) + " of " + exe.name));
+        }
+      }
+    }
+    for (ir::ValueId link : v.device_links) {
+      compiler::DeviceValues p;
+      p.value = link;
+      for (size_t d = 0; d < devices; ++d) {
+        KILN_ASSIGN_OR_RETURN(runtime::Array shard, AwaitArgument(launch.args[d][a], a, exe));
+        p.per_device.push_back(runtime::View::Of(shard));
+        p.offsets.push_back(v.pieces[d].offsets);
+        kept.push_back(std::move(shard));
+      }
+      device_values.push_back(std::move(p));
     }
     inputs.push_back(std::move(global));
   }
   std::vector<runtime::Array> results;
-  for (const compiler::ValueLayout& v : layout.results) {
+  // Results made by a manual computation: each device's own instance's value (an unreduced
+  // one's partial sum), written by the manual computation ([result] -> per device; empty for
+  // other results).
+  std::vector<std::vector<runtime::Array>> device_results(layout.results.size());
+  for (size_t r = 0; r < layout.results.size(); ++r) {
+    const compiler::ValueLayout& v = layout.results[r];
     KILN_ASSIGN_OR_RETURN(runtime::Array a, runtime::Array::Allocate(v.global));
     results.push_back(std::move(a));
+    if (v.device_links.empty()) continue;
+    compiler::DeviceValues p;
+    p.value = v.device_links.front();  // a result is made by one manual computation
+    for (size_t d = 0; d < devices; ++d) {
+      KILN_ASSIGN_OR_RETURN(runtime::Array piece, runtime::Array::Allocate(v.local));
+      p.per_device.push_back(runtime::View::Of(piece));
+      p.offsets.push_back(v.pieces[d].offsets);
+      device_results[r].push_back(std::move(piece));
+    }
+    device_values.push_back(std::move(p));
   }
-  KILN_RETURN_IF_ERROR(RunMain(exe, launch.ctx, inputs, results));
-  // Every device's share of each result: the array itself when replicated (shared, read-only),
-  // else a copy of its piece.
+  compiler::ExecContext ctx = launch.ctx;
+  ctx.device_values = device_values;
+  KILN_RETURN_IF_ERROR(RunMain(exe, ctx, inputs, results));
+  // Every device's share of each result: its own when a manual computation made it, the array
+  // itself when replicated (shared, read-only), else a copy of its piece.
   for (size_t r = 0; r < results.size(); ++r) {
     const compiler::ValueLayout& v = layout.results[r];
     const std::vector<int64_t> zero(v.local.dims.size(), 0);
     for (size_t d = 0; d < devices; ++d) {
+      if (!device_results[r].empty()) {
+        launch.outputs[d][r]->SetValue(std::move(device_results[r][d]));
+        continue;
+      }
       if (v.replicated()) {
         launch.outputs[d][r]->SetValue(results[r]);
         continue;
       }
-      KILN_ASSIGN_OR_RETURN(runtime::Array shard, runtime::Array::Allocate(v.local));
-      runtime::CopyBox(static_cast<const std::byte*>(results[r].data()), v.global.dims,
-                       v.pieces[d].offsets, static_cast<std::byte*>(shard.data()), v.local.dims,
-                       zero, v.pieces[d].dims, ElementBytes(v.global));
+      // An unreduced total made in global view: the devices at the unreduced axes' origin hold
+      // it, the others zeros (compiler/partition.h).
+      KILN_ASSIGN_OR_RETURN(bool holds, v.sharding.AtUnreducedOrigin(static_cast<int64_t>(d)));
+      KILN_ASSIGN_OR_RETURN(runtime::Array shard, runtime::Array::Allocate(v.local, !holds));
+      if (holds) {
+        runtime::CopyBox(static_cast<const std::byte*>(results[r].data()), v.global.dims,
+                         v.pieces[d].offsets, static_cast<std::byte*>(shard.data()), v.local.dims,
+                         zero, v.pieces[d].dims, ElementBytes(v.global));
+      }
       launch.outputs[d][r]->SetValue(std::move(shard));
     }
   }

@@ -13,9 +13,11 @@ namespace {
 
 // xla.OpSharding fields (xla_data.proto): type 1 (REPLICATED 0, OTHER 3),
 // tile_assignment_dimensions 3 and tile_assignment_devices 4 (packed int64),
-// replicate_on_last_tile_dim 6.
-constexpr int kType = 1, kTileDims = 3, kTileDevices = 4, kReplicateOnLastTileDim = 6;
-constexpr uint64_t kReplicated = 0, kOther = 3;
+// replicate_on_last_tile_dim 6, last_tile_dims 8 (repeated Type: the subgroup kinds of the
+// trailing tile dimensions; UNREDUCED 6).
+constexpr int kType = 1, kTileDims = 3, kTileDevices = 4, kReplicateOnLastTileDim = 6,
+              kLastTileDims = 8;
+constexpr uint64_t kReplicated = 0, kOther = 3, kUnreduced = 6;
 
 void PutPacked(std::string& out, int field, const std::vector<int64_t>& values) {
   std::string payload;
@@ -61,21 +63,27 @@ std::string SerializeOpSharding(const compiler::ValueLayout& value, int devices)
     PutVarint(out, kReplicated);
     return out;
   }
-  // Tiles per dimension, then the mesh axes that do not split the value as one trailing
-  // dimension of replicas. (Program boundaries never carry unreduced values: PlanPartitions
-  // refuses them.)
+  // Tiles per dimension, then (as XLA orders subgroups, by type) the replicated and the unreduced
+  // mesh axes that do not split the value, each group as one trailing dimension.
   std::vector<int64_t> tile_dims;
   for (size_t d = 0; d < s.dims.size(); ++d) tile_dims.push_back(s.BlockCount(d));
   const std::vector<int> split = s.ShardingAxes();
-  std::vector<int> replicated_axes;
-  int64_t replicas = 1, tiles = 1;
+  std::vector<int> replicated_axes, unreduced_axes;
+  int64_t replicas = 1, partials = 1;
   for (size_t a = 0; a < s.mesh.axis_sizes.size(); ++a) {
-    if (std::find(split.begin(), split.end(), static_cast<int>(a)) != split.end()) continue;
-    replicated_axes.push_back(static_cast<int>(a));
-    replicas *= s.mesh.axis_sizes[a];
+    const int axis = static_cast<int>(a);
+    if (std::find(split.begin(), split.end(), axis) != split.end()) continue;
+    if (std::find(s.unreduced.begin(), s.unreduced.end(), axis) != s.unreduced.end()) {
+      unreduced_axes.push_back(axis);
+      partials *= s.mesh.axis_sizes[a];
+    } else {
+      replicated_axes.push_back(axis);
+      replicas *= s.mesh.axis_sizes[a];
+    }
   }
+  int64_t tiles = 1;
   for (int64_t t : tile_dims) tiles *= t;
-  std::vector<int64_t> assignment(static_cast<size_t>(tiles * replicas), -1);
+  std::vector<int64_t> assignment(static_cast<size_t>(tiles * replicas * partials), -1);
   for (int d = 0; d < devices; ++d) {
     StatusOr<std::vector<int64_t>> coords = s.mesh.CoordinatesOf(d);
     if (!coords.ok()) return std::string();  // PlanPartitions checked the mesh: cannot happen
@@ -86,18 +94,33 @@ std::string SerializeOpSharding(const compiler::ValueLayout& value, int devices)
       index = index * s.mesh.axis_sizes[static_cast<size_t>(axis)] +
               (*coords)[static_cast<size_t>(axis)];
     }
+    for (int axis : unreduced_axes) {
+      index = index * s.mesh.axis_sizes[static_cast<size_t>(axis)] +
+              (*coords)[static_cast<size_t>(axis)];
+    }
     if (index >= 0 && static_cast<size_t>(index) < assignment.size()) {
       assignment[static_cast<size_t>(index)] = d;
     }
   }
   PutTag(out, kType, 0);
   PutVarint(out, kOther);
+  std::vector<uint64_t> subgroup_types;
   if (replicas > 1) tile_dims.push_back(replicas);
+  if (partials > 1) {
+    if (replicas > 1) subgroup_types.push_back(kReplicated);
+    tile_dims.push_back(partials);
+    subgroup_types.push_back(kUnreduced);
+  }
   PutPacked(out, kTileDims, tile_dims);
   PutPacked(out, kTileDevices, assignment);
-  if (replicas > 1) {
+  if (subgroup_types.empty() && replicas > 1) {
     PutTag(out, kReplicateOnLastTileDim, 0);
     PutVarint(out, 1);
+  }
+  if (!subgroup_types.empty()) {
+    std::string payload;
+    for (uint64_t t : subgroup_types) PutVarint(payload, t);
+    PutBytesField(out, kLastTileDims, payload);
   }
   return out;
 }

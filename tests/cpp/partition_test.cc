@@ -62,6 +62,29 @@ TEST(ShardingTest, ShardBoxesTileTheArray) {
   EXPECT_EQ(r.ShardingAxes(), (std::vector<int>{0}));
 }
 
+TEST(ShardingTest, UnreducedHoldersAndOrigin) {
+  // P(None, unreduced={'b'}) of f32[4] on a 2x2 mesh: replicated along a, partial sums along b.
+  TensorSharding u;
+  u.mesh = Mesh2x2();
+  u.dims = {{}};
+  u.unreduced = {1};
+  using Holder = TensorSharding::Holder;
+  EXPECT_EQ(*u.HolderOf(0), Holder::kPrimary);
+  EXPECT_EQ(*u.HolderOf(1), Holder::kPartial);
+  EXPECT_EQ(*u.HolderOf(2), Holder::kReplica);
+  EXPECT_EQ(*u.HolderOf(3), Holder::kReplica);  // a replica of device 1's partial
+  // Splitting a total into partials: devices at b = 0 hold it, the others zeros.
+  EXPECT_TRUE(*u.AtUnreducedOrigin(0));
+  EXPECT_FALSE(*u.AtUnreducedOrigin(1));
+  EXPECT_TRUE(*u.AtUnreducedOrigin(2));
+  EXPECT_FALSE(*u.AtUnreducedOrigin(3));
+  EXPECT_FALSE(u.AtUnreducedOrigin(4).ok());
+  TensorSharding r;
+  r.mesh = Mesh2x2();
+  r.dims = {{}};
+  EXPECT_TRUE(*r.AtUnreducedOrigin(3));
+}
+
 TEST(ShardingTest, ParseRejectsUnevenAndUnknownAxes) {
   compiler::MeshTable none;
   ir::Attr axis =

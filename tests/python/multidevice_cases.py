@@ -177,6 +177,69 @@ def unreduced_result_summed_inside_jit():
     close(out, (jax.device_put(a, jax.devices("cpu")[0]) @ b))
 
 
+def shards(arr):
+    """Each device's piece of `arr`, in device-id order."""
+    return [np.asarray(s.data) for s in sorted(arr.addressable_shards, key=lambda s: s.device.id)]
+
+
+@case
+def unreduced_boundary_per_device():
+    # Unreduced values crossing jit's boundary: each device holds its own partial sum, as on XLA
+    # (the shards themselves are compared, not only their total), and a later shard_map taking
+    # them as unreduced operands sees each device's own partial.
+    explicit = jax.sharding.AxisType.Explicit
+    rng = np.random.default_rng(7)
+    a = rng.normal(size=(4, 8)).astype(np.float32)
+    b = rng.normal(size=(8, 3)).astype(np.float32)
+    results = {}
+    for platform in ("kiln", "cpu"):
+        m = Mesh(np.array(devices(platform)).reshape(2, N // 2), ("a", "b"),
+                 axis_types=(explicit, explicit))
+        with jax.set_mesh(m):
+            partial = jax.jit(jax.shard_map(lambda x, y: x @ y, in_specs=(P("a", "b"), P("b", None)),
+                                            out_specs=P("a", None, unreduced={"b"})))
+            total = jax.jit(jax.shard_map(lambda z: jax.lax.psum(z, "b"),
+                                          in_specs=P("a", None, unreduced={"b"}),
+                                          out_specs=P("a", None)))
+            # check_vma=False: each device returns its own partial as if replicated.
+            raw = jax.jit(jax.shard_map(lambda z: z, in_specs=P("a", None, unreduced={"b"}),
+                                        out_specs=P("a", None), check_vma=False))
+            out = partial(jax.device_put(a, NamedSharding(m, P("a", "b"))),
+                          jax.device_put(b, NamedSharding(m, P("b", None))))
+            results[platform] = (out, total(out), raw(out))
+    (ko, kt, kr), (co, ct, cr) = results["kiln"], results["cpu"]
+    assert ko.sharding.spec == co.sharding.spec == P("a", None, unreduced={"b"}), ko.sharding
+    for got, want in zip(shards(ko), shards(co)):
+        close(got, want)
+    for got, want in zip(shards(kr), shards(cr)):
+        close(got, want)
+    close(kt, ct)
+    close(kt, jax.device_put(a, jax.devices("cpu")[0]) @ b)
+
+
+@case
+def nested_shard_map():
+    # A shard_map over "b" inside a shard_map manual over "a" only (partially automatic), with
+    # collectives over both axes in the inner body and a result replicated over "b".
+    rng = np.random.default_rng(8)
+    x = rng.normal(size=(4, 2 * N)).astype(np.float32)
+    def build(platform):
+        m = mesh_2d(platform)
+        def inner(v):
+            return v * jax.lax.psum(v.sum(), "b") + jax.lax.psum(1.0, "a")
+        def outer(v):
+            # The inner shard_map takes the context mesh (the outer one's, "a" now manual).
+            mid = jax.shard_map(inner, in_specs=P(None, "b"), out_specs=P(None, "b"))(v)
+            return jnp.sin(mid)
+        f = jax.jit(jax.shard_map(outer, mesh=m, in_specs=P("a", None), out_specs=P("a", None),
+                                  axis_names=frozenset({"a"}), check_vma=False))
+        def run(v):
+            with jax.set_mesh(m):
+                return f(jax.device_put(v, NamedSharding(m, P("a", "b"))))
+        return run
+    on_both(build, x)
+
+
 @case
 def named_sharding_matmul_2x2():
     rng = np.random.default_rng(3)
