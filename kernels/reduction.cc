@@ -13,15 +13,18 @@
 // Float sums therefore use a fixed, data-independent order: results are deterministic and do not
 // depend on the thread count.
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "compiler/op_registry.h"
 #include "kernels/arg_reduce.h"
 #include "kernels/dispatch.h"
 #include "kernels/lowering_util.h"
+#include "kernels/reduce_simd.h"
 #include "kernels/scalar_body.h"
 #include "runtime/parallel.h"
 
@@ -41,12 +44,35 @@ constexpr int64_t kLanes = 8;
 constexpr int64_t kLeaf = 512;                      // elements per leaf of the pairwise tree
 constexpr int64_t kParallelRow = int64_t{1} << 18;  // rows this long are split across threads
 
+// Whether the AVX2 loops (kernels/reduce_simd.h) serve reducer K on T on this CPU.
+template <ReducerKind K, typename T>
+bool UseSimd() {
+  if constexpr ((std::is_same_v<T, float> || std::is_same_v<T, double>)&&ReduceSimdKind(K)) {
+    static const bool available = ReduceSimdAvailable();
+    return available;
+  }
+  return false;
+}
+
+// acc[j] = Apply(acc[j], row[j]) for j in [0, n).
+template <ReducerKind K, typename T>
+void CombineRow(T* acc, const T* row, int64_t n) {
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    if (UseSimd<K, T>()) return avx2::CombineRow(K, acc, row, n);
+  }
+  for (int64_t j = 0; j < n; ++j) acc[j] = ReducerFn<K, T>::Apply(acc[j], row[j]);
+}
+
 template <ReducerKind K, typename T>
 T ReduceLeaf(const T* x, int64_t n) {
   using F = ReducerFn<K, T>;
+  static_assert(kLanes == 8, "reduce_simd.h works on 8 lanes");
   T acc[kLanes];
   for (T& a : acc) a = F::Identity();
   int64_t i = 0;
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    if (UseSimd<K, T>()) i = avx2::ReduceLanes(K, x, n, acc);
+  }
   for (; i + kLanes <= n; i += kLanes) {
     for (int64_t j = 0; j < kLanes; ++j) acc[j] = F::Apply(acc[j], x[i + j]);
   }
@@ -213,43 +239,37 @@ void ReduceFast(const ReduceGeometry& g, const T* x, T init, T* out) {
   int64_t chunks = (g.inner + kColumnChunk - 1) / kColumnChunk;
   int64_t units = g.outer_kept * chunks;
   int64_t work = g.outer_reduced * std::min(g.inner, kColumnChunk);
-  runtime::ParallelFor(units, std::max<int64_t>(1, 32768 / std::max<int64_t>(work, 1)),
-                       [&](int64_t b, int64_t e) {
-                         T partial[kColumnChunk];
-                         for (int64_t u = b; u < e; ++u) {
-                           int64_t p = u / chunks, col = (u % chunks) * kColumnChunk;
-                           int64_t w = std::min(kColumnChunk, g.inner - col);
-                           T* o = out + p * g.inner + col;
-                           const T* base = x + KeptOffset(g, p) + col;
-                           for (int64_t j = 0; j < w; ++j) o[j] = init;
-                           if (g.outer_reduced <= kRowBlock) {
-                             ForEachReducedOffset(g, [&](int64_t off) {
-                               const T* row = base + off;
-                               for (int64_t j = 0; j < w; ++j) o[j] = F::Apply(o[j], row[j]);
-                             });
-                             continue;
-                           }
-                           // Long columns: sum blocks of rows separately, then join, to limit float
-                           // error growth.
-                           int64_t rows_in_block = 0;
-                           ForEachReducedOffset(g, [&](int64_t off) {
-                             const T* row = base + off;
-                             if (rows_in_block == 0) {
-                               for (int64_t j = 0; j < w; ++j) partial[j] = row[j];
-                             } else {
-                               for (int64_t j = 0; j < w; ++j)
-                                 partial[j] = F::Apply(partial[j], row[j]);
-                             }
-                             if (++rows_in_block == kRowBlock) {
-                               for (int64_t j = 0; j < w; ++j) o[j] = F::Apply(o[j], partial[j]);
-                               rows_in_block = 0;
-                             }
-                           });
-                           if (rows_in_block > 0) {
-                             for (int64_t j = 0; j < w; ++j) o[j] = F::Apply(o[j], partial[j]);
-                           }
-                         }
-                       });
+  runtime::ParallelFor(
+      units, std::max<int64_t>(1, 32768 / std::max<int64_t>(work, 1)), [&](int64_t b, int64_t e) {
+        T partial[kColumnChunk];
+        for (int64_t u = b; u < e; ++u) {
+          int64_t p = u / chunks, col = (u % chunks) * kColumnChunk;
+          int64_t w = std::min(kColumnChunk, g.inner - col);
+          T* o = out + p * g.inner + col;
+          const T* base = x + KeptOffset(g, p) + col;
+          for (int64_t j = 0; j < w; ++j) o[j] = init;
+          if (g.outer_reduced <= kRowBlock) {
+            ForEachReducedOffset(g, [&](int64_t off) { CombineRow<K, T>(o, base + off, w); });
+            continue;
+          }
+          // Long columns: sum blocks of rows separately, then join, to limit float
+          // error growth.
+          int64_t rows_in_block = 0;
+          ForEachReducedOffset(g, [&](int64_t off) {
+            const T* row = base + off;
+            if (rows_in_block == 0) {
+              for (int64_t j = 0; j < w; ++j) partial[j] = row[j];
+            } else {
+              CombineRow<K, T>(partial, row, w);
+            }
+            if (++rows_in_block == kRowBlock) {
+              CombineRow<K, T>(o, partial, w);
+              rows_in_block = 0;
+            }
+          });
+          if (rows_in_block > 0) CombineRow<K, T>(o, partial, w);
+        }
+      });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -386,6 +406,16 @@ StatusOr<Kernel> LowerReduce(LowerContext& ctx) {
 }
 
 }  // namespace
+
+bool ReduceSimdAvailable() {
+  if (const char* env = std::getenv("KILN_VECTOR_MATH");
+      env != nullptr && std::strcmp(env, "off") == 0) {
+    return false;
+  }
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx2");
+}
+
 }  // namespace kiln::kernels
 
 namespace kiln::compiler {

@@ -1,0 +1,35 @@
+// AVX2 loops for float and double reductions (add, multiply, maximum, minimum), used by
+// kernels/reduction.cc on CPUs that have AVX2. They compute exactly what the scalar loops compute:
+// the same 8 lanes in the same order with the same NaN rule (ReducerFn), so results are
+// bit-identical with and without them. Only reduce_simd_avx2.cc is compiled for AVX2, and it runs
+// only where ReduceSimdAvailable() says so; the rest of the library stays baseline x86-64.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/scalar_body.h"
+
+namespace kiln::kernels {
+
+// Whether this CPU runs the AVX2 loops (KILN_VECTOR_MATH=off turns them off too).
+bool ReduceSimdAvailable();
+
+// Whether `kind` has a vector loop.
+constexpr bool ReduceSimdKind(ReducerKind kind) {
+  return kind == ReducerKind::kAdd || kind == ReducerKind::kMultiply ||
+         kind == ReducerKind::kMaximum || kind == ReducerKind::kMinimum;
+}
+
+namespace avx2 {
+
+// lanes[j] = Apply(lanes[j], x[i + j]) for every whole block of 8 elements of x[0, n), in order;
+// returns how many elements it consumed (n rounded down to a multiple of 8).
+int64_t ReduceLanes(ReducerKind kind, const float* x, int64_t n, float lanes[8]);
+int64_t ReduceLanes(ReducerKind kind, const double* x, int64_t n, double lanes[8]);
+
+// acc[j] = Apply(acc[j], row[j]) for j in [0, n).
+void CombineRow(ReducerKind kind, float* acc, const float* row, int64_t n);
+void CombineRow(ReducerKind kind, double* acc, const double* row, int64_t n);
+
+}  // namespace avx2
+}  // namespace kiln::kernels

@@ -1,0 +1,140 @@
+// AVX2 reduction loops (kernels/reduce_simd.h). Built with -mavx2; called only on CPUs with AVX2.
+//
+// Each vector op is the scalar ReducerFn applied lane by lane:
+//   add / multiply: one IEEE operation per lane (no reassociation, no contraction);
+//   maximum(a, b):  isnan(a) ? a : isnan(b) ? b : (a > b ? a : b), as three blends;
+//   minimum(a, b):  the same with a < b.
+#include <immintrin.h>
+
+#include "kernels/reduce_simd.h"
+
+namespace kiln::kernels::avx2 {
+namespace {  // everything instantiated here stays local to this file
+
+struct F32 {
+  using T = float;
+  using V = __m256;
+  static constexpr int kWidth = 8;
+  static V Load(const T* p) { return _mm256_loadu_ps(p); }
+  static void Store(T* p, V v) { _mm256_storeu_ps(p, v); }
+  static V Add(V a, V b) { return _mm256_add_ps(a, b); }
+  static V Mul(V a, V b) { return _mm256_mul_ps(a, b); }
+  // Lanes where a is chosen over b by `a > b` (max) or `a < b` (min), NaNs first.
+  static V Pick(V a, V b, bool max) {
+    const V keep_a = max ? _mm256_cmp_ps(a, b, _CMP_GT_OQ) : _mm256_cmp_ps(a, b, _CMP_LT_OQ);
+    V r = _mm256_blendv_ps(b, a, keep_a);
+    r = _mm256_blendv_ps(r, b, _mm256_cmp_ps(b, b, _CMP_UNORD_Q));
+    return _mm256_blendv_ps(r, a, _mm256_cmp_ps(a, a, _CMP_UNORD_Q));
+  }
+};
+
+struct F64 {
+  using T = double;
+  using V = __m256d;
+  static constexpr int kWidth = 4;
+  static V Load(const T* p) { return _mm256_loadu_pd(p); }
+  static void Store(T* p, V v) { _mm256_storeu_pd(p, v); }
+  static V Add(V a, V b) { return _mm256_add_pd(a, b); }
+  static V Mul(V a, V b) { return _mm256_mul_pd(a, b); }
+  static V Pick(V a, V b, bool max) {
+    const V keep_a = max ? _mm256_cmp_pd(a, b, _CMP_GT_OQ) : _mm256_cmp_pd(a, b, _CMP_LT_OQ);
+    V r = _mm256_blendv_pd(b, a, keep_a);
+    r = _mm256_blendv_pd(r, b, _mm256_cmp_pd(b, b, _CMP_UNORD_Q));
+    return _mm256_blendv_pd(r, a, _mm256_cmp_pd(a, a, _CMP_UNORD_Q));
+  }
+};
+
+// The scalar rule for the tail of a row, written here rather than taken from ReducerFn: an
+// inline function instantiated in this AVX2 file could be the copy the linker keeps for the
+// baseline files too.
+template <ReducerKind K, typename T>
+inline T ApplyScalar(T a, T b) {
+  if constexpr (K == ReducerKind::kAdd) return a + b;
+  if constexpr (K == ReducerKind::kMultiply) return a * b;
+  if (a != a) return a;
+  if (b != b) return b;
+  if constexpr (K == ReducerKind::kMaximum) return a > b ? a : b;
+  return a < b ? a : b;
+}
+
+template <typename S, ReducerKind K>
+inline typename S::V Apply(typename S::V a, typename S::V b) {
+  if constexpr (K == ReducerKind::kAdd) return S::Add(a, b);
+  if constexpr (K == ReducerKind::kMultiply) return S::Mul(a, b);
+  if constexpr (K == ReducerKind::kMaximum) return S::Pick(a, b, true);
+  if constexpr (K == ReducerKind::kMinimum) return S::Pick(a, b, false);
+}
+
+// 8 lanes = 8 / kWidth vectors.
+template <typename S, ReducerKind K>
+int64_t Lanes(const typename S::T* x, int64_t n, typename S::T lanes[8]) {
+  constexpr int kVectors = 8 / S::kWidth;
+  typename S::V acc[kVectors];
+  for (int v = 0; v < kVectors; ++v) acc[v] = S::Load(lanes + v * S::kWidth);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    for (int v = 0; v < kVectors; ++v) {
+      acc[v] = Apply<S, K>(acc[v], S::Load(x + i + v * S::kWidth));
+    }
+  }
+  for (int v = 0; v < kVectors; ++v) S::Store(lanes + v * S::kWidth, acc[v]);
+  return i;
+}
+
+template <typename S, ReducerKind K>
+void Combine(typename S::T* acc, const typename S::T* row, int64_t n) {
+  int64_t j = 0;
+  for (; j + S::kWidth <= n; j += S::kWidth) {
+    S::Store(acc + j, Apply<S, K>(S::Load(acc + j), S::Load(row + j)));
+  }
+  for (; j < n; ++j) acc[j] = ApplyScalar<K>(acc[j], row[j]);
+}
+
+template <typename S>
+int64_t LanesFor(ReducerKind kind, const typename S::T* x, int64_t n, typename S::T lanes[8]) {
+  switch (kind) {
+    case ReducerKind::kAdd:
+      return Lanes<S, ReducerKind::kAdd>(x, n, lanes);
+    case ReducerKind::kMultiply:
+      return Lanes<S, ReducerKind::kMultiply>(x, n, lanes);
+    case ReducerKind::kMaximum:
+      return Lanes<S, ReducerKind::kMaximum>(x, n, lanes);
+    case ReducerKind::kMinimum:
+      return Lanes<S, ReducerKind::kMinimum>(x, n, lanes);
+    default:
+      return 0;
+  }
+}
+
+template <typename S>
+void CombineFor(ReducerKind kind, typename S::T* acc, const typename S::T* row, int64_t n) {
+  switch (kind) {
+    case ReducerKind::kAdd:
+      return Combine<S, ReducerKind::kAdd>(acc, row, n);
+    case ReducerKind::kMultiply:
+      return Combine<S, ReducerKind::kMultiply>(acc, row, n);
+    case ReducerKind::kMaximum:
+      return Combine<S, ReducerKind::kMaximum>(acc, row, n);
+    case ReducerKind::kMinimum:
+      return Combine<S, ReducerKind::kMinimum>(acc, row, n);
+    default:
+      return;
+  }
+}
+
+}  // namespace
+
+int64_t ReduceLanes(ReducerKind kind, const float* x, int64_t n, float lanes[8]) {
+  return LanesFor<F32>(kind, x, n, lanes);
+}
+int64_t ReduceLanes(ReducerKind kind, const double* x, int64_t n, double lanes[8]) {
+  return LanesFor<F64>(kind, x, n, lanes);
+}
+void CombineRow(ReducerKind kind, float* acc, const float* row, int64_t n) {
+  CombineFor<F32>(kind, acc, row, n);
+}
+void CombineRow(ReducerKind kind, double* acc, const double* row, int64_t n) {
+  CombineFor<F64>(kind, acc, row, n);
+}
+
+}  // namespace kiln::kernels::avx2
