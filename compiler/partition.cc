@@ -4,6 +4,8 @@
 #include <string>
 #include <utility>
 
+#include "compiler/op_registry.h"
+
 namespace kiln::compiler {
 namespace {
 
@@ -99,6 +101,31 @@ const ir::Attr* PropagatedSharding(const ir::Module& module, const ir::Block& bo
         if (found != nullptr) return found;
       }
     }
+  }
+  return nullptr;
+}
+
+// The sharding of the @main argument that result value `v` is, or is computed from elementwise
+// (through ops of the "elementwise" family on operands of its own shape), as XLA's propagation
+// gives `jit(lambda x: x * 2)` of a sharded x a result sharded like x. Null if none.
+const ir::Attr* ArgumentSharding(const ir::Module& module, const ir::Function& main,
+                                 const ir::Block& body, ir::ValueId v, int depth = 0) {
+  if (depth > 16) return nullptr;
+  for (size_t i = 0; i < body.args.size(); ++i) {
+    if (body.args[i] != v) continue;
+    const ir::Attr* attrs = i < main.arg_attrs.size() ? &main.arg_attrs[i] : nullptr;
+    return attrs != nullptr && attrs->kind == ir::Attr::Kind::kDict ? attrs->Find("sdy.sharding")
+                                                                    : nullptr;
+  }
+  for (const ir::Op& op : body.ops) {
+    if (op.results.size() != 1 || op.results[0] != v) continue;
+    const OpDef* def = OpRegistry::Get().Find(op.name);
+    if (def == nullptr || def->family != "elementwise") return nullptr;
+    for (ir::ValueId operand : op.operands) {
+      if (module.type_of(operand).dims != module.type_of(v).dims) continue;
+      if (const ir::Attr* s = ArgumentSharding(module, main, body, operand, depth + 1)) return s;
+    }
+    return nullptr;
   }
   return nullptr;
 }
@@ -237,6 +264,9 @@ StatusOr<SpmdLayout> PlanPartitions(const ir::Module& module, const ir::Function
     const ir::Attr* propagated = ret != nullptr && i < ret->operands.size()
                                      ? PropagatedSharding(module, *body, ret->operands[i], true)
                                      : nullptr;
+    if (propagated == nullptr && ret != nullptr && i < ret->operands.size()) {
+      propagated = ArgumentSharding(module, main, *body, ret->operands[i]);
+    }
     const ir::Attr with = WithSharding(given, propagated);
     const ir::Attr* attrs = &with;
     KILN_ASSIGN_OR_RETURN(ValueLayout v,

@@ -296,6 +296,16 @@ def sharded_jit_propagation():
         f = jax.jit(lambda v: (jnp.sin(v) * 2).sum(axis=1), in_shardings=NamedSharding(m, P("x")))
         return lambda v: f(jax.device_put(v, NamedSharding(m, P("x"))))
     on_both(build, x)
+    # Results computed elementwise from a sharded argument (or that argument itself) are sharded
+    # like it, as XLA's propagation leaves them.
+    def build_elementwise(platform):
+        m = mesh_1d(platform)
+        f = jax.jit(lambda v: (jnp.sin(v) * 2, v))
+        return lambda v: f(jax.device_put(v, NamedSharding(m, P("x"))))
+    out_k, out_c = on_both(build_elementwise, x)
+    for k, c in zip(out_k, out_c):
+        assert k.sharding.spec == c.sharding.spec == P("x"), (k.sharding, c.sharding)
+        assert [s.data.shape for s in k.addressable_shards] == [(4, 6)] * N
 
 
 @case
