@@ -1,8 +1,9 @@
 // AVX2 loops for float and double reductions (add, multiply, maximum, minimum), used by
 // kernels/reduction.cc on CPUs that have AVX2. They compute exactly what the scalar loops compute:
-// the same 8 lanes in the same order with the same NaN rule (ReducerFn), so results are
-// bit-identical with and without them. Only reduce_simd_avx2.cc is compiled for AVX2, and it runs
-// only where ReduceSimdAvailable() says so; the rest of the library stays baseline x86-64.
+// the same lanes in the same order with the same NaN rule (ReducerFn), so results are
+// bit-identical with and without them (up to which NaN a sum of two NaNs is). Only
+// reduce_simd_avx2.cc is compiled for AVX2, and it runs only where ReduceSimdAvailable() says so;
+// the rest of the library stays baseline x86-64.
 #pragma once
 
 #include <cstdint>
@@ -20,12 +21,16 @@ constexpr bool ReduceSimdKind(ReducerKind kind) {
          kind == ReducerKind::kMaximum || kind == ReducerKind::kMinimum;
 }
 
+// Accumulators per contiguous row: lane j folds elements j, j + kReduceLanes, ... (4 AVX2 vectors
+// of floats, so consecutive adds or maxima do not wait on each other).
+inline constexpr int kReduceLanes = 32;
+
 namespace avx2 {
 
-// lanes[j] = Apply(lanes[j], x[i + j]) for every whole block of 8 elements of x[0, n), in order;
-// returns how many elements it consumed (n rounded down to a multiple of 8).
-int64_t ReduceLanes(ReducerKind kind, const float* x, int64_t n, float lanes[8]);
-int64_t ReduceLanes(ReducerKind kind, const double* x, int64_t n, double lanes[8]);
+// lanes[j] = Apply(lanes[j], x[i + j]) for every whole block of kReduceLanes elements of x[0, n),
+// in order; returns how many elements it consumed (n rounded down to a multiple of kReduceLanes).
+int64_t ReduceLanes(ReducerKind kind, const float* x, int64_t n, float lanes[kReduceLanes]);
+int64_t ReduceLanes(ReducerKind kind, const double* x, int64_t n, double lanes[kReduceLanes]);
 
 // acc[j] = Apply(acc[j], row[j]) for j in [0, n).
 void CombineRow(ReducerKind kind, float* acc, const float* row, int64_t n);

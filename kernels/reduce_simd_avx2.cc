@@ -65,14 +65,14 @@ inline typename S::V Apply(typename S::V a, typename S::V b) {
   if constexpr (K == ReducerKind::kMinimum) return S::Pick(a, b, false);
 }
 
-// 8 lanes = 8 / kWidth vectors.
+// kReduceLanes lanes = kReduceLanes / kWidth vectors.
 template <typename S, ReducerKind K>
-int64_t Lanes(const typename S::T* x, int64_t n, typename S::T lanes[8]) {
-  constexpr int kVectors = 8 / S::kWidth;
+int64_t Lanes(const typename S::T* x, int64_t n, typename S::T lanes[kReduceLanes]) {
+  constexpr int kVectors = kReduceLanes / S::kWidth;
   typename S::V acc[kVectors];
   for (int v = 0; v < kVectors; ++v) acc[v] = S::Load(lanes + v * S::kWidth);
   int64_t i = 0;
-  for (; i + 8 <= n; i += 8) {
+  for (; i + kReduceLanes <= n; i += kReduceLanes) {
     for (int v = 0; v < kVectors; ++v) {
       acc[v] = Apply<S, K>(acc[v], S::Load(x + i + v * S::kWidth));
     }
@@ -91,7 +91,8 @@ void Combine(typename S::T* acc, const typename S::T* row, int64_t n) {
 }
 
 template <typename S>
-int64_t LanesFor(ReducerKind kind, const typename S::T* x, int64_t n, typename S::T lanes[8]) {
+int64_t LanesFor(ReducerKind kind, const typename S::T* x, int64_t n,
+                 typename S::T lanes[kReduceLanes]) {
   switch (kind) {
     case ReducerKind::kAdd:
       return Lanes<S, ReducerKind::kAdd>(x, n, lanes);
@@ -124,10 +125,10 @@ void CombineFor(ReducerKind kind, typename S::T* acc, const typename S::T* row, 
 
 }  // namespace
 
-int64_t ReduceLanes(ReducerKind kind, const float* x, int64_t n, float lanes[8]) {
+int64_t ReduceLanes(ReducerKind kind, const float* x, int64_t n, float lanes[kReduceLanes]) {
   return LanesFor<F32>(kind, x, n, lanes);
 }
-int64_t ReduceLanes(ReducerKind kind, const double* x, int64_t n, double lanes[8]) {
+int64_t ReduceLanes(ReducerKind kind, const double* x, int64_t n, double lanes[kReduceLanes]) {
   return LanesFor<F64>(kind, x, n, lanes);
 }
 void CombineRow(ReducerKind kind, float* acc, const float* row, int64_t n) {

@@ -38,9 +38,10 @@ using runtime::Array;
 using runtime::View;
 
 // ---------------------------------------------------------------------------------------------
-// Contiguous row reduction: blocked pairwise tree with 8 independent lanes per leaf.
+// Contiguous row reduction: blocked pairwise tree with kLanes independent lanes per leaf (enough
+// for the vector loops to hide the latency of each add or max).
 
-constexpr int64_t kLanes = 8;
+constexpr int64_t kLanes = kReduceLanes;            // independent accumulators per row
 constexpr int64_t kLeaf = 512;                      // elements per leaf of the pairwise tree
 constexpr int64_t kParallelRow = int64_t{1} << 18;  // rows this long are split across threads
 
@@ -66,7 +67,6 @@ void CombineRow(T* acc, const T* row, int64_t n) {
 template <ReducerKind K, typename T>
 T ReduceLeaf(const T* x, int64_t n) {
   using F = ReducerFn<K, T>;
-  static_assert(kLanes == 8, "reduce_simd.h works on 8 lanes");
   T acc[kLanes];
   for (T& a : acc) a = F::Identity();
   int64_t i = 0;
