@@ -42,7 +42,7 @@ using runtime::View;
 // for the vector loops to hide the latency of each add or max).
 
 constexpr int64_t kLanes = kReduceLanes;            // independent accumulators per row
-constexpr int64_t kLeaf = 512;                      // elements per leaf of the pairwise tree
+constexpr int64_t kLeaf = 2048;                     // elements per leaf of the pairwise tree
 constexpr int64_t kParallelRow = int64_t{1} << 18;  // rows this long are split across threads
 
 // Whether the AVX2 loops (kernels/reduce_simd.h) serve reducer K on T on this CPU.
