@@ -189,7 +189,7 @@ StatusOr<std::shared_ptr<const Executable>> CompileModule(std::shared_ptr<const 
       for (const ValueLayout& v : *values)
         linked.insert(v.device_links.begin(), v.device_links.end());
     }
-    builder.SetDeviceValues(std::move(linked));
+    builder.SetPerDeviceValues(std::move(linked));
   }
   KILN_ASSIGN_OR_RETURN(exe->main, builder.BuildFunction(main->name));
   exe->run_inline = IsCheap(*module, Executable::kInlineBytes);

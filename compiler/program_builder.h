@@ -39,7 +39,7 @@ class ProgramBuilder {
 
   // The boundary values of a partitioned program that pass per device between the caller and
   // manual computations (compiler/partition.h, LowerContext::IsPerDevice).
-  void SetDeviceValues(std::set<ir::ValueId> values) { per_device_values_ = std::move(values); }
+  void SetPerDeviceValues(std::set<ir::ValueId> values) { per_device_values_ = std::move(values); }
   bool IsPerDevice(ir::ValueId v) const { return per_device_values_.count(v) != 0; }
 
  private:

@@ -94,8 +94,13 @@ StatusOr<const compiler::DeviceValues*> FindDeviceValues(const ExecContext& ec, 
 
 // Copies device d's piece of instance d's local result `local` (whose global box is `box`) into
 // device d's own buffer of a boundary result.
-Status WriteDeviceValue(const compiler::DeviceValues& dst, int d, const std::byte* local,
-                        const ir::Type& local_type, const ShardBox& box) {
+Status WriteDeviceValue(const compiler::DeviceValues& dst, int d, int devices,
+                        const std::byte* local, const ir::Type& local_type, const ShardBox& box) {
+  if (dst.per_device.size() != static_cast<size_t>(devices) ||
+      dst.offsets.size() != dst.per_device.size() ||
+      dst.offsets[static_cast<size_t>(d)].size() != box.offsets.size()) {
+    return Internal("the per-device pieces of a result do not match the manual computation");
+  }
   const View& mine = dst.per_device[static_cast<size_t>(d)];
   const std::vector<int64_t>& at = dst.offsets[static_cast<size_t>(d)];
   std::vector<int64_t> from(at.size());
@@ -158,15 +163,32 @@ Status RunInstance(const ManualPlan& p, ExecContext& ec, const ExecContext& oute
   for (size_t r = 0; r < p.out_local.size(); ++r) {
     if (p.out_per_device[r] < 0) continue;
     // Every boundary result this value is (the program may return it more than once).
-    KILN_RETURN_IF_ERROR(FindDeviceValues(outer, p.out_per_device[r], p.devices, p.name).status());
     const Piece& piece = p.out[static_cast<size_t>(d)][r];
-    for (const compiler::DeviceValues& partials : outer.device_values) {
-      if (partials.value != p.out_per_device[r]) continue;
+    bool written = false;
+    for (const compiler::DeviceValues& values : outer.device_values) {
+      if (values.value != p.out_per_device[r]) continue;
       KILN_RETURN_IF_ERROR(
-          WriteDeviceValue(partials, d, base + piece.offset, p.out_local[r], piece.box));
+          WriteDeviceValue(values, d, p.devices, base + piece.offset, p.out_local[r], piece.box));
+      written = true;
     }
+    if (!written) return Internal(p.name + ": the per-device pieces of a result are missing");
   }
   return Status::Ok();
+}
+
+// Puts one instance's local result `local` (of type `local_type`) into `global` at `box`: the
+// primary holder copies its block, a partial holder (along unreduced axes) adds its own.
+Status PlacePiece(TensorSharding::Holder holder, const std::byte* local, const ir::Type& local_type,
+                  const View& global, const ShardBox& box) {
+  const std::vector<int64_t> zero(box.dims.size(), 0);
+  auto* dst = static_cast<std::byte*>(global.ptr);
+  if (holder == TensorSharding::Holder::kPrimary) {
+    runtime::CopyBox(local, local_type.dims, zero, dst, global.dims, box.offsets, box.dims,
+                     static_cast<size_t>(ir::DTypeByteSize(global.dtype)));
+    return Status::Ok();
+  }
+  return runtime::AddBox(local, local_type.dims, zero, dst, global.dims, box.offsets, box.dims,
+                         global.dtype);
 }
 
 // Places every instance's results (left in its scratch) into the global results: primary holders
@@ -179,17 +201,8 @@ Status PlaceResults(const ManualPlan& p, const ExecContext& outer, std::span<con
       for (size_t r = 0; r < p.out_local.size(); ++r) {
         const Piece& piece = p.out[static_cast<size_t>(d)][r];
         if (piece.holder != pass) continue;
-        const std::vector<int64_t> zero(piece.box.dims.size(), 0);
-        const std::byte* local = base + piece.offset;
-        auto* global = static_cast<std::byte*>(out[r].ptr);
-        if (pass == Holder::kPrimary) {
-          runtime::CopyBox(local, p.out_local[r].dims, zero, global, out[r].dims, piece.box.offsets,
-                           piece.box.dims, static_cast<size_t>(ir::DTypeByteSize(out[r].dtype)));
-        } else {
-          KILN_RETURN_IF_ERROR(runtime::AddBox(local, p.out_local[r].dims, zero, global,
-                                               out[r].dims, piece.box.offsets, piece.box.dims,
-                                               out[r].dtype));
-        }
+        KILN_RETURN_IF_ERROR(
+            PlacePiece(pass, base + piece.offset, p.out_local[r], out[r], piece.box));
       }
     }
   }
@@ -221,18 +234,9 @@ Status RunNested(const ManualPlan& p, ExecContext& ec, std::span<const View> in,
     for (int peer : p.peers[static_cast<size_t>(d)]) {
       const auto* theirs = static_cast<const void* const*>(posted[static_cast<size_t>(peer)]);
       for (size_t r = 0; r < out.size() && status.ok(); ++r) {
-        const Piece& piece = p.out[static_cast<size_t>(peer)][r];
         if (p.group_holders[static_cast<size_t>(peer)][r] != pass) continue;
-        const auto* src = static_cast<const std::byte*>(theirs[r]);
-        const std::vector<int64_t> zero(piece.box.dims.size(), 0);
-        auto* dst = static_cast<std::byte*>(out[r].ptr);
-        if (pass == Holder::kPrimary) {
-          runtime::CopyBox(src, p.out_local[r].dims, zero, dst, out[r].dims, piece.box.offsets,
-                           piece.box.dims, static_cast<size_t>(ir::DTypeByteSize(out[r].dtype)));
-        } else {
-          status = runtime::AddBox(src, p.out_local[r].dims, zero, dst, out[r].dims,
-                                   piece.box.offsets, piece.box.dims, out[r].dtype);
-        }
+        status = PlacePiece(pass, static_cast<const std::byte*>(theirs[r]), p.out_local[r], out[r],
+                            p.out[static_cast<size_t>(peer)][r].box);
       }
     }
   }

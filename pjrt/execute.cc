@@ -4,6 +4,7 @@
 // device's queue (compiler/partition.h): its arguments are assembled from the devices' shards and
 // its results split into theirs.
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -127,12 +128,21 @@ Status RunSpmd(const SpmdLaunch& launch) {
     }
     KILN_ASSIGN_OR_RETURN(runtime::Array global, runtime::Array::Allocate(v.global));
     const std::vector<int64_t> zero(v.local.dims.size(), 0);
+    // Each device's shard, awaited once and only if something reads it.
+    std::vector<std::optional<runtime::Array>> shards(devices);
+    auto shard_of = [&](size_t d) -> StatusOr<runtime::Array> {
+      if (!shards[d].has_value()) {
+        KILN_ASSIGN_OR_RETURN(runtime::Array s, AwaitArgument(launch.args[d][a], a, exe));
+        shards[d] = std::move(s);
+      }
+      return *shards[d];
+    };
     // Primary holders first (they tile the array), then partial sums along unreduced axes;
     // replicas hold copies of their primary's block.
     for (Holder pass : {Holder::kPrimary, Holder::kPartial}) {
       for (size_t d = 0; d < devices; ++d) {
         if (v.holders[d] != pass) continue;
-        KILN_ASSIGN_OR_RETURN(runtime::Array shard, AwaitArgument(launch.args[d][a], a, exe));
+        KILN_ASSIGN_OR_RETURN(runtime::Array shard, shard_of(d));
         const auto* src = static_cast<const std::byte*>(shard.data());
         auto* dst = static_cast<std::byte*>(global.data());
         if (pass == Holder::kPrimary) {
@@ -150,7 +160,7 @@ Status RunSpmd(const SpmdLaunch& launch) {
       compiler::DeviceValues p;
       p.value = link;
       for (size_t d = 0; d < devices; ++d) {
-        KILN_ASSIGN_OR_RETURN(runtime::Array shard, AwaitArgument(launch.args[d][a], a, exe));
+        KILN_ASSIGN_OR_RETURN(runtime::Array shard, shard_of(d));
         p.per_device.push_back(runtime::View::Of(shard));
         p.offsets.push_back(v.pieces[d].offsets);
         kept.push_back(std::move(shard));
