@@ -5,6 +5,7 @@
 #include <string>
 #include <utility>
 
+#include "compiler/donation.h"
 #include "compiler/program_builder.h"
 #include "compiler/verifier.h"
 #include "ingest/artifact_reader.h"
@@ -145,6 +146,7 @@ StatusOr<std::shared_ptr<const Executable>> CompileModule(std::shared_ptr<const 
   auto exe = std::make_shared<Executable>();
   exe->name = module->name.empty() ? main->name : module->name;
   const ir::Type runtime_token = ir::Type::Tensor(ir::DType::kPred, {0});
+  std::vector<int32_t> donated_to_per_arg;  // compiler/donation.h
   for (const ir::Type& t : main->arg_types) {
     const bool token = t.kind == ir::Type::Kind::kToken;
     if (!token && (!t.is_tensor() || !t.has_static_shape())) {
@@ -153,17 +155,25 @@ StatusOr<std::shared_ptr<const Executable>> CompileModule(std::shared_ptr<const 
     }
     exe->arg_types.push_back(token ? runtime_token : t);
     exe->token_args.push_back(token);
-    bool donated = false;
+    int32_t donated_to = -1;
     if (exe->arg_types.size() <= main->arg_attrs.size()) {
       const ir::Attr& attrs = main->arg_attrs[exe->arg_types.size() - 1];
       if (attrs.kind == ir::Attr::Kind::kDict) {
         const ir::Attr* alias = attrs.Find("tf.aliasing_output");
         const ir::Attr* donor = attrs.Find("jax.buffer_donor");
-        donated = (alias != nullptr && alias->AsInt().has_value()) ||
-                  (donor != nullptr && donor->kind == ir::Attr::Kind::kBool && donor->b);
+        if (alias != nullptr && alias->AsInt().has_value()) {
+          const int64_t r = *alias->AsInt();
+          donated_to = r >= 0 && r < static_cast<int64_t>(main->result_types.size())
+                           ? static_cast<int32_t>(r)
+                           : kAnyResult;
+        } else if (donor != nullptr && donor->kind == ir::Attr::Kind::kBool && donor->b) {
+          donated_to = kAnyResult;
+        }
       }
     }
-    exe->donated_args.push_back(donated && !token);
+    if (token) donated_to = -1;
+    donated_to_per_arg.push_back(donated_to);
+    exe->donated_args.push_back(donated_to != -1);
   }
   for (const ir::Type& t : main->result_types) {
     const bool token = t.kind == ir::Type::Kind::kToken;
@@ -192,6 +202,9 @@ StatusOr<std::shared_ptr<const Executable>> CompileModule(std::shared_ptr<const 
     builder.SetPerDeviceValues(std::move(linked));
   }
   KILN_ASSIGN_OR_RETURN(exe->main, builder.BuildFunction(main->name));
+  // A partitioned program's results are assembled from global values: no buffer to reuse.
+  exe->result_donor = exe->spmd.has_value() ? std::vector<int32_t>(exe->result_types.size(), -1)
+                                            : PlanDonations(*exe->main, donated_to_per_arg);
   exe->run_inline = IsCheap(*module, Executable::kInlineBytes);
   exe->module = std::move(module);
   exe->options = std::move(options);

@@ -32,6 +32,9 @@ struct Executable {
   // @main's argument): Execute consumes such a buffer (it is deleted) unless the caller's
   // non_donatable_input_indices exempt it.
   std::vector<bool> donated_args;
+  // Per result: the donated parameter whose buffer it may be computed into (compiler/donation.h),
+  // or -1. Execute uses the buffer only if this call donates it and nothing else holds it.
+  std::vector<int32_t> result_donor;
   // Multi-device programs (num_partitions > 1): how @main's values split over the devices. Then
   // arg_types / result_types are the per-device shard types, and `main` runs over global values.
   std::optional<SpmdLayout> spmd;

@@ -149,6 +149,25 @@ Step MakeFusedStep(const Program& p, const std::vector<size_t>& group,
     min_chunk = std::min(min_chunk, map.chunk);
     max_width = std::max(max_width, map.out_width);
   }
+  // Each tile runs the members in order, so an output may be computed into an input that only
+  // members up to its own read, element by element at its width.
+  fused.overwritable.resize(fused.outputs.size());
+  for (size_t m = 0; m < f->members.size(); ++m) {
+    const Ref& out = f->members[m].out;
+    if (out.kind != Ref::kOutput) continue;
+    for (size_t fi = 0; fi < fused.inputs.size(); ++fi) {
+      if (input_scalar[fi] || f->input_widths[fi] != out.width) continue;
+      bool read_later = false;
+      for (size_t later = m + 1; later < f->members.size() && !read_later; ++later) {
+        for (const Ref& r : f->members[later].in) {
+          if (r.kind == Ref::kInput && static_cast<size_t>(r.index) == fi) read_later = true;
+        }
+      }
+      if (!read_later) {
+        fused.overwritable[static_cast<size_t>(out.index)].push_back(static_cast<int32_t>(fi));
+      }
+    }
+  }
   size_t temp_bytes_per_element = 0;
   for (int w : f->temp_widths) temp_bytes_per_element += static_cast<size_t>(w);
   int64_t tile = 1024;

@@ -77,6 +77,19 @@ struct MapInfo {
   int64_t chunk = 1;  // elements per parallel chunk (smaller for costly functions)
 };
 
+// The kernel inputs a map kernel's output may be computed into: those read element by element
+// (not as a scalar) at the output's width.
+inline std::vector<int32_t> MapOverwritableInputs(const MapInfo& map) {
+  std::vector<int32_t> inputs;
+  for (size_t r = 0; r < map.input_order.size(); ++r) {
+    const int ki = map.input_order[r];
+    if (!map.scalar[r] && map.in_widths[static_cast<size_t>(ki)] == map.out_width) {
+      inputs.push_back(ki);
+    }
+  }
+  return inputs;
+}
+
 // Output i is input `input`'s memory from `byte_offset` on, reinterpreted with the output's type.
 struct OutputAlias {
   int input = -1;

@@ -28,8 +28,13 @@ struct Step {
   std::shared_ptr<const void> constant;  // Kernel::constant
   size_t scratch_bytes = 0;              // Kernel::scratch_bytes
   std::shared_ptr<const MapInfo> map;    // Kernel::map
-  std::string what;                      // "stablehlo.add (f32) at model.py:12", for errors
-  std::string_view family;               // the op's registry family ("elementwise", ...): traces
+  // Per output (or empty): the positions in `inputs` whose memory that output may be computed
+  // into, because the step reads element i of such an input only before it writes element i of
+  // the output, at the same width (map kernels, fused elementwise runs). Lets a result take a
+  // donated parameter's buffer (compiler/donation.h).
+  std::vector<std::vector<int32_t>> overwritable;
+  std::string what;         // "stablehlo.add (f32) at model.py:12", for errors
+  std::string_view family;  // the op's registry family ("elementwise", ...): traces
 };
 
 // Where a slot's bytes are while the program runs.
@@ -78,9 +83,10 @@ struct Program {
 };
 
 // Runs `program`. `params` and `results` are views of the caller's memory, one per parameter and
-// result, typed as the program declares; results must not overlap params. `memory` is
-// program.total_bytes bytes, 64-byte aligned, which the program may overwrite. Errors carry the
-// failing step's description.
+// result, typed as the program declares; results must not overlap params, except that a result
+// may be the very memory of the parameter PlanDonations (compiler/donation.h) allows it to take.
+// `memory` is program.total_bytes bytes, 64-byte aligned, which the program may overwrite. Errors
+// carry the failing step's description.
 Status RunProgram(const Program& program, ExecContext& ctx, std::span<const runtime::View> params,
                   std::span<const runtime::View> results, std::byte* memory);
 

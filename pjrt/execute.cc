@@ -31,6 +31,7 @@ struct Launch {
   std::shared_ptr<const ExecutableInfo> info;
   compiler::ExecContext ctx;
   std::vector<runtime::AsyncArrayRef> args;
+  std::vector<bool> donated;  // per argument: this call consumed the caller's buffer
   std::vector<runtime::AsyncArrayRef> outputs;
   runtime::EventRef done;
 };
@@ -78,6 +79,17 @@ StatusOr<runtime::Array> AwaitArgument(const runtime::AsyncArrayRef& arg, size_t
   return a;
 }
 
+// Whether a result the plan lets take argument `a`'s buffer (Executable::result_donor) really can:
+// the caller donated it and nothing else holds the memory (no other buffer, DLPack consumer or
+// external reference shares the array, and Kiln owns the memory). Nobody can start sharing it
+// now: the caller's buffer is deleted, and this launch holds the only reference.
+bool TakesDonatedBuffer(const Launch& launch, const std::vector<runtime::Array>& inputs, size_t a) {
+  if (a >= inputs.size() || a >= launch.donated.size() || !launch.donated[a]) return false;
+  const runtime::Array& in = inputs[a];
+  return launch.args[a].use_count() == 1 && in.storage != nullptr && in.storage->owned() &&
+         in.storage.use_count() == 2;  // the argument's AsyncArray and `inputs`
+}
+
 Status RunLaunch(const Launch& launch) {
   const compiler::Executable& exe = *launch.info->exe;
   std::vector<runtime::Array> inputs;
@@ -88,8 +100,13 @@ Status RunLaunch(const Launch& launch) {
   }
   std::vector<runtime::Array> results;
   results.reserve(exe.result_types.size());
-  for (const ir::Type& t : exe.result_types) {
-    KILN_ASSIGN_OR_RETURN(runtime::Array a, runtime::Array::Allocate(t));
+  for (size_t r = 0; r < exe.result_types.size(); ++r) {
+    const int32_t donor = r < exe.result_donor.size() ? exe.result_donor[r] : -1;
+    if (donor >= 0 && TakesDonatedBuffer(launch, inputs, static_cast<size_t>(donor))) {
+      results.push_back(inputs[static_cast<size_t>(donor)]);  // computed in place
+      continue;
+    }
+    KILN_ASSIGN_OR_RETURN(runtime::Array a, runtime::Array::Allocate(exe.result_types[r]));
     results.push_back(std::move(a));
   }
   KILN_RETURN_IF_ERROR(RunMain(exe, launch.ctx, inputs, results));
@@ -348,6 +365,7 @@ PJRT_Error* LoadedExecutable_Execute(PJRT_LoadedExecutable_Execute_Args* args) {
                                     " has been deleted or donated");
         }
         l.args.push_back(std::move(array).value());
+        l.donated.push_back(donate[a]);
         if (donate[a]) {
           if (std::find(consumed.begin(), consumed.end(), buffer) != consumed.end()) {
             return InvalidArgument(Prefix(kFn) + where + " of " + exe.name +

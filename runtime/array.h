@@ -41,6 +41,8 @@ class Storage {
 
   void* data() const { return data_; }
   size_t size() const { return size_; }
+  // False for borrowed memory (Borrow): its owner may still read or write it.
+  bool owned() const { return owned_; }
 
  private:
   Storage(void* data, size_t size, std::function<void()> release, bool owned)

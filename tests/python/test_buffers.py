@@ -340,6 +340,68 @@ def test_donated_buffer_is_consumed_and_results_match_cpu():
     np.testing.assert_allclose(np.asarray(state), np.asarray(expect), rtol=1e-5)
 
 
+def _donated_run(f, args):
+    """Runs jit(f, donate_argnums=0) on Kiln and CPU; returns Kiln's results, whether each one is
+    the donated buffer's memory, and CPU's results."""
+    kiln = [jax.device_put(a, get_kiln_device()) for a in args]
+    pointer = kiln[0].unsafe_buffer_pointer()
+    got = jax.jit(f, donate_argnums=0)(*kiln)
+    got = got if isinstance(got, tuple) else (got,)
+    assert kiln[0].is_deleted()
+    reused = [g.unsafe_buffer_pointer() == pointer for g in got]
+    want = jax.jit(f)(*[jax.device_put(a, get_cpu_device()) for a in args])
+    want = want if isinstance(want, tuple) else (want,)
+    # Values are O(1); XLA contracts to FMAs and sums in another order: a few ulps of the sums.
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-5, atol=1e-5)
+    return reused
+
+
+def _train_step(w, x):
+    def loss(w):
+        return jnp.sum(jnp.tanh(x @ w) ** 2)
+    return w - 0.01 * jax.grad(loss)(w)
+
+
+@pytest.mark.requires_kiln
+@pytest.mark.parametrize("name,f,shapes,expect", [
+    # The update is elementwise over the donated parameters: computed into their memory.
+    ("sgd", lambda p, g: p - 0.1 * g, [(256, 64), (256, 64)], [True]),
+    ("train_step", _train_step, [(64, 64), (32, 64)], [True]),
+    # Every read of p (the transpose) ends before the add writes: in place too.
+    ("read_before", lambda p: p.T.reshape(256, 64) + 1, [(256, 64)], [True]),
+    # p is read again after the first result is written (in the same fused loop): no reuse,
+    # or the second result would see p * 2 instead of p.
+    ("read_after", lambda p: (p * 2, p + p * 2), [(256, 64)], [False, False]),
+    # The reverse reads all of p before the multiply writes: in place.
+    ("reversed", lambda p: p[::-1] * 2, [(256, 64)], [True]),
+    # The step computing the result reads p, but not element for element: its own buffer.
+    ("cumsum", lambda p: jnp.cumsum(p, axis=1), [(256, 64)], [False]),
+    ("matmul", lambda p: p @ p, [(64, 64)], [False]),
+])
+def test_donated_buffer_is_reused_in_place_when_safe(name, f, shapes, expect):
+    rng = np.random.default_rng(zlib.crc32(name.encode()))
+    args = [rng.standard_normal(s).astype(np.float32) for s in shapes]
+    assert _donated_run(f, args) == expect
+
+
+@pytest.mark.requires_kiln
+def test_donated_buffer_shared_elsewhere_is_not_overwritten():
+    x = jax.device_put(np.arange(4096, dtype=np.float32), get_kiln_device()) + 0
+    # A second buffer over x's memory (Kiln's device-to-device copies share the array).
+    alias = jax.device_put(x, get_kiln_device(), may_alias=False)
+    assert alias.unsafe_buffer_pointer() == x.unsafe_buffer_pointer()
+    y = jax.jit(lambda a: a * 2, donate_argnums=0)(x)
+    np.testing.assert_array_equal(np.asarray(y), np.arange(4096, dtype=np.float32) * 2)
+    np.testing.assert_array_equal(np.asarray(alias), np.arange(4096, dtype=np.float32))
+    # Memory a numpy array lent without copying is never written either.
+    source = np.arange(4096, dtype=np.float32)
+    lent = jax.device_put(source, get_kiln_device())
+    z = jax.jit(lambda a: a + 1, donate_argnums=0)(lent)
+    np.testing.assert_array_equal(np.asarray(z), source + 1)
+    np.testing.assert_array_equal(source, np.arange(4096, dtype=np.float32))
+
+
 @pytest.mark.requires_kiln
 def test_donating_a_buffer_used_twice_is_an_error():
     f = jax.jit(lambda a, b: a + b, donate_argnums=0)
