@@ -617,12 +617,73 @@ struct MapSpec {
   int64_t chunk = kCheapChunk;
   RangeFn range = nullptr;
   std::shared_ptr<const void> state;  // the op functor (or other data) RangeFn reads
+  // Sub-byte integers (NormalizeSubByte, SignExtendBits): a result out of range saturates
+  // (conversions from floating point) instead of wrapping; inputs are sign-extended from this
+  // many bits (0: read as stored).
+  bool saturate = false;
+  int sign_extend_bits = 0;
 };
+
+// Sub-byte integers around an op's range function: inputs sign-extended into a stack block where
+// the op reads them as numbers, results brought back to the stored form (elementwise_ops.h).
+struct SubByteRangeState {
+  RangeFn inner;
+  std::shared_ptr<const void> inner_state;
+  ir::DType out_dtype;  // normalized when it is a sub-byte type
+  bool saturate;
+  int sign_extend_bits;
+  std::vector<bool> scalar;  // per range input
+  std::vector<int> widths;   // per range input: element bytes
+  int out_width;
+};
+
+void SubByteRange(const void* const* in, void* out, int64_t b, int64_t e, const void* state) {
+  const auto& s = *static_cast<const SubByteRangeState*>(state);
+  auto* y = static_cast<std::byte*>(out);
+  constexpr int64_t kBlock = 256;
+  for (int64_t c = b; c < e; c += kBlock) {
+    const int64_t len = std::min(kBlock, e - c);
+    alignas(64) int8_t extended[compiler::kMaxMapInputs][kBlock];
+    const void* ptrs[compiler::kMaxMapInputs] = {nullptr, nullptr, nullptr};
+    for (size_t r = 0; r < s.scalar.size(); ++r) {
+      const auto* x = static_cast<const uint8_t*>(in[r]) + (s.scalar[r] ? 0 : c * s.widths[r]);
+      if (s.sign_extend_bits == 0) {
+        ptrs[r] = x;
+        continue;
+      }
+      const int64_t count = s.scalar[r] ? 1 : len;
+      for (int64_t i = 0; i < count; ++i) extended[r][i] = SignExtend(x[i], s.sign_extend_bits);
+      ptrs[r] = extended[r];
+    }
+    std::byte* dst = y + c * s.out_width;
+    s.inner(ptrs, dst, 0, len, s.inner_state.get());
+    if (SubByteBits(s.out_dtype) != 0) NormalizeSubByte(s.out_dtype, s.saturate, dst, len);
+  }
+}
 
 Kernel MakeMapKernel(MapSpec spec) {
   if (spec.input_order.empty()) {
     for (size_t i = 0; i < spec.in_elements.size(); ++i)
       spec.input_order.push_back(static_cast<int>(i));
+  }
+  if (SubByteBits(spec.out_type.dtype) != 0 || spec.sign_extend_bits != 0) {
+    // Inputs sign-extended are sub-byte operands, one byte per element.
+    SubByteRangeState sub{spec.range,
+                          std::move(spec.state),
+                          spec.out_type.dtype,
+                          spec.saturate,
+                          spec.sign_extend_bits,
+                          {},
+                          {},
+                          ir::DTypeByteSize(spec.out_type.dtype)};
+    const int64_t out_elements = spec.out_type.num_elements();
+    for (int order : spec.input_order) {
+      const auto o = static_cast<size_t>(order);
+      sub.scalar.push_back(spec.in_elements[o] == 1 && out_elements != 1);
+      sub.widths.push_back(spec.in_widths[o]);
+    }
+    spec.state = std::make_shared<const SubByteRangeState>(std::move(sub));
+    spec.range = &SubByteRange;
   }
   auto s = std::make_shared<const MapSpec>(std::move(spec));
   auto map = std::make_shared<compiler::MapInfo>();
@@ -665,6 +726,13 @@ template <typename R, typename T, typename Op>
 void BinaryRange(const void* const* in, void* out, int64_t b, int64_t e, const void* state) {
   BinaryLoop<R, T>(static_cast<const T*>(in[0]) + b, static_cast<const T*>(in[1]) + b,
                    static_cast<R*>(out) + b, e - b, *static_cast<const Op*>(state));
+}
+
+template <typename T>
+void CopyRange(const void* const* in, void* out, int64_t b, int64_t e, const void*) {
+  const T* x = static_cast<const T*>(in[0]);
+  T* y = static_cast<T*>(out);
+  for (int64_t i = b; i < e; ++i) y[i] = x[i];
 }
 
 template <typename W>
@@ -741,14 +809,19 @@ StatusOr<Kernel> LowerUnaryWith(LowerContext& ctx, Op op) {
   KILN_ASSIGN_OR_RETURN(const ir::Type* out, ResultTensor(ctx, 0));
   KILN_RETURN_IF_ERROR(ExpectSameShape(ctx, *in, "operand", *out, "result"));
   const std::string& name = ctx.op().name;
-  return DispatchElem(in->dtype, [&]<typename T>() -> StatusOr<Kernel> {
+  // Leading zeros of a sub-byte integer are not those of its byte.
+  if (SubByteBits(in->dtype) != 0 && name == "stablehlo.count_leading_zeros") {
+    return UnsupportedDType(name, in->dtype);
+  }
+  return DispatchElem(ByteDType(in->dtype), [&]<typename T>() -> StatusOr<Kernel> {
     if constexpr (std::is_void_v<T>) {
       return UnsupportedDType(name, in->dtype);
     } else if constexpr (!Op::template kSupports<T>) {
       return UnsupportedDType(name, in->dtype);
     } else {
       using R = ResultOf<Op, T>;
-      if (out->dtype != DTypeOf<R>()) return WrongResultDType(name, out->dtype, DTypeOf<R>());
+      if (ByteDType(out->dtype) != DTypeOf<R>())
+        return WrongResultDType(name, out->dtype, DTypeOf<R>());
       const int64_t n = out->num_elements();
       if constexpr ((std::is_same_v<T, float> || std::is_same_v<T, double>)&&std::is_same_v<R, T> &&
                     kVectorMathOf<Op> >= 0) {
@@ -770,7 +843,8 @@ StatusOr<Kernel> LowerUnaryWith(LowerContext& ctx, Op op) {
                             .input_order = {},
                             .chunk = ChunkOf<Op>(),
                             .range = &UnaryRange<R, T, Op>,
-                            .state = std::make_shared<const Op>(op)});
+                            .state = std::make_shared<const Op>(op),
+                            .sign_extend_bits = SignExtendBits(in->dtype, name)});
     }
   });
 }
@@ -791,14 +865,15 @@ StatusOr<Kernel> LowerBinaryWith(LowerContext& ctx, Op op, bool swap = false) {
   KILN_RETURN_IF_ERROR(ExpectSameShape(ctx, *lhs, "lhs", *rhs, "rhs"));
   KILN_RETURN_IF_ERROR(ExpectSameShape(ctx, *lhs, "lhs", *out, "result"));
   const std::string& name = ctx.op().name;
-  return DispatchElem(lhs->dtype, [&]<typename T>() -> StatusOr<Kernel> {
+  return DispatchElem(ByteDType(lhs->dtype), [&]<typename T>() -> StatusOr<Kernel> {
     if constexpr (std::is_void_v<T>) {
       return UnsupportedDType(name, lhs->dtype);
     } else if constexpr (!Op::template kSupports<T>) {
       return UnsupportedDType(name, lhs->dtype);
     } else {
       using R = ResultOf<Op, T>;
-      if (out->dtype != DTypeOf<R>()) return WrongResultDType(name, out->dtype, DTypeOf<R>());
+      if (ByteDType(out->dtype) != DTypeOf<R>())
+        return WrongResultDType(name, out->dtype, DTypeOf<R>());
       const int64_t n = out->num_elements();
       const int w = static_cast<int>(sizeof(T));
       return MakeMapKernel({.name = name,
@@ -808,7 +883,8 @@ StatusOr<Kernel> LowerBinaryWith(LowerContext& ctx, Op op, bool swap = false) {
                             .input_order = swap ? std::vector<int>{1, 0} : std::vector<int>{0, 1},
                             .chunk = ChunkOf<Op>(),
                             .range = &BinaryRange<R, T, Op>,
-                            .state = std::make_shared<const Op>(op)});
+                            .state = std::make_shared<const Op>(op),
+                            .sign_extend_bits = SignExtendBits(lhs->dtype, name)});
     }
   });
 }
@@ -959,7 +1035,7 @@ StatusOr<Kernel> LowerClamp(LowerContext& ctx) {
   if (!scalar_lo) KILN_RETURN_IF_ERROR(ExpectSameShape(ctx, *lo, "min", *x, "operand"));
   if (!scalar_hi) KILN_RETURN_IF_ERROR(ExpectSameShape(ctx, *hi, "max", *x, "operand"));
   const int64_t n = out->num_elements();
-  return DispatchElem(x->dtype, [&]<typename T>() -> StatusOr<Kernel> {
+  return DispatchElem(ByteDType(x->dtype), [&]<typename T>() -> StatusOr<Kernel> {
     if constexpr (std::is_void_v<T>) {
       return UnsupportedDType(name, x->dtype);
     } else if constexpr (!MaxOp::kSupports<T>) {
@@ -976,7 +1052,8 @@ StatusOr<Kernel> LowerClamp(LowerContext& ctx) {
                             .input_order = {},
                             .chunk = kCheapChunk,
                             .range = range,
-                            .state = nullptr});
+                            .state = nullptr,
+                            .sign_extend_bits = SignExtendBits(x->dtype, name)});
     }
   });
 }
@@ -990,19 +1067,39 @@ StatusOr<Kernel> LowerConvert(LowerContext& ctx) {
   KILN_ASSIGN_OR_RETURN(const ir::Type* out, ResultTensor(ctx, 0));
   KILN_RETURN_IF_ERROR(ExpectSameShape(ctx, *in, "operand", *out, "result"));
   const int64_t n = out->num_elements();
-  return DispatchElem(in->dtype, [&]<typename From>() -> StatusOr<Kernel> {
+  // Sub-byte integers convert in their byte types; a result out of a sub-byte type's range wraps
+  // (from an integer) or saturates (from floating point), as XLA's conversions do.
+  const bool saturate = ir::IsFloat(in->dtype) || ir::IsComplex(in->dtype);
+  const int in_bits = SubByteBits(in->dtype), out_bits = SubByteBits(out->dtype);
+  return DispatchElem(ByteDType(in->dtype), [&]<typename From>() -> StatusOr<Kernel> {
     if constexpr (std::is_void_v<From>) {
       return UnsupportedDType(name, in->dtype);
     } else {
       const int w = static_cast<int>(sizeof(From));
-      if (in->dtype == out->dtype) {
+      // Same stored bytes (an unsigned sub-byte integer widened to a wider unsigned type of one
+      // byte): the result is the operand.
+      if (in->dtype == out->dtype ||
+          (ByteDType(in->dtype) == ir::DType::kU8 && ByteDType(out->dtype) == ir::DType::kU8 &&
+           in_bits != 0 && (out_bits == 0 || out_bits >= in_bits))) {
         (void)n;
         (void)w;
-        return Kernel::Alias(0);  // same type: the result is the operand
+        return Kernel::Alias(0);
       }
-      return DispatchElem(out->dtype, [&]<typename To>() -> StatusOr<Kernel> {
-        if constexpr (std::is_void_v<To> || std::is_same_v<To, From>) {
+      return DispatchElem(ByteDType(out->dtype), [&]<typename To>() -> StatusOr<Kernel> {
+        if constexpr (std::is_void_v<To>) {
           return UnsupportedDType(name, out->dtype);
+        } else if constexpr (std::is_same_v<To, From>) {
+          // Between a byte type and a sub-byte type of its signedness, or two such sub-byte types.
+          return MakeMapKernel({.name = name,
+                                .out_type = *out,
+                                .in_elements = {n},
+                                .in_widths = {w},
+                                .input_order = {},
+                                .chunk = kCheapChunk,
+                                .range = &CopyRange<To>,
+                                .state = nullptr,
+                                .saturate = saturate,
+                                .sign_extend_bits = SignExtendBits(in->dtype, name)});
         } else {
           return MakeMapKernel({.name = name,
                                 .out_type = *out,
@@ -1011,7 +1108,9 @@ StatusOr<Kernel> LowerConvert(LowerContext& ctx) {
                                 .input_order = {},
                                 .chunk = kCheapChunk,
                                 .range = &ConvertRange<To, From>,
-                                .state = nullptr});
+                                .state = nullptr,
+                                .saturate = saturate,
+                                .sign_extend_bits = SignExtendBits(in->dtype, name)});
         }
       });
     }

@@ -22,6 +22,7 @@
 #include <complex>
 #include <cstdint>
 #include <limits>
+#include <string_view>
 #include <type_traits>
 
 #include "ir/dtype.h"
@@ -166,6 +167,78 @@ decltype(auto) DispatchElem(ir::DType t, Fn&& fn) {
     default:
       return fn.template operator()<void>();
   }
+}
+
+// ---- sub-byte integers -----------------------------------------------------------------------
+//
+// int4/uint4 and int2/uint2 are stored one per byte: the value's low bits, the upper bits zero
+// (as ml_dtypes and JAX hand them over; -8 as int4 is the byte 0x08). Elementwise kernels compute
+// them in the byte type of their signedness: inputs are sign-extended first where the op reads
+// them as numbers (SignExtendBits), and results are brought back to the stored form, wrapping as
+// integer arithmetic and integer conversions do, or saturating as conversions from floating point
+// do (NormalizeSubByte).
+
+inline int SubByteBits(ir::DType t) {
+  switch (t) {
+    case ir::DType::kS4:
+    case ir::DType::kU4:
+      return 4;
+    case ir::DType::kS2:
+    case ir::DType::kU2:
+      return 2;
+    default:
+      return 0;
+  }
+}
+
+// The type elementwise kernels compute `t` in.
+inline ir::DType ByteDType(ir::DType t) {
+  switch (t) {
+    case ir::DType::kS4:
+    case ir::DType::kS2:
+      return ir::DType::kS8;
+    case ir::DType::kU4:
+    case ir::DType::kU2:
+      return ir::DType::kU8;
+    default:
+      return t;
+  }
+}
+
+// How many low bits of each input byte `op` must see sign-extended when its operands are of type
+// `t` (0: the stored bytes as they are). Signed values are sign-extended; a logical shift and a
+// population count want the bits as stored (the spec's popcnt counts the element's own bits;
+// XLA:CPU counts those of the sign-extended byte for int4, 5 for -8, but not for int2); an
+// arithmetic shift reads even unsigned operands as their bit width's two's complement.
+inline int SignExtendBits(ir::DType t, std::string_view op) {
+  const int bits = SubByteBits(t);
+  if (bits == 0 || op == "stablehlo.shift_right_logical" || op == "stablehlo.popcnt") return 0;
+  if (ByteDType(t) == ir::DType::kS8 || op == "stablehlo.shift_right_arithmetic") return bits;
+  return 0;
+}
+
+inline int8_t SignExtend(uint8_t v, int bits) {
+  const int shift = 8 - bits;
+  return static_cast<int8_t>(static_cast<int8_t>(static_cast<uint8_t>(v << shift)) >> shift);
+}
+
+// Brings n results of the sub-byte type `t`, computed in its byte type, to its stored form.
+inline void NormalizeSubByte(ir::DType t, bool saturate, void* data, int64_t n) {
+  const int bits = SubByteBits(t);
+  const auto mask = static_cast<uint8_t>((1 << bits) - 1);
+  auto* y = static_cast<uint8_t*>(data);
+  if (saturate) {
+    const bool is_signed = ByteDType(t) == ir::DType::kS8;
+    const int lo = is_signed ? -(1 << (bits - 1)) : 0;
+    const int hi = is_signed ? (1 << (bits - 1)) - 1 : (1 << bits) - 1;
+    for (int64_t i = 0; i < n; ++i) {
+      const int v =
+          is_signed ? static_cast<int>(static_cast<int8_t>(y[i])) : static_cast<int>(y[i]);
+      y[i] = static_cast<uint8_t>(static_cast<uint8_t>(v < lo ? lo : (v > hi ? hi : v)) & mask);
+    }
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i) y[i] &= mask;
 }
 
 // ---- integer helpers -------------------------------------------------------------------------

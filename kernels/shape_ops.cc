@@ -114,7 +114,8 @@ StatusOr<Kernel> LowerIota(LowerContext& ctx) {
   for (size_t i = d + 1; i < out->dims.size(); ++i) inner *= out->dims[i];
   const int64_t len = out->dims[d];
   const ir::Type out_type = *out;
-  return ew::DispatchElem(out->dtype, [&]<typename T>() -> StatusOr<Kernel> {
+  // A sub-byte integer iota counts in its byte type and wraps, as its arithmetic does.
+  return ew::DispatchElem(ew::ByteDType(out->dtype), [&]<typename T>() -> StatusOr<Kernel> {
     if constexpr (std::is_void_v<T>) {
       return UnsupportedDType(name, out_type.dtype);
     } else {
@@ -123,12 +124,14 @@ StatusOr<Kernel> LowerIota(LowerContext& ctx) {
         KILN_RETURN_IF_ERROR(CheckOutputs(name, out, 1));
         const View& result = out[0];
         T* y = result.data_as<T>();
+        const bool sub_byte = ew::SubByteBits(out_type.dtype) != 0;
         const int64_t min_rows = std::max<int64_t>(1, (1 << 14) / std::max<int64_t>(1, inner));
         runtime::ParallelFor(outer * len, min_rows, [&](int64_t b, int64_t e) {
           for (int64_t row = b; row < e; ++row) {
             const T v = ew::ConvertElement<T>(static_cast<int64_t>(row % len));
             T* dst = y + row * inner;
             for (int64_t i = 0; i < inner; ++i) dst[i] = v;
+            if (sub_byte) ew::NormalizeSubByte(out_type.dtype, false, dst, inner);
           }
         });
         return Status::Ok();
