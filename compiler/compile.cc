@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "compiler/donation.h"
+#include "compiler/narrow_float.h"
 #include "compiler/program_builder.h"
 #include "compiler/verifier.h"
 #include "ingest/artifact_reader.h"
@@ -142,6 +143,11 @@ StatusOr<std::shared_ptr<const Executable>> CompileModule(std::shared_ptr<const 
                                                           std::string fingerprint) {
   KILN_RETURN_IF_ERROR(VerifyModule(*module));
   KILN_RETURN_IF_ERROR(CheckAllOpsSupported(*module));
+  if (NeedsF32Compute(*module)) {
+    auto widened = std::make_shared<ir::Module>(*module);
+    ComputeInF32(*widened);
+    module = std::move(widened);
+  }
   const ir::Function* main = module->MainFunction();
   auto exe = std::make_shared<Executable>();
   exe->name = module->name.empty() ? main->name : module->name;

@@ -22,6 +22,7 @@ const OpRegistry& OpRegistry::Get() {
     RegisterCustomCallOps(*r);
     RegisterCallbackTargets(*r);
     RegisterLapackTargets(*r);
+    RegisterApproxTopKTarget(*r);
     RegisterRandomOps(*r);
     return r;
   }();

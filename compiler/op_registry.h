@@ -90,5 +90,6 @@ void RegisterRandomOps(OpRegistry& registry);
 void RegisterWindowOps(OpRegistry& registry);
 void RegisterCallbackTargets(OpRegistry& registry);
 void RegisterLapackTargets(OpRegistry& registry);
+void RegisterApproxTopKTarget(OpRegistry& registry);
 
 }  // namespace kiln::compiler

@@ -127,6 +127,23 @@ std::optional<DType> DTypeFromPjrt(int pjrt_type) {
   return static_cast<DType>(pjrt_type);
 }
 
+bool IsNarrowFloat(DType t) {
+  switch (t) {
+    case DType::kF8E5M2:
+    case DType::kF8E4M3FN:
+    case DType::kF8E4M3B11FNUZ:
+    case DType::kF8E5M2FNUZ:
+    case DType::kF8E4M3FNUZ:
+    case DType::kF8E4M3:
+    case DType::kF8E3M4:
+    case DType::kF8E8M0FNU:
+    case DType::kF4E2M1FN:
+      return true;
+    default:
+      return false;
+  }
+}
+
 bool IsFloat(DType t) {
   switch (t) {
     case DType::kF16:

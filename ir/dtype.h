@@ -55,6 +55,8 @@ std::string_view DTypeName(DType t);
 std::optional<DType> DTypeFromPjrt(int pjrt_type);
 
 bool IsFloat(DType t);  // real floating point, any width
+// float8 (every flavour) and float4_e2m1fn: computed in f32 (compiler/narrow_float.h).
+bool IsNarrowFloat(DType t);
 bool IsComplex(DType t);
 bool IsSignedInt(DType t);
 bool IsUnsignedInt(DType t);

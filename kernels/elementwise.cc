@@ -21,6 +21,7 @@
 #include "kernels/dispatch.h"
 #include "kernels/elementwise_ops.h"
 #include "kernels/lowering.h"
+#include "kernels/narrow_float.h"
 #include "kernels/strided.h"
 #include "kernels/vector_math.h"
 #include "runtime/parallel.h"
@@ -1060,12 +1061,44 @@ StatusOr<Kernel> LowerClamp(LowerContext& ctx) {
 
 // ---- convert ----
 
+// To or from a narrow float type's stored codes (kernels/narrow_float.h). Programs compute those
+// types in f32 (compiler/narrow_float.h), so one side is f32 or the source of a conversion.
+StatusOr<Kernel> LowerNarrowConvert(const std::string& name, const ir::Type& in,
+                                    const ir::Type& out) {
+  if (in.dtype == out.dtype) return Kernel::Alias(0);
+  const NarrowFormat* from = NarrowFormatOf(in.dtype);
+  const NarrowFormat* to = NarrowFormatOf(out.dtype);
+  if (from != nullptr && to != nullptr) {
+    return Unimplemented(name + ": converting " + std::string(ir::DTypeName(in.dtype)) + " to " +
+                         std::string(ir::DTypeName(out.dtype)) +
+                         " directly (Kiln goes through f32)");
+  }
+  const RangeFn range =
+      from != nullptr ? NarrowDecodeRange(out.dtype) : NarrowEncodeRange(in.dtype);
+  if (range == nullptr) return UnsupportedDType(name, from != nullptr ? out.dtype : in.dtype);
+  const NarrowFormat* format = from != nullptr ? from : to;
+  return MakeMapKernel({.name = name,
+                        .out_type = out,
+                        .in_elements = {out.num_elements()},
+                        .in_widths = {ir::DTypeByteSize(in.dtype)},
+                        .input_order = {},
+                        .chunk = kCheapChunk,
+                        .range = range,
+                        // Formats are static: the state does not own them.
+                        .state = std::shared_ptr<const void>(std::shared_ptr<const void>(), format),
+                        .saturate = false,
+                        .sign_extend_bits = 0});
+}
+
 StatusOr<Kernel> LowerConvert(LowerContext& ctx) {
   const std::string& name = ctx.op().name;
   KILN_RETURN_IF_ERROR(ExpectArity(ctx, 1, 1, 1));
   KILN_ASSIGN_OR_RETURN(const ir::Type* in, OperandTensor(ctx, 0));
   KILN_ASSIGN_OR_RETURN(const ir::Type* out, ResultTensor(ctx, 0));
   KILN_RETURN_IF_ERROR(ExpectSameShape(ctx, *in, "operand", *out, "result"));
+  if (NarrowFormatOf(in->dtype) != nullptr || NarrowFormatOf(out->dtype) != nullptr) {
+    return LowerNarrowConvert(name, *in, *out);
+  }
   const int64_t n = out->num_elements();
   // Sub-byte integers convert in their byte types; a result out of a sub-byte type's range wraps
   // (from an integer) or saturates (from floating point), as XLA's conversions do.
@@ -1119,45 +1152,101 @@ StatusOr<Kernel> LowerConvert(LowerContext& ctx) {
 
 // ---- bitcast_convert ----
 
-// Reinterprets the bytes: the result aliases the operand's storage (little-endian, as the spec's
-// example shows), unless the storage is not aligned for the wider result element, then it copies.
+// Bits per element as bitcast_convert counts them: sub-byte types (stored one per byte, low bits)
+// count their own width.
+int BitcastBits(ir::DType t) {
+  using ir::DType;
+  switch (t) {
+    case DType::kS1:
+    case DType::kU1:
+      return 1;
+    case DType::kS2:
+    case DType::kU2:
+      return 2;
+    case DType::kS4:
+    case DType::kU4:
+    case DType::kF4E2M1FN:
+      return 4;
+    case DType::kF6E2M3FN:
+    case DType::kF6E3M2FN:
+      return 6;
+    default:
+      return 8 * ir::DTypeByteSize(t);
+  }
+}
+
+// Packs runs of narrow elements into wider ones or splits wide ones into runs of narrow ones,
+// element 0 in the lowest bits (as XLA:CPU does), when either side is a sub-byte type.
+Kernel MakeBitcastRepack(std::string name, int in_bits, int out_bits, int64_t in_elements,
+                         int in_bytes, int out_bytes) {
+  return Kernel([=](ExecContext&, std::span<const View> in, std::span<const View> out) -> Status {
+    KILN_RETURN_IF_ERROR(CheckOutputs(name, out, 1));
+    const auto* x = static_cast<const uint8_t*>(in[0].data());
+    auto* y = static_cast<uint8_t*>(out[0].data());
+    auto load = [&](int64_t i) {
+      uint64_t v = 0;
+      std::memcpy(&v, x + i * in_bytes, static_cast<size_t>(in_bytes));  // little-endian
+      return in_bits < 64 ? v & ((uint64_t{1} << in_bits) - 1) : v;
+    };
+    auto store = [&](int64_t i, uint64_t v) {
+      if (out_bits < 64) v &= (uint64_t{1} << out_bits) - 1;
+      std::memcpy(y + i * out_bytes, &v, static_cast<size_t>(out_bytes));
+    };
+    if (in_bits > out_bits) {
+      const int k = in_bits / out_bits;
+      for (int64_t i = 0; i < in_elements; ++i) {
+        const uint64_t v = load(i);
+        for (int j = 0; j < k; ++j) store(i * k + j, v >> (j * out_bits));
+      }
+    } else {
+      const int k = out_bits / in_bits;
+      for (int64_t i = 0; i < in_elements / k; ++i) {
+        uint64_t v = 0;
+        for (int j = 0; j < k; ++j) v |= load(i * k + j) << (j * in_bits);
+        store(i, v);
+      }
+    }
+    return Status::Ok();
+  });
+}
+
+// Reinterprets the bits: the result aliases the operand's storage (little-endian, as the spec's
+// example shows) when both are whole bytes per element; sub-byte types are repacked.
 StatusOr<Kernel> LowerBitcastConvert(LowerContext& ctx) {
   const std::string& name = ctx.op().name;
   KILN_RETURN_IF_ERROR(ExpectArity(ctx, 1, 1, 1));
   KILN_ASSIGN_OR_RETURN(const ir::Type* in, OperandTensor(ctx, 0));
   KILN_ASSIGN_OR_RETURN(const ir::Type* out, ResultTensor(ctx, 0));
   const int in_w = ir::DTypeByteSize(in->dtype), out_w = ir::DTypeByteSize(out->dtype);
-  // Sub-byte types are stored one per byte, so their bits do not line up with the storage.
-  auto sub_byte = [](ir::DType t) {
-    using ir::DType;
-    return t == DType::kS4 || t == DType::kU4 || t == DType::kS2 || t == DType::kU2 ||
-           t == DType::kS1 || t == DType::kU1 || t == DType::kF4E2M1FN || t == DType::kF6E2M3FN ||
-           t == DType::kF6E3M2FN;
-  };
-  if (in_w == 0 || sub_byte(in->dtype)) return UnsupportedDType(name, in->dtype);
-  if (out_w == 0 || sub_byte(out->dtype)) return UnsupportedDType(name, out->dtype);
+  if (in_w == 0 || in->dtype == ir::DType::kToken) return UnsupportedDType(name, in->dtype);
+  if (out_w == 0 || out->dtype == ir::DType::kToken) return UnsupportedDType(name, out->dtype);
   if (ir::IsComplex(in->dtype) != ir::IsComplex(out->dtype)) {
     return InvalidArgument(name + ": cannot bitcast between complex and non-complex types");
   }
+  const int in_bits = BitcastBits(in->dtype), out_bits = BitcastBits(out->dtype);
+  if (in_bits == 6 || out_bits == 6)
+    return UnsupportedDType(name, in_bits == 6 ? in->dtype : out->dtype);
   bool shape_ok;
-  if (in_w == out_w) {
+  if (in_bits == out_bits) {
     shape_ok = in->dims == out->dims;
-  } else if (out_w < in_w) {
-    // Each operand element becomes a trailing run of in_w/out_w result elements.
+  } else if (out_bits < in_bits) {
+    // Each operand element becomes a trailing run of in_bits/out_bits result elements.
     shape_ok = out->rank() == in->rank() + 1 &&
                std::equal(in->dims.begin(), in->dims.end(), out->dims.begin()) &&
-               out->dims.back() * out_w == in_w;
+               out->dims.back() * out_bits == in_bits;
   } else {
     shape_ok = in->rank() == out->rank() + 1 &&
                std::equal(out->dims.begin(), out->dims.end(), in->dims.begin()) &&
-               in->dims.back() * in_w == out_w;
+               in->dims.back() * in_bits == out_bits;
   }
   if (!shape_ok) {
     return InvalidArgument(name + ": cannot bitcast " + TypeString(*in) + " to " +
                            TypeString(*out));
   }
-  // The bytes are the same, only their type changes: the result views the operand.
-  return Kernel::Alias(0);
+  // Same bits in the same bytes (sub-byte types of one width share the stored form): the result
+  // views the operand.
+  if (in_bits == out_bits || (in_bits % 8 == 0 && out_bits % 8 == 0)) return Kernel::Alias(0);
+  return MakeBitcastRepack(name, in_bits, out_bits, in->num_elements(), in_w, out_w);
 }
 
 // ---- reduce_precision ----

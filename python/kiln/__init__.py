@@ -45,7 +45,7 @@ def initialize() -> None:
     except ImportError:
         return
     # What JAX grants only to platforms it names: host-callback and LAPACK lowerings, buffer
-    # donation, the persistent compilation cache and DLPack.
+    # donation, the persistent compilation cache, DLPack, platform_dependent's cpu branches.
     from kiln import _callbacks, _compat, _dlpack, _linalg, _lowering
     message = _compat.jaxlib_warning()
     if message:
@@ -57,6 +57,8 @@ def initialize() -> None:
     for what, register in (("host callbacks", lambda: _callbacks.register(PLATFORM_NAME, path)),
                            ("LAPACK lowerings", lambda: _linalg.register(PLATFORM_NAME)),
                            ("buffer donation", lambda: _lowering.enable_donation(PLATFORM_NAME)),
+                           ("lax.platform_dependent's cpu branches",
+                            lambda: _lowering.enable_platform_dependent(PLATFORM_NAME)),
                            ("the compilation cache",
                             lambda: _lowering.enable_compilation_cache(PLATFORM_NAME)),
                            ("DLPack", lambda: _dlpack.register(PLATFORM_NAME, path))):

@@ -60,3 +60,36 @@ def enable_compilation_cache(platform: str) -> None:
     is_cache_used._kiln_platform = platform  # type: ignore[attr-defined]
     is_cache_used.__wrapped__ = original  # type: ignore[attr-defined]
     cc.is_cache_used = is_cache_used
+
+
+def _with_kiln_as_cpu(branches_platforms: Any, platform: str) -> Any:
+    """`branches_platforms` of lax.platform_dependent with `platform` added to the branch that
+    names "cpu", unless some branch names `platform` itself."""
+    if branches_platforms is None or any(ps is not None and platform in ps
+                                         for ps in branches_platforms):
+        return branches_platforms
+    return tuple(ps if ps is None or "cpu" not in ps else (*ps, platform)
+                 for ps in branches_platforms)
+
+
+def enable_platform_dependent(platform: str) -> None:
+    """`lax.platform_dependent(x, cpu=f, default=g)` takes the `cpu` branch on Kiln, a CPU backend
+    (a branch for `platform` itself still wins). JAX picks branches by platform name: both the
+    branch index (`platform_index`) and the branches kept by the conditional (`cond` with
+    `branches_platforms`) are lowered with Kiln named beside "cpu"."""
+    from functools import partial
+
+    from jax._src.lax.control_flow import conditionals as cond
+
+    def platform_index(ctx, *, platforms):
+        return cond._platform_index_lowering(  # noqa: SLF001
+            ctx, platforms=_with_kiln_as_cpu(platforms, platform))
+
+    def cond_lowering(ctx, index, *args, branches, **params):
+        if params.get("branches_platforms") is not None:
+            params = dict(params, branches_platforms=_with_kiln_as_cpu(
+                params["branches_platforms"], platform))
+        return cond._cond_lowering(ctx, index, *args, branches=branches, **params)  # noqa: SLF001
+
+    register_lowering(cond.platform_index_p, platform_index, platform)
+    register_lowering(cond.cond_p, partial(cond_lowering), platform)

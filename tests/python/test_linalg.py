@@ -144,3 +144,19 @@ def test_larger_batched_solve():
     a = sample(np.float64, (64, 8, 8)) + 8 * np.eye(8)
     b = sample(np.float64, (64, 8, 3), seed=3)
     check(lambda a, b: jnp.linalg.solve(a, b), a, b, dtype=np.float64)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_half_precision_triangular_solve(dtype):
+    # Kiln widens these to f32 around BLAS and rounds back (compiler/narrow_float.h); XLA:CPU
+    # computes them in the narrow type. A few units in the type's last place are allowed.
+    a = np.tril(sample(np.float32, (3, 4, 4))) + 4 * np.eye(4, dtype=np.float32)
+    b = sample(np.float32, (3, 4, 2), seed=2)
+    f = lambda a, b: (jax.lax.linalg.triangular_solve(a, b, left_side=True, lower=True),
+                      jax.lax.linalg.triangular_solve(a, b[..., :4, :].swapaxes(-1, -2),
+                                                      lower=True, transpose_a=True))
+    kiln, cpu = run_both(f, a.astype(dtype), b.astype(dtype))
+    tol = 8e-3 if dtype == "float16" else 6e-2
+    for k, c in zip(kiln, cpu):
+        assert k.dtype == c.dtype and k.shape == c.shape
+        assert_array_close(np.asarray(k, np.float32), np.asarray(c, np.float32), rtol=tol, atol=tol)

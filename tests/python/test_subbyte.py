@@ -95,3 +95,35 @@ def test_popcnt_counts_the_elements_bits(dtype):
     np.testing.assert_array_equal(got.astype(np.int64), want.astype(np.int64))
     if dtype != "int4":
         _same(lax.population_count, x)
+
+
+@pytest.mark.parametrize("pair", [("int4", "uint8"), ("uint4", "int8"), ("int4", "uint16"),
+                                  ("uint4", "float16"), ("int4", "int32"), ("uint2", "uint4"),
+                                  ("int2", "int8"), ("int4", "uint4"), ("float4_e2m1fn", "uint8")])
+def test_bitcast_between_widths(pair):
+    # Element 0 in the lowest bits, both ways (kernels/elementwise.cc: MakeBitcastRepack).
+    narrow, wide = pair
+    bits = lambda t: 4 if t in ("int4", "uint4", "float4_e2m1fn") else (
+        2 if t in ("int2", "uint2") else np.dtype(t).itemsize * 8)
+    k = bits(wide) // bits(narrow)
+    rng = np.random.default_rng(7)
+    codes = rng.integers(0, 2 ** bits(narrow), (6, k)).astype(np.uint8)
+    x = _from_codes(codes, narrow)
+    _same(lambda a: lax.bitcast_convert_type(a, wide), x)
+    if k > 1:
+        if bits(wide) < 8:
+            w = _from_codes(rng.integers(0, 2 ** bits(wide), 6).astype(np.uint8), wide)
+        else:
+            w = rng.integers(0, 256, (6, bits(wide) // 8), dtype=np.uint8).view(wide).reshape(6)
+        _same(lambda a: lax.bitcast_convert_type(a, narrow), w)
+
+
+def _from_codes(codes, dtype):
+    """Values of a sub-byte type from their low-bit codes."""
+    if dtype.startswith("float"):
+        return codes.view(getattr(ml_dtypes, dtype))
+    bits = 4 if "4" in dtype else 2
+    v = codes.astype(np.int16)
+    if dtype.startswith("int"):
+        v = np.where(v >= 2 ** (bits - 1), v - 2 ** bits, v)
+    return v.astype(dtype)
