@@ -7,6 +7,7 @@
 #include <string_view>
 #include <utility>
 
+#include "compiler/cost.h"
 #include "compiler/program.h"
 #include "ingest/compile_options.h"
 #include "pjrt/args_check.h"
@@ -32,6 +33,13 @@ struct PJRT_SerializedCompileOptions {
 
 namespace kiln::pjrt {
 namespace {
+
+// Appended to every compile error that is a gap in Kiln (UNIMPLEMENTED).
+constexpr char kUnsupportedHint[] =
+    "\nKiln cannot run this program yet. To run it now, place its inputs on JAX's CPU backend "
+    "(x = jax.device_put(x, jax.devices(\"cpu\")[0]); a jitted function follows its inputs), "
+    "and please report the gap, with this message, in Kiln's issue tracker (docs/conformance.md "
+    "lists the known ones).";
 
 // xla.DeviceAssignmentProto: replica_count = 1, computation_count = 2, computation_devices = 3
 // (ComputationDevice { repeated int64 replica_device_ids = 1 }, packed), computation-major.
@@ -117,6 +125,19 @@ std::shared_ptr<const ExecutableInfo> MakeExecutableInfo(
   for (size_t i = 0; i < exe->arg_types.size(); ++i) {
     info->parameter_memory_kinds.push_back(kDeviceMemoryKind);
     info->parameter_memory_kind_sizes.push_back(sizeof(kDeviceMemoryKind) - 1);
+  }
+  const compiler::CostEstimate cost = compiler::EstimateCost(*exe->module);
+  for (const auto& [name, value] : {std::pair<const char*, double>{"flops", cost.flops},
+                                    {"transcendentals", cost.transcendentals},
+                                    {"bytes accessed", cost.bytes_accessed}}) {
+    PJRT_NamedValue v{};
+    v.struct_size = sizeof(PJRT_NamedValue);
+    v.name = name;  // a literal: lives as long as the library
+    v.name_size = std::char_traits<char>::length(name);
+    v.type = PJRT_NamedValue_kFloat;
+    v.float_value = static_cast<float>(value);
+    v.value_size = 1;
+    info->cost_properties.push_back(v);
   }
   info->code_size_estimate =
       exe->main == nullptr ? 0
@@ -207,9 +228,15 @@ PJRT_Error* Client_Compile(PJRT_Client_Compile_Args* args) {
     std::span<const uint8_t> options_bytes(
         reinterpret_cast<const uint8_t*>(args->compile_options),
         args->compile_options == nullptr ? 0 : args->compile_options_size);
-    KILN_ASSIGN_OR_RETURN(std::unique_ptr<PJRT_LoadedExecutable> loaded,
-                          CompileAndLoad(args->client, code, options_bytes, kFn));
-    args->executable = loaded.release();
+    StatusOr<std::unique_ptr<PJRT_LoadedExecutable>> loaded =
+        CompileAndLoad(args->client, code, options_bytes, kFn);
+    if (!loaded.ok()) {
+      const Status& error = loaded.status();
+      if (error.code() != StatusCode::kUnimplemented) return error;
+      // What a user can do about a gap, said once, where every compile error leaves Kiln.
+      return Status(error.code(), error.message() + kUnsupportedHint);
+    }
+    args->executable = loaded->release();
     return Status::Ok();
   });
 }
@@ -291,9 +318,8 @@ PJRT_Error* Executable_GetCostAnalysis(PJRT_Executable_GetCostAnalysis_Args* arg
   return Guard(kFn, [&]() -> Status {
     KILN_CHECK_ARGS(args, PJRT_Executable_GetCostAnalysis_Args, properties, kFn);
     KILN_ASSIGN_OR_RETURN(const ExecutableInfo* info, InfoOf(args->executable, kFn));
-    (void)info;
-    args->num_properties = 0;
-    args->properties = nullptr;
+    args->num_properties = info->cost_properties.size();
+    args->properties = info->cost_properties.data();
     return Status::Ok();
   });
 }

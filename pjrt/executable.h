@@ -27,6 +27,8 @@ struct ExecutableInfo {
   std::vector<const char*> parameter_memory_kinds;
   std::vector<size_t> parameter_memory_kind_sizes;
   int64_t code_size_estimate = 0;
+  // compiled.cost_analysis(): flops, transcendentals, bytes accessed (compiler/cost.h).
+  std::vector<PJRT_NamedValue> cost_properties;
   // Partitioned programs: serialized xla.OpSharding per parameter / output (Shardings extension).
   struct ShardingList {
     std::vector<std::string> protos;

@@ -1,4 +1,4 @@
-"""Execution traces (KILN_TRACE) and thread use under a CPU affinity mask.
+"""Execution traces (KILN_TRACE), thread use under a CPU affinity mask, and cost analysis.
 
 Each check runs a small program in a fresh process (the trace file and the thread pool are set up
 when the process starts) and inspects what it left behind: the Chrome trace-event JSON that
@@ -14,7 +14,11 @@ import shutil
 import subprocess
 import sys
 
+import numpy as np
 import pytest
+
+import jax
+import jax.numpy as jnp
 
 from conftest import REPO_ROOT
 
@@ -86,3 +90,24 @@ def test_taskset_one_cpu_means_one_thread(tmp_path):
     cpus = len(os.sched_getaffinity(0))
     out = run(tmp_path, {})
     assert f"WORKERS {cpus - 1}" in out
+
+
+def test_cost_analysis_matches_the_cpu_backend():
+    # compiler/cost.h: flops and transcendentals as XLA counts them (within 5%); bytes accessed
+    # are counted per op before fusion, so they bound XLA's post-fusion count from above.
+    def f(x, w, k):
+        y = jnp.tanh(x @ w)
+        z = jax.lax.conv_general_dilated(y[None, None], k, (1, 1), "SAME")
+        return jnp.exp(z).sum() + y.max()
+
+    args = (np.ones((64, 32), np.float32), np.ones((32, 16), np.float32),
+            np.ones((4, 1, 3, 3), np.float32))
+    costs = {}
+    for platform in ("kiln", "cpu"):
+        dev = jax.devices(platform)[0]
+        compiled = jax.jit(f).lower(*[jax.device_put(a, dev) for a in args]).compile()
+        costs[platform] = compiled.cost_analysis()
+    for key in ("flops", "transcendentals"):
+        assert costs["kiln"][key] == pytest.approx(costs["cpu"][key], rel=0.05), (key, costs)
+    kiln_bytes, xla_bytes = costs["kiln"]["bytes accessed"], costs["cpu"]["bytes accessed"]
+    assert 0.95 * xla_bytes <= kiln_bytes <= 4 * xla_bytes, costs

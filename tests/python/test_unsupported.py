@@ -112,3 +112,12 @@ def test_process_survives_and_next_jit_works(kiln_device):
     assert np.asarray(before).tolist() == [3.0 * i for i in range(8)]
     assert np.asarray(jax.jit(lambda a: a * 3.0)(x)).tolist() == [3.0 * i for i in range(8)]
     assert int(jnp.add(1, 1)) == 2
+
+
+def test_error_says_what_to_do_next(kiln_device):
+    x = jax.device_put(np.arange(8, dtype=np.float32), kiln_device)
+    msg = compile_error(uses_unknown, x)
+    assert 'jax.devices("cpu")' in msg and "report" in msg, msg
+    # ... and the suggested fallback works.
+    cpu_x = jax.device_put(np.arange(8, dtype=np.float32), jax.devices("cpu")[0])
+    assert np.asarray(jax.jit(lambda a: a * 2)(cpu_x)).tolist() == [2.0 * i for i in range(8)]
