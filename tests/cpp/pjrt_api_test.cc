@@ -1256,7 +1256,12 @@ TEST_F(PjrtTest, ExecutableMetadata) {
   cost.struct_size = PJRT_Executable_GetCostAnalysis_Args_STRUCT_SIZE;
   cost.executable = exe;
   ASSERT_PJRT_OK(Api()->PJRT_Executable_GetCostAnalysis(&cost));
-  EXPECT_EQ(cost.num_properties, 0u);
+  ASSERT_EQ(cost.num_properties, 3u);
+  EXPECT_EQ(Str(cost.properties[0].name, cost.properties[0].name_size), "flops");
+  EXPECT_EQ(cost.properties[0].type, PJRT_NamedValue_kFloat);
+  EXPECT_GE(cost.properties[0].float_value, 0.0f);
+  EXPECT_EQ(Str(cost.properties[2].name, cost.properties[2].name_size), "bytes accessed");
+  EXPECT_GT(cost.properties[2].float_value, 0.0f);
   PJRT_Executable_SizeOfGeneratedCodeInBytes_Args code{};
   code.struct_size = PJRT_Executable_SizeOfGeneratedCodeInBytes_Args_STRUCT_SIZE;
   code.executable = exe;
