@@ -10,6 +10,8 @@
 #include "pjrt/args_check.h"
 #include "pjrt/entry_points.h"
 #include "pjrt/error.h"
+#include "runtime/parallel.h"
+#include "support/log.h"
 
 namespace kiln::pjrt {
 namespace {
@@ -92,6 +94,9 @@ PJRT_Error* Client_Create(PJRT_Client_Create_Args* args) {
     KILN_CHECK_ARGS(args, PJRT_Client_Create_Args, client, "PJRT_Client_Create");
     KILN_ASSIGN_OR_RETURN(int64_t count, DeviceCount(args->create_options, args->num_options));
     KILN_ASSIGN_OR_RETURN(std::unique_ptr<PJRT_Client> client, MakeClient(count));
+    KILN_LOG(kInfo, "client created: " + std::to_string(count) + " device" +
+                        (count == 1 ? "" : "s") + ", " +
+                        std::to_string(runtime::DefaultThreadCount()) + " threads");
     args->client = client.release();
     return Status::Ok();
   });

@@ -3,6 +3,7 @@
 #include "pjrt/executable.h"
 
 #include <algorithm>
+#include <chrono>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -21,6 +22,7 @@
 #include "pjrt/shardings.h"
 #include "runtime/aligned_buffer.h"
 #include "runtime/view.h"
+#include "support/log.h"
 #include "support/thread.h"
 
 // Owners of bytes handed out with a deleter.
@@ -182,10 +184,21 @@ StatusOr<std::unique_ptr<PJRT_LoadedExecutable>> CompileAndLoad(
   // Reading and compiling recurse once per nesting level of the program; the caller's thread (any
   // Python thread) may have a small stack, so they run on a thread with a large one.
   std::shared_ptr<const compiler::Executable> exe;
-  KILN_RETURN_IF_ERROR(RunOnLargeStack([&]() -> Status {
+  const auto start = std::chrono::steady_clock::now();
+  const Status compiled = RunOnLargeStack([&]() -> Status {
     KILN_ASSIGN_OR_RETURN(exe, compiler::Compile(code, "mlir", options_bytes));
     return Status::Ok();
-  }));
+  });
+  const double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  if (!compiled.ok()) {
+    KILN_LOG(kInfo, "compile failed after " + std::to_string(ms) + " ms: " + compiled.message());
+    return compiled;
+  }
+  KILN_LOG(kInfo, "compiled " + exe->name + ": " + std::to_string(code.size()) +
+                      " bytes of StableHLO, " +
+                      std::to_string(exe->main == nullptr ? 0 : exe->main->steps.size()) +
+                      " steps, " + std::to_string(ms) + " ms");
   auto loaded = std::make_unique<PJRT_LoadedExecutable>();
   loaded->client = client;
   loaded->info = MakeExecutableInfo(

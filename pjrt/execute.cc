@@ -4,6 +4,7 @@
 // device's queue (compiler/partition.h): its arguments are assembled from the devices' shards and
 // its results split into theirs.
 #include <algorithm>
+#include <chrono>
 #include <optional>
 #include <string>
 #include <utility>
@@ -21,6 +22,7 @@
 #include "runtime/aligned_buffer.h"
 #include "runtime/box_copy.h"
 #include "runtime/view.h"
+#include "support/log.h"
 
 namespace kiln::pjrt {
 
@@ -109,7 +111,14 @@ Status RunLaunch(const Launch& launch) {
     KILN_ASSIGN_OR_RETURN(runtime::Array a, runtime::Array::Allocate(exe.result_types[r]));
     results.push_back(std::move(a));
   }
+  const auto start = std::chrono::steady_clock::now();
   KILN_RETURN_IF_ERROR(RunMain(exe, launch.ctx, inputs, results));
+  KILN_LOG(kDebug, "ran " + exe.name + ": " + std::to_string(inputs.size()) + " arguments, " +
+                       std::to_string(results.size()) + " results, " +
+                       std::to_string(std::chrono::duration<double, std::micro>(
+                                          std::chrono::steady_clock::now() - start)
+                                          .count()) +
+                       " us");
   for (size_t i = 0; i < results.size(); ++i) launch.outputs[i]->SetValue(std::move(results[i]));
   return Status::Ok();
 }

@@ -111,3 +111,26 @@ def test_cost_analysis_matches_the_cpu_backend():
         assert costs["kiln"][key] == pytest.approx(costs["cpu"][key], rel=0.05), (key, costs)
     kiln_bytes, xla_bytes = costs["kiln"]["bytes accessed"], costs["cpu"]["bytes accessed"]
     assert 0.95 * xla_bytes <= kiln_bytes <= 4 * xla_bytes, costs
+
+
+LOG_PROGRAM = r"""
+import jax, jax.numpy as jnp
+print(float(jax.jit(lambda x: (x * 2).sum())(jnp.arange(4.0))))
+"""
+
+
+@pytest.mark.parametrize("level,expect,absent", [
+    ("info", ["client created: 1 device", "compiled jit_"], ["ran jit_"]),
+    ("debug", ["client created", "compiled jit_", "ran jit_"], []),
+    ("off", [], ["[kiln "]),
+    ("loud", ["KILN_LOG_LEVEL=loud is not one of"], ["compiled jit_"]),
+])
+def test_log_level(tmp_path, level, expect, absent):
+    env = dict(os.environ, JAX_PLATFORMS="kiln,cpu", KILN_LOG_LEVEL=level)
+    proc = subprocess.run([sys.executable, "-c", LOG_PROGRAM], env=env, capture_output=True,
+                          text=True, timeout=300, cwd=tmp_path)
+    assert proc.returncode == 0 and proc.stdout.strip() == "12.0", proc.stderr[-3000:]
+    for text in expect:
+        assert text in proc.stderr, (text, proc.stderr[-3000:])
+    for text in absent:
+        assert text not in proc.stderr, (text, proc.stderr[-3000:])
