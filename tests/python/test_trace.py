@@ -2,7 +2,7 @@
 
 Each check runs a small program in a fresh process (the trace file and the thread pool are set up
 when the process starts) and inspects what it left behind: the Chrome trace-event JSON that
-Perfetto opens, tools/trace_summary's table and SVG chart, and the names of Kiln's worker threads
+Perfetto opens, tools/trace_summary's table and SVG chart, tools/plot_trace's PNG, and the names of Kiln's worker threads
 in /proc.
 """
 
@@ -76,6 +76,13 @@ def test_trace_is_chrome_json_with_families(tmp_path):
     assert summary.returncode == 0, summary.stderr
     assert "linalg" in summary.stdout and "stablehlo.dot_general (f32)" in summary.stdout
     assert svg.read_text().startswith("<svg") and "linalg" in svg.read_text()
+
+    png = tmp_path / "families.png"
+    plot = subprocess.run([sys.executable, os.path.join(REPO_ROOT, "tools", "plot_trace"),
+                           str(trace), str(png), "--top", "5"], capture_output=True, text=True)
+    assert plot.returncode == 0, plot.stderr
+    data = png.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 5000
 
 
 def test_no_trace_file_without_the_variable(tmp_path):
