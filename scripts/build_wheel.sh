@@ -44,4 +44,8 @@ LD_LIBRARY_PATH="$openblas_lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
 repaired=("$house"/kiln_pjrt-*manylinux*.whl)
 ((${#repaired[@]} == 1)) || { cat "$dist/repair.log"; kiln_die "auditwheel made no manylinux wheel"; }
 "$KILN_PY" -m auditwheel show "${repaired[0]}" | sed 's/^/[auditwheel] /'
+# The promise: glibc 2.28 is enough (pjrt/link/glibc_floor.cc keeps newer symbols out).
+glibc_minor="$(sed -n 's/.*manylinux_2_\([0-9]*\)_x86_64.*/\1/p' <<<"${repaired[0]##*/}")"
+[[ -n "$glibc_minor" && "$glibc_minor" -le 28 ]] ||
+  kiln_die "the wheel needs a newer glibc than 2.28 (${repaired[0]##*/}); see pjrt/link/glibc_floor.cc"
 kiln_log "wheel: ${repaired[0]}"

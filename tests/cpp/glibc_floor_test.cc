@@ -1,0 +1,50 @@
+// pjrt/link/glibc_floor.cc: the stand-ins the shared library uses for glibc functions newer than
+// 2.28 agree with the functions they replace on this (newer) glibc.
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <set>
+
+// The unit is linked into libkiln_pjrt.so only; the test compiles it in directly.
+#include "pjrt/link/glibc_floor.cc"  // NOLINT(bugprone-suspicious-include)
+
+namespace {
+
+int LocalFunction() { return 42; }
+
+TEST(GlibcFloorTest, FindObjectMatchesGlibc) {
+  void* pcs[] = {reinterpret_cast<void*>(&LocalFunction), reinterpret_cast<void*>(&std::printf),
+                 reinterpret_cast<void*>(&std::fclose)};
+  for (void* pc : pcs) {
+    struct dl_find_object want {
+    }, got{};
+    ASSERT_EQ(_dl_find_object(pc, &want), 0);
+    ASSERT_EQ(__wrap__dl_find_object(pc, &got), 0);
+    EXPECT_EQ(got.dlfo_eh_frame, want.dlfo_eh_frame);
+    EXPECT_EQ(got.dlfo_map_start, want.dlfo_map_start);
+    EXPECT_NE(got.dlfo_eh_frame, nullptr);
+  }
+  struct dl_find_object none {};
+  EXPECT_EQ(__wrap__dl_find_object(reinterpret_cast<void*>(16), &none), -1);
+  EXPECT_EQ(LocalFunction(), 42);
+}
+
+TEST(GlibcFloorTest, OldMathVersionsGiveTheSameResults) {
+  for (double x : {-700.0, -1.5, 0.0, 0.3, 1.0, 2.5, 88.0, 700.0}) {
+    EXPECT_EQ(__wrap_exp(x), std::exp(x)) << x;
+    if (x > 0) {
+      EXPECT_EQ(__wrap_log(x), std::log(x)) << x;
+    }
+    EXPECT_EQ(__wrap_pow(1.5, x), std::pow(1.5, x)) << x;
+  }
+}
+
+TEST(GlibcFloorTest, Arc4randomVaries) {
+  std::set<uint32_t> seen;
+  for (int i = 0; i < 64; ++i) seen.insert(__wrap_arc4random());
+  EXPECT_GT(seen.size(), 60u);
+}
+
+}  // namespace
