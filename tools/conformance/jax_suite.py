@@ -49,11 +49,22 @@ DEFAULT_FILES = ["lax_test.py", "lax_numpy_test.py", "lax_control_flow_test.py",
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 # Loaded into the Kiln run with `-p`: the device under test is the CPU backend Kiln replaces.
+# Importing test_util this early binds its capture_stdout/capture_stderr to the streams of
+# before pytest's capture (it dup2()s onto their file descriptors), so they are bound again to the
+# streams each test runs with, as they would be had a test module imported test_util first.
 _DUT_PLUGIN = """
 def pytest_configure(config):
     import jax
     from jax._src import test_util  # defines the option
     jax.config.update("jax_test_dut", "cpu")
+
+
+def pytest_runtest_setup(item):
+    import functools
+    import sys
+    from jax._src import test_util
+    test_util.capture_stdout = functools.partial(test_util._capture_output, sys.stdout)
+    test_util.capture_stderr = functools.partial(test_util._capture_output, sys.stderr)
 """
 
 
@@ -191,7 +202,9 @@ def main() -> int:
         if causes:
             details.append(f"\n### {test_file}: failure causes\n")
             for cause, count in causes.most_common(args.failures):
-                details.append(f"- {count} × `{cause}`")
+                tests = sorted(t.split("::")[-1] for t, m in failed.items() if cause_of(m) == cause)
+                shown = ", ".join(f"`{t}`" for t in tests[:3]) + (" ..." if len(tests) > 3 else "")
+                details.append(f"- {count} × `{cause}` ({shown})")
         skip_causes = collections.Counter(cause_of(kiln[t][1] or "skipped") for t in kiln_skip)
         if skip_causes:
             details.append(f"\n### {test_file}: Kiln's skips of CPU passes\n")
