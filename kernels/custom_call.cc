@@ -1,6 +1,7 @@
 // stablehlo.custom_call: the op is one registry entry whose lowering hands the call to the
 // lowering rule its target registered (compiler::OpRegistry::AddCustomCall). Target families:
-// kernels/lapack_*.cc (JAX's CPU linear-algebra calls).
+// kernels/lapack_*.cc (JAX's CPU linear-algebra calls), kernels/callback.cc,
+// kernels/approx_top_k.cc; here: @dce_sink.
 #include "kernels/custom_call.h"
 
 #include <string>
@@ -46,6 +47,14 @@ StatusOr<std::vector<int64_t>> Layout(const ir::Op& op, std::string_view attr, s
     seen[d] = true;
   }
   return *m2m;
+}
+
+// @dce_sink (lax.dce_sink(x, prevent_mlir_dce=True)): marks its operands as used so that nothing
+// removes the ops computing them; it computes nothing itself.
+StatusOr<Kernel> LowerDceSink(LowerContext& ctx) {
+  if (!ctx.op().results.empty()) return OpError(ctx.op(), "@dce_sink has no results");
+  return Kernel([](compiler::ExecContext&, std::span<const runtime::View>,
+                   std::span<const runtime::View>) -> Status { return Status::Ok(); });
 }
 
 StatusOr<Kernel> LowerCustomCall(LowerContext& ctx) {
@@ -110,6 +119,7 @@ namespace kiln::compiler {
 
 void RegisterCustomCallOps(OpRegistry& registry) {
   registry.Add({"stablehlo.custom_call", "custom_call", &kernels::LowerCustomCall});
+  registry.AddCustomCall({"dce_sink", "custom_call", &kernels::LowerDceSink});
 }
 
 }  // namespace kiln::compiler
