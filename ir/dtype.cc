@@ -150,20 +150,11 @@ bool IsFloat(DType t) {
     case DType::kF32:
     case DType::kF64:
     case DType::kBF16:
-    case DType::kF8E5M2:
-    case DType::kF8E4M3FN:
-    case DType::kF8E4M3B11FNUZ:
-    case DType::kF8E5M2FNUZ:
-    case DType::kF8E4M3FNUZ:
-    case DType::kF8E4M3:
-    case DType::kF8E3M4:
-    case DType::kF8E8M0FNU:
-    case DType::kF4E2M1FN:
     case DType::kF6E2M3FN:
     case DType::kF6E3M2FN:
       return true;
     default:
-      return false;
+      return IsNarrowFloat(t);
   }
 }
 

@@ -43,7 +43,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from jax_suite import _declare_entry_point, _kiln_entry_point_declared, cause_of  # noqa: E402
+from jax_suite import (  # noqa: E402
+    _declare_entry_point, _kiln_entry_point_declared, _version, cause_of)
 
 # Relative and absolute tolerance per floating dtype name (complex: per component).
 TOLERANCES = {
@@ -410,14 +411,6 @@ def main() -> int:
         status = 1
     print(f"harnesses: {passed} passed, {failed} failed, {skipped} skipped")
     return status
-
-
-def _version(dist: str) -> str:
-    try:
-        from importlib.metadata import version
-        return version(dist)
-    except Exception:  # noqa: BLE001
-        return "?"
 
 
 if __name__ == "__main__":
