@@ -38,6 +38,8 @@ struct DeviceValues {
   std::vector<std::vector<int64_t>> offsets;  // where device d's piece starts in the global value
 };
 
+struct Program;
+
 // What a kernel may ask about where it runs.
 struct ExecContext {
   int device_ordinal = 0;
@@ -107,6 +109,12 @@ struct Kernel {
   size_t scratch_bytes = 0;
   // Set for elementwise kernels the fusion pass may merge; `fn` still runs them alone.
   std::shared_ptr<const MapInfo> map;
+  // Set for func.call and composites: `fn` runs this program on the op's operands and results,
+  // so a loop may inline it instead (compiler/flat_program.h).
+  std::shared_ptr<const Program> callee;
+  // Output 0 may be given input `in_place_input`'s very memory (>= 0): the kernel then writes only
+  // what changes (dynamic_update_slice). Loops use it to update a carried array in place.
+  int in_place_input = -1;
 
   Kernel() = default;
   template <typename F, typename = std::enable_if_t<std::is_constructible_v<KernelFn, F&&> &&

@@ -186,6 +186,8 @@ StatusOr<std::shared_ptr<const Program>> ProgramBuilder::BuildRegion(
     step.constant = std::move(kernel->constant);
     step.scratch_bytes = kernel->scratch_bytes;
     step.map = std::move(kernel->map);
+    step.callee = std::move(kernel->callee);
+    step.in_place_input = kernel->in_place_input;
     if (step.map != nullptr) step.overwritable = {MapOverwritableInputs(*step.map)};
     for (ir::ValueId r : op.results) {
       KILN_ASSIGN_OR_RETURN(int32_t slot, define(r));

@@ -11,20 +11,15 @@
 #include <string>
 #include <vector>
 
+#include "compiler/flat_program.h"
 #include "compiler/op_registry.h"
 #include "compiler/program.h"
+#include "runtime/trace.h"
 
 namespace kiln::compiler {
 namespace {
 
 using runtime::View;
-
-StatusOr<bool> ReadPredicate(const View& a) {
-  if (a.dtype != ir::DType::kPred || a.num_elements() != 1) {
-    return InvalidArgument("predicate must be a scalar i1");
-  }
-  return *a.data_as<uint8_t>() != 0;
-}
 
 // Lowers an op that calls the function named by its symbol attribute `attr_name` with the op's
 // operands and returns its results: func.call (`callee`) and stablehlo.composite
@@ -45,6 +40,7 @@ StatusOr<Kernel> LowerFunctionCall(LowerContext& ctx, const char* attr_name) {
     return RunProgram(*body, ec, in, out, ec.scratch);
   });
   k.scratch_bytes = body->total_bytes;
+  k.callee = std::move(body);
   return k;
 }
 
@@ -57,19 +53,29 @@ StatusOr<Kernel> LowerComposite(LowerContext& ctx) {
   return LowerFunctionCall(ctx, "decomposition");
 }
 
-// stablehlo.while. The carried values live in two sets of buffers in the op's scratch, A and B:
+// stablehlo.while. The carried values live in two sets of buffers in the op's scratch, 0 and 1:
 // the body reads one set and writes the other, and they swap roles every iteration, so carries
-// are never copied between iterations. A carry the body returns unchanged (result i is parameter
-// i) is never copied at all: it stays where it is. The first iteration reads the op's inputs; the
-// last carries are copied into the op's outputs once.
+// are never copied between iterations. The op's inputs are copied into set 0 first; the last
+// carries are copied into the op's outputs once. Two kinds of carry have one buffer only:
+//  * one the body returns unchanged (result i is parameter i) stays where it is, in the op's input;
+//  * one the body updates in place (a scan's stacked outputs: a dynamic_update_slice of the carry
+//    that nothing else reads, FlatProgram::UpdatesInPlace) is the same buffer in both sets, so an
+//    iteration writes only the slice instead of copying the whole array.
 //
-// Scratch: [views: params of cond/body, then results of body][pred][A][B][sub-program memory].
+// The condition and body run as flat programs (compiler/flat_program.h): their operand views are
+// resolved once per execution of the loop for each direction of the carries, not once per
+// iteration. With KILN_TRACE on they run through RunProgram instead, which records every step.
+//
+// Scratch: [views: params of cond/body reading set 0, then set 1][pred][set 0][set 1]
+// [sub-program memory][flat tables: cond reading 0, cond reading 1, body 0 -> 1, body 1 -> 0].
 struct WhilePlan {
   std::shared_ptr<const Program> cond, body;
+  std::shared_ptr<const FlatProgram> flat_cond, flat_body;
   size_t n = 0;               // carried values
   std::vector<size_t> bytes;  // per carry
   std::vector<bool> passthrough;
-  size_t views_offset = 0, pred_offset = 0, a_offset = 0, b_offset = 0, sub_offset = 0;
+  std::vector<size_t> offset[2];  // per set, per carry: where it is in the scratch
+  size_t views_offset = 0, pred_offset = 0, sub_offset = 0, table_offset = 0;
   size_t scratch_bytes = 0;
 };
 
@@ -77,43 +83,66 @@ Status RunWhile(const WhilePlan& w, ExecContext& ec, std::span<const View> in,
                 std::span<const View> out) {
   std::byte* scratch = ec.scratch;
   const size_t n = w.n;
-  const size_t m = in.size() - n;                                    // captures
-  auto* params = reinterpret_cast<View*>(scratch + w.views_offset);  // n + m
-  auto* next = params + n + m;                                       // n
-  for (size_t i = 0; i < n + m; ++i) new (&params[i]) View(in[i]);
+  const size_t m = in.size() - n;  // captures
+  auto* all_views = reinterpret_cast<View*>(scratch + w.views_offset);
+  View* views[2] = {all_views, all_views + n + m};
+  for (size_t i = 0; i < n + m; ++i) {
+    for (int s = 0; s < 2; ++s) {
+      View* v = new (&views[s][i]) View(in[i]);
+      if (i < n && !w.passthrough[i]) v->ptr = scratch + w.offset[s][i];
+    }
+    if (i < n && !w.passthrough[i] && w.bytes[i] > 0) {
+      std::memcpy(views[0][i].ptr, in[i].ptr, w.bytes[i]);
+    }
+  }
   View pred_view;
   pred_view.dtype = ir::DType::kPred;
   pred_view.ptr = scratch + w.pred_offset;
   pred_view.elements = 1;
-  std::byte* sets[2] = {scratch + w.a_offset, scratch + w.b_offset};
+  const auto* pred = static_cast<const uint8_t*>(pred_view.ptr);
   std::byte* sub = scratch + w.sub_offset;
-  int write_set = 0;
-  for (;;) {
-    if (Status s = RunProgram(*w.cond, ec, std::span<const View>(params, n + m),
-                              std::span<const View>(&pred_view, 1), sub);
-        !s.ok()) {
-      return s.WithContext("in the condition of stablehlo.while");
+  auto params = [&](int s) { return std::span<const View>(views[s], n + m); };
+  auto results = [&](int s) { return std::span<const View>(views[1 - s], n); };
+  const std::span<const View> pred_result(&pred_view, 1);
+  int s = 0;  // the set holding the current carries
+  if (runtime::TraceEnabled()) {
+    for (;;) {
+      if (Status st = RunProgram(*w.cond, ec, params(s), pred_result, sub); !st.ok()) {
+        return st.WithContext("in the condition of stablehlo.while");
+      }
+      if (*pred == 0) break;
+      if (Status st = RunProgram(*w.body, ec, params(s), results(s), sub); !st.ok()) {
+        return st.WithContext("in the body of stablehlo.while");
+      }
+      s ^= 1;
     }
-    KILN_ASSIGN_OR_RETURN(bool go_on, ReadPredicate(pred_view));
-    if (!go_on) break;
-    size_t offset = 0;
-    for (size_t i = 0; i < n; ++i) {
-      new (&next[i]) View(params[i]);
-      if (w.passthrough[i]) continue;
-      next[i].ptr = sets[write_set] + offset;
-      offset += AlignUp64(w.bytes[i]);
+  } else {
+    std::byte* tables = scratch + w.table_offset;
+    const size_t cond_bytes = w.flat_cond->table_bytes(), body_bytes = w.flat_body->table_bytes();
+    std::byte* cond_table[2] = {tables, tables + cond_bytes};
+    std::byte* body_table[2] = {tables + 2 * cond_bytes, tables + 2 * cond_bytes + body_bytes};
+    for (int t = 0; t < 2; ++t) {
+      if (Status st = w.flat_cond->Resolve(params(t), pred_result, sub, cond_table[t]); !st.ok()) {
+        return st.WithContext("in the condition of stablehlo.while");
+      }
+      if (Status st = w.flat_body->Resolve(params(t), results(t), sub, body_table[t]); !st.ok()) {
+        return st.WithContext("in the body of stablehlo.while");
+      }
     }
-    if (Status s = RunProgram(*w.body, ec, std::span<const View>(params, n + m),
-                              std::span<const View>(next, n), sub);
-        !s.ok()) {
-      return s.WithContext("in the body of stablehlo.while");
+    for (;;) {
+      if (Status st = w.flat_cond->Run(ec, cond_table[s]); !st.ok()) {
+        return st.WithContext("in the condition of stablehlo.while");
+      }
+      if (*pred == 0) break;
+      if (Status st = w.flat_body->Run(ec, body_table[s]); !st.ok()) {
+        return st.WithContext("in the body of stablehlo.while");
+      }
+      s ^= 1;
     }
-    for (size_t i = 0; i < n; ++i) params[i].ptr = next[i].ptr;
-    write_set ^= 1;
   }
   for (size_t i = 0; i < n; ++i) {
-    if (out[i].ptr != params[i].ptr && w.bytes[i] > 0) {
-      std::memcpy(out[i].ptr, params[i].ptr, w.bytes[i]);
+    if (out[i].ptr != views[s][i].ptr && w.bytes[i] > 0) {
+      std::memcpy(out[i].ptr, views[s][i].ptr, w.bytes[i]);
     }
   }
   return Status::Ok();
@@ -139,7 +168,9 @@ StatusOr<Kernel> LowerWhile(LowerContext& ctx) {
   if (w->cond->param_slots.size() != n + m || w->body->param_slots.size() != n + m)
     return InvalidArgument("stablehlo.while: regions do not take the carried values and captures");
   w->n = n;
-  size_t carry_bytes = 0;
+  w->flat_cond = FlatProgram::Build(w->cond);
+  w->flat_body = FlatProgram::Build(w->body);
+  std::vector<bool> in_place;
   for (size_t i = 0; i < n; ++i) {
     const ir::Type& t = ctx.result_type(i);
     if (!(t == ctx.operand_type(i)) ||
@@ -152,14 +183,27 @@ StatusOr<Kernel> LowerWhile(LowerContext& ctx) {
     w->bytes.push_back(static_cast<size_t>(elements) *
                        static_cast<size_t>(ir::DTypeByteSize(t.dtype)));
     w->passthrough.push_back(w->body->result_is_param[i] == static_cast<int32_t>(i));
-    if (!w->passthrough[i]) carry_bytes += AlignUp64(w->bytes[i]);
+    in_place.push_back(!w->passthrough[i] && w->flat_body->UpdatesInPlace(i));
   }
   w->views_offset = 0;
-  w->pred_offset = AlignUp64((2 * n + m) * sizeof(View));
-  w->a_offset = w->pred_offset + 64;
-  w->b_offset = w->a_offset + carry_bytes;
-  w->sub_offset = w->b_offset + carry_bytes;
-  w->scratch_bytes = w->sub_offset + std::max(w->cond->total_bytes, w->body->total_bytes);
+  w->pred_offset = AlignUp64(2 * (n + m) * sizeof(View));
+  size_t offset = w->pred_offset + 64;
+  for (int s = 0; s < 2; ++s) {
+    w->offset[s].assign(n, 0);
+    for (size_t i = 0; i < n; ++i) {
+      if (w->passthrough[i]) continue;
+      if (s == 1 && in_place[i]) {
+        w->offset[1][i] = w->offset[0][i];
+        continue;
+      }
+      w->offset[s][i] = offset;
+      offset += AlignUp64(w->bytes[i]);
+    }
+  }
+  w->sub_offset = offset;
+  w->table_offset = w->sub_offset + AlignUp64(std::max(w->cond->total_bytes, w->body->total_bytes));
+  w->scratch_bytes =
+      w->table_offset + 2 * (w->flat_cond->table_bytes() + w->flat_body->table_bytes());
   Kernel k([w](ExecContext& ec, std::span<const View> in, std::span<const View> out) -> Status {
     return RunWhile(*w, ec, in, out);
   });

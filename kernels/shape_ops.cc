@@ -591,7 +591,7 @@ StatusOr<Kernel> LowerDynamicUpdateSlice(LowerContext& ctx) {
   box.Simplify();
   const ir::Type out_type = *out;
   const int64_t n_in = in->num_elements(), n_upd = update->num_elements();
-  return Kernel(
+  Kernel kernel(
       [name, out_type, width, box = std::move(box), in_dims, upd_dims, in_strides, n_in, n_upd](
           ExecContext&, std::span<const View> in, std::span<const View> out) -> Status {
         KILN_RETURN_IF_ERROR(CheckOutputs(name, out, 1));
@@ -602,12 +602,17 @@ StatusOr<Kernel> LowerDynamicUpdateSlice(LowerContext& ctx) {
         StridedBox b = box;
         b.dst_offset = offset;
         if (!b.InBounds(n_upd, n_in)) return BoxOutOfBounds(name);
-        // Arrays are immutable, so the operand is copied before the update is written over it.
+        // The operand is copied before the update is written over it, unless the result is the
+        // operand's own memory (a loop updating its carry in place: Kernel::in_place_input).
         const View& result = out[0];
-        ParallelMemcpy(result.data(), in[0].data(), result.byte_size());
+        if (result.data() != in[0].data()) {
+          ParallelMemcpy(result.data(), in[0].data(), result.byte_size());
+        }
         CopyBoxBytes(width, b, in[1].data(), result.data());
         return Status::Ok();
       });
+  kernel.in_place_input = 0;
+  return kernel;
 }
 
 // ---- get_dimension_size ----

@@ -1,0 +1,280 @@
+#include "compiler/flat_program.h"
+
+#include <algorithm>
+#include <cstring>
+#include <new>
+#include <string>
+#include <utility>
+
+namespace kiln::compiler {
+namespace {
+
+// Inlining stops at this depth of calls, or once the flat program has this many steps: past that,
+// a call runs its callee with RunProgram, as it would outside a loop.
+constexpr int kMaxCallDepth = 16;
+constexpr size_t kMaxFlatSteps = 1 << 14;
+
+// Whether a map step runs on the calling thread alone (runtime::ParallelFor would not split it),
+// so its range function can be called directly.
+bool DirectMap(const Step& step) {
+  return step.map != nullptr && step.map->range != nullptr &&
+         step.map->input_order.size() <= kMaxMapInputs &&
+         step.map->elements < 2 * std::max<int64_t>(step.map->chunk, 1) &&
+         step.inputs.size() >= step.map->input_order.size() && step.outputs.size() == 1;
+}
+
+}  // namespace
+
+std::shared_ptr<const FlatProgram> FlatProgram::Build(std::shared_ptr<const Program> program) {
+  auto flat = std::make_shared<FlatProgram>();
+  flat->root_ = std::move(program);
+  flat->Inline(*flat->root_, {}, {}, 0, -1, 0);
+  size_t offset = AlignUp64(flat->slots_.size() * sizeof(runtime::View));
+  flat->io_views_offset_ = offset;
+  offset += AlignUp64(flat->io_.size() * sizeof(runtime::View));
+  flat->operands_offset_ = offset;
+  offset += AlignUp64(flat->steps_.size() * sizeof(Operands));
+  flat->table_bytes_ = offset;
+  return flat;
+}
+
+void FlatProgram::Inline(const Program& p, std::span<const int32_t> param_slots,
+                         std::span<const int32_t> result_slots, uint64_t memory, int32_t call,
+                         int depth) {
+  const bool root = call < 0;
+  std::vector<int32_t> flat(static_cast<size_t>(p.num_slots), -1);
+  auto add = [&](Slot slot, size_t local) {
+    flat[local] = static_cast<int32_t>(slots_.size());
+    slots_.push_back(slot);
+    template_.push_back(p.view_template[local]);
+  };
+  for (size_t s = 0; s < p.slots.size(); ++s) {
+    if (p.slots[s].kind == compiler::SlotKind::kConst) add({SlotKind::kConst, -1, 0}, s);
+  }
+  // patch_order lists parameters, results and frame values before aliases, so an alias's root
+  // always has its flat slot already.
+  for (int32_t s : p.patch_order) {
+    const SlotPlan& plan = p.slots[static_cast<size_t>(s)];
+    const auto local = static_cast<size_t>(s);
+    const auto index = static_cast<size_t>(plan.index);
+    switch (plan.kind) {
+      case compiler::SlotKind::kParam:
+        add(root ? Slot{SlotKind::kParam, plan.index, 0}
+                 : Slot{SlotKind::kAlias, param_slots[index], 0},
+            local);
+        break;
+      case compiler::SlotKind::kResult:
+        add(root ? Slot{SlotKind::kResult, plan.index, 0}
+                 : Slot{SlotKind::kAlias, result_slots[index], 0},
+            local);
+        break;
+      case compiler::SlotKind::kFrame:
+        add({SlotKind::kFrame, -1, memory + p.buffers_offset + plan.offset}, local);
+        break;
+      case compiler::SlotKind::kAlias:
+        add({SlotKind::kAlias, flat[index], plan.offset}, local);
+        break;
+      case compiler::SlotKind::kConst:
+        break;
+    }
+  }
+  const uint64_t scratch = memory + p.frame_bytes;
+  for (const Step& step : p.steps) {
+    if (!step.fn) continue;
+    std::vector<int32_t> ins, outs;
+    for (int32_t s : step.inputs) ins.push_back(flat[static_cast<size_t>(s)]);
+    for (int32_t s : step.outputs) outs.push_back(flat[static_cast<size_t>(s)]);
+    if (step.callee != nullptr && depth < kMaxCallDepth && steps_.size() < kMaxFlatSteps &&
+        step.callee->param_slots.size() == ins.size() &&
+        step.callee->result_slots.size() == outs.size()) {
+      const auto c = static_cast<int32_t>(calls_.size());
+      calls_.push_back({&step, call});
+      keep_.push_back(step.callee);
+      Inline(*step.callee, ins, outs, scratch, c, depth + 1);
+      continue;
+    }
+    FlatStep f;
+    f.kind = DirectMap(step) ? StepKind::kMap : StepKind::kKernel;
+    f.step = &step;
+    f.io = static_cast<uint32_t>(io_.size());
+    f.n_in = static_cast<uint16_t>(ins.size());
+    f.n_out = static_cast<uint16_t>(outs.size());
+    f.scratch = scratch;
+    f.call = call;
+    io_.insert(io_.end(), ins.begin(), ins.end());
+    io_.insert(io_.end(), outs.begin(), outs.end());
+    steps_.push_back(f);
+  }
+  // Results no step wrote in place are copied when the program ends.
+  for (const auto& [slot, index] : p.result_copies) {
+    int32_t to;
+    if (root) {
+      to = static_cast<int32_t>(slots_.size());
+      slots_.push_back({SlotKind::kResult, index, 0});
+      template_.push_back(p.view_template[static_cast<size_t>(slot)]);
+    } else {
+      to = result_slots[static_cast<size_t>(index)];
+    }
+    FlatStep f;
+    f.kind = StepKind::kCopy;
+    f.io = static_cast<uint32_t>(io_.size());
+    f.n_in = 1;
+    f.n_out = 1;
+    f.scratch = template_[static_cast<size_t>(to)].byte_size();  // bytes to copy
+    f.call = call;
+    io_.push_back(flat[static_cast<size_t>(slot)]);
+    io_.push_back(to);
+    steps_.push_back(f);
+  }
+}
+
+Status FlatProgram::Resolve(std::span<const runtime::View> params,
+                            std::span<const runtime::View> results, std::byte* memory,
+                            std::byte* table) const {
+  const Program& p = *root_;
+  if (params.size() != p.param_slots.size() || results.size() != p.result_slots.size()) {
+    return Internal("program expects " + std::to_string(p.param_slots.size()) + " arguments and " +
+                    std::to_string(p.result_slots.size()) + " results, got " +
+                    std::to_string(params.size()) + " and " + std::to_string(results.size()));
+  }
+  auto* views = reinterpret_cast<runtime::View*>(table);
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    const Slot& s = slots_[i];
+    runtime::View* v = new (&views[i]) runtime::View(template_[i]);
+    const runtime::View* given = nullptr;
+    switch (s.kind) {
+      case SlotKind::kParam:
+        given = &params[static_cast<size_t>(s.index)];
+        break;
+      case SlotKind::kResult:
+        given = &results[static_cast<size_t>(s.index)];
+        break;
+      case SlotKind::kFrame:
+        v->ptr = memory + s.offset;
+        break;
+      case SlotKind::kAlias: {
+        auto* root = static_cast<std::byte*>(views[s.index].ptr);
+        v->ptr = root == nullptr ? nullptr : root + s.offset;
+        break;
+      }
+      case SlotKind::kConst:
+        break;
+    }
+    if (given != nullptr) {
+      if (given->dtype != v->dtype || given->elements != v->elements) {
+        return Internal(
+            std::string(s.kind == SlotKind::kParam ? "argument" : "result") + " #" +
+            std::to_string(s.index) + " is " + std::string(ir::DTypeName(given->dtype)) + " with " +
+            std::to_string(given->elements) + " elements, but the program declares " +
+            std::to_string(v->elements) + " of " + std::string(ir::DTypeName(v->dtype)));
+      }
+      v->ptr = given->ptr;
+    }
+  }
+  auto* io = reinterpret_cast<runtime::View*>(table + io_views_offset_);
+  for (size_t i = 0; i < io_.size(); ++i) {
+    new (&io[i]) runtime::View(views[static_cast<size_t>(io_[i])]);
+  }
+  auto* operands = reinterpret_cast<Operands*>(table + operands_offset_);
+  for (size_t i = 0; i < steps_.size(); ++i) {
+    const FlatStep& f = steps_[i];
+    Operands* o = new (&operands[i]) Operands{};
+    switch (f.kind) {
+      case StepKind::kMap: {
+        const MapInfo& map = *f.step->map;
+        for (size_t r = 0; r < map.input_order.size(); ++r) {
+          o->in[r] = io[f.io + static_cast<uint32_t>(map.input_order[r])].ptr;
+        }
+        o->out = io[f.io + f.n_in].ptr;
+        break;
+      }
+      case StepKind::kCopy:
+        o->in[0] = io[f.io].ptr;
+        o->out = io[f.io + 1].ptr;
+        break;
+      case StepKind::kKernel:
+        o->out = memory + f.scratch;
+        break;
+    }
+  }
+  return Status::Ok();
+}
+
+std::pair<int32_t, uint64_t> FlatProgram::RootOf(int32_t slot) const {
+  uint64_t offset = 0;
+  while (slots_[static_cast<size_t>(slot)].kind == SlotKind::kAlias) {
+    offset += slots_[static_cast<size_t>(slot)].offset;
+    slot = slots_[static_cast<size_t>(slot)].index;
+  }
+  return {slot, offset};
+}
+
+bool FlatProgram::UpdatesInPlace(size_t index) const {
+  int32_t param = -1, result = -1;
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    const Slot& s = slots_[i];
+    if (s.index != static_cast<int32_t>(index)) continue;
+    if (s.kind == SlotKind::kParam) param = static_cast<int32_t>(i);
+    if (s.kind == SlotKind::kResult && result < 0) result = static_cast<int32_t>(i);
+  }
+  if (param < 0 || result < 0 ||
+      template_[static_cast<size_t>(param)].byte_size() !=
+          template_[static_cast<size_t>(result)].byte_size()) {
+    return false;
+  }
+  int readers = 0;
+  bool writer_reads_it = false;
+  for (const FlatStep& f : steps_) {
+    for (uint16_t k = 0; k < f.n_in; ++k) {
+      if (RootOf(io_[f.io + k]).first != param) continue;
+      ++readers;
+      const auto out = f.n_out == 1 ? RootOf(io_[f.io + f.n_in]) : std::pair<int32_t, uint64_t>{};
+      writer_reads_it = f.kind == StepKind::kKernel && f.step->in_place_input == k &&
+                        RootOf(io_[f.io + k]).second == 0 && out.first == result && out.second == 0;
+    }
+  }
+  return readers == 1 && writer_reads_it;
+}
+
+Status FlatProgram::Context(Status s, const FlatStep& f) const {
+  if (f.step != nullptr) s = s.WithContext(f.step->what);
+  for (int32_t c = f.call; c >= 0; c = calls_[static_cast<size_t>(c)].parent) {
+    s = s.WithContext(calls_[static_cast<size_t>(c)].step->what);
+  }
+  return s;
+}
+
+Status FlatProgram::Run(ExecContext& ctx, const std::byte* table) const {
+  const auto* io = reinterpret_cast<const runtime::View*>(table + io_views_offset_);
+  const auto* operands = reinterpret_cast<const Operands*>(table + operands_offset_);
+  std::byte* const saved_scratch = ctx.scratch;
+  const size_t n = steps_.size();
+  for (size_t i = 0; i < n; ++i) {
+    const FlatStep& f = steps_[i];
+    const Operands& o = operands[i];
+    switch (f.kind) {
+      case StepKind::kMap: {
+        const MapInfo& map = *f.step->map;
+        map.range(o.in, o.out, 0, map.elements, map.state.get());
+        break;
+      }
+      case StepKind::kCopy:
+        if (o.in[0] != o.out && f.scratch > 0) std::memmove(o.out, o.in[0], f.scratch);
+        break;
+      case StepKind::kKernel: {
+        ctx.scratch = static_cast<std::byte*>(o.out);
+        Status s = f.step->fn(ctx, std::span<const runtime::View>(io + f.io, f.n_in),
+                              std::span<const runtime::View>(io + f.io + f.n_in, f.n_out));
+        if (!s.ok()) {
+          ctx.scratch = saved_scratch;
+          return Context(std::move(s), f);
+        }
+        break;
+      }
+    }
+  }
+  ctx.scratch = saved_scratch;
+  return Status::Ok();
+}
+
+}  // namespace kiln::compiler

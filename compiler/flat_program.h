@@ -1,0 +1,98 @@
+// Flat programs: how loops run their condition and body without paying for the program runner on
+// every iteration.
+//
+// RunProgram (compiler/program.h) fills a program's view table and gathers each step's operand
+// views every time it runs; a func.call inside runs a second program the same way. For a loop
+// whose body is a handful of small ops, that bookkeeping costs more than the arithmetic. Inside one
+// execution of a loop, though, nothing it computes moves: the frame is the same memory every
+// iteration and the carries alternate between two fixed buffer sets. So a FlatProgram is built
+// once at compile time from a program, with every func.call (and composite) inlined, and
+//  * Resolve() works out, once per loop execution and per carry set, the address of every value
+//    and the operand views of every step, into a table in the loop's scratch memory;
+//  * Run() then runs the steps from that table: elementwise kernels on a few elements are called
+//    through their range function directly (no checks, no thread pool), everything else through
+//    its kernel with the prepared views.
+// Results are identical to RunProgram's: the same kernels run in the same order on the same
+// memory (an inlined callee's frame is where RunProgram would have put it: the call step's
+// scratch).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "compiler/program.h"
+
+namespace kiln::compiler {
+
+class FlatProgram {
+ public:
+  // Flattens `program`, inlining calls (Step::callee) up to a size limit; calls beyond it stay
+  // steps that run their callee with RunProgram.
+  static std::shared_ptr<const FlatProgram> Build(std::shared_ptr<const Program> program);
+
+  // Bytes of the table Resolve() fills (64-byte multiple).
+  size_t table_bytes() const { return table_bytes_; }
+  const Program& program() const { return *root_; }
+
+  // Fills `table` (table_bytes() bytes, 64-byte aligned) for a run with these parameters and
+  // results and the program's memory at `memory` (program().total_bytes bytes). Checks the
+  // parameters' and results' types as RunProgram does.
+  Status Resolve(std::span<const runtime::View> params, std::span<const runtime::View> results,
+                 std::byte* memory, std::byte* table) const;
+
+  // Whether result `index` may be computed in the very memory of parameter `index` (a loop carry
+  // updated in place): one step alone reads the parameter (through any views of it), and that
+  // step writes the result and may write it over that input (Step::in_place_input).
+  bool UpdatesInPlace(size_t index) const;
+
+  // Runs the program as resolved in `table`. Errors carry the failing step's description and
+  // those of the calls it was inlined from.
+  Status Run(ExecContext& ctx, const std::byte* table) const;
+
+ private:
+  enum class SlotKind : uint8_t { kParam, kResult, kFrame, kAlias, kConst };
+  struct Slot {
+    SlotKind kind;
+    int32_t index;    // parameter / result index, or the aliased flat slot
+    uint64_t offset;  // kFrame: from the root program's memory; kAlias: from the aliased slot
+  };
+  enum class StepKind : uint8_t { kMap, kKernel, kCopy };
+  struct FlatStep {
+    StepKind kind;
+    const Step* step = nullptr;  // kMap, kKernel
+    uint32_t io = 0;             // first entry in io_ (inputs, then outputs)
+    uint16_t n_in = 0, n_out = 0;
+    uint64_t scratch = 0;  // kKernel: the step's scratch, from the root program's memory
+    int32_t call = -1;     // the inlined call it came from (calls_), or -1
+  };
+  struct Call {
+    const Step* step;
+    int32_t parent;
+  };
+  // Per-step resolved operands (kMap: range inputs and output; kCopy: from, to; kKernel: unused).
+  struct Operands {
+    const void* in[kMaxMapInputs];
+    void* out;
+  };
+
+  void Inline(const Program& p, std::span<const int32_t> param_slots,
+              std::span<const int32_t> result_slots, uint64_t memory, int32_t call, int depth);
+  Status Context(Status s, const FlatStep& f) const;
+  // The slot `slot` is a view of (itself if not an alias), and the byte offset into it.
+  std::pair<int32_t, uint64_t> RootOf(int32_t slot) const;
+
+  std::shared_ptr<const Program> root_;
+  std::vector<std::shared_ptr<const Program>> keep_;  // inlined callees
+  std::vector<Slot> slots_;                           // in resolution order
+  std::vector<runtime::View> template_;               // per flat slot
+  std::vector<FlatStep> steps_;
+  std::vector<int32_t> io_;  // flat slots
+  std::vector<Call> calls_;
+  size_t io_views_offset_ = 0, operands_offset_ = 0, table_bytes_ = 0;
+};
+
+}  // namespace kiln::compiler
