@@ -6,6 +6,8 @@
 #include <string>
 #include <utility>
 
+#include "compiler/fusion.h"
+
 namespace kiln::compiler {
 namespace {
 
@@ -34,6 +36,8 @@ std::shared_ptr<const FlatProgram> FlatProgram::Build(std::shared_ptr<const Prog
   offset += AlignUp64(flat->io_.size() * sizeof(runtime::View));
   flat->operands_offset_ = offset;
   offset += AlignUp64(flat->steps_.size() * sizeof(Operands));
+  flat->temps_offset_ = offset;
+  offset += AlignUp64(flat->temp_bytes_);
   flat->table_bytes_ = offset;
   return flat;
 }
@@ -93,16 +97,60 @@ void FlatProgram::Inline(const Program& p, std::span<const int32_t> param_slots,
       Inline(*step.callee, ins, outs, scratch, c, depth + 1);
       continue;
     }
-    FlatStep f;
-    f.kind = DirectMap(step) ? StepKind::kMap : StepKind::kKernel;
-    f.step = &step;
-    f.io = static_cast<uint32_t>(io_.size());
+    const auto io = static_cast<uint32_t>(io_.size());
+    io_.insert(io_.end(), ins.begin(), ins.end());
+    io_.insert(io_.end(), outs.begin(), outs.end());
+    if (DirectMap(step)) {
+      const MapInfo& map = *step.map;
+      FlatStep f{.kind = StepKind::kMap, .step = &step, .call = call};
+      f.range = map.range;
+      f.state = map.state.get();
+      f.elements = map.elements;
+      f.n_in = static_cast<uint16_t>(map.input_order.size());
+      f.refs = static_cast<uint32_t>(refs_.size());
+      for (int k : map.input_order) refs_.push_back({false, io + static_cast<uint32_t>(k)});
+      refs_.push_back({false, io + static_cast<uint32_t>(ins.size())});
+      steps_.push_back(f);
+      continue;
+    }
+    if (step.fused != nullptr && step.fused->elements <= step.fused->tile) {
+      // One tile: the members run one after another over all elements, as RunFused would,
+      // with the temporaries in the table instead of on the stack.
+      const FusedPlan& plan = *step.fused;
+      std::vector<uint32_t> temps;
+      for (int width : plan.temp_widths) {
+        temps.push_back(static_cast<uint32_t>(temp_bytes_));
+        temp_bytes_ += AlignUp64(static_cast<size_t>(plan.elements) * static_cast<size_t>(width));
+      }
+      auto ref = [&](const FusedPlan::Ref& r) -> PtrRef {
+        switch (r.kind) {
+          case FusedPlan::Ref::kInput:
+            return {false, io + static_cast<uint32_t>(r.index)};
+          case FusedPlan::Ref::kOutput:
+            return {false, io + static_cast<uint32_t>(ins.size() + static_cast<size_t>(r.index))};
+          case FusedPlan::Ref::kTemp:
+            break;
+        }
+        return {true, temps[static_cast<size_t>(r.index)]};
+      };
+      for (const FusedPlan::Member& m : plan.members) {
+        FlatStep f{.kind = StepKind::kMap, .step = &step, .call = call};
+        f.range = m.range;
+        f.state = m.state.get();
+        f.elements = plan.elements;
+        f.n_in = static_cast<uint16_t>(m.in.size());
+        f.refs = static_cast<uint32_t>(refs_.size());
+        for (const FusedPlan::Ref& r : m.in) refs_.push_back(ref(r));
+        refs_.push_back(ref(m.out));
+        steps_.push_back(f);
+      }
+      continue;
+    }
+    FlatStep f{.kind = StepKind::kKernel, .step = &step, .call = call};
+    f.io = io;
     f.n_in = static_cast<uint16_t>(ins.size());
     f.n_out = static_cast<uint16_t>(outs.size());
     f.scratch = scratch;
-    f.call = call;
-    io_.insert(io_.end(), ins.begin(), ins.end());
-    io_.insert(io_.end(), outs.begin(), outs.end());
     steps_.push_back(f);
   }
   // Results no step wrote in place are copied when the program ends.
@@ -181,11 +229,11 @@ Status FlatProgram::Resolve(std::span<const runtime::View> params,
     Operands* o = new (&operands[i]) Operands{};
     switch (f.kind) {
       case StepKind::kMap: {
-        const MapInfo& map = *f.step->map;
-        for (size_t r = 0; r < map.input_order.size(); ++r) {
-          o->in[r] = io[f.io + static_cast<uint32_t>(map.input_order[r])].ptr;
-        }
-        o->out = io[f.io + f.n_in].ptr;
+        auto address = [&](const PtrRef& r) -> void* {
+          return r.temp ? table + temps_offset_ + r.index : io[r.index].ptr;
+        };
+        for (uint16_t r = 0; r < f.n_in; ++r) o->in[r] = address(refs_[f.refs + r]);
+        o->out = address(refs_[f.refs + f.n_in]);
         break;
       }
       case StepKind::kCopy:
@@ -226,11 +274,21 @@ bool FlatProgram::UpdatesInPlace(size_t index) const {
   bool writer_reads_it = false;
   for (const FlatStep& f : steps_) {
     for (uint16_t k = 0; k < f.n_in; ++k) {
-      if (RootOf(io_[f.io + k]).first != param) continue;
+      int32_t slot;
+      if (f.kind == StepKind::kMap) {
+        const PtrRef& r = refs_[f.refs + k];
+        if (r.temp) continue;
+        slot = io_[r.index];
+      } else {
+        slot = io_[f.io + k];
+      }
+      if (RootOf(slot).first != param) continue;
       ++readers;
-      const auto out = f.n_out == 1 ? RootOf(io_[f.io + f.n_in]) : std::pair<int32_t, uint64_t>{};
+      const auto out = f.kind == StepKind::kKernel && f.n_out == 1
+                           ? RootOf(io_[f.io + f.n_in])
+                           : std::pair<int32_t, uint64_t>{-1, 0};
       writer_reads_it = f.kind == StepKind::kKernel && f.step->in_place_input == k &&
-                        RootOf(io_[f.io + k]).second == 0 && out.first == result && out.second == 0;
+                        RootOf(slot).second == 0 && out.first == result && out.second == 0;
     }
   }
   return readers == 1 && writer_reads_it;
@@ -253,11 +311,9 @@ Status FlatProgram::Run(ExecContext& ctx, const std::byte* table) const {
     const FlatStep& f = steps_[i];
     const Operands& o = operands[i];
     switch (f.kind) {
-      case StepKind::kMap: {
-        const MapInfo& map = *f.step->map;
-        map.range(o.in, o.out, 0, map.elements, map.state.get());
+      case StepKind::kMap:
+        f.range(o.in, o.out, 0, f.elements, f.state);
         break;
-      }
       case StepKind::kCopy:
         if (o.in[0] != o.out && f.scratch > 0) std::memmove(o.out, o.in[0], f.scratch);
         break;

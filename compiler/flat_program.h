@@ -63,17 +63,30 @@ class FlatProgram {
   enum class StepKind : uint8_t { kMap, kKernel, kCopy };
   struct FlatStep {
     StepKind kind;
-    const Step* step = nullptr;  // kMap, kKernel
-    uint32_t io = 0;             // first entry in io_ (inputs, then outputs)
+    const Step* step = nullptr;  // kMap (the map or fused step it comes from), kKernel
+    uint32_t io = 0;             // kKernel, kCopy: first entry in io_ (inputs, then outputs)
     uint16_t n_in = 0, n_out = 0;
-    uint64_t scratch = 0;  // kKernel: the step's scratch, from the root program's memory
+    uint64_t scratch = 0;  // kKernel: the step's scratch, from the root program's memory;
+                           // kCopy: bytes to copy
     int32_t call = -1;     // the inlined call it came from (calls_), or -1
+    // kMap: range(in, out, 0, elements, state), with in/out from refs_[refs ..].
+    RangeFn range = nullptr;
+    const void* state = nullptr;
+    int64_t elements = 0;
+    uint32_t refs = 0;  // n_in inputs, then the output
+  };
+  // Where a map step's operand is: a resolved io_ entry's address, or a fused step's temporary
+  // (`index` bytes into the table's temporaries).
+  struct PtrRef {
+    bool temp;
+    uint32_t index;
   };
   struct Call {
     const Step* step;
     int32_t parent;
   };
-  // Per-step resolved operands (kMap: range inputs and output; kCopy: from, to; kKernel: unused).
+  // Per-step resolved operands (kMap: range inputs and output; kCopy: from, to; kKernel: out is
+  // the scratch).
   struct Operands {
     const void* in[kMaxMapInputs];
     void* out;
@@ -91,8 +104,10 @@ class FlatProgram {
   std::vector<runtime::View> template_;               // per flat slot
   std::vector<FlatStep> steps_;
   std::vector<int32_t> io_;  // flat slots
+  std::vector<PtrRef> refs_;
   std::vector<Call> calls_;
-  size_t io_views_offset_ = 0, operands_offset_ = 0, table_bytes_ = 0;
+  size_t temp_bytes_ = 0;  // fused steps' temporaries
+  size_t io_views_offset_ = 0, operands_offset_ = 0, temps_offset_ = 0, table_bytes_ = 0;
 };
 
 }  // namespace kiln::compiler

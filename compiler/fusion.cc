@@ -16,32 +16,8 @@ namespace {
 // Longest run fused into one step, and the per-thread tile scratch (bytes) its temporaries share.
 constexpr size_t kMaxMembers = 32;
 constexpr size_t kTileScratchBytes = 48 << 10;
-
-// Where a member reads range input r from, or writes its result to.
-struct Ref {
-  enum Kind : uint8_t { kInput, kTemp, kOutput } kind;
-  int32_t index;  // fused-step input / temporary / fused-step output
-  bool scalar = false;
-  int width = 0;
-};
-
-struct Member {
-  RangeFn range;
-  std::shared_ptr<const void> state;
-  Ref out;
-  std::vector<Ref> in;  // per range input
-};
-
-struct FusedPlan {
-  std::vector<Member> members;
-  std::vector<int64_t> input_elements;  // per fused-step input: n or 1
-  std::vector<int> input_widths;
-  std::vector<int> temp_widths;
-  int64_t elements = 0;
-  int64_t tile = 0;   // elements per tile
-  int64_t chunk = 1;  // tiles per parallel chunk
-  std::string name;
-};
+using Ref = FusedPlan::Ref;
+using Member = FusedPlan::Member;
 
 Status RunFused(const FusedPlan& f, std::span<const runtime::View> in,
                 std::span<const runtime::View> out) {
@@ -184,6 +160,7 @@ Step MakeFusedStep(const Program& p, const std::vector<size_t>& group,
   fused.family = "fused elementwise";
   fused.fn = [f](ExecContext&, std::span<const runtime::View> in,
                  std::span<const runtime::View> out) { return RunFused(*f, in, out); };
+  fused.fused = std::move(f);
   return fused;
 }
 

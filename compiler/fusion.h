@@ -5,9 +5,40 @@
 // plan, so fused-away intermediates never get a buffer.
 #pragma once
 
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
 #include "compiler/program.h"
 
 namespace kiln::compiler {
+
+// A fused step's plan (Step::fused): its members in order, each a map kernel's range function
+// reading fused-step inputs, earlier members' temporaries or outputs.
+struct FusedPlan {
+  // Where a member reads range input r from, or writes its result to.
+  struct Ref {
+    enum Kind : uint8_t { kInput, kTemp, kOutput } kind;
+    int32_t index;  // fused-step input / temporary / fused-step output
+    bool scalar = false;
+    int width = 0;
+  };
+  struct Member {
+    RangeFn range;
+    std::shared_ptr<const void> state;
+    Ref out;
+    std::vector<Ref> in;  // per range input
+  };
+  std::vector<Member> members;
+  std::vector<int64_t> input_elements;  // per fused-step input: n or 1
+  std::vector<int> input_widths;
+  std::vector<int> temp_widths;
+  int64_t elements = 0;
+  int64_t tile = 0;   // elements per tile
+  int64_t chunk = 1;  // tiles per parallel chunk
+  std::string name;
+};
 
 // Rewrites program.steps in place. Steps without code (constants, views) between elementwise steps
 // do not break a run.
