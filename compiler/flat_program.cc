@@ -146,7 +146,9 @@ void FlatProgram::Inline(const Program& p, std::span<const int32_t> param_slots,
       }
       continue;
     }
-    FlatStep f{.kind = StepKind::kKernel, .step = &step, .call = call};
+    FlatStep f{.kind = step.direct.fn != nullptr ? StepKind::kDirect : StepKind::kKernel,
+               .step = &step,
+               .call = call};
     f.io = io;
     f.n_in = static_cast<uint16_t>(ins.size());
     f.n_out = static_cast<uint16_t>(outs.size());
@@ -243,6 +245,8 @@ Status FlatProgram::Resolve(std::span<const runtime::View> params,
       case StepKind::kKernel:
         o->out = memory + f.scratch;
         break;
+      case StepKind::kDirect:
+        break;
     }
   }
   return Status::Ok();
@@ -284,11 +288,11 @@ bool FlatProgram::UpdatesInPlace(size_t index) const {
       }
       if (RootOf(slot).first != param) continue;
       ++readers;
-      const auto out = f.kind == StepKind::kKernel && f.n_out == 1
-                           ? RootOf(io_[f.io + f.n_in])
-                           : std::pair<int32_t, uint64_t>{-1, 0};
-      writer_reads_it = f.kind == StepKind::kKernel && f.step->in_place_input == k &&
-                        RootOf(slot).second == 0 && out.first == result && out.second == 0;
+      const bool kernel = f.kind == StepKind::kKernel || f.kind == StepKind::kDirect;
+      const auto out =
+          kernel && f.n_out == 1 ? RootOf(io_[f.io + f.n_in]) : std::pair<int32_t, uint64_t>{-1, 0};
+      writer_reads_it = kernel && f.step->in_place_input == k && RootOf(slot).second == 0 &&
+                        out.first == result && out.second == 0;
     }
   }
   return readers == 1 && writer_reads_it;
@@ -316,6 +320,9 @@ Status FlatProgram::Run(ExecContext& ctx, const std::byte* table) const {
         break;
       case StepKind::kCopy:
         if (o.in[0] != o.out && f.scratch > 0) std::memmove(o.out, o.in[0], f.scratch);
+        break;
+      case StepKind::kDirect:
+        f.step->direct.fn(f.step->direct.state.get(), io + f.io, io + f.io + f.n_in);
         break;
       case StepKind::kKernel: {
         ctx.scratch = static_cast<std::byte*>(o.out);

@@ -11,7 +11,7 @@
 //    and the operand views of every step, into a table in the loop's scratch memory;
 //  * Run() then runs the steps from that table: elementwise kernels on a few elements are called
 //    through their range function directly (no checks, no thread pool), everything else through
-//    its kernel with the prepared views.
+//    its kernel's direct form (Kernel::direct) or its kernel with the prepared views.
 // Results are identical to RunProgram's: the same kernels run in the same order on the same
 // memory (an inlined callee's frame is where RunProgram would have put it: the call step's
 // scratch).
@@ -60,11 +60,11 @@ class FlatProgram {
     int32_t index;    // parameter / result index, or the aliased flat slot
     uint64_t offset;  // kFrame: from the root program's memory; kAlias: from the aliased slot
   };
-  enum class StepKind : uint8_t { kMap, kKernel, kCopy };
+  enum class StepKind : uint8_t { kMap, kDirect, kKernel, kCopy };
   struct FlatStep {
     StepKind kind;
-    const Step* step = nullptr;  // kMap (the map or fused step it comes from), kKernel
-    uint32_t io = 0;             // kKernel, kCopy: first entry in io_ (inputs, then outputs)
+    const Step* step = nullptr;  // kMap (the map or fused step it comes from), kDirect, kKernel
+    uint32_t io = 0;  // kDirect, kKernel, kCopy: first entry in io_ (inputs, then outputs)
     uint16_t n_in = 0, n_out = 0;
     uint64_t scratch = 0;  // kKernel: the step's scratch, from the root program's memory;
                            // kCopy: bytes to copy

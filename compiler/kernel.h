@@ -98,6 +98,16 @@ struct OutputAlias {
   size_t byte_offset = 0;
 };
 
+// The direct form of a kernel that only moves data and cannot fail once its operands are the ones
+// the plan made (the declared types, in bounds): the same work as `fn`, without checks or a
+// Status. Loops call it instead of `fn` (compiler/flat_program.h), and the compiler uses it to
+// fold such a step over constant operands.
+using DirectFn = void (*)(const void* state, const runtime::View* in, const runtime::View* out);
+struct Direct {
+  DirectFn fn = nullptr;
+  std::shared_ptr<const void> state;
+};
+
 struct Kernel {
   // Writes the outputs. Empty when every output is an alias or the constant.
   KernelFn fn;
@@ -115,6 +125,8 @@ struct Kernel {
   // Output 0 may be given input `in_place_input`'s very memory (>= 0): the kernel then writes only
   // what changes (dynamic_update_slice). Loops use it to update a carried array in place.
   int in_place_input = -1;
+  // Set for data-movement kernels: their direct form.
+  Direct direct;
 
   Kernel() = default;
   template <typename F, typename = std::enable_if_t<std::is_constructible_v<KernelFn, F&&> &&

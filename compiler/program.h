@@ -34,6 +34,7 @@ struct Step {
   std::shared_ptr<const Program> callee;   // Kernel::callee
   int in_place_input = -1;                 // Kernel::in_place_input
   std::shared_ptr<const FusedPlan> fused;  // set on the steps compiler/fusion.h makes
+  Direct direct;                           // Kernel::direct
   // Per output (or empty): the positions in `inputs` whose memory that output may be computed
   // into, because the step reads element i of such an input only before it writes element i of
   // the output, at the same width (map kernels, fused elementwise runs). Lets a result take a

@@ -6,9 +6,46 @@
 
 #include "compiler/buffer_plan.h"
 #include "compiler/fusion.h"
+#include "runtime/array.h"
+#include "runtime/view.h"
 
 namespace kiln::compiler {
 namespace {
+
+// Largest result folded at compile time (FoldConstantStep).
+constexpr int64_t kMaxFoldBytes = 64 << 10;
+
+// A step that only computes elementwise or moves data (Kernel::map, Kernel::direct) over
+// constants runs once, here, and becomes a constant: a loop then no longer broadcasts the same
+// constant every iteration. The same kernel computes it, so the values are those a run would make.
+// `constant_of` holds, per slot, the bytes of the constant that defines it (or null).
+void FoldConstantStep(Step& step, const std::vector<ir::Type>& slot_types,
+                      const std::vector<const void*>& constant_of) {
+  if (!step.fn || (step.map == nullptr && step.direct.fn == nullptr) || step.outputs.size() != 1 ||
+      step.scratch_bytes != 0 || !step.aliases.empty() || step.callee != nullptr) {
+    return;
+  }
+  std::vector<runtime::View> in;
+  for (int32_t s : step.inputs) {
+    const auto slot = static_cast<size_t>(s);
+    if (constant_of[slot] == nullptr) return;
+    in.push_back(runtime::View::Of(slot_types[slot], const_cast<void*>(constant_of[slot])));
+  }
+  const ir::Type& type = slot_types[static_cast<size_t>(step.outputs[0])];
+  const int64_t elements = type.num_elements();
+  if (elements < 0 || elements * ir::DTypeByteSize(type.dtype) > kMaxFoldBytes) return;
+  StatusOr<runtime::Array> result = runtime::Array::Allocate(type);
+  if (!result.ok()) return;
+  const runtime::View out = runtime::View::Of(type, result->data());
+  ExecContext ctx;
+  if (!step.fn(ctx, in, std::span<const runtime::View>(&out, 1)).ok()) return;  // left to run
+  step.constant = std::shared_ptr<const void>(result->storage, result->data());
+  step.fn = nullptr;
+  step.map = nullptr;
+  step.direct = {};
+  step.inputs.clear();
+  step.overwritable.clear();
+}
 
 void CollectUses(const ir::Op& op, std::unordered_set<ir::ValueId>& defined,
                  std::vector<ir::ValueId>& used) {
@@ -151,6 +188,7 @@ StatusOr<std::shared_ptr<const Program>> ProgramBuilder::BuildRegion(
     program->param_slots.push_back(slot);
   }
 
+  std::vector<const void*> constant_of;  // per slot (FoldConstantStep)
   bool terminated = false;
   for (const ir::Op& op : block.ops) {
     if (terminated) return InvalidArgument("ops after the terminator of a block");
@@ -188,10 +226,16 @@ StatusOr<std::shared_ptr<const Program>> ProgramBuilder::BuildRegion(
     step.map = std::move(kernel->map);
     step.callee = std::move(kernel->callee);
     step.in_place_input = kernel->in_place_input;
+    step.direct = std::move(kernel->direct);
     if (step.map != nullptr) step.overwritable = {MapOverwritableInputs(*step.map)};
     for (ir::ValueId r : op.results) {
       KILN_ASSIGN_OR_RETURN(int32_t slot, define(r));
       step.outputs.push_back(slot);
+    }
+    constant_of.resize(static_cast<size_t>(program->num_slots), nullptr);
+    FoldConstantStep(step, program->slot_types, constant_of);
+    if (step.constant != nullptr && step.outputs.size() == 1) {
+      constant_of[static_cast<size_t>(step.outputs[0])] = step.constant.get();
     }
     program->steps.push_back(std::move(step));
   }

@@ -42,17 +42,32 @@ Status BoxOutOfBounds(const std::string& name) {
 }
 
 // A copy of one input into a fresh result, following a box planned at lowering.
+// The direct form of a kernel made of box copies: box i copies input i into output 0.
+struct BoxCopies {
+  int width;
+  std::vector<StridedBox> boxes;
+};
+void RunBoxCopies(const void* state, const View* in, const View* out) {
+  const auto& c = *static_cast<const BoxCopies*>(state);
+  for (size_t i = 0; i < c.boxes.size(); ++i) {
+    CopyBoxBytes(c.width, c.boxes[i], in[i].data(), out[0].data());
+  }
+}
+
 Kernel MakeBoxKernel(std::string name, ir::Type out_type, int64_t in_elements, int width,
                      StridedBox box) {
-  return [name = std::move(name), out_type = std::move(out_type), in_elements, width,
-          box = std::move(box)](ExecContext&, std::span<const View> in,
-                                std::span<const View> out) -> Status {
+  auto copies = std::make_shared<const BoxCopies>(BoxCopies{width, {box}});
+  Kernel k([name = std::move(name), out_type = std::move(out_type), in_elements, width,
+            box = std::move(box)](ExecContext&, std::span<const View> in,
+                                  std::span<const View> out) -> Status {
     KILN_RETURN_IF_ERROR(CheckOutputs(name, out, 1));
     KILN_RETURN_IF_ERROR(CheckInput(name, in, 0, in_elements, width));
     const View& result = out[0];
     CopyBoxBytes(width, box, in[0].data(), result.data());
     return Status::Ok();
-  };
+  });
+  k.direct = {&RunBoxCopies, std::move(copies)};
+  return k;
 }
 
 // The result is input 0's bytes from `byte_offset` on, with the result's dims (reshape, a
@@ -403,7 +418,8 @@ StatusOr<Kernel> LowerConcatenate(LowerContext& ctx) {
     if (!boxes[i].InBounds(in_elements[i], out->num_elements())) return BoxOutOfBounds(name);
   }
   const ir::Type out_type = *out;
-  return Kernel(
+  auto copies = std::make_shared<const BoxCopies>(BoxCopies{width, boxes});
+  Kernel kernel(
       [name, out_type, width, boxes = std::move(boxes), in_elements = std::move(in_elements)](
           ExecContext&, std::span<const View> in, std::span<const View> out) -> Status {
         KILN_RETURN_IF_ERROR(CheckOutputs(name, out, 1));
@@ -414,6 +430,8 @@ StatusOr<Kernel> LowerConcatenate(LowerContext& ctx) {
           CopyBoxBytes(width, boxes[i], in[i].data(), result.data());
         return Status::Ok();
       });
+  kernel.direct = {&RunBoxCopies, std::move(copies)};
+  return kernel;
 }
 
 // ---- pad ----
@@ -564,6 +582,26 @@ StatusOr<Kernel> LowerDynamicSlice(LowerContext& ctx) {
   });
 }
 
+// dynamic_update_slice's direct form (the start indices were checked to be integer scalars).
+struct UpdateSlicePlan {
+  int width;
+  StridedBox box;  // the update's elements into the result, from the start offset
+  std::vector<int64_t> in_dims, upd_dims, in_strides;
+};
+void RunUpdateSlice(const void* state, const View* in, const View* out) {
+  const auto& u = *static_cast<const UpdateSlicePlan*>(state);
+  int64_t offset = 0;
+  for (size_t i = 0; i < u.in_dims.size(); ++i) {
+    const StatusOr<int64_t> start = ReadScalarInt("dynamic_update_slice", in[2 + i]);
+    offset += std::clamp<int64_t>(start.ok() ? *start : 0, 0, u.in_dims[i] - u.upd_dims[i]) *
+              u.in_strides[i];
+  }
+  if (out[0].data() != in[0].data())
+    ParallelMemcpy(out[0].data(), in[0].data(), out[0].byte_size());
+  CopyBoxBytes(u.width, u.box, in[1].data(),
+               static_cast<std::byte*>(out[0].data()) + offset * u.width);
+}
+
 StatusOr<Kernel> LowerDynamicUpdateSlice(LowerContext& ctx) {
   const std::string& name = ctx.op().name;
   if (ctx.op().operands.size() < 2) return InvalidArgument(name + ": needs operand and update");
@@ -591,6 +629,8 @@ StatusOr<Kernel> LowerDynamicUpdateSlice(LowerContext& ctx) {
   box.Simplify();
   const ir::Type out_type = *out;
   const int64_t n_in = in->num_elements(), n_upd = update->num_elements();
+  auto direct = std::make_shared<const UpdateSlicePlan>(
+      UpdateSlicePlan{width, box, in_dims, upd_dims, in_strides});
   Kernel kernel(
       [name, out_type, width, box = std::move(box), in_dims, upd_dims, in_strides, n_in, n_upd](
           ExecContext&, std::span<const View> in, std::span<const View> out) -> Status {
@@ -612,6 +652,7 @@ StatusOr<Kernel> LowerDynamicUpdateSlice(LowerContext& ctx) {
         return Status::Ok();
       });
   kernel.in_place_input = 0;
+  kernel.direct = {&RunUpdateSlice, std::move(direct)};
   return kernel;
 }
 
