@@ -30,7 +30,7 @@ MANIFESTS = sorted(FIXTURES.glob("*.json"))
 STEMS = [p.stem for p in MANIFESTS]
 EXPECTED_STEMS = {"add_i32", "mul_f32", "mlp_value_and_grad", "mlp_sgd_step", "while_loop", "cond",
                   "fori_loop_f64", "sort_f32", "random_normal", "gather_scatter", "reduce_ops",
-                  "dot_batched", "elementwise_f32", "fft"}
+                  "dot_batched", "elementwise_f32", "fft", "scan_stacked"}
 
 
 def load(stem: str) -> dict:
