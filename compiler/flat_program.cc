@@ -100,17 +100,25 @@ void FlatProgram::Inline(const Program& p, std::span<const int32_t> param_slots,
     const auto io = static_cast<uint32_t>(io_.size());
     io_.insert(io_.end(), ins.begin(), ins.end());
     io_.insert(io_.end(), outs.begin(), outs.end());
+    // A direct range call: `in` then the output, as refs_ entries.
+    auto add_map = [&](RangeFn range, const void* state, int64_t elements,
+                       const std::vector<PtrRef>& in, PtrRef out) {
+      FlatStep f{.kind = StepKind::kMap, .step = &step, .call = call};
+      f.range = range;
+      f.state = state;
+      f.elements = elements;
+      f.n_in = static_cast<uint16_t>(in.size());
+      f.refs = static_cast<uint32_t>(refs_.size());
+      refs_.insert(refs_.end(), in.begin(), in.end());
+      refs_.push_back(out);
+      steps_.push_back(f);
+    };
+    auto io_ref = [&](size_t k) { return PtrRef{false, io + static_cast<uint32_t>(k)}; };
     if (DirectMap(step)) {
       const MapInfo& map = *step.map;
-      FlatStep f{.kind = StepKind::kMap, .step = &step, .call = call};
-      f.range = map.range;
-      f.state = map.state.get();
-      f.elements = map.elements;
-      f.n_in = static_cast<uint16_t>(map.input_order.size());
-      f.refs = static_cast<uint32_t>(refs_.size());
-      for (int k : map.input_order) refs_.push_back({false, io + static_cast<uint32_t>(k)});
-      refs_.push_back({false, io + static_cast<uint32_t>(ins.size())});
-      steps_.push_back(f);
+      std::vector<PtrRef> in;
+      for (int k : map.input_order) in.push_back(io_ref(static_cast<size_t>(k)));
+      add_map(map.range, map.state.get(), map.elements, in, io_ref(ins.size()));
       continue;
     }
     if (step.fused != nullptr && step.fused->elements <= step.fused->tile) {
@@ -125,24 +133,18 @@ void FlatProgram::Inline(const Program& p, std::span<const int32_t> param_slots,
       auto ref = [&](const FusedPlan::Ref& r) -> PtrRef {
         switch (r.kind) {
           case FusedPlan::Ref::kInput:
-            return {false, io + static_cast<uint32_t>(r.index)};
+            return io_ref(static_cast<size_t>(r.index));
           case FusedPlan::Ref::kOutput:
-            return {false, io + static_cast<uint32_t>(ins.size() + static_cast<size_t>(r.index))};
+            return io_ref(ins.size() + static_cast<size_t>(r.index));
           case FusedPlan::Ref::kTemp:
             break;
         }
         return {true, temps[static_cast<size_t>(r.index)]};
       };
       for (const FusedPlan::Member& m : plan.members) {
-        FlatStep f{.kind = StepKind::kMap, .step = &step, .call = call};
-        f.range = m.range;
-        f.state = m.state.get();
-        f.elements = plan.elements;
-        f.n_in = static_cast<uint16_t>(m.in.size());
-        f.refs = static_cast<uint32_t>(refs_.size());
-        for (const FusedPlan::Ref& r : m.in) refs_.push_back(ref(r));
-        refs_.push_back(ref(m.out));
-        steps_.push_back(f);
+        std::vector<PtrRef> in;
+        for (const FusedPlan::Ref& r : m.in) in.push_back(ref(r));
+        add_map(m.range, m.state.get(), plan.elements, in, ref(m.out));
       }
       continue;
     }

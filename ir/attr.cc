@@ -8,23 +8,8 @@
 namespace kiln::ir {
 namespace {
 
-// Bit width of integer dtypes whose storage is wider than their value (sub-byte types).
-int IntegerBits(DType t) {
-  switch (t) {
-    case DType::kS1:
-    case DType::kU1:
-    case DType::kPred:
-      return 1;
-    case DType::kS2:
-    case DType::kU2:
-      return 2;
-    case DType::kS4:
-    case DType::kU4:
-      return 4;
-    default:
-      return 8 * DTypeByteSize(t);
-  }
-}
+// Bit width of integer values (pred: 1; sub-byte types: their own width).
+int IntegerBits(DType t) { return t == DType::kPred ? 1 : DTypeBits(t); }
 
 // Element `i` of an integer (or boolean) literal, sign- or zero-extended to 64 bits.
 std::optional<int64_t> IntElement(const Attr& literal, size_t i) {

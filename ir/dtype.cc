@@ -2,6 +2,26 @@
 
 namespace kiln::ir {
 
+int DTypeBits(DType t) {
+  switch (t) {
+    case DType::kS1:
+    case DType::kU1:
+      return 1;
+    case DType::kS2:
+    case DType::kU2:
+      return 2;
+    case DType::kS4:
+    case DType::kU4:
+    case DType::kF4E2M1FN:
+      return 4;
+    case DType::kF6E2M3FN:
+    case DType::kF6E3M2FN:
+      return 6;
+    default:
+      return 8 * DTypeByteSize(t);
+  }
+}
+
 int DTypeByteSize(DType t) {
   switch (t) {
     case DType::kPred:

@@ -50,6 +50,9 @@ inline constexpr int kMaxDType = 33;
 
 // Storage bytes per element (sub-byte types occupy one byte each, as in MLIR dense storage).
 int DTypeByteSize(DType t);
+// Bits of one element in its packed form: the width of sub-byte types (stored one per byte, in the
+// low bits; int1/2/4, float4, float6), else 8 * DTypeByteSize (pred: 8).
+int DTypeBits(DType t);
 // MLIR spelling: "f32", "i32", "ui8", "i1", "bf16", "complex<f32>", ...
 std::string_view DTypeName(DType t);
 std::optional<DType> DTypeFromPjrt(int pjrt_type);

@@ -1152,29 +1152,6 @@ StatusOr<Kernel> LowerConvert(LowerContext& ctx) {
 
 // ---- bitcast_convert ----
 
-// Bits per element as bitcast_convert counts them: sub-byte types (stored one per byte, low bits)
-// count their own width.
-int BitcastBits(ir::DType t) {
-  using ir::DType;
-  switch (t) {
-    case DType::kS1:
-    case DType::kU1:
-      return 1;
-    case DType::kS2:
-    case DType::kU2:
-      return 2;
-    case DType::kS4:
-    case DType::kU4:
-    case DType::kF4E2M1FN:
-      return 4;
-    case DType::kF6E2M3FN:
-    case DType::kF6E3M2FN:
-      return 6;
-    default:
-      return 8 * ir::DTypeByteSize(t);
-  }
-}
-
 // Packs runs of narrow elements into wider ones or splits wide ones into runs of narrow ones,
 // element 0 in the lowest bits (as XLA:CPU does), when either side is a sub-byte type.
 Kernel MakeBitcastRepack(std::string name, int in_bits, int out_bits, int64_t in_elements,
@@ -1223,7 +1200,7 @@ StatusOr<Kernel> LowerBitcastConvert(LowerContext& ctx) {
   if (ir::IsComplex(in->dtype) != ir::IsComplex(out->dtype)) {
     return InvalidArgument(name + ": cannot bitcast between complex and non-complex types");
   }
-  const int in_bits = BitcastBits(in->dtype), out_bits = BitcastBits(out->dtype);
+  const int in_bits = ir::DTypeBits(in->dtype), out_bits = ir::DTypeBits(out->dtype);
   if (in_bits == 6 || out_bits == 6)
     return UnsupportedDType(name, in_bits == 6 ? in->dtype : out->dtype);
   bool shape_ok;
