@@ -63,9 +63,68 @@ class FrameAllocator {
   uint64_t top_ = 0;
 };
 
+// Values that die into a result: when the step that computes result x reads a frame value v
+// element by element at the same width (Step::overwritable) and nothing reads v afterwards, v is
+// computed straight into x's buffer and the step then overwrites it in place, and so on up the
+// chain (v's own producer may take its operand the same way). The intermediate then needs no frame
+// memory: a softmax's exponentials live in its output. Only for `fresh` results, buffers of their
+// own while the program runs (the entry function's; not a loop's carries, which may share memory
+// with its parameters, nor a result a donated argument may become).
+void ComputeIntoResults(Program& p, const std::vector<uint64_t>& bytes,
+                        const std::vector<int32_t>& producer, const std::vector<bool>& fresh) {
+  if (std::find(fresh.begin(), fresh.end(), true) == fresh.end()) return;
+  const size_t n = p.slots.size();
+  // The last step reading each slot, and which slots are viewed by an alias.
+  std::vector<int32_t> last_reader(n, -1);
+  std::vector<bool> viewed(n, false);
+  for (size_t si = 0; si < p.steps.size(); ++si) {
+    for (int32_t in : p.steps[si].inputs) {
+      last_reader[static_cast<size_t>(in)] = static_cast<int32_t>(si);
+    }
+  }
+  for (size_t s = 0; s < n; ++s) {
+    if (p.slots[s].kind == SlotKind::kAlias) viewed[static_cast<size_t>(p.slots[s].index)] = true;
+  }
+  std::vector<bool> returned(n, false);
+  for (int32_t r : p.result_slots) returned[static_cast<size_t>(r)] = true;
+  for (size_t k = 0; k < p.result_slots.size() && k < fresh.size(); ++k) {
+    const int32_t x = p.result_slots[k];
+    const auto xs = static_cast<size_t>(x);
+    if (!fresh[k] || p.slots[xs].kind != SlotKind::kResult ||
+        p.slots[xs].index != static_cast<int32_t>(k)) {
+      continue;
+    }
+    size_t cur = xs;
+    while (producer[cur] >= 0) {
+      const Step& step = p.steps[static_cast<size_t>(producer[cur])];
+      const auto o = static_cast<size_t>(
+          std::find(step.outputs.begin(), step.outputs.end(), static_cast<int32_t>(cur)) -
+          step.outputs.begin());
+      if (o >= step.overwritable.size()) break;
+      size_t take = n;
+      for (int32_t j : step.overwritable[o]) {
+        const auto v = static_cast<size_t>(step.inputs[static_cast<size_t>(j)]);
+        // A frame value of the same size, last read by this step (as one of its inputs only),
+        // never viewed or returned. Steps before may read it: it is in x's memory from the start.
+        if (p.slots[v].kind == SlotKind::kFrame && !viewed[v] && !returned[v] &&
+            bytes[v] == bytes[xs] && last_reader[v] == producer[cur] &&
+            std::count(step.inputs.begin(), step.inputs.end(),
+                       step.inputs[static_cast<size_t>(j)]) == 1 &&
+            producer[v] >= 0 && producer[v] < producer[cur]) {
+          take = v;
+          break;
+        }
+      }
+      if (take == n) break;
+      p.slots[take] = {SlotKind::kAlias, x, 0};
+      cur = take;
+    }
+  }
+}
+
 }  // namespace
 
-Status PlanBuffers(Program& p) {
+Status PlanBuffers(Program& p, const std::vector<bool>& fresh_results) {
   const size_t n = static_cast<size_t>(p.num_slots);
   if (p.slot_types.size() != n) return Internal("buffer plan: slot types missing");
   std::vector<uint64_t> bytes(n);
@@ -138,6 +197,8 @@ Status PlanBuffers(Program& p) {
     if (p.slots[x].kind == SlotKind::kParam) p.result_is_param[k] = p.slots[x].index;
     p.result_copies.emplace_back(static_cast<int32_t>(x), static_cast<int32_t>(k));
   }
+
+  ComputeIntoResults(p, bytes, producer, fresh_results);
 
   // Liveness of frame values: from the producing step to the last reader of the value or a view
   // of it; values copied out at the end live to the end.

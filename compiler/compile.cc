@@ -207,7 +207,20 @@ StatusOr<std::shared_ptr<const Executable>> CompileModule(std::shared_ptr<const 
     }
     builder.SetPerDeviceValues(std::move(linked));
   }
-  KILN_ASSIGN_OR_RETURN(exe->main, builder.BuildFunction(main->name));
+  // Results that may hold intermediates (PlanBuffers' fresh_results): not a partitioned program's
+  // (assembled from per-device pieces), nor one a donated argument may become, since donation
+  // needs the result written by one step only.
+  std::vector<bool> fresh_results(main->result_types.size(), !exe->spmd.has_value());
+  for (size_t a = 0; a < donated_to_per_arg.size() && a < main->arg_types.size(); ++a) {
+    const int32_t want = donated_to_per_arg[a];
+    for (size_t k = 0; k < fresh_results.size() && want != -1; ++k) {
+      if ((want == kAnyResult || want == static_cast<int32_t>(k)) &&
+          main->arg_types[a] == main->result_types[k]) {
+        fresh_results[k] = false;
+      }
+    }
+  }
+  KILN_ASSIGN_OR_RETURN(exe->main, builder.BuildFunction(main->name, fresh_results));
   // A partitioned program's results are assembled from global values: no buffer to reuse.
   exe->result_donor = exe->spmd.has_value() ? std::vector<int32_t>(exe->result_types.size(), -1)
                                             : PlanDonations(*exe->main, donated_to_per_arg);

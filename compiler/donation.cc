@@ -24,14 +24,18 @@ bool CanTake(const Program& p, size_t param, size_t result) {
     (void)k;
     if (Root(p, slot) == static_cast<size_t>(ps)) return false;
   }
+  // The first step that writes the result's memory: the one computing it, or an earlier one whose
+  // value the plan placed there (buffer_plan.cc, ComputeIntoResults).
   size_t writer = p.steps.size();
   size_t output = 0;
   for (size_t si = 0; si < p.steps.size() && writer == p.steps.size(); ++si) {
     const std::vector<int32_t>& outs = p.steps[si].outputs;
-    auto it = std::find(outs.begin(), outs.end(), x);
-    if (it != outs.end()) {
-      writer = si;
-      output = static_cast<size_t>(it - outs.begin());
+    for (size_t o = 0; o < outs.size(); ++o) {
+      if (Root(p, outs[o]) == static_cast<size_t>(x)) {
+        writer = si;
+        output = o;
+        break;
+      }
     }
   }
   if (writer == p.steps.size()) return false;

@@ -1,6 +1,7 @@
 #include "compiler/fusion.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -58,6 +59,12 @@ Status RunFused(const FusedPlan& f, std::span<const runtime::View> in,
       const int64_t len = std::min(n, b + f.tile) - b;
       for (const Member& m : f.members) {
         const void* ptrs[kMaxMapInputs] = {nullptr, nullptr, nullptr};
+        if (m.absolute) {  // whole inputs, indexed by the member itself
+          for (size_t r = 0; r < m.in.size(); ++r)
+            ptrs[r] = in[static_cast<size_t>(m.in[r].index)].ptr;
+          m.range(ptrs, address(m.out, b), b, b + len, m.state.get());
+          continue;
+        }
         for (size_t r = 0; r < m.in.size(); ++r) ptrs[r] = address(m.in[r], b);
         m.range(ptrs, address(m.out, b), 0, len, m.state.get());
       }
@@ -74,7 +81,8 @@ Step MakeFusedStep(const Program& p, const std::vector<size_t>& group,
   Step fused;
   std::vector<int32_t> producer_ref(static_cast<size_t>(p.num_slots), -1);  // slot -> member
   std::vector<Ref> slot_ref(static_cast<size_t>(p.num_slots));
-  std::vector<bool> input_scalar;  // per fused-step input
+  std::vector<bool> input_scalar;    // per fused-step input
+  std::vector<bool> input_absolute;  // per fused-step input: read whole by an index-map member
   int64_t min_chunk = INT64_MAX;
   int max_width = 1;
   for (size_t gi = 0; gi < group.size(); ++gi) {
@@ -83,24 +91,31 @@ Step MakeFusedStep(const Program& p, const std::vector<size_t>& group,
     Member m;
     m.range = map.range;
     m.state = map.state;
+    m.absolute = map.absolute;
     for (size_t r = 0; r < map.input_order.size(); ++r) {
       const size_t ki = static_cast<size_t>(map.input_order[r]);
       const int32_t slot = s.inputs[ki];
-      if (producer_ref[static_cast<size_t>(slot)] >= 0) {
+      if (producer_ref[static_cast<size_t>(slot)] >= 0) {  // FuseElementwise keeps absolute out
         m.in.push_back(slot_ref[static_cast<size_t>(slot)]);
         continue;
       }
       // An input from outside the group: one fused-step input per distinct slot and kind.
-      const bool scalar = map.scalar[r];
+      const bool scalar = map.scalar[r] && !map.absolute;
       int32_t index = -1;
       for (size_t i = 0; i < fused.inputs.size(); ++i) {
-        if (fused.inputs[i] == slot && input_scalar[i] == scalar) index = static_cast<int32_t>(i);
+        if (fused.inputs[i] == slot && input_scalar[i] == scalar &&
+            input_absolute[i] == map.absolute) {
+          index = static_cast<int32_t>(i);
+        }
       }
       if (index < 0) {
         index = static_cast<int32_t>(fused.inputs.size());
         fused.inputs.push_back(slot);
         input_scalar.push_back(scalar);
-        f->input_elements.push_back(scalar ? 1 : map.elements);
+        input_absolute.push_back(map.absolute);
+        f->input_elements.push_back(map.absolute
+                                        ? p.slot_types[static_cast<size_t>(slot)].num_elements()
+                                        : (scalar ? 1 : map.elements));
         f->input_widths.push_back(map.in_widths[ki]);
       }
       m.in.push_back(Ref{Ref::kInput, index, scalar, map.in_widths[ki]});
@@ -132,8 +147,12 @@ Step MakeFusedStep(const Program& p, const std::vector<size_t>& group,
     const Ref& out = f->members[m].out;
     if (out.kind != Ref::kOutput) continue;
     for (size_t fi = 0; fi < fused.inputs.size(); ++fi) {
-      if (input_scalar[fi] || f->input_widths[fi] != out.width) continue;
+      // Not an input read whole (a broadcast's operand), nor by a later member of the run.
+      if (input_scalar[fi] || input_absolute[fi] || f->input_widths[fi] != out.width) continue;
       bool read_later = false;
+      for (size_t other = 0; other < fused.inputs.size(); ++other) {
+        if (input_absolute[other] && fused.inputs[other] == fused.inputs[fi]) read_later = true;
+      }
       for (size_t later = m + 1; later < f->members.size() && !read_later; ++later) {
         for (const Ref& r : f->members[later].in) {
           if (r.kind == Ref::kInput && static_cast<size_t>(r.index) == fi) read_later = true;
@@ -176,6 +195,19 @@ void FuseElementwise(Program& p) {
   std::vector<bool> returned(static_cast<size_t>(p.num_slots), false);
   for (int32_t s : p.result_slots) returned[static_cast<size_t>(s)] = true;
 
+  // The step that defines each slot (parameters: none).
+  std::vector<size_t> producer(static_cast<size_t>(p.num_slots), SIZE_MAX);
+  for (size_t k = 0; k < num_steps; ++k) {
+    for (int32_t s : p.steps[k].outputs) producer[static_cast<size_t>(s)] = k;
+  }
+  auto DefinedBefore = [&](const Step& s, size_t start) {
+    for (int32_t in : s.inputs) {
+      const size_t k = producer[static_cast<size_t>(in)];
+      if (k != SIZE_MAX && k >= start) return false;
+    }
+    return true;
+  };
+
   auto fusible = [&](const Step& s) {
     return s.fn && s.map != nullptr && s.outputs.size() == 1 && s.map->elements > 0 &&
            s.map->input_order.size() <= kMaxMapInputs;
@@ -201,6 +233,9 @@ void FuseElementwise(Program& p) {
         continue;
       }
       if (!fusible(s) || s.map->elements != n) break;
+      // An index map reads its operand whole, so the operand must be complete before the run
+      // starts: not written by the run itself, nor a view of something it writes.
+      if (s.map->absolute && !DefinedBefore(s, i)) break;
       group.push_back(j);
     }
     // Trailing passive steps belong after the run, not inside it.

@@ -1,8 +1,9 @@
 // Elementwise fusion: runs of elementwise ("map") steps over the same number of elements become one
-// step that evaluates them tile by tile. Each tile of every intermediate stays in L1 (a few KiB on
-// the stack of the thread computing it) instead of making a round trip through memory; only values
-// read outside the run, or returned, are written out. Runs on a Program's steps before the buffer
-// plan, so fused-away intermediates never get a buffer.
+// step that evaluates them tile by tile; broadcasts (index maps, MapInfo::absolute) join the run
+// and produce their tiles in place of a whole broadcast array. Each tile of every intermediate
+// stays in L1 (a few KiB on the stack of the thread computing it) instead of making a round trip
+// through memory; only values read outside the run, or returned, are written out. Runs on a
+// Program's steps before the buffer plan, so fused-away intermediates never get a buffer.
 #pragma once
 
 #include <cstdint>
@@ -27,6 +28,7 @@ struct FusedPlan {
   struct Member {
     RangeFn range;
     std::shared_ptr<const void> state;
+    bool absolute = false;  // MapInfo::absolute: `in` are fused-step inputs, read whole
     Ref out;
     std::vector<Ref> in;  // per range input
   };

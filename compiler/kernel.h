@@ -77,12 +77,17 @@ struct MapInfo {
   int64_t elements = 0;               // of the output
   int out_width = 0;
   int64_t chunk = 1;  // elements per parallel chunk (smaller for costly functions)
+  // An index map rather than an elementwise function (broadcast_in_dim): `range` reads each input
+  // whole, at positions of its own choosing, and writes output elements [begin, end) to
+  // out[0 .. end - begin). It only runs inside fused loops; the kernel's own code does the rest.
+  bool absolute = false;
 };
 
 // The kernel inputs a map kernel's output may be computed into: those read element by element
 // (not as a scalar) at the output's width.
 inline std::vector<int32_t> MapOverwritableInputs(const MapInfo& map) {
   std::vector<int32_t> inputs;
+  if (map.absolute) return inputs;
   for (size_t r = 0; r < map.input_order.size(); ++r) {
     const int ki = map.input_order[r];
     if (!map.scalar[r] && map.in_widths[static_cast<size_t>(ki)] == map.out_width) {

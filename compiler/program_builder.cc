@@ -144,7 +144,8 @@ std::string DescribeOp(const ir::Module& module, const ir::Op& op) {
 }
 
 StatusOr<std::shared_ptr<const Program>> ProgramBuilder::BuildRegion(
-    const ir::Region& region, const std::vector<ir::ValueId>& captures) {
+    const ir::Region& region, const std::vector<ir::ValueId>& captures,
+    const std::vector<bool>& fresh_results) {
   if (region.blocks.size() != 1) {
     return Unimplemented("regions with " + std::to_string(region.blocks.size()) +
                          " blocks are not supported (expected exactly one)");
@@ -242,11 +243,12 @@ StatusOr<std::shared_ptr<const Program>> ProgramBuilder::BuildRegion(
   if (!terminated) return InvalidArgument("block has no terminator (return)");
 
   FuseElementwise(*program);
-  KILN_RETURN_IF_ERROR(PlanBuffers(*program));
+  KILN_RETURN_IF_ERROR(PlanBuffers(*program, fresh_results));
   return std::shared_ptr<const Program>(std::move(program));
 }
 
-StatusOr<std::shared_ptr<const Program>> ProgramBuilder::BuildFunction(std::string_view name) {
+StatusOr<std::shared_ptr<const Program>> ProgramBuilder::BuildFunction(
+    std::string_view name, const std::vector<bool>& fresh_results) {
   if (auto it = functions_.find(name); it != functions_.end()) return it->second;
   const ir::Function* fn = module_->FindFunction(name);
   if (fn == nullptr) return NotFound("call to unknown function @" + std::string(name));
@@ -254,7 +256,7 @@ StatusOr<std::shared_ptr<const Program>> ProgramBuilder::BuildFunction(std::stri
     return InvalidArgument("recursive call to @" + std::string(name) + " is not allowed");
   }
   in_progress_.insert(std::string(name));
-  StatusOr<std::shared_ptr<const Program>> program = BuildRegion(fn->body, {});
+  StatusOr<std::shared_ptr<const Program>> program = BuildRegion(fn->body, {}, fresh_results);
   in_progress_.erase(in_progress_.find(name));
   if (!program.ok()) return program.status();
   if ((*program)->param_slots.size() != fn->arg_types.size() ||

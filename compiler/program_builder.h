@@ -32,10 +32,14 @@ class ProgramBuilder {
   const ir::Module& module() const { return *module_; }
 
   // Compiles a single-block region. Parameters: the block's arguments, then `captures`.
+  // `fresh_results`: per result, whether it is a buffer of its own for the whole run (PlanBuffers).
   StatusOr<std::shared_ptr<const Program>> BuildRegion(const ir::Region& region,
-                                                       const std::vector<ir::ValueId>& captures);
-  // Compiles a function once; later requests return the cached program.
-  StatusOr<std::shared_ptr<const Program>> BuildFunction(std::string_view name);
+                                                       const std::vector<ir::ValueId>& captures,
+                                                       const std::vector<bool>& fresh_results = {});
+  // Compiles a function once; later requests return the cached program. `fresh_results`: as above,
+  // for the function an executable runs (its results are the PJRT buffers it returns).
+  StatusOr<std::shared_ptr<const Program>> BuildFunction(
+      std::string_view name, const std::vector<bool>& fresh_results = {});
 
   // The boundary values of a partitioned program that pass per device between the caller and
   // manual computations (compiler/partition.h, LowerContext::IsPerDevice).

@@ -70,6 +70,37 @@ Kernel MakeBoxKernel(std::string name, ir::Type out_type, int64_t in_elements, i
   return k;
 }
 
+// A broadcast read tile by tile (MapInfo::absolute): output elements [b, e) to out[0 .. e - b).
+template <typename W>
+void BroadcastRange(const void* const* in, void* out, int64_t b, int64_t e, const void* state) {
+  GatherFlat(*static_cast<const StridedBox*>(state), static_cast<const W*>(in[0]),
+             static_cast<W*>(out), b, e - b);
+}
+
+// A box copy that is a broadcast (the destination is the whole result, row-major) also describes
+// itself as an index map, so the fusion pass can compute it tile by tile inside the loop of the
+// elementwise ops that read it, instead of writing the whole broadcast to memory.
+Kernel MakeBroadcastKernel(const std::string& name, const ir::Type& out, int64_t in_elements,
+                           int width, StridedBox box) {
+  const bool row_major = box.dst_offset == 0 && box.dst_strides == RowMajorStrides(box.dims);
+  auto map = std::make_shared<compiler::MapInfo>();
+  DispatchByWidth(width, [&]<typename W>() { map->range = &BroadcastRange<W>; });
+  map->state = std::make_shared<const StridedBox>(box);
+  map->input_order = {0};
+  map->scalar = {false};
+  map->in_widths = {width};
+  map->elements = out.num_elements();
+  map->out_width = width;
+  map->chunk = std::max<int64_t>(1, (64 << 10) / width);
+  map->absolute = true;
+  Kernel k = MakeBoxKernel(name, out, in_elements, width, std::move(box));
+  if (row_major && map->range != nullptr && map->elements > 0 &&
+      static_cast<const StridedBox*>(map->state.get())->dims.size() <= kMaxGatherRank) {
+    k.map = std::move(map);
+  }
+  return k;
+}
+
 // The result is input 0's bytes from `byte_offset` on, with the result's dims (reshape, a
 // contiguous slice): no code runs, the plan points the result into the input.
 Kernel MakeAliasKernel(std::string, std::vector<int64_t>, int64_t, int, size_t byte_offset = 0) {
@@ -200,7 +231,7 @@ StatusOr<Kernel> LowerBroadcastInDim(LowerContext& ctx) {
     return MakeAliasKernel(name, out->dims, n_in, width);
   box.Simplify();
   if (!box.InBounds(n_in, out->num_elements())) return BoxOutOfBounds(name);
-  return MakeBoxKernel(name, *out, n_in, width, std::move(box));
+  return MakeBroadcastKernel(name, *out, n_in, width, std::move(box));
 }
 
 // The pre-StableHLO broadcast: result dims = broadcast_sizes ++ operand dims.
@@ -226,7 +257,7 @@ StatusOr<Kernel> LowerBroadcast(LowerContext& ctx) {
   box.dst_strides = RowMajorStrides(out->dims);
   box.Simplify();
   if (!box.InBounds(in->num_elements(), out->num_elements())) return BoxOutOfBounds(name);
-  return MakeBoxKernel(name, *out, in->num_elements(), width, std::move(box));
+  return MakeBroadcastKernel(name, *out, in->num_elements(), width, std::move(box));
 }
 
 // ---- reshape ----

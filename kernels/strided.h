@@ -282,8 +282,9 @@ void CopyBox(const StridedBox& box, const W* src, W* dst) {
   // Aim for chunks of roughly 64 KiB of output per task.
   const int64_t min_elems = std::max<int64_t>(1, (64 << 10) / static_cast<int64_t>(sizeof(W)));
 
+  // A last axis read with stride 0 (a broadcast along it) is a fill per row, not a transpose.
   if (r >= 2 && box.dst_strides[r - 1] == 1 && box.src_strides[r - 1] != 1 &&
-      box.dims[r - 1] >= 8) {
+      box.src_strides[r - 1] != 0 && box.dims[r - 1] >= 8) {
     for (size_t k = 0; k + 1 < r; ++k) {
       if (box.src_strides[k] == 1 && box.dims[k] >= 8) {
         constexpr int64_t kTile = TransposeTile<W>();
@@ -308,6 +309,52 @@ void CopyBox(const StridedBox& box, const W* src, W* dst) {
   const int64_t min_rows = std::max<int64_t>(1, min_elems / std::max<int64_t>(1, box.dims[r - 1]));
   runtime::ParallelFor(rows, min_rows,
                        [&](int64_t b, int64_t e) { CopyRows(box, src, dst, b, e); });
+}
+
+// Highest rank GatherFlat takes (after StridedBox::Simplify).
+constexpr size_t kMaxGatherRank = 16;
+
+// Elements [b, b + len) of the row-major destination of `box` (dst_strides row-major, dst_offset
+// 0, rank <= kMaxGatherRank), written to dst[0 .. len): one tile of a broadcast, for a fused loop
+// that consumes the broadcast tile by tile instead of materialising it.
+template <typename W>
+void GatherFlat(const StridedBox& box, const W* src, W* dst, int64_t b, int64_t len) {
+  const size_t r = box.dims.size();
+  if (len <= 0) return;
+  if (r == 0) {
+    const W v = src[box.src_offset];
+    for (int64_t i = 0; i < len; ++i) dst[i] = v;
+    return;
+  }
+  int64_t idx[kMaxGatherRank];
+  int64_t rest = b;
+  for (size_t i = r; i-- > 0;) {
+    idx[i] = rest % box.dims[i];
+    rest /= box.dims[i];
+  }
+  const int64_t inner = box.dims[r - 1], s = box.src_strides[r - 1];
+  while (true) {
+    int64_t off = box.src_offset;
+    for (size_t i = 0; i < r; ++i) off += idx[i] * box.src_strides[i];
+    const int64_t run = std::min(inner - idx[r - 1], len);
+    const W* p = src + off;
+    if (s == 0) {
+      const W v = *p;
+      for (int64_t j = 0; j < run; ++j) dst[j] = v;
+    } else if (s == 1) {
+      std::memcpy(dst, p, static_cast<size_t>(run) * sizeof(W));
+    } else {
+      for (int64_t j = 0; j < run; ++j) dst[j] = p[j * s];
+    }
+    dst += run;
+    len -= run;
+    if (len == 0) return;
+    idx[r - 1] = 0;
+    for (size_t i = r - 1; i-- > 0;) {
+      if (++idx[i] < box.dims[i]) break;
+      idx[i] = 0;
+    }
+  }
 }
 
 // Byte-width dispatching form; returns false for unsupported element widths.

@@ -62,6 +62,7 @@
   X(Executable_NumOutputs)                 \
   X(Executable_SizeOfGeneratedCodeInBytes) \
   X(Executable_GetCostAnalysis)            \
+  X(Executable_GetCompiledMemoryStats)     \
   X(Executable_OutputMemoryKinds)          \
   X(LoadedExecutable_Destroy)              \
   X(LoadedExecutable_GetExecutable)        \
@@ -116,7 +117,6 @@
   X(TopologyDescription_Serialize)                    \
   X(TopologyDescription_Attributes)                   \
   X(Compile)                                          \
-  X(Executable_GetCompiledMemoryStats)                \
   X(ExecuteContext_Create)                            \
   X(ExecuteContext_Destroy)                           \
   X(AsyncHostToDeviceTransferManager_Destroy)         \
@@ -213,6 +213,7 @@ KILN_DECLARE_ENTRY_POINT(Executable_NumPartitions)
 KILN_DECLARE_ENTRY_POINT(Executable_NumOutputs)
 KILN_DECLARE_ENTRY_POINT(Executable_SizeOfGeneratedCodeInBytes)
 KILN_DECLARE_ENTRY_POINT(Executable_GetCostAnalysis)
+KILN_DECLARE_ENTRY_POINT(Executable_GetCompiledMemoryStats)
 KILN_DECLARE_ENTRY_POINT(Executable_OutputMemoryKinds)
 KILN_DECLARE_ENTRY_POINT(LoadedExecutable_Destroy)
 KILN_DECLARE_ENTRY_POINT(LoadedExecutable_GetExecutable)

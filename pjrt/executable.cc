@@ -256,15 +256,11 @@ PJRT_Error* Client_Compile(PJRT_Client_Compile_Args* args) {
 
 // ---- PJRT_Executable ----
 
-namespace {
-
 StatusOr<const ExecutableInfo*> InfoOf(const PJRT_Executable* e, const char* function) {
   if (e == nullptr || e->info == nullptr)
     return InvalidArgument(Prefix(function) + "executable is NULL");
   return e->info.get();
 }
-
-}  // namespace
 
 PJRT_Error* Executable_Destroy(PJRT_Executable_Destroy_Args* args) {
   return Guard("PJRT_Executable_Destroy", [&]() -> Status {

@@ -59,6 +59,11 @@ struct PJRT_Executable {
   std::shared_ptr<const kiln::pjrt::ExecutableInfo> info;
 };
 
+namespace kiln::pjrt {
+// The executable's info, or INVALID_ARGUMENT naming `function` when `e` is NULL.
+StatusOr<const ExecutableInfo*> InfoOf(const PJRT_Executable* e, const char* function);
+}  // namespace kiln::pjrt
+
 struct PJRT_LoadedExecutable {
   PJRT_Client* client = nullptr;
   std::shared_ptr<const kiln::pjrt::ExecutableInfo> info;
