@@ -60,8 +60,11 @@ TOLERANCES = {
 GROUP_TOLERANCES = {
     "conv_general_dilated": {"float32": 1e-4, "complex64": 1e-4, "float64": 1e-10},
     "dot_general": {"float32": 1e-4, "complex64": 1e-4},
-    # Random 200x200 matrices are ill-conditioned enough for single precision to differ ~1e-3.
-    "cholesky": {"float32": 3e-3, "complex64": 3e-3, "float64": 1e-10, "complex128": 1e-10},
+    # Random 200x200 matrices are ill-conditioned enough for single precision to differ ~1e-3
+    # (AMD Zen), and by 0.042 in one of 40,000 elements on an Intel Xeon, where OpenBLAS runs
+    # other kernels than jaxlib's LAPACK: elementwise agreement of f32 factors of such matrices
+    # says little; tests/python/test_linalg.py checks the factors by reconstruction.
+    "cholesky": {"float32": 5e-2, "complex64": 5e-2, "float64": 1e-10, "complex128": 1e-10},
     "lu": {"float32": 1e-4, "complex64": 1e-4, "float64": 1e-10, "complex128": 1e-10},
     "qr": {"float32": 1e-4, "complex64": 1e-4, "float64": 1e-10, "complex128": 1e-10},
     "svd": {"float32": 1e-4, "complex64": 1e-4, "float64": 1e-10, "complex128": 1e-10},
