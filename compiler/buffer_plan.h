@@ -9,7 +9,7 @@
 //    writes it to the last step that reads it or any view of it. Ranges are reused first-fit as
 //    values die, so a program's frame is about the largest set of values live at once, not their
 //    sum. A step's outputs never share memory with its inputs, except that in the entry function a
-//    value read once, element by element, by the step computing a result lives in that result's
+//    value last read, element by element, by the step computing a result lives in that result's
 //    buffer and is overwritten in place.
 #pragma once
 

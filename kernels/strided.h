@@ -322,30 +322,17 @@ void GatherFlat(const StridedBox& box, const W* src, W* dst, int64_t b, int64_t 
   const size_t r = box.dims.size();
   if (len <= 0) return;
   if (r == 0) {
-    const W v = src[box.src_offset];
-    for (int64_t i = 0; i < len; ++i) dst[i] = v;
+    detail::CopyRow(src + box.src_offset, 0, dst, 1, len);
     return;
   }
   int64_t idx[kMaxGatherRank];
-  int64_t rest = b;
-  for (size_t i = r; i-- > 0;) {
-    idx[i] = rest % box.dims[i];
-    rest /= box.dims[i];
-  }
-  const int64_t inner = box.dims[r - 1], s = box.src_strides[r - 1];
+  UnravelIndex(b, box.dims, std::span<int64_t>(idx, r));
+  const int64_t inner = box.dims[r - 1];
   while (true) {
     int64_t off = box.src_offset;
     for (size_t i = 0; i < r; ++i) off += idx[i] * box.src_strides[i];
     const int64_t run = std::min(inner - idx[r - 1], len);
-    const W* p = src + off;
-    if (s == 0) {
-      const W v = *p;
-      for (int64_t j = 0; j < run; ++j) dst[j] = v;
-    } else if (s == 1) {
-      std::memcpy(dst, p, static_cast<size_t>(run) * sizeof(W));
-    } else {
-      for (int64_t j = 0; j < run; ++j) dst[j] = p[j * s];
-    }
+    detail::CopyRow(src + off, box.src_strides[r - 1], dst, 1, run);
     dst += run;
     len -= run;
     if (len == 0) return;

@@ -222,6 +222,43 @@ TEST(ShapeOpsTest, BroadcastInDim) {
             StatusCode::kInvalidArgument);
 }
 
+// A broadcast gathered tile by tile (what a fused loop does) equals the whole broadcast, for every
+// tile start and length: tiles that begin mid-row, span rows, or cover one element.
+TEST(ShapeOpsTest, GatherFlatTilesEqualTheWholeBroadcast) {
+  using kiln::kernels::strided::CopyBox;
+  using kiln::kernels::strided::GatherFlat;
+  using kiln::kernels::strided::RowMajorStrides;
+  using kiln::kernels::strided::StridedBox;
+  struct Case {
+    std::vector<int64_t> dims, src_strides;
+  };
+  // [5,7] from a row (stride 0 on axis 0), from a column (stride 0 on the last axis), [3,4,5]
+  // from its middle axis, and a scalar broadcast.
+  for (const Case& c :
+       std::vector<Case>{{{5, 7}, {0, 1}}, {{5, 7}, {1, 0}}, {{3, 4, 5}, {0, 1, 0}}, {{6}, {0}}}) {
+    StridedBox box;
+    box.dims = c.dims;
+    box.src_strides = c.src_strides;
+    box.dst_strides = RowMajorStrides(c.dims);
+    box.Simplify();
+    std::vector<uint32_t> src(64);
+    for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<uint32_t>(1000 + i);
+    const int64_t n = box.num_elements();
+    std::vector<uint32_t> whole(static_cast<size_t>(n));
+    CopyBox(box, src.data(), whole.data());
+    for (int64_t b = 0; b < n; ++b) {
+      for (int64_t len = 1; b + len <= n; ++len) {
+        std::vector<uint32_t> tile(static_cast<size_t>(len), 0);
+        GatherFlat(box, src.data(), tile.data(), b, len);
+        for (int64_t i = 0; i < len; ++i) {
+          ASSERT_EQ(tile[static_cast<size_t>(i)], whole[static_cast<size_t>(b + i)])
+              << "dims rank " << c.dims.size() << " tile [" << b << ", " << b + len << ")";
+        }
+      }
+    }
+  }
+}
+
 TEST(ShapeOpsTest, BroadcastPrependsDims) {
   Array v = MakeArray<int16_t>(DType::kS16, {2}, {7, 8});
   EXPECT_EQ(RunOk<int16_t>(OpRun("stablehlo.broadcast", {v}, DType::kS16, {3, 2},
