@@ -15,10 +15,11 @@ find_package(PkgConfig QUIET)
 # KILN_BLAS chooses the library (kernels/blas.h maps the symbol names):
 #   system            Debian's libopenblas-dev: openblas.pc (pthread flavour, DYNAMIC_ARCH=1: the
 #                     kernel set is picked at run time, so linking it does not tie the plugin to
-#                     the build machine's CPU). The development and test builds use it.
+#                     the build machine's CPU). The CMake development and sanitizer builds use it.
 #   scipy-openblas32  PyPI's scipy-openblas32 (OpenBLAS with `scipy_`-prefixed symbols, 32-bit
 #                     integers, DYNAMIC_ARCH, gfortran linked in), which the manylinux wheel bundles
-#                     (scripts/build_wheel.sh). Found in KILN_SCIPY_OPENBLAS_DIR, else by asking the
+#                     (scripts/build_wheel.sh) and the development install links (scripts/common.sh;
+#                     newer than Debian's 0.3.21, which runs generic kernels on recent Intel CPUs). Found in KILN_SCIPY_OPENBLAS_DIR, else by asking the
 #                     Python interpreter (Python3_EXECUTABLE) where the package is.
 set(KILN_BLAS "system" CACHE STRING "OpenBLAS to link: system or scipy-openblas32")
 set_property(CACHE KILN_BLAS PROPERTY STRINGS system scipy-openblas32)

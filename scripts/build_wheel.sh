@@ -3,7 +3,7 @@
 # libstdc++, libgcc and libm:
 #   1. pip wheel with KILN_BLAS=scipy-openblas32 (OpenBLAS from PyPI's scipy-openblas32, symbols
 #      prefixed `scipy_`, see kernels/blas.h), in its own incremental build tree build/manylinux/
-#      (the development install, build/py3-none-*, keeps Debian's OpenBLAS);
+#      (the development install, build/py3-none-*, links the same OpenBLAS through a RUNPATH);
 #   2. auditwheel repair: copies the shared libraries the plugin needs that manylinux does not
 #      allow (OpenBLAS, SLEEF) into kiln_pjrt.libs/ under hashed names, points the plugin's RUNPATH
 #      there, and tags the wheel with the lowest manylinux policy its symbols allow.

@@ -169,10 +169,12 @@ def test_env_var_wins_over_entry_point(tmp_path):
     (tmp_path / "kiln").mkdir()
     copy = tmp_path / "kiln" / "libkiln_pjrt_copy.so"
     shutil.copy(kiln.library_path(), copy)
-    # A manylinux wheel's plugin finds its bundled libraries at $ORIGIN/../kiln_pjrt.libs.
-    bundled = os.path.join(os.path.dirname(os.path.dirname(kiln.library_path())), "kiln_pjrt.libs")
-    if os.path.isdir(bundled):
-        shutil.copytree(bundled, tmp_path / "kiln_pjrt.libs")
+    # A manylinux wheel's plugin finds its bundled libraries at $ORIGIN/../kiln_pjrt.libs, the
+    # development install's OpenBLAS at $ORIGIN/../scipy_openblas32/lib: the copy gets the same.
+    site = os.path.dirname(os.path.dirname(kiln.library_path()))
+    for sibling in ("kiln_pjrt.libs", "scipy_openblas32"):
+        if os.path.isdir(os.path.join(site, sibling)):
+            (tmp_path / sibling).symlink_to(os.path.join(site, sibling))
     r = run_python("""
     import json, jax
     x = jax.jit(lambda x: x * 2)(1.)

@@ -132,19 +132,21 @@ def _compare(group: str, cpu, kiln, params: dict | None = None, args=None) -> st
         if not np.array_equal(picked, values, equal_nan=True):
             return "result 1: the indices do not select the returned values"
         cpu_leaves, kiln_leaves = cpu_leaves[:1], kiln_leaves[:1]
-    if group == "eigh" and len(cpu_leaves) == 2:
-        # Eigenvectors (columns of result 0) are unique up to a phase each: scale every column so
-        # that its largest entry is real and positive on both sides.
+    vectors = {"eigh": [0] if len(cpu_leaves) == 2 else [],  # (vectors, values)
+               "eig": list(range(1, len(cpu_leaves)))}.get(group, [])  # (values, [left], [right])
+    if vectors:
+        # Eigenvectors (columns) are unique up to a unit factor each (a sign, a phase), and LAPACK
+        # builds choose differently: scale every column so that its largest entry is real and
+        # positive on both sides.
         def normalized(v):
-            v = np.asarray(v)
+            v = plain(v)
             if v.size == 0:
                 return v
             big = np.take_along_axis(v, np.abs(v).argmax(axis=-2)[..., None, :], axis=-2)
-            return v * (np.conj(big) / np.maximum(np.abs(big), np.finfo(np.float64).tiny))
-        cpu_leaves = [normalized(plain(cpu_leaves[0])).astype(plain(cpu_leaves[0]).dtype),
-                      cpu_leaves[1]]
-        kiln_leaves = [normalized(plain(kiln_leaves[0])).astype(plain(kiln_leaves[0]).dtype),
-                       kiln_leaves[1]]
+            return (v * (np.conj(big) / np.maximum(np.abs(big), np.finfo(np.float64).tiny))
+                    ).astype(v.dtype)
+        cpu_leaves = [normalized(x) if i in vectors else x for i, x in enumerate(cpu_leaves)]
+        kiln_leaves = [normalized(x) if i in vectors else x for i, x in enumerate(kiln_leaves)]
     if group == "sort" and params.get("is_stable") is False and len(cpu_leaves) > 1:
         axis = params.get("dimension", 0)
         cpu_leaves = _canonical_unstable_sort([plain(x) for x in cpu_leaves], axis)
