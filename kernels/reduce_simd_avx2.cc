@@ -2,8 +2,11 @@
 //
 // Each vector op is the scalar ReducerFn applied lane by lane:
 //   add / multiply: one IEEE operation per lane (no reassociation, no contraction);
-//   maximum(a, b):  isnan(a) ? a : isnan(b) ? b : (a > b ? a : b), as three blends;
-//   minimum(a, b):  the same with a < b.
+//   maximum(a, b):  isnan(a) ? a : isnan(b) ? b : (a > b ? a : b). vmaxps(a, b) is
+//                   `a > b ? a : b` lane by lane, which already returns b when either is NaN
+//                   (and b of two equal zeros, as the scalar rule does): one blend puts a back
+//                   where a is NaN;
+//   minimum(a, b):  the same with vminps and a < b.
 #include <immintrin.h>
 
 #include "kernels/reduce_simd.h"
@@ -21,9 +24,7 @@ struct F32 {
   static V Mul(V a, V b) { return _mm256_mul_ps(a, b); }
   // Lanes where a is chosen over b by `a > b` (max) or `a < b` (min), NaNs first.
   static V Pick(V a, V b, bool max) {
-    const V keep_a = max ? _mm256_cmp_ps(a, b, _CMP_GT_OQ) : _mm256_cmp_ps(a, b, _CMP_LT_OQ);
-    V r = _mm256_blendv_ps(b, a, keep_a);
-    r = _mm256_blendv_ps(r, b, _mm256_cmp_ps(b, b, _CMP_UNORD_Q));
+    const V r = max ? _mm256_max_ps(a, b) : _mm256_min_ps(a, b);
     return _mm256_blendv_ps(r, a, _mm256_cmp_ps(a, a, _CMP_UNORD_Q));
   }
 };
@@ -37,9 +38,7 @@ struct F64 {
   static V Add(V a, V b) { return _mm256_add_pd(a, b); }
   static V Mul(V a, V b) { return _mm256_mul_pd(a, b); }
   static V Pick(V a, V b, bool max) {
-    const V keep_a = max ? _mm256_cmp_pd(a, b, _CMP_GT_OQ) : _mm256_cmp_pd(a, b, _CMP_LT_OQ);
-    V r = _mm256_blendv_pd(b, a, keep_a);
-    r = _mm256_blendv_pd(r, b, _mm256_cmp_pd(b, b, _CMP_UNORD_Q));
+    const V r = max ? _mm256_max_pd(a, b) : _mm256_min_pd(a, b);
     return _mm256_blendv_pd(r, a, _mm256_cmp_pd(a, a, _CMP_UNORD_Q));
   }
 };

@@ -172,14 +172,26 @@ inline void StridedBox::Simplify() {
 
 namespace detail {
 
+// dst[0, n) = v. In blocks of 64 bytes: a loop of fixed length is stored with vector moves at
+// -O2, where the plain loop stored one element per cycle (a row broadcast's tiles in a fused
+// softmax spent 23% of its time here).
+template <typename W>
+inline void FillRow(W* dst, W v, int64_t n) {
+  constexpr int64_t kBlock = sizeof(W) >= 64 ? 1 : 64 / static_cast<int64_t>(sizeof(W));
+  int64_t i = 0;
+  for (; i + kBlock <= n; i += kBlock) {
+    for (int64_t j = 0; j < kBlock; ++j) dst[i + j] = v;
+  }
+  for (; i < n; ++i) dst[i] = v;
+}
+
 // Copies one innermost row: n elements with the given strides.
 template <typename W>
 inline void CopyRow(const W* src, int64_t ss, W* dst, int64_t ds, int64_t n) {
   if (ss == 1 && ds == 1) {
     std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(W));
   } else if (ss == 0 && ds == 1) {
-    const W v = *src;
-    for (int64_t i = 0; i < n; ++i) dst[i] = v;
+    FillRow(dst, *src, n);
   } else if (ds == 1) {
     for (int64_t i = 0; i < n; ++i) dst[i] = src[i * ss];
   } else {
@@ -357,9 +369,8 @@ inline bool FillBytes(int elem_bytes, void* dst, int64_t n, const void* value) {
     W v;
     std::memcpy(&v, value, sizeof(W));
     W* d = static_cast<W*>(dst);
-    runtime::ParallelFor(n, 1 << 16, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) d[i] = v;
-    });
+    runtime::ParallelFor(n, 1 << 16,
+                         [&](int64_t b, int64_t e) { detail::FillRow(d + b, v, e - b); });
   });
 }
 
