@@ -102,7 +102,8 @@ kiln_install_package() {
   [[ "${KILN_VERBOSE:-0}" != 0 ]] && verbosity=-v  # -v shows the CMake/compiler output
   CMAKE_BUILD_PARALLEL_LEVEL="$KILN_JOBS" \
     "$KILN_PY" -m pip install --disable-pip-version-check --no-build-isolation --no-deps \
-      -C cmake.define.KILN_BLAS=scipy-openblas32 "$verbosity" "$KILN_ROOT"
+      -C cmake.define.KILN_BLAS=scipy-openblas32 -C cmake.define.KILN_SCIPY_OPENBLAS_RUNPATH=ON \
+      "$verbosity" "$KILN_ROOT"
   "$KILN_PY" -c 'import kiln, os; p = kiln.library_path(); assert os.path.isfile(p), p' \
     || kiln_die "kiln is installed but its library is missing"
 }
