@@ -25,12 +25,21 @@ constexpr bool ReduceSimdKind(ReducerKind kind) {
 // of floats, so consecutive adds or maxima do not wait on each other).
 inline constexpr int kReduceLanes = 32;
 
+// Rows reduced at once by ReduceLanes4: one row at a time is one memory stream, and one core
+// streamed a f32[2048,2048] sum at 13-21 GB/s that way, four rows at once at 22-31 GB/s.
+inline constexpr int kReduceRows = 4;
+
 namespace avx2 {
 
 // lanes[j] = Apply(lanes[j], x[i + j]) for every whole block of kReduceLanes elements of x[0, n),
 // in order; returns how many elements it consumed (n rounded down to a multiple of kReduceLanes).
 int64_t ReduceLanes(ReducerKind kind, const float* x, int64_t n, float lanes[kReduceLanes]);
 int64_t ReduceLanes(ReducerKind kind, const double* x, int64_t n, double lanes[kReduceLanes]);
+
+// ReduceLanes(kind, rows[r], n, lanes[r]) for the kReduceRows rows, their loads interleaved; the
+// same bits as the four calls (each row keeps its own lanes and order).
+int64_t ReduceLanes4(ReducerKind kind, const float* const rows[kReduceRows], int64_t n,
+                     float lanes[kReduceRows][kReduceLanes]);
 
 // acc[j] = Apply(acc[j], row[j]) for j in [0, n).
 void CombineRow(ReducerKind kind, float* acc, const float* row, int64_t n);

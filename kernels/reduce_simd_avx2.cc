@@ -81,6 +81,28 @@ int64_t Lanes(const typename S::T* x, int64_t n, typename S::T lanes[kReduceLane
 }
 
 template <typename S, ReducerKind K>
+int64_t Lanes4(const typename S::T* const rows[kReduceRows], int64_t n,
+               typename S::T lanes[kReduceRows][kReduceLanes]) {
+  constexpr int kVectors = kReduceLanes / S::kWidth;
+  typename S::V acc[kReduceRows][kVectors];
+  for (int r = 0; r < kReduceRows; ++r) {
+    for (int v = 0; v < kVectors; ++v) acc[r][v] = S::Load(lanes[r] + v * S::kWidth);
+  }
+  int64_t i = 0;
+  for (; i + kReduceLanes <= n; i += kReduceLanes) {
+    for (int r = 0; r < kReduceRows; ++r) {
+      for (int v = 0; v < kVectors; ++v) {
+        acc[r][v] = Apply<S, K>(acc[r][v], S::Load(rows[r] + i + v * S::kWidth));
+      }
+    }
+  }
+  for (int r = 0; r < kReduceRows; ++r) {
+    for (int v = 0; v < kVectors; ++v) S::Store(lanes[r] + v * S::kWidth, acc[r][v]);
+  }
+  return i;
+}
+
+template <typename S, ReducerKind K>
 void Combine(typename S::T* acc, const typename S::T* row, int64_t n) {
   int64_t j = 0;
   for (; j + S::kWidth <= n; j += S::kWidth) {
@@ -124,6 +146,21 @@ void CombineFor(ReducerKind kind, typename S::T* acc, const typename S::T* row, 
 
 }  // namespace
 
+int64_t ReduceLanes4(ReducerKind kind, const float* const rows[kReduceRows], int64_t n,
+                     float lanes[kReduceRows][kReduceLanes]) {
+  switch (kind) {
+    case ReducerKind::kAdd:
+      return Lanes4<F32, ReducerKind::kAdd>(rows, n, lanes);
+    case ReducerKind::kMultiply:
+      return Lanes4<F32, ReducerKind::kMultiply>(rows, n, lanes);
+    case ReducerKind::kMaximum:
+      return Lanes4<F32, ReducerKind::kMaximum>(rows, n, lanes);
+    case ReducerKind::kMinimum:
+      return Lanes4<F32, ReducerKind::kMinimum>(rows, n, lanes);
+    default:
+      return 0;
+  }
+}
 int64_t ReduceLanes(ReducerKind kind, const float* x, int64_t n, float lanes[kReduceLanes]) {
   return LanesFor<F32>(kind, x, n, lanes);
 }

@@ -64,15 +64,11 @@ void CombineRow(T* acc, const T* row, int64_t n) {
   for (int64_t j = 0; j < n; ++j) acc[j] = ReducerFn<K, T>::Apply(acc[j], row[j]);
 }
 
+// The rest of a leaf whose first i elements are folded into acc: whole blocks, the tail into
+// lane 0, then the lanes as a tree.
 template <ReducerKind K, typename T>
-T ReduceLeaf(const T* x, int64_t n) {
+T FinishLeaf(const T* x, int64_t i, int64_t n, T acc[kLanes]) {
   using F = ReducerFn<K, T>;
-  T acc[kLanes];
-  for (T& a : acc) a = F::Identity();
-  int64_t i = 0;
-  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
-    if (UseSimd<K, T>()) i = avx2::ReduceLanes(K, x, n, acc);
-  }
   for (; i + kLanes <= n; i += kLanes) {
     for (int64_t j = 0; j < kLanes; ++j) acc[j] = F::Apply(acc[j], x[i + j]);
   }
@@ -81,6 +77,28 @@ T ReduceLeaf(const T* x, int64_t n) {
     for (int64_t j = 0; j < w; ++j) acc[j] = F::Apply(acc[j], acc[j + w]);
   }
   return acc[0];
+}
+
+template <ReducerKind K, typename T>
+T ReduceLeaf(const T* x, int64_t n) {
+  T acc[kLanes];
+  for (T& a : acc) a = ReducerFn<K, T>::Identity();
+  int64_t i = 0;
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    if (UseSimd<K, T>()) i = avx2::ReduceLanes(K, x, n, acc);
+  }
+  return FinishLeaf<K, T>(x, i, n, acc);
+}
+
+// ReduceLeaf of kReduceRows rows at once (f32 with the AVX2 loops only): the same bits.
+template <ReducerKind K>
+void ReduceLeaves(const float* const rows[kReduceRows], int64_t n, float out[kReduceRows]) {
+  float acc[kReduceRows][kLanes];
+  for (auto& lanes : acc) {
+    for (float& a : lanes) a = ReducerFn<K, float>::Identity();
+  }
+  const int64_t i = avx2::ReduceLanes4(K, rows, n, acc);
+  for (int r = 0; r < kReduceRows; ++r) out[r] = FinishLeaf<K, float>(rows[r], i, n, acc[r]);
 }
 
 // Splits at a leaf boundary near the middle; 0 < result < n whenever n > kLeaf.
@@ -222,6 +240,26 @@ void ReduceFast(const ReduceGeometry& g, const T* x, T init, T* out) {
       return;
     }
     int64_t work = g.outer_reduced * g.inner;
+    if constexpr (std::is_same_v<T, float>) {
+      if (g.outer_reduced == 1 && g.inner <= kLeaf && UseSimd<K, T>()) {
+        // One leaf per output (ReducePairwise is then ReduceLeaf): kReduceRows rows at a time.
+        runtime::ParallelFor(
+            g.outer_kept, std::max<int64_t>(kReduceRows, 32768 / std::max<int64_t>(work, 1)),
+            [&](int64_t b, int64_t e) {
+              int64_t p = b;
+              for (; p + kReduceRows <= e; p += kReduceRows) {
+                const T* rows[kReduceRows];
+                T v[kReduceRows];
+                for (int r = 0; r < kReduceRows; ++r) rows[r] = x + KeptOffset(g, p + r);
+                ReduceLeaves<K>(rows, g.inner, v);
+                for (int r = 0; r < kReduceRows; ++r) out[p + r] = F::Apply(init, v[r]);
+              }
+              for (; p < e; ++p)
+                out[p] = F::Apply(init, ReduceLeaf<K, T>(x + KeptOffset(g, p), g.inner));
+            });
+        return;
+      }
+    }
     runtime::ParallelFor(g.outer_kept, std::max<int64_t>(1, 32768 / std::max<int64_t>(work, 1)),
                          [&](int64_t b, int64_t e) {
                            for (int64_t p = b; p < e; ++p) {

@@ -436,5 +436,47 @@ void ExpectSimdMatchesScalar() {
 TEST(ReduceTest, SimdLoopsMatchScalarBitsF32) { ExpectSimdMatchesScalar<float>(); }
 TEST(ReduceTest, SimdLoopsMatchScalarBitsF64) { ExpectSimdMatchesScalar<double>(); }
 
+// The four-row loop gives each row exactly the one-row loop's lanes, whatever the other rows hold,
+// for rows of every length from 0 to 100 and of 2,048 (a whole leaf).
+TEST(ReduceTest, FourRowLoopMatchesTheOneRowLoop) {
+  if (!kernels::ReduceSimdAvailable()) GTEST_SKIP() << "no AVX2 on this CPU";
+  using kernels::ReducerKind;
+  constexpr int R = kernels::kReduceRows, L = kernels::kReduceLanes;
+  std::mt19937 rng(5);
+  const float specials[] = {std::numeric_limits<float>::quiet_NaN(),
+                            std::numeric_limits<float>::infinity(),
+                            -0.0f,
+                            0.0f,
+                            std::numeric_limits<float>::denorm_min(),
+                            3.5f};
+  std::uniform_real_distribution<float> value(-4, 4);
+  std::vector<int> lengths(101);
+  for (int n = 0; n <= 100; ++n) lengths[static_cast<size_t>(n)] = n;
+  lengths.push_back(2048);
+  for (ReducerKind kind :
+       {ReducerKind::kAdd, ReducerKind::kMultiply, ReducerKind::kMaximum, ReducerKind::kMinimum}) {
+    for (int n : lengths) {
+      std::vector<std::vector<float>> x(R, std::vector<float>(static_cast<size_t>(n)));
+      for (auto& row : x) {
+        for (float& v : row) v = rng() % 8 == 0 ? specials[rng() % 6] : value(rng);
+      }
+      const float* rows[R];
+      float lanes[R][L], want[R][L];
+      for (int r = 0; r < R; ++r) {
+        rows[r] = x[static_cast<size_t>(r)].data();
+        for (int j = 0; j < L; ++j) lanes[r][j] = want[r][j] = specials[(r + j) % 6];
+      }
+      const int64_t done = kernels::avx2::ReduceLanes4(kind, rows, n, lanes);
+      for (int r = 0; r < R; ++r) {
+        ASSERT_EQ(kernels::avx2::ReduceLanes(kind, rows[r], n, want[r]), done);
+        for (int j = 0; j < L; ++j) {
+          ASSERT_TRUE(SameBitsOrBothNan(lanes[r][j], want[r][j]))
+              << kernels::ReducerName(kind) << " n=" << n << " row " << r << " lane " << j;
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace kiln::testing
