@@ -111,36 +111,21 @@ void Combine(typename S::T* acc, const typename S::T* row, int64_t n) {
   for (; j < n; ++j) acc[j] = ApplyScalar<K>(acc[j], row[j]);
 }
 
-template <typename S>
-int64_t LanesFor(ReducerKind kind, const typename S::T* x, int64_t n,
-                 typename S::T lanes[kReduceLanes]) {
+// fn.template operator()<K>() for the kind that has a vector loop (reduce_simd.h:
+// ReduceSimdKind, the one case list of this file); R() for any other kind.
+template <typename R, typename Fn>
+R ForVectorKind(ReducerKind kind, Fn&& fn) {
   switch (kind) {
     case ReducerKind::kAdd:
-      return Lanes<S, ReducerKind::kAdd>(x, n, lanes);
+      return fn.template operator()<ReducerKind::kAdd>();
     case ReducerKind::kMultiply:
-      return Lanes<S, ReducerKind::kMultiply>(x, n, lanes);
+      return fn.template operator()<ReducerKind::kMultiply>();
     case ReducerKind::kMaximum:
-      return Lanes<S, ReducerKind::kMaximum>(x, n, lanes);
+      return fn.template operator()<ReducerKind::kMaximum>();
     case ReducerKind::kMinimum:
-      return Lanes<S, ReducerKind::kMinimum>(x, n, lanes);
+      return fn.template operator()<ReducerKind::kMinimum>();
     default:
-      return 0;
-  }
-}
-
-template <typename S>
-void CombineFor(ReducerKind kind, typename S::T* acc, const typename S::T* row, int64_t n) {
-  switch (kind) {
-    case ReducerKind::kAdd:
-      return Combine<S, ReducerKind::kAdd>(acc, row, n);
-    case ReducerKind::kMultiply:
-      return Combine<S, ReducerKind::kMultiply>(acc, row, n);
-    case ReducerKind::kMaximum:
-      return Combine<S, ReducerKind::kMaximum>(acc, row, n);
-    case ReducerKind::kMinimum:
-      return Combine<S, ReducerKind::kMinimum>(acc, row, n);
-    default:
-      return;
+      return R();
   }
 }
 
@@ -148,30 +133,20 @@ void CombineFor(ReducerKind kind, typename S::T* acc, const typename S::T* row, 
 
 int64_t ReduceLanes4(ReducerKind kind, const float* const rows[kReduceRows], int64_t n,
                      float lanes[kReduceRows][kReduceLanes]) {
-  switch (kind) {
-    case ReducerKind::kAdd:
-      return Lanes4<F32, ReducerKind::kAdd>(rows, n, lanes);
-    case ReducerKind::kMultiply:
-      return Lanes4<F32, ReducerKind::kMultiply>(rows, n, lanes);
-    case ReducerKind::kMaximum:
-      return Lanes4<F32, ReducerKind::kMaximum>(rows, n, lanes);
-    case ReducerKind::kMinimum:
-      return Lanes4<F32, ReducerKind::kMinimum>(rows, n, lanes);
-    default:
-      return 0;
-  }
+  return ForVectorKind<int64_t>(kind,
+                                [&]<ReducerKind K>() { return Lanes4<F32, K>(rows, n, lanes); });
 }
 int64_t ReduceLanes(ReducerKind kind, const float* x, int64_t n, float lanes[kReduceLanes]) {
-  return LanesFor<F32>(kind, x, n, lanes);
+  return ForVectorKind<int64_t>(kind, [&]<ReducerKind K>() { return Lanes<F32, K>(x, n, lanes); });
 }
 int64_t ReduceLanes(ReducerKind kind, const double* x, int64_t n, double lanes[kReduceLanes]) {
-  return LanesFor<F64>(kind, x, n, lanes);
+  return ForVectorKind<int64_t>(kind, [&]<ReducerKind K>() { return Lanes<F64, K>(x, n, lanes); });
 }
 void CombineRow(ReducerKind kind, float* acc, const float* row, int64_t n) {
-  CombineFor<F32>(kind, acc, row, n);
+  ForVectorKind<void>(kind, [&]<ReducerKind K>() { Combine<F32, K>(acc, row, n); });
 }
 void CombineRow(ReducerKind kind, double* acc, const double* row, int64_t n) {
-  CombineFor<F64>(kind, acc, row, n);
+  ForVectorKind<void>(kind, [&]<ReducerKind K>() { Combine<F64, K>(acc, row, n); });
 }
 
 }  // namespace kiln::kernels::avx2
