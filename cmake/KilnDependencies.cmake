@@ -6,6 +6,7 @@
 #   kiln::openblas   OpenBLAS (CBLAS + LAPACK), required
 #   kiln::hwy        Google Highway, optional (only when KILN_USE_HIGHWAY=ON)
 #   kiln::sleef      SLEEF vector math, optional (only when KILN_USE_SLEEF=ON)
+#   kiln::xbyak      Xbyak x86-64 assembler (header-only)
 
 set(THREADS_PREFER_PTHREAD_FLAG ON)
 find_package(Threads REQUIRED)
@@ -129,3 +130,14 @@ if(KILN_USE_SLEEF)
     add_library(kiln::sleef ALIAS kiln_sleef_imported)
   endif()
 endif()
+
+# --- Xbyak (required, header-only) ----------------------------------------------------------------
+# The x86-64 assembler compiler/flat_program_native.cc generates loop code with (libxbyak-dev,
+# BSD-3-Clause). Header-only: nothing to link or bundle.
+find_path(KILN_XBYAK_INCLUDE_DIR NAMES xbyak/xbyak.h)
+if(NOT KILN_XBYAK_INCLUDE_DIR)
+  message(FATAL_ERROR "Xbyak was not found (apt-get install libxbyak-dev)")
+endif()
+add_library(kiln_xbyak INTERFACE)
+target_include_directories(kiln_xbyak SYSTEM INTERFACE "${KILN_XBYAK_INCLUDE_DIR}")
+add_library(kiln::xbyak ALIAS kiln_xbyak)

@@ -39,6 +39,7 @@ std::shared_ptr<const FlatProgram> FlatProgram::Build(std::shared_ptr<const Prog
   flat->temps_offset_ = offset;
   offset += AlignUp64(flat->temp_bytes_);
   flat->table_bytes_ = offset;
+  flat->GenerateNative();
   return flat;
 }
 
@@ -102,11 +103,13 @@ void FlatProgram::Inline(const Program& p, std::span<const int32_t> param_slots,
     io_.insert(io_.end(), outs.begin(), outs.end());
     // A direct range call: `in` then the output, as refs_ entries.
     auto add_map = [&](RangeFn range, const void* state, int64_t elements,
-                       const std::vector<PtrRef>& in, PtrRef out) {
+                       const std::vector<PtrRef>& in, PtrRef out, MapCode code, uint8_t scalar) {
       FlatStep f{.kind = StepKind::kMap, .step = &step, .call = call};
       f.range = range;
       f.state = state;
       f.elements = elements;
+      f.code = code;
+      f.scalar = scalar;
       f.n_in = static_cast<uint16_t>(in.size());
       f.refs = static_cast<uint32_t>(refs_.size());
       refs_.insert(refs_.end(), in.begin(), in.end());
@@ -117,8 +120,13 @@ void FlatProgram::Inline(const Program& p, std::span<const int32_t> param_slots,
     if (DirectMap(step)) {
       const MapInfo& map = *step.map;
       std::vector<PtrRef> in;
-      for (int k : map.input_order) in.push_back(io_ref(static_cast<size_t>(k)));
-      add_map(map.range, map.state.get(), map.elements, in, io_ref(ins.size()));
+      uint8_t scalar = 0;
+      for (size_t r = 0; r < map.input_order.size(); ++r) {
+        in.push_back(io_ref(static_cast<size_t>(map.input_order[r])));
+        if (r < map.scalar.size() && map.scalar[r]) scalar |= static_cast<uint8_t>(1u << r);
+      }
+      add_map(map.range, map.state.get(), map.elements, in, io_ref(ins.size()),
+              map.absolute ? MapCode{} : map.code, scalar);
       continue;
     }
     if (step.fused != nullptr && step.fused->elements <= step.fused->tile) {
@@ -143,8 +151,13 @@ void FlatProgram::Inline(const Program& p, std::span<const int32_t> param_slots,
       };
       for (const FusedPlan::Member& m : plan.members) {
         std::vector<PtrRef> in;
-        for (const FusedPlan::Ref& r : m.in) in.push_back(ref(r));
-        add_map(m.range, m.state.get(), plan.elements, in, ref(m.out));
+        uint8_t scalar = 0;
+        for (size_t r = 0; r < m.in.size(); ++r) {
+          in.push_back(ref(m.in[r]));
+          if (m.in[r].scalar) scalar |= static_cast<uint8_t>(1u << r);
+        }
+        add_map(m.range, m.state.get(), plan.elements, in, ref(m.out),
+                m.absolute ? MapCode{} : m.code, scalar);
       }
       continue;
     }
@@ -308,7 +321,28 @@ Status FlatProgram::Context(Status s, const FlatStep& f) const {
   return s;
 }
 
+uint64_t FlatProgram::RunKernelStep(const FlatProgram* self, ExecContext* ctx,
+                                    const std::byte* table, Status* error, uint64_t index) {
+  const FlatStep& f = self->steps_[index];
+  const auto* io = reinterpret_cast<const runtime::View*>(table + self->io_views_offset_);
+  const auto* operands = reinterpret_cast<const Operands*>(table + self->operands_offset_);
+  std::byte* const saved_scratch = ctx->scratch;
+  ctx->scratch = static_cast<std::byte*>(operands[index].out);
+  Status s = f.step->fn(*ctx, std::span<const runtime::View>(io + f.io, f.n_in),
+                        std::span<const runtime::View>(io + f.io + f.n_in, f.n_out));
+  ctx->scratch = saved_scratch;
+  if (s.ok()) return 0;
+  *error = std::move(s);
+  return index + 1;
+}
+
 Status FlatProgram::Run(ExecContext& ctx, const std::byte* table) const {
+  if (native_ != nullptr) {
+    Status error;
+    const uint64_t failed = native_(table, &ctx, this, &error);
+    if (failed == 0) return Status::Ok();
+    return Context(std::move(error), steps_[failed - 1]);
+  }
   const auto* io = reinterpret_cast<const runtime::View*>(table + io_views_offset_);
   const auto* operands = reinterpret_cast<const Operands*>(table + operands_offset_);
   std::byte* const saved_scratch = ctx.scratch;

@@ -53,6 +53,9 @@ class FlatProgram {
   // those of the calls it was inlined from.
   Status Run(ExecContext& ctx, const std::byte* table) const;
 
+  // Whether Run() executes native code generated for this program (flat_program_native.cc).
+  bool native() const { return native_ != nullptr; }
+
  private:
   enum class SlotKind : uint8_t { kParam, kResult, kFrame, kAlias, kConst };
   struct Slot {
@@ -73,7 +76,9 @@ class FlatProgram {
     RangeFn range = nullptr;
     const void* state = nullptr;
     int64_t elements = 0;
-    uint32_t refs = 0;  // n_in inputs, then the output
+    uint32_t refs = 0;   // n_in inputs, then the output
+    MapCode code = {};   // kMap: what `range` computes (MapInfo::code)
+    uint8_t scalar = 0;  // kMap: bit r set when range input r is one element, never offset
   };
   // Where a map step's operand is: a resolved io_ entry's address, or a fused step's temporary
   // (`index` bytes into the table's temporaries).
@@ -92,6 +97,17 @@ class FlatProgram {
     void* out;
   };
 
+  // Native code for the whole step list (flat_program_native.cc): fn(table, ctx, this, error)
+  // runs every step as Run() would and returns 0, or the failing step's index + 1 with its
+  // status in *error.
+  using NativeFn = uint64_t (*)(const std::byte* table, ExecContext* ctx, const FlatProgram* self,
+                                Status* error);
+  // Generates native_ when the machine and KILN_LOOP_JIT allow it; leaves it null otherwise.
+  void GenerateNative();
+  // Called by the native code for a kKernel step: runs step `index` as Run() would.
+  static uint64_t RunKernelStep(const FlatProgram* self, ExecContext* ctx, const std::byte* table,
+                                Status* error, uint64_t index);
+
   void Inline(const Program& p, std::span<const int32_t> param_slots,
               std::span<const int32_t> result_slots, uint64_t memory, int32_t call, int depth);
   Status Context(Status s, const FlatStep& f) const;
@@ -108,6 +124,8 @@ class FlatProgram {
   std::vector<Call> calls_;
   size_t temp_bytes_ = 0;  // fused steps' temporaries
   size_t io_views_offset_ = 0, operands_offset_ = 0, temps_offset_ = 0, table_bytes_ = 0;
+  std::shared_ptr<const void> native_code_;  // owns the memory native_ points into
+  NativeFn native_ = nullptr;
 };
 
 }  // namespace kiln::compiler

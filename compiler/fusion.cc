@@ -91,6 +91,7 @@ Step MakeFusedStep(const Program& p, const std::vector<size_t>& group,
     Member m;
     m.range = map.range;
     m.state = map.state;
+    m.code = map.code;
     m.absolute = map.absolute;
     for (size_t r = 0; r < map.input_order.size(); ++r) {
       const size_t ki = static_cast<size_t>(map.input_order[r]);

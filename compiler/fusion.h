@@ -28,6 +28,7 @@ struct FusedPlan {
   struct Member {
     RangeFn range;
     std::shared_ptr<const void> state;
+    MapCode code = {};      // MapInfo::code
     bool absolute = false;  // MapInfo::absolute: `in` are fused-step inputs, read whole
     Ref out;
     std::vector<Ref> in;  // per range input

@@ -68,8 +68,43 @@ using RangeFn = void (*)(const void* const* in, void* out, int64_t begin, int64_
                          const void* state);
 inline constexpr size_t kMaxMapInputs = 3;
 
+// What a map kernel computes per element, for the loop code generator
+// (compiler/flat_program_native.cc), which emits the ones it knows as instructions instead of
+// calling `range`; kNone (or element types it does not handle) keeps the call. Range input order:
+// out = op(in0, in1), select: in0 ? in1 : in2; kConvert and kCopy convert or copy in0. Compare
+// directions GT/GE arrive as LT/LE with swapped inputs; compares are the non-total-order ones.
+enum class MapOp : uint8_t {
+  kNone,
+  kAdd,
+  kSubtract,
+  kMultiply,
+  kDivide,
+  kMaximum,
+  kMinimum,
+  kAnd,
+  kOr,
+  kXor,
+  kNegate,
+  kAbs,
+  kSqrt,
+  kNot,
+  kEq,
+  kNe,
+  kLt,
+  kLe,
+  kSelect,
+  kConvert,
+  kCopy,
+};
+struct MapCode {
+  MapOp op = MapOp::kNone;
+  ir::DType in = ir::DType::kInvalid;   // element type of the (value) inputs
+  ir::DType out = ir::DType::kInvalid;  // of the result
+};
+
 struct MapInfo {
   RangeFn range = nullptr;
+  MapCode code = {};                  // what `range` computes, when the code generator may emit it
   std::shared_ptr<const void> state;  // what `range` reads (the op functor)
   std::vector<int> input_order;       // which kernel input feeds range input i
   std::vector<bool> scalar;           // per range input

@@ -623,7 +623,40 @@ struct MapSpec {
   // many bits (0: read as stored).
   bool saturate = false;
   int sign_extend_bits = 0;
+  compiler::MapCode code = {};  // what `range` computes (MapInfo::code)
 };
+
+// The MapCode of op functor Op (MapOp::kNone for those the loop code generator does not know).
+template <typename Op>
+inline constexpr compiler::MapOp kMapOpOf = compiler::MapOp::kNone;
+#define KILN_MAP_OP(Op, code) \
+  template <>                 \
+  inline constexpr compiler::MapOp kMapOpOf<Op> = compiler::MapOp::code;
+KILN_MAP_OP(AddOp, kAdd)
+KILN_MAP_OP(SubtractOp, kSubtract)
+KILN_MAP_OP(MultiplyOp, kMultiply)
+KILN_MAP_OP(DivideOp, kDivide)
+KILN_MAP_OP(MaxOp, kMaximum)
+KILN_MAP_OP(MinOp, kMinimum)
+KILN_MAP_OP(AndOp, kAnd)
+KILN_MAP_OP(OrOp, kOr)
+KILN_MAP_OP(XorOp, kXor)
+KILN_MAP_OP(NegateOp, kNegate)
+KILN_MAP_OP(AbsOp, kAbs)
+KILN_MAP_OP(SqrtOp, kSqrt)
+KILN_MAP_OP(NotOp, kNot)
+#undef KILN_MAP_OP
+template <CmpDir kDir>
+inline constexpr compiler::MapOp kMapOpOf<CompareOp<kDir, false>> =
+    kDir == CmpDir::kEq   ? compiler::MapOp::kEq
+    : kDir == CmpDir::kNe ? compiler::MapOp::kNe
+    : kDir == CmpDir::kLt ? compiler::MapOp::kLt
+                          : compiler::MapOp::kLe;
+
+template <typename Op>
+compiler::MapCode MapCodeOf(ir::DType in, ir::DType out) {
+  return {kMapOpOf<Op>, in, out};
+}
 
 // Sub-byte integers around an op's range function: inputs sign-extended into a stack block where
 // the op reads them as numbers, results brought back to the stored form (elementwise_ops.h).
@@ -685,10 +718,12 @@ Kernel MakeMapKernel(MapSpec spec) {
     }
     spec.state = std::make_shared<const SubByteRangeState>(std::move(sub));
     spec.range = &SubByteRange;
+    spec.code = {};
   }
   auto s = std::make_shared<const MapSpec>(std::move(spec));
   auto map = std::make_shared<compiler::MapInfo>();
   map->range = s->range;
+  map->code = s->code;
   map->state = s->state;
   map->input_order = s->input_order;
   map->elements = s->out_type.num_elements();
@@ -834,7 +869,8 @@ StatusOr<Kernel> LowerUnaryWith(LowerContext& ctx, Op op) {
                                 .input_order = {},
                                 .chunk = ChunkOf<Op>(),
                                 .range = &VectorRange<T>,
-                                .state = std::make_shared<const VectorFnOf<T>>(vf)});
+                                .state = std::make_shared<const VectorFnOf<T>>(vf),
+                                .code = MapCodeOf<Op>(in->dtype, out->dtype)});
         }
       }
       return MakeMapKernel({.name = name,
@@ -845,7 +881,8 @@ StatusOr<Kernel> LowerUnaryWith(LowerContext& ctx, Op op) {
                             .chunk = ChunkOf<Op>(),
                             .range = &UnaryRange<R, T, Op>,
                             .state = std::make_shared<const Op>(op),
-                            .sign_extend_bits = SignExtendBits(in->dtype, name)});
+                            .sign_extend_bits = SignExtendBits(in->dtype, name),
+                            .code = MapCodeOf<Op>(in->dtype, out->dtype)});
     }
   });
 }
@@ -885,7 +922,8 @@ StatusOr<Kernel> LowerBinaryWith(LowerContext& ctx, Op op, bool swap = false) {
                             .chunk = ChunkOf<Op>(),
                             .range = &BinaryRange<R, T, Op>,
                             .state = std::make_shared<const Op>(op),
-                            .sign_extend_bits = SignExtendBits(lhs->dtype, name)});
+                            .sign_extend_bits = SignExtendBits(lhs->dtype, name),
+                            .code = MapCodeOf<Op>(lhs->dtype, out->dtype)});
     }
   });
 }
@@ -1016,7 +1054,8 @@ StatusOr<Kernel> LowerSelect(LowerContext& ctx) {
                         .input_order = {},
                         .chunk = kCheapChunk,
                         .range = range,
-                        .state = nullptr});
+                        .state = nullptr,
+                        .code = {compiler::MapOp::kSelect, out->dtype, out->dtype}});
 }
 
 // ---- clamp ----
@@ -1132,7 +1171,8 @@ StatusOr<Kernel> LowerConvert(LowerContext& ctx) {
                                 .range = &CopyRange<To>,
                                 .state = nullptr,
                                 .saturate = saturate,
-                                .sign_extend_bits = SignExtendBits(in->dtype, name)});
+                                .sign_extend_bits = SignExtendBits(in->dtype, name),
+                                .code = {compiler::MapOp::kCopy, in->dtype, out->dtype}});
         } else {
           return MakeMapKernel({.name = name,
                                 .out_type = *out,
@@ -1143,7 +1183,8 @@ StatusOr<Kernel> LowerConvert(LowerContext& ctx) {
                                 .range = &ConvertRange<To, From>,
                                 .state = nullptr,
                                 .saturate = saturate,
-                                .sign_extend_bits = SignExtendBits(in->dtype, name)});
+                                .sign_extend_bits = SignExtendBits(in->dtype, name),
+                                .code = {compiler::MapOp::kConvert, in->dtype, out->dtype}});
         }
       });
     }

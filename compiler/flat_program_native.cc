@@ -1,0 +1,756 @@
+// Native code for flat programs: the step list of a loop's condition or body as one x86-64
+// function, generated once at compile time with Xbyak (a JIT assembler, BSD-3-Clause).
+//
+// FlatProgram::Run walks its steps and calls a function per step; on the one to a few elements a
+// loop body usually holds, those calls cost more than the arithmetic (a scalar fori_loop: ~50 ns
+// per iteration for four ops). The generated function runs the same steps in the same order, on the
+// same resolved table (flat_program.h: the table holds every step's operand addresses, so one
+// function serves both directions of a loop's carries):
+//  * map steps whose op and element types it knows (MapInfo::code) and that are small become
+//    instructions: float arithmetic as packed AVX (ymm, then xmm, then scalar for the tail), the
+//    rest element by element;
+//  * every other step is a call, exactly the one Run() would make: the range function, the
+//    direct form, or RunKernelStep for a kernel (whose error ends the function).
+// The instructions compute what the range functions compute, bit for bit: IEEE arithmetic and
+// square root are correctly rounded either way; maximum/minimum follow FloatMax/FloatMin (NaN
+// first operand, then NaN second, then +0 over -0), integers wrap, compares are the ordered
+// predicates C++ uses (!= unordered), conversions are the ones static_cast makes. Anything else
+// (float to integer conversion, integer division, transcendental functions, ...) stays a call.
+//
+// Only machines with AVX get native code; KILN_LOOP_JIT=0 turns it off (Run() then interprets).
+#include <xbyak/xbyak.h>
+#include <xbyak/xbyak_util.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <optional>
+
+#include "compiler/flat_program.h"
+
+namespace kiln::compiler {
+namespace {
+
+// Steps are emitted inline up to these sizes; larger ones call their range function, whose loops
+// are vectorised already.
+constexpr int64_t kMaxElementwiseElements = 16;  // element by element
+constexpr int64_t kMaxPackedBytes = 256;         // packed float arithmetic
+constexpr uint64_t kMaxInlineCopyBytes = 32;
+
+bool NativeAllowed() {
+  static const bool allowed = [] {
+    const char* env = std::getenv("KILN_LOOP_JIT");
+    if (env != nullptr && std::strcmp(env, "0") == 0) return false;
+    const Xbyak::util::Cpu cpu;
+    return cpu.has(Xbyak::util::Cpu::tAVX);
+  }();
+  return allowed;
+}
+
+struct ElemType {
+  int width = 0;
+  bool is_float = false;
+  bool is_signed = false;
+  bool is_pred = false;
+};
+
+std::optional<ElemType> ElemTypeOf(ir::DType t) {
+  switch (t) {
+    case ir::DType::kPred:
+      return ElemType{1, false, false, true};
+    case ir::DType::kS8:
+      return ElemType{1, false, true, false};
+    case ir::DType::kS16:
+      return ElemType{2, false, true, false};
+    case ir::DType::kS32:
+      return ElemType{4, false, true, false};
+    case ir::DType::kS64:
+      return ElemType{8, false, true, false};
+    case ir::DType::kU8:
+      return ElemType{1, false, false, false};
+    case ir::DType::kU16:
+      return ElemType{2, false, false, false};
+    case ir::DType::kU32:
+      return ElemType{4, false, false, false};
+    case ir::DType::kU64:
+      return ElemType{8, false, false, false};
+    case ir::DType::kF32:
+      return ElemType{4, true, true, false};
+    case ir::DType::kF64:
+      return ElemType{8, true, true, false};
+    default:
+      return std::nullopt;
+  }
+}
+
+// How a map step is emitted inline, if it is.
+enum class Form {
+  kCall,
+  kFloatPacked,
+  kFloatCompare,
+  kInteger,
+  kIntegerCompare,
+  kSelect,
+  kConvert
+};
+
+bool IsFloatArithmetic(MapOp op) {
+  switch (op) {
+    case MapOp::kAdd:
+    case MapOp::kSubtract:
+    case MapOp::kMultiply:
+    case MapOp::kDivide:
+    case MapOp::kMaximum:
+    case MapOp::kMinimum:
+    case MapOp::kNegate:
+    case MapOp::kAbs:
+    case MapOp::kSqrt:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool IsCompare(MapOp op) {
+  return op == MapOp::kEq || op == MapOp::kNe || op == MapOp::kLt || op == MapOp::kLe;
+}
+
+// Integer (and pred) ops emitted on 64-bit registers of sign- or zero-extended elements.
+bool IsIntegerOp(MapOp op, const ElemType& t) {
+  if (t.is_pred) {
+    switch (op) {
+      case MapOp::kAdd:       // or
+      case MapOp::kMultiply:  // and
+      case MapOp::kMaximum:
+      case MapOp::kMinimum:
+      case MapOp::kAnd:
+      case MapOp::kOr:
+      case MapOp::kXor:
+      case MapOp::kNot:
+        return true;
+      default:
+        return false;
+    }
+  }
+  switch (op) {
+    case MapOp::kAdd:
+    case MapOp::kSubtract:
+    case MapOp::kMultiply:
+    case MapOp::kMaximum:
+    case MapOp::kMinimum:
+    case MapOp::kAnd:
+    case MapOp::kOr:
+    case MapOp::kXor:
+    case MapOp::kNegate:
+    case MapOp::kNot:
+      return true;
+    default:
+      return false;
+  }
+}
+
+int ArityOf(MapOp op) {
+  switch (op) {
+    case MapOp::kNegate:
+    case MapOp::kAbs:
+    case MapOp::kSqrt:
+    case MapOp::kNot:
+    case MapOp::kConvert:
+    case MapOp::kCopy:
+      return 1;
+    case MapOp::kSelect:
+      return 3;
+    default:
+      return 2;
+  }
+}
+
+// Conversions emitted inline: between integer (and pred) types, between f32 and f64, from
+// integers (not u64) to floats, and from floats to pred. Float to integer saturates
+// (SaturatingFloatToInt) and stays a call.
+bool ConvertSupported(const ElemType& from, const ElemType& to) {
+  if (from.is_float && to.is_float) return true;
+  if (from.is_float) return to.is_pred;
+  if (to.is_float) return !(from.width == 8 && !from.is_signed);
+  return true;
+}
+
+Form FormOf(const MapCode& code, int64_t elements, uint16_t n_in) {
+  if (code.op == MapOp::kNone || elements <= 0 || n_in != ArityOf(code.op)) return Form::kCall;
+  const std::optional<ElemType> in = ElemTypeOf(code.in), out = ElemTypeOf(code.out);
+  if (!in || !out) return Form::kCall;
+  const bool few = elements <= kMaxElementwiseElements;
+  if (code.op == MapOp::kConvert || code.op == MapOp::kCopy) {
+    if (code.op == MapOp::kCopy && in->width != out->width) return Form::kCall;
+    return few && ConvertSupported(*in, *out) ? Form::kConvert : Form::kCall;
+  }
+  if (code.op == MapOp::kSelect) {
+    return few && code.in == code.out ? Form::kSelect : Form::kCall;
+  }
+  if (IsCompare(code.op)) {
+    if (code.out != ir::DType::kPred || !few) return Form::kCall;
+    return in->is_float ? Form::kFloatCompare : Form::kIntegerCompare;
+  }
+  if (code.in != code.out) return Form::kCall;
+  if (in->is_float) {
+    return IsFloatArithmetic(code.op) && elements * in->width <= kMaxPackedBytes
+               ? Form::kFloatPacked
+               : Form::kCall;
+  }
+  return few && IsIntegerOp(code.op, *in) ? Form::kInteger : Form::kCall;
+}
+
+// The generator: one function per flat program. Registers: rbx the table, r12 the ExecContext,
+// r13 the FlatProgram, r14 the Status* (all callee-saved, so they survive calls); range input r's
+// address in rax, rcx, rdx, the output's in rsi; r8-r11 and xmm0-xmm7 as temporaries.
+class NativeEmitter : public Xbyak::CodeGenerator {
+ public:
+  NativeEmitter() : Xbyak::CodeGenerator(4096, Xbyak::AutoGrow) {}
+
+  void Prologue() {
+    push(rbx);
+    push(r12);
+    push(r13);
+    push(r14);
+    push(r15);  // five pushes keep rsp 16-byte aligned at the calls
+    mov(rbx, rdi);
+    mov(r12, rsi);
+    mov(r13, rdx);
+    mov(r14, rcx);
+  }
+
+  // Returns rax: 0 falls through from the last step, a kernel's failure jumps here with its code.
+  void Epilogue() {
+    xor_(eax, eax);
+    L(done_);
+    if (upper_dirty_) vzeroupper();
+    pop(r15);
+    pop(r14);
+    pop(r13);
+    pop(r12);
+    pop(rbx);
+    ret();
+  }
+
+  void Call(const void* fn) {
+    if (upper_dirty_) vzeroupper();
+    upper_dirty_ = false;
+    mov(rax, reinterpret_cast<uint64_t>(fn));
+    call(rax);
+  }
+
+  // range(in, out, 0, elements, state), `in` being the Operands entry at `op`.
+  void CallRange(uint32_t op, uint32_t out_field, RangeFn range, int64_t elements,
+                 const void* state) {
+    lea(rdi, ptr[rbx + op]);
+    mov(rsi, ptr[rbx + op + out_field]);
+    xor_(edx, edx);
+    mov(rcx, static_cast<uint64_t>(elements));
+    mov(r8, reinterpret_cast<uint64_t>(state));
+    Call(reinterpret_cast<const void*>(range));
+  }
+
+  void CallDirect(DirectFn fn, const void* state, uint32_t in_views, uint32_t out_views) {
+    mov(rdi, reinterpret_cast<uint64_t>(state));
+    lea(rsi, ptr[rbx + in_views]);
+    lea(rdx, ptr[rbx + out_views]);
+    Call(reinterpret_cast<const void*>(fn));
+  }
+
+  void CallKernel(const void* fn, uint64_t index) {
+    mov(rdi, r13);
+    mov(rsi, r12);
+    mov(rdx, rbx);
+    mov(rcx, r14);
+    mov(r8, index);
+    Call(fn);
+    test(rax, rax);
+    jnz(done_, T_NEAR);
+  }
+
+  // Copies `bytes` from in[0] to out of the Operands entry at `op` unless they are the same.
+  void Copy(uint32_t op, uint32_t out_field, uint64_t bytes, const void* copy_fn) {
+    if (bytes == 0) return;
+    mov(rax, ptr[rbx + op]);
+    mov(rsi, ptr[rbx + op + out_field]);
+    if (bytes > kMaxInlineCopyBytes) {
+      mov(rdi, rsi);
+      mov(rsi, rax);
+      mov(rdx, bytes);
+      Call(copy_fn);
+      return;
+    }
+    Xbyak::Label skip;
+    cmp(rax, rsi);
+    je(skip, T_NEAR);
+    // Everything is loaded before anything is stored, as memmove would.
+    const Xbyak::Reg64 regs[] = {rcx, rdx, rdi, r8, r9, r10, r11};
+    struct Piece {
+      uint32_t offset;
+      int size;
+    };
+    Piece pieces[7];
+    int count = 0;
+    uint32_t at = 0;
+    for (int size : {8, 4, 2, 1}) {
+      while (bytes - at >= static_cast<uint64_t>(size)) {
+        pieces[count++] = {at, size};
+        at += static_cast<uint32_t>(size);
+      }
+    }
+    for (int i = 0; i < count; ++i) Load(regs[i], rax + pieces[i].offset, pieces[i].size);
+    for (int i = 0; i < count; ++i) Store(rsi + pieces[i].offset, regs[i], pieces[i].size);
+    L(skip);
+  }
+
+  // Emits map step `f` inline (FormOf(...) != kCall), its operands in the entry at `op`.
+  void Map(Form form, const MapCode& code, int64_t n, uint8_t scalar, uint16_t n_in, uint32_t op,
+           uint32_t out_field) {
+    static const Xbyak::Reg64 kIn[] = {rax, rcx, rdx};
+    for (uint16_t r = 0; r < n_in; ++r) mov(kIn[r], ptr[rbx + op + 8 * r]);
+    mov(rsi, ptr[rbx + op + out_field]);
+    const ElemType in = *ElemTypeOf(code.in), out = *ElemTypeOf(code.out);
+    // Address of element j of range input r / of the output.
+    auto at = [&](int r, int64_t j, int width) -> Xbyak::RegExp {
+      const bool one = ((scalar >> r) & 1) != 0;
+      return kIn[r] + static_cast<size_t>(one ? 0 : j * width);
+    };
+    auto at_out = [&](int64_t j) -> Xbyak::RegExp {
+      return rsi + static_cast<size_t>(j * out.width);
+    };
+    switch (form) {
+      case Form::kFloatPacked:
+        FloatPacked(code.op, in.width == 8, n, scalar, at, at_out);
+        break;
+      case Form::kFloatCompare:
+        for (int64_t j = 0; j < n; ++j) {
+          const bool f64 = in.width == 8;
+          LoadFloat(xmm0, at(0, j, in.width), f64);
+          LoadFloat(xmm1, at(1, j, in.width), f64);
+          // EQ_OQ, NEQ_UQ, LT_OS, LE_OS: C++'s ==, !=, <, <= on floats.
+          const uint8_t predicate = code.op == MapOp::kEq   ? 0x00
+                                    : code.op == MapOp::kNe ? 0x04
+                                    : code.op == MapOp::kLt ? 0x01
+                                                            : 0x02;
+          if (f64)
+            vcmpsd(xmm2, xmm0, xmm1, predicate);
+          else
+            vcmpss(xmm2, xmm0, xmm1, predicate);
+          vmovd(r8d, xmm2);
+          and_(r8d, 1);
+          mov(byte[at_out(j)], r8b);
+        }
+        break;
+      case Form::kIntegerCompare:
+        for (int64_t j = 0; j < n; ++j) {
+          LoadInt(r8, at(0, j, in.width), in);
+          LoadInt(r9, at(1, j, in.width), in);
+          cmp(r8, r9);
+          const bool sign = in.is_signed;
+          switch (code.op) {
+            case MapOp::kEq:
+              sete(r10b);
+              break;
+            case MapOp::kNe:
+              setne(r10b);
+              break;
+            case MapOp::kLt:
+              sign ? setl(r10b) : setb(r10b);
+              break;
+            default:
+              sign ? setle(r10b) : setbe(r10b);
+              break;
+          }
+          mov(byte[at_out(j)], r10b);
+        }
+        break;
+      case Form::kInteger:
+        for (int64_t j = 0; j < n; ++j) {
+          LoadInt(r8, at(0, j, in.width), in);
+          if (ArityOf(code.op) == 2) LoadInt(r9, at(1, j, in.width), in);
+          Integer(code.op, in);
+          Store(at_out(j), r8, out.width);
+        }
+        break;
+      case Form::kSelect: {
+        // Both choices are zero-extended: only their stored bytes matter.
+        const ElemType raw{out.width, false, false, false};
+        for (int64_t j = 0; j < n; ++j) {
+          LoadInt(r8, at(2, j, out.width), raw);
+          LoadInt(r9, at(1, j, out.width), raw);
+          cmp(byte[at(0, j, 1)], 0);
+          cmovne(r8, r9);
+          Store(at_out(j), r8, out.width);
+        }
+        break;
+      }
+      case Form::kConvert:
+        for (int64_t j = 0; j < n; ++j) Convert(in, out, at(0, j, in.width), at_out(j));
+        break;
+      case Form::kCall:
+        break;
+    }
+  }
+
+ private:
+  // Loads `size` bytes into the low part of `r` (zero-extended to 64 bits for 1, 2 and 4).
+  void Load(const Xbyak::Reg64& r, const Xbyak::RegExp& a, int size) {
+    switch (size) {
+      case 1:
+        movzx(r.cvt32(), byte[a]);
+        break;
+      case 2:
+        movzx(r.cvt32(), word[a]);
+        break;
+      case 4:
+        mov(r.cvt32(), dword[a]);
+        break;
+      default:
+        mov(r, qword[a]);
+        break;
+    }
+  }
+
+  void Store(const Xbyak::RegExp& a, const Xbyak::Reg64& r, int size) {
+    switch (size) {
+      case 1:
+        mov(byte[a], r.cvt8());
+        break;
+      case 2:
+        mov(word[a], r.cvt16());
+        break;
+      case 4:
+        mov(dword[a], r.cvt32());
+        break;
+      default:
+        mov(qword[a], r);
+        break;
+    }
+  }
+
+  // An element of type t into 64-bit `r`, sign- or zero-extended as its type says. A pred reads
+  // as 1 when its byte is non-zero (PredByte's rule).
+  void LoadInt(const Xbyak::Reg64& r, const Xbyak::RegExp& e, const ElemType& t) {
+    if (t.is_pred) {
+      cmp(byte[e], 0);
+      setne(r.cvt8());
+      movzx(r.cvt32(), r.cvt8());
+      return;
+    }
+    switch (t.width) {
+      case 1:
+        t.is_signed ? movsx(r, byte[e]) : movzx(r.cvt32(), byte[e]);
+        break;
+      case 2:
+        t.is_signed ? movsx(r, word[e]) : movzx(r.cvt32(), word[e]);
+        break;
+      case 4:
+        t.is_signed ? movsxd(r, dword[e]) : mov(r.cvt32(), dword[e]);
+        break;
+      default:
+        mov(r, qword[e]);
+        break;
+    }
+  }
+
+  void LoadFloat(const Xbyak::Xmm& x, const Xbyak::RegExp& a, bool f64) {
+    if (f64)
+      vmovsd(x, qword[a]);
+    else
+      vmovss(x, dword[a]);
+  }
+
+  void StoreFloat(const Xbyak::RegExp& a, const Xbyak::Xmm& x, bool f64) {
+    if (f64)
+      vmovsd(qword[a], x);
+    else
+      vmovss(dword[a], x);
+  }
+
+  // r8 = op(r8, r9) for integers extended to 64 bits: the low `width` bytes are the wrapped
+  // result; maximum/minimum compare the extended values (signed or unsigned as the type).
+  void Integer(MapOp op, const ElemType& t) {
+    if (t.is_pred) {
+      switch (op) {
+        case MapOp::kAdd:
+        case MapOp::kOr:
+        case MapOp::kMaximum:
+          or_(r8, r9);
+          return;
+        case MapOp::kMultiply:
+        case MapOp::kAnd:
+        case MapOp::kMinimum:
+          and_(r8, r9);
+          return;
+        case MapOp::kXor:
+          xor_(r8, r9);
+          return;
+        default:  // kNot
+          xor_(r8, 1);
+          return;
+      }
+    }
+    switch (op) {
+      case MapOp::kAdd:
+        add(r8, r9);
+        break;
+      case MapOp::kSubtract:
+        sub(r8, r9);
+        break;
+      case MapOp::kMultiply:
+        imul(r8, r9);
+        break;
+      case MapOp::kAnd:
+        and_(r8, r9);
+        break;
+      case MapOp::kOr:
+        or_(r8, r9);
+        break;
+      case MapOp::kXor:
+        xor_(r8, r9);
+        break;
+      case MapOp::kMaximum:  // a > b ? a : b
+        cmp(r8, r9);
+        t.is_signed ? cmovl(r8, r9) : cmovb(r8, r9);
+        break;
+      case MapOp::kMinimum:  // a < b ? a : b
+        cmp(r8, r9);
+        t.is_signed ? cmovg(r8, r9) : cmova(r8, r9);
+        break;
+      case MapOp::kNegate:
+        neg(r8);
+        break;
+      default:  // kNot
+        not_(r8);
+        break;
+    }
+  }
+
+  void Convert(const ElemType& from, const ElemType& to, const Xbyak::RegExp& src,
+               const Xbyak::RegExp& dst) {
+    if (from.is_float && to.is_float) {
+      if (from.width == to.width) {
+        Load(r8, src, from.width);
+        Store(dst, r8, to.width);
+      } else if (from.width == 4) {
+        vcvtss2sd(xmm0, xmm0, dword[src]);
+        StoreFloat(dst, xmm0, true);
+      } else {
+        vcvtsd2ss(xmm0, xmm0, qword[src]);
+        StoreFloat(dst, xmm0, false);
+      }
+      return;
+    }
+    if (from.is_float) {  // to pred: x != 0 (true for NaN)
+      LoadFloat(xmm0, src, from.width == 8);
+      vxorps(xmm1, xmm1, xmm1);
+      if (from.width == 8)
+        vcmpsd(xmm2, xmm0, xmm1, 0x04);
+      else
+        vcmpss(xmm2, xmm0, xmm1, 0x04);
+      vmovd(r8d, xmm2);
+      and_(r8d, 1);
+      mov(byte[dst], r8b);
+      return;
+    }
+    LoadInt(r8, src, from);
+    if (to.is_float) {
+      // The extended value fits a signed 64-bit integer exactly; one rounding, as static_cast.
+      if (to.width == 8) {
+        vcvtsi2sd(xmm0, xmm0, r8);
+        StoreFloat(dst, xmm0, true);
+      } else {
+        vcvtsi2ss(xmm0, xmm0, r8);
+        StoreFloat(dst, xmm0, false);
+      }
+      return;
+    }
+    if (to.is_pred) {
+      test(r8, r8);
+      setne(r8b);
+    }
+    Store(dst, r8, to.width);
+  }
+
+  // Float arithmetic on n elements: 32-byte chunks in ymm, then 16-byte chunks in xmm, then one
+  // element at a time. xmm0/xmm1 hold the operands, xmm2 the result, xmm3 a temporary and xmm7
+  // the sign mask of negate/abs.
+  template <typename At, typename AtOut>
+  void FloatPacked(MapOp op, bool f64, int64_t n, uint8_t scalar, At at, AtOut at_out) {
+    const int width = f64 ? 8 : 4;
+    if (op == MapOp::kNegate || op == MapOp::kAbs) {
+      const bool neg = op == MapOp::kNegate;
+      if (f64) {
+        mov(r8, neg ? uint64_t{0x8000000000000000} : uint64_t{0x7fffffffffffffff});
+        vmovq(xmm7, r8);
+        vmovddup(xmm7, xmm7);
+      } else {
+        mov(r8d, neg ? 0x80000000u : 0x7fffffffu);
+        vmovd(xmm7, r8d);
+        vpshufd(xmm7, xmm7, 0);
+      }
+      if (n * width >= 32) vinsertf128(ymm7, ymm7, xmm7, 1);
+    }
+    int64_t j = 0;
+    while (j < n) {
+      const int64_t left_bytes = (n - j) * width;
+      const int bytes = left_bytes >= 32 ? 32 : left_bytes >= 16 ? 16 : width;
+      const bool packed = bytes > width;
+      if (bytes == 32) upper_dirty_ = true;
+      const bool wide = bytes == 32;
+      const Xbyak::Ymm ya(0), yb(1), yd(2), yt(3), ymask(7);
+      const Xbyak::Xmm xa(0), xb(1), xd(2), xt(3), xmask(7);
+      const Xbyak::Xmm& a = wide ? ya : xa;
+      const Xbyak::Xmm& b = wide ? yb : xb;
+      const Xbyak::Xmm& d = wide ? yd : xd;
+      const Xbyak::Xmm& t = wide ? yt : xt;
+      const Xbyak::Xmm& mask = wide ? ymask : xmask;
+      auto load = [&](const Xbyak::Xmm& x, int r) {
+        const Xbyak::RegExp e = at(r, j, width);
+        if (!packed) {
+          LoadFloat(x, e, f64);
+        } else if (((scalar >> r) & 1) == 0) {
+          vmovups(x, ptr[e]);
+        } else if (!f64) {
+          vbroadcastss(x, dword[e]);
+        } else if (wide) {
+          vbroadcastsd(Xbyak::Ymm(x.getIdx()), qword[e]);
+        } else {
+          vmovddup(x, qword[e]);
+        }
+      };
+      load(a, 0);
+      if (ArityOf(op) == 2) load(b, 1);
+      // One instruction in its four forms: packed or scalar, single or double.
+      auto pick = [&](auto ps, auto pd, auto ss, auto sd) {
+        if (packed)
+          f64 ? pd() : ps();
+        else
+          f64 ? sd() : ss();
+      };
+      switch (op) {
+        case MapOp::kAdd:
+          pick([&] { vaddps(d, a, b); }, [&] { vaddpd(d, a, b); }, [&] { vaddss(d, a, b); },
+               [&] { vaddsd(d, a, b); });
+          break;
+        case MapOp::kSubtract:
+          pick([&] { vsubps(d, a, b); }, [&] { vsubpd(d, a, b); }, [&] { vsubss(d, a, b); },
+               [&] { vsubsd(d, a, b); });
+          break;
+        case MapOp::kMultiply:
+          pick([&] { vmulps(d, a, b); }, [&] { vmulpd(d, a, b); }, [&] { vmulss(d, a, b); },
+               [&] { vmulsd(d, a, b); });
+          break;
+        case MapOp::kDivide:
+          pick([&] { vdivps(d, a, b); }, [&] { vdivpd(d, a, b); }, [&] { vdivss(d, a, b); },
+               [&] { vdivsd(d, a, b); });
+          break;
+        case MapOp::kSqrt:
+          pick([&] { vsqrtps(d, a); }, [&] { vsqrtpd(d, a); }, [&] { vsqrtss(d, a, a); },
+               [&] { vsqrtsd(d, a, a); });
+          break;
+        case MapOp::kNegate:
+          vxorps(d, a, mask);
+          break;
+        case MapOp::kAbs:
+          vandps(d, a, mask);
+          break;
+        case MapOp::kMaximum:
+        case MapOp::kMinimum: {
+          // vmax(a, b) is a > b ? a : b, and b when either is NaN or both are zeros; taking it
+          // both ways and combining gives +0 over -0 for maximum (and), -0 for minimum (or).
+          // Then a NaN b, and last a NaN a, win (FloatMax/FloatMin check a first).
+          const bool max = op == MapOp::kMaximum;
+          if (max) {
+            pick([&] { vmaxps(d, a, b); }, [&] { vmaxpd(d, a, b); }, [&] { vmaxss(d, a, b); },
+                 [&] { vmaxsd(d, a, b); });
+            pick([&] { vmaxps(t, b, a); }, [&] { vmaxpd(t, b, a); }, [&] { vmaxss(t, b, a); },
+                 [&] { vmaxsd(t, b, a); });
+            vandps(d, d, t);
+          } else {
+            pick([&] { vminps(d, a, b); }, [&] { vminpd(d, a, b); }, [&] { vminss(d, a, b); },
+                 [&] { vminsd(d, a, b); });
+            pick([&] { vminps(t, b, a); }, [&] { vminpd(t, b, a); }, [&] { vminss(t, b, a); },
+                 [&] { vminsd(t, b, a); });
+            vorps(d, d, t);
+          }
+          for (const Xbyak::Xmm* nan : {&b, &a}) {
+            if (f64) {
+              vcmpunordpd(t, *nan, *nan);
+              vblendvpd(d, d, *nan, t);
+            } else {
+              vcmpunordps(t, *nan, *nan);
+              vblendvps(d, d, *nan, t);
+            }
+          }
+          break;
+        }
+        default:
+          break;
+      }
+      if (packed)
+        vmovups(ptr[at_out(j)], d);
+      else
+        StoreFloat(at_out(j), d, f64);
+      j += bytes / width;
+    }
+  }
+
+  Xbyak::Label done_;
+  bool upper_dirty_ = false;
+};
+
+void CopyDistinct(void* to, const void* from, size_t bytes) {
+  if (to != from) std::memmove(to, from, bytes);
+}
+
+}  // namespace
+
+void FlatProgram::GenerateNative() {
+  if (!NativeAllowed() || table_bytes_ >= (size_t{1} << 30)) return;
+  try {
+    auto gen = std::make_shared<NativeEmitter>();
+    gen->Prologue();
+    const auto out_field = static_cast<uint32_t>(offsetof(Operands, out));
+    for (size_t i = 0; i < steps_.size(); ++i) {
+      const FlatStep& f = steps_[i];
+      const auto op = static_cast<uint32_t>(operands_offset_ + i * sizeof(Operands));
+      switch (f.kind) {
+        case StepKind::kMap: {
+          const Form form = FormOf(f.code, f.elements, f.n_in);
+          if (form == Form::kCall) {
+            gen->CallRange(op, out_field, f.range, f.elements, f.state);
+          } else {
+            gen->Map(form, f.code, f.elements, f.scalar, f.n_in, op, out_field);
+          }
+          break;
+        }
+        case StepKind::kCopy:
+          gen->Copy(op, out_field, f.scratch, reinterpret_cast<const void*>(&CopyDistinct));
+          break;
+        case StepKind::kDirect: {
+          const auto views = static_cast<uint32_t>(io_views_offset_ + f.io * sizeof(runtime::View));
+          gen->CallDirect(f.step->direct.fn, f.step->direct.state.get(), views,
+                          views + static_cast<uint32_t>(f.n_in * sizeof(runtime::View)));
+          break;
+        }
+        case StepKind::kKernel:
+          gen->CallKernel(reinterpret_cast<const void*>(&FlatProgram::RunKernelStep), i);
+          break;
+      }
+    }
+    gen->Epilogue();
+    gen->readyRE();
+    native_ = gen->getCode<NativeFn>();
+    native_code_ = std::move(gen);
+  } catch (...) {
+    // Xbyak reports failures (no executable memory, ...) by throwing: the program is then
+    // interpreted, as without native code.
+    native_ = nullptr;
+    native_code_ = nullptr;
+  }
+}
+
+}  // namespace kiln::compiler

@@ -1,0 +1,186 @@
+"""Native loop code (compiler/flat_program_native.cc): loop conditions and bodies run as x86-64
+code generated at compile time, with small elementwise steps as instructions.
+
+Every op the generator emits, on each element type it handles and on sizes that take each of its
+paths (one element, xmm and ymm chunks with a scalar tail, element-by-element up to 16, calls
+beyond), runs inside a loop body on values that include NaNs, infinities, signed zeros, denormals
+and integer extremes. Two checks:
+  * bit for bit against Kiln's interpreter of the same loop (KILN_LOOP_JIT=0, in a subprocess):
+    the generated code must compute exactly what the range functions compute, NaN payloads
+    included;
+  * against JAX's CPU backend (tolerances.py; integers, predicates and conversions exact).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+
+SIZES = (1, 6, 13, 16, 40)
+FLOATS = ("float32", "float64")
+INTS = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
+
+
+def values(dtype: str, n: int, seed: int, subnormals: bool = True) -> np.ndarray:
+    rng = np.random.default_rng(seed * 1000 + n + len(dtype))
+    dt = np.dtype(dtype)
+    if dt == np.bool_:
+        return rng.random(n) < 0.5
+    if dt.kind == "f":
+        out = (rng.standard_normal(n) * 4).astype(dt)
+        pick = rng.random(n) < 0.6
+    else:
+        info = np.iinfo(dt)
+        out = rng.integers(max(info.min, -100), min(info.max, 100), size=n, endpoint=True).astype(dt)
+        pick = rng.random(n) < 0.4
+    out[pick] = rng.choice(specials(dtype, subnormals), size=int(pick.sum()))
+    return out
+
+
+def specials(dtype: str, subnormals: bool = True) -> np.ndarray:
+    """16 values of `dtype` at the edges of its arithmetic."""
+    dt = np.dtype(dtype)
+    if dt.kind == "f":
+        # XLA:CPU flushes subnormals to zero; Kiln keeps them (compared with the interpreter only).
+        tiny = np.finfo(dt).smallest_subnormal if subnormals else np.finfo(dt).tiny
+        nan_payload = np.array([0x7FC00123 if dt == np.float32 else 0x7FF8000000000123],
+                               np.uint32 if dt == np.float32 else np.uint64).view(dt)[0]
+        return np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0, tiny, -tiny * 3,
+                         np.finfo(dt).max, -np.finfo(dt).max, 0.1, 7.0, -np.nan, nan_payload, 3.0],
+                        dt)
+    info = np.iinfo(dt)
+    low = [info.min, info.min + 1, -1, -2] if info.min < 0 else [4, 5, 6, 7]
+    return np.array(low + [info.max, info.max - 1, 0, 1, 2, 3, 8, 9, 10, 11, 100, 127], dt)
+
+
+BINARY = {
+    "add": (jnp.add, FLOATS + INTS + ("bool",)),
+    "subtract": (jnp.subtract, FLOATS + INTS),
+    "multiply": (jnp.multiply, FLOATS + INTS + ("bool",)),
+    "divide": (lax.div, FLOATS + ("int32",)),  # integer division stays a call
+    "maximum": (jnp.maximum, FLOATS + INTS + ("bool",)),
+    "minimum": (jnp.minimum, FLOATS + INTS + ("bool",)),
+    "and": (jnp.bitwise_and, INTS + ("bool",)),
+    "or": (jnp.bitwise_or, INTS + ("bool",)),
+    "xor": (jnp.bitwise_xor, INTS + ("bool",)),
+    "eq": (lax.eq, FLOATS + INTS + ("bool",)),
+    "ne": (lax.ne, FLOATS + INTS + ("bool",)),
+    "lt": (lax.lt, FLOATS + INTS),
+    "le": (lax.le, FLOATS + INTS),
+    "gt": (lax.gt, FLOATS + INTS),
+    "ge": (lax.ge, FLOATS + INTS),
+    "select": (lambda a, b: lax.select(a > b, b, a), FLOATS + INTS),
+    "pow": (lax.pow, ("float32",)),  # a call in the generated code
+}
+UNARY = {
+    "negate": (lax.neg, FLOATS + INTS),
+    "abs": (lax.abs, FLOATS + ("int32",)),  # integer abs stays a call
+    "sqrt": (lax.sqrt, FLOATS),
+    "not": (lax.bitwise_not, INTS + ("bool",)),
+    "exp": (lax.exp, ("float32",)),  # a call
+}
+CONVERT_TYPES = FLOATS + ("int8", "int32", "int64", "uint8", "uint32", "uint64", "bool")
+
+
+def _loop(ops, args):
+    """Runs every op of `ops` (name -> function of args) once per iteration of a 2-trip loop."""
+    def body(i, c):
+        return c[0], {name: fn(*c[0]) for name, fn in ops.items()}
+    init = {name: jnp.zeros_like(fn(*args)) for name, fn in ops.items()}
+    return lax.fori_loop(0, 2, body, (args, init))[1]
+
+
+def cases(subnormals: bool = True):
+    """(size-and-type tag, {op: function}, inputs): one loop program per element type and size."""
+    out = []
+    for size in SIZES:
+        for dt in FLOATS + INTS + ("bool",):
+            a = values(dt, size, 1, subnormals)
+            b = values(dt, size, 2, subnormals)
+            ops = {f"{op}-{dt}-{size}": (lambda x, y, fn=fn: fn(x, y))
+                   for op, (fn, dtypes) in BINARY.items() if dt in dtypes}
+            ops.update({f"{op}-{dt}-{size}": (lambda x, y, fn=fn: fn(x))
+                        for op, (fn, dtypes) in UNARY.items() if dt in dtypes})
+            out.append((ops, (a, b)))
+        if size != 16:
+            continue
+        # Every pair of special values meets in every binary op: b rotated by each amount.
+        for dt in FLOATS + INTS:
+            a = specials(dt, subnormals)
+            ops = {f"{op}-{dt}-pairs{k}": (lambda x, y, fn=fn, k=k: fn(x, jnp.roll(y, k)))
+                   for op, (fn, dtypes) in BINARY.items() if dt in dtypes for k in range(16)}
+            out.append((ops, (a, a[::-1].copy())))
+        for src in CONVERT_TYPES:
+            a = values(src, size, 4, subnormals)
+            if np.dtype(src).kind == "f":
+                a = np.nan_to_num(a, posinf=0, neginf=0)  # float -> int of these is not defined
+            ops = {f"convert-{src}-{dst}-{size}": (lambda x, dst=dst: x.astype(dst))
+                   for dst in CONVERT_TYPES if dst != src}
+            out.append((ops, (a,)))
+    return out
+
+
+def run_all(device, subnormals: bool = True) -> dict[str, np.ndarray]:
+    results = {}
+    with jax.enable_x64(True):
+        for ops, args in cases(subnormals):
+            placed = [jax.device_put(a, device) for a in args]
+            got = jax.jit(lambda *a, ops=ops: _loop(ops, a))(*placed)
+            results.update({name: np.asarray(v) for name, v in got.items()})
+    return results
+
+
+def _bits(x: np.ndarray) -> bytes:
+    return np.ascontiguousarray(x).tobytes()
+
+
+@pytest.mark.requires_kiln
+def test_native_code_matches_the_interpreter_bit_for_bit(tmp_path):
+    assert os.environ.get("KILN_LOOP_JIT", "1") != "0", "this test compares native code to the interpreter"
+    out = tmp_path / "interpreted.npz"
+    env = dict(os.environ, JAX_PLATFORMS="kiln,cpu", KILN_LOOP_JIT="0")
+    proc = subprocess.run([sys.executable, __file__, str(out)], env=env, capture_output=True,
+                          text=True, timeout=1200)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    interpreted = np.load(out)
+    native = run_all(jax.devices("kiln")[0])
+    assert set(native) == set(interpreted.files)
+    differ = [name for name in native if _bits(native[name]) != _bits(interpreted[name])
+              or native[name].dtype != interpreted[name].dtype]
+    assert not differ, differ[:20]
+
+
+@pytest.mark.requires_kiln
+def test_native_code_matches_the_cpu_backend():
+    kiln = run_all(jax.devices("kiln")[0], subnormals=False)
+    cpu = run_all(jax.devices("cpu")[0], subnormals=False)
+    for name, k in kiln.items():
+        c = cpu[name]
+        assert k.dtype == c.dtype, name
+        if name.startswith(("pow-", "exp-")):
+            np.testing.assert_allclose(k, c, rtol=2e-6, atol=np.finfo(k.dtype).tiny,
+                                       equal_nan=True, err_msg=name)
+        elif k.dtype.kind == "f":
+            # Same IEEE operations: equal values, NaN where the CPU backend has NaN; XLA:CPU
+            # flushes subnormal results to zero, Kiln does not (either way, below the smallest
+            # normal number).
+            np.testing.assert_allclose(k, c, rtol=0, atol=np.finfo(k.dtype).tiny, equal_nan=True,
+                                       err_msg=name)
+            if name.startswith(("maximum-", "minimum-", "negate-", "abs-", "select-")):
+                # Signed zeros as XLA:CPU gives them (which NaN a NaN result is may differ).
+                num = ~np.isnan(c)
+                np.testing.assert_array_equal(np.signbit(k[num]), np.signbit(c[num]), err_msg=name)
+        else:
+            np.testing.assert_array_equal(k, c, err_msg=name)
+
+
+if __name__ == "__main__":
+    np.savez(sys.argv[1], **run_all(jax.devices("kiln")[0]))
