@@ -39,7 +39,6 @@ std::shared_ptr<const FlatProgram> FlatProgram::Build(std::shared_ptr<const Prog
   flat->temps_offset_ = offset;
   offset += AlignUp64(flat->temp_bytes_);
   flat->table_bytes_ = offset;
-  flat->GenerateNative();
   return flat;
 }
 
@@ -336,13 +335,12 @@ uint64_t FlatProgram::RunKernelStep(const FlatProgram* self, ExecContext* ctx,
   return index + 1;
 }
 
+Status FlatProgram::StepContext(Status s, size_t index) const {
+  if (index >= steps_.size()) return s;
+  return Context(std::move(s), steps_[index]);
+}
+
 Status FlatProgram::Run(ExecContext& ctx, const std::byte* table) const {
-  if (native_ != nullptr) {
-    Status error;
-    const uint64_t failed = native_(table, &ctx, this, &error);
-    if (failed == 0) return Status::Ok();
-    return Context(std::move(error), steps_[failed - 1]);
-  }
   const auto* io = reinterpret_cast<const runtime::View*>(table + io_views_offset_);
   const auto* operands = reinterpret_cast<const Operands*>(table + operands_offset_);
   std::byte* const saved_scratch = ctx.scratch;

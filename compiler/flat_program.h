@@ -28,6 +28,8 @@
 
 namespace kiln::compiler {
 
+class NativeEmitter;
+
 class FlatProgram {
  public:
   // Flattens `program`, inlining calls (Step::callee) up to a size limit; calls beyond it stay
@@ -53,8 +55,9 @@ class FlatProgram {
   // those of the calls it was inlined from.
   Status Run(ExecContext& ctx, const std::byte* table) const;
 
-  // Whether Run() executes native code generated for this program (flat_program_native.cc).
-  bool native() const { return native_ != nullptr; }
+  // Adds the description of step `index` and of the calls it was inlined from to `s` (an error
+  // the native loop code reports for that step).
+  Status StepContext(Status s, size_t index) const;
 
  private:
   enum class SlotKind : uint8_t { kParam, kResult, kFrame, kAlias, kConst };
@@ -97,14 +100,12 @@ class FlatProgram {
     void* out;
   };
 
-  // Native code for the whole step list (flat_program_native.cc): fn(table, ctx, this, error)
-  // runs every step as Run() would and returns 0, or the failing step's index + 1 with its
-  // status in *error.
-  using NativeFn = uint64_t (*)(const std::byte* table, ExecContext* ctx, const FlatProgram* self,
-                                Status* error);
-  // Generates native_ when the machine and KILN_LOOP_JIT allow it; leaves it null otherwise.
-  void GenerateNative();
-  // Called by the native code for a kKernel step: runs step `index` as Run() would.
+  friend class NativeLoop;
+  friend class NativeEmitter;
+  // Emits the steps as native code (flat_program_native.cc; the registers are NativeEmitter's).
+  void EmitNative(NativeEmitter& gen, uint32_t program_tag) const;
+  // Called by the native code for a kKernel step: runs step `index` as Run() would; returns 0, or
+  // index + 1 with the step's status in *error.
   static uint64_t RunKernelStep(const FlatProgram* self, ExecContext* ctx, const std::byte* table,
                                 Status* error, uint64_t index);
 
@@ -124,8 +125,30 @@ class FlatProgram {
   std::vector<Call> calls_;
   size_t temp_bytes_ = 0;  // fused steps' temporaries
   size_t io_views_offset_ = 0, operands_offset_ = 0, temps_offset_ = 0, table_bytes_ = 0;
-  std::shared_ptr<const void> native_code_;  // owns the memory native_ points into
-  NativeFn native_ = nullptr;
+};
+
+// A whole stablehlo.while as native code (flat_program_native.cc): the condition's and the body's
+// steps in one x86-64 loop, each running on the table of the carry set of the iteration, so an
+// iteration costs its steps and a compare. Generated once at compile time, when the machine has
+// AVX and KILN_LOOP_JIT is not 0.
+class NativeLoop {
+ public:
+  // Null when no native code can be made for this machine or setting.
+  static std::shared_ptr<const NativeLoop> Build(std::shared_ptr<const FlatProgram> cond,
+                                                 std::shared_ptr<const FlatProgram> body);
+
+  // Runs `while (cond) body` from carry set *set (0 or 1) until the condition, written to
+  // *pred, is false. tables: the resolved tables of cond reading set 0, set 1, then body reading
+  // set 0, set 1. On return *set is the set holding the carries. Errors carry the failing step.
+  Status Run(ExecContext& ctx, std::byte* const tables[4], const uint8_t* pred, int* set) const;
+
+ private:
+  // fn(tables, ctx, error, pred, set) returns 0, or (1 << 32 for the body) | (step index + 1).
+  using Fn = uint64_t (*)(std::byte* const* tables, ExecContext* ctx, Status* error,
+                          const uint8_t* pred, int* set);
+  std::shared_ptr<const FlatProgram> cond_, body_;
+  std::shared_ptr<const void> code_;  // owns the memory fn_ points into
+  Fn fn_ = nullptr;
 };
 
 }  // namespace kiln::compiler

@@ -202,34 +202,60 @@ Form FormOf(const MapCode& code, int64_t elements, uint16_t n_in) {
   return few && IsIntegerOp(code.op, *in) ? Form::kInteger : Form::kCall;
 }
 
-// The generator: one function per flat program. Registers: rbx the table, r12 the ExecContext,
-// r13 the FlatProgram, r14 the Status* (all callee-saved, so they survive calls); range input r's
-// address in rax, rcx, rdx, the output's in rsi; r8-r11 and xmm0-xmm7 as temporaries.
+}  // namespace
+
+// The generator of a loop's code. Registers: rbx the table of the program running, r12 the
+// ExecContext, r13 the four tables, r14 the Status*, r15 the carry set, rbp the predicate (all
+// callee-saved, so they survive calls); range input r's address in rax, rcx, rdx, the output's in
+// rsi; r8-r11 and xmm0-xmm7 as temporaries.
 class NativeEmitter : public Xbyak::CodeGenerator {
  public:
   NativeEmitter() : Xbyak::CodeGenerator(4096, Xbyak::AutoGrow) {}
 
-  void Prologue() {
+  // fn(tables, ctx, error, pred, set): while (cond) body, from and to *set.
+  void Loop(const FlatProgram& cond, const FlatProgram& body) {
     push(rbx);
+    push(rbp);
     push(r12);
     push(r13);
     push(r14);
-    push(r15);  // five pushes keep rsp 16-byte aligned at the calls
-    mov(rbx, rdi);
+    push(r15);
+    sub(rsp, 8);  // rsp 16-byte aligned at the calls; [rsp] holds `set`
+    mov(r13, rdi);
     mov(r12, rsi);
-    mov(r13, rdx);
-    mov(r14, rcx);
-  }
-
-  // Returns rax: 0 falls through from the last step, a kernel's failure jumps here with its code.
-  void Epilogue() {
+    mov(r14, rdx);
+    mov(rbp, rcx);
+    mov(ptr[rsp], r8);
+    mov(r15d, dword[r8]);
+    Xbyak::Label top, exit;
+    L(top);
+    mov(rbx, ptr[r13 + r15 * 8]);
+    cond.EmitNative(*this, 0);
+    cmp(byte[rbp], 0);
+    je(exit, T_NEAR);
+    mov(rbx, ptr[r13 + r15 * 8 + 16]);
+    body.EmitNative(*this, 1);
+    xor_(r15d, 1);
+    jmp(top, T_NEAR);
+    // A failed kernel step jumps to fail_[tag] with its index + 1 in rax.
+    L(fail_[1]);
+    mov(rcx, uint64_t{1} << 32);
+    or_(rax, rcx);
+    jmp(done_, T_NEAR);
+    L(fail_[0]);
+    jmp(done_, T_NEAR);
+    L(exit);
     xor_(eax, eax);
     L(done_);
     if (upper_dirty_) vzeroupper();
+    mov(rcx, ptr[rsp]);
+    mov(dword[rcx], r15d);
+    add(rsp, 8);
     pop(r15);
     pop(r14);
     pop(r13);
     pop(r12);
+    pop(rbp);
     pop(rbx);
     ret();
   }
@@ -259,15 +285,16 @@ class NativeEmitter : public Xbyak::CodeGenerator {
     Call(reinterpret_cast<const void*>(fn));
   }
 
-  void CallKernel(const void* fn, uint64_t index) {
-    mov(rdi, r13);
+  // RunKernelStep(program, ctx, table, error, index); a failure leaves the loop.
+  void CallKernel(const void* fn, const void* program, uint64_t index, uint32_t program_tag) {
+    mov(rdi, reinterpret_cast<uint64_t>(program));
     mov(rsi, r12);
     mov(rdx, rbx);
     mov(rcx, r14);
     mov(r8, index);
     Call(fn);
     test(rax, rax);
-    jnz(done_, T_NEAR);
+    jnz(fail_[program_tag], T_NEAR);
   }
 
   // Copies `bytes` from in[0] to out of the Operands entry at `op` unless they are the same.
@@ -698,9 +725,11 @@ class NativeEmitter : public Xbyak::CodeGenerator {
     }
   }
 
-  Xbyak::Label done_;
+  Xbyak::Label done_, fail_[2];
   bool upper_dirty_ = false;
 };
+
+namespace {
 
 void CopyDistinct(void* to, const void* from, size_t bytes) {
   if (to != from) std::memmove(to, from, bytes);
@@ -708,49 +737,73 @@ void CopyDistinct(void* to, const void* from, size_t bytes) {
 
 }  // namespace
 
-void FlatProgram::GenerateNative() {
-  if (!NativeAllowed() || table_bytes_ >= (size_t{1} << 30)) return;
+void FlatProgram::EmitNative(NativeEmitter& gen, uint32_t program_tag) const {
+  const auto out_field = static_cast<uint32_t>(offsetof(Operands, out));
+  for (size_t i = 0; i < steps_.size(); ++i) {
+    const FlatStep& f = steps_[i];
+    const auto op = static_cast<uint32_t>(operands_offset_ + i * sizeof(Operands));
+    switch (f.kind) {
+      case StepKind::kMap: {
+        const Form form = FormOf(f.code, f.elements, f.n_in);
+        if (form == Form::kCall) {
+          gen.CallRange(op, out_field, f.range, f.elements, f.state);
+        } else {
+          gen.Map(form, f.code, f.elements, f.scalar, f.n_in, op, out_field);
+        }
+        break;
+      }
+      case StepKind::kCopy:
+        gen.Copy(op, out_field, f.scratch, reinterpret_cast<const void*>(&CopyDistinct));
+        break;
+      case StepKind::kDirect: {
+        const auto views = static_cast<uint32_t>(io_views_offset_ + f.io * sizeof(runtime::View));
+        gen.CallDirect(f.step->direct.fn, f.step->direct.state.get(), views,
+                       views + static_cast<uint32_t>(f.n_in * sizeof(runtime::View)));
+        break;
+      }
+      case StepKind::kKernel:
+        gen.CallKernel(reinterpret_cast<const void*>(&FlatProgram::RunKernelStep), this, i,
+                       program_tag);
+        break;
+    }
+  }
+}
+
+std::shared_ptr<const NativeLoop> NativeLoop::Build(std::shared_ptr<const FlatProgram> cond,
+                                                    std::shared_ptr<const FlatProgram> body) {
+  // Table offsets are 32-bit displacements.
+  constexpr size_t kMaxTable = size_t{1} << 30;
+  if (!NativeAllowed() || cond->table_bytes() >= kMaxTable || body->table_bytes() >= kMaxTable) {
+    return nullptr;
+  }
   try {
     auto gen = std::make_shared<NativeEmitter>();
-    gen->Prologue();
-    const auto out_field = static_cast<uint32_t>(offsetof(Operands, out));
-    for (size_t i = 0; i < steps_.size(); ++i) {
-      const FlatStep& f = steps_[i];
-      const auto op = static_cast<uint32_t>(operands_offset_ + i * sizeof(Operands));
-      switch (f.kind) {
-        case StepKind::kMap: {
-          const Form form = FormOf(f.code, f.elements, f.n_in);
-          if (form == Form::kCall) {
-            gen->CallRange(op, out_field, f.range, f.elements, f.state);
-          } else {
-            gen->Map(form, f.code, f.elements, f.scalar, f.n_in, op, out_field);
-          }
-          break;
-        }
-        case StepKind::kCopy:
-          gen->Copy(op, out_field, f.scratch, reinterpret_cast<const void*>(&CopyDistinct));
-          break;
-        case StepKind::kDirect: {
-          const auto views = static_cast<uint32_t>(io_views_offset_ + f.io * sizeof(runtime::View));
-          gen->CallDirect(f.step->direct.fn, f.step->direct.state.get(), views,
-                          views + static_cast<uint32_t>(f.n_in * sizeof(runtime::View)));
-          break;
-        }
-        case StepKind::kKernel:
-          gen->CallKernel(reinterpret_cast<const void*>(&FlatProgram::RunKernelStep), i);
-          break;
-      }
-    }
-    gen->Epilogue();
+    gen->Loop(*cond, *body);
     gen->readyRE();
-    native_ = gen->getCode<NativeFn>();
-    native_code_ = std::move(gen);
+    auto loop = std::make_shared<NativeLoop>();
+    loop->fn_ = gen->getCode<Fn>();
+    loop->code_ = std::move(gen);
+    loop->cond_ = std::move(cond);
+    loop->body_ = std::move(body);
+    return loop;
   } catch (...) {
-    // Xbyak reports failures (no executable memory, ...) by throwing: the program is then
+    // Xbyak reports failures (no executable memory, ...) by throwing: the loop is then
     // interpreted, as without native code.
-    native_ = nullptr;
-    native_code_ = nullptr;
+    return nullptr;
   }
+}
+
+Status NativeLoop::Run(ExecContext& ctx, std::byte* const tables[4], const uint8_t* pred,
+                       int* set) const {
+  Status error;
+  const uint64_t failed = fn_(tables, &ctx, &error, pred, set);
+  if (failed == 0) return Status::Ok();
+  const bool in_body = (failed >> 32) != 0;
+  const size_t index = static_cast<size_t>(failed & 0xffffffffu) - 1;
+  return (in_body ? body_ : cond_)
+      ->StepContext(std::move(error), index)
+      .WithContext(in_body ? "in the body of stablehlo.while"
+                           : "in the condition of stablehlo.while");
 }
 
 }  // namespace kiln::compiler

@@ -64,15 +64,18 @@ StatusOr<Kernel> LowerComposite(LowerContext& ctx) {
 //
 // The condition and body run as flat programs (compiler/flat_program.h): their operand views are
 // resolved once per execution of the loop for each direction of the carries, not once per
-// iteration. With KILN_TRACE on they run through RunProgram instead, which records every step.
+// iteration; the loop itself then runs as native code generated at compile time (NativeLoop),
+// or, without it, by walking the flat programs. With KILN_TRACE on they run through RunProgram
+// instead, which records every step.
 //
 // Scratch: [views: params of cond/body reading set 0, then set 1][pred][set 0][set 1]
 // [sub-program memory][flat tables: cond reading 0, cond reading 1, body 0 -> 1, body 1 -> 0].
 struct WhilePlan {
   std::shared_ptr<const Program> cond, body;
   std::shared_ptr<const FlatProgram> flat_cond, flat_body;
-  size_t n = 0;               // carried values
-  std::vector<size_t> bytes;  // per carry
+  std::shared_ptr<const NativeLoop> native;  // null: the flat programs are interpreted
+  size_t n = 0;                              // carried values
+  std::vector<size_t> bytes;                 // per carry
   std::vector<bool> passthrough;
   std::vector<size_t> offset[2];  // per set, per carry: where it is in the scratch
   size_t views_offset = 0, pred_offset = 0, sub_offset = 0, table_offset = 0;
@@ -129,7 +132,11 @@ Status RunWhile(const WhilePlan& w, ExecContext& ec, std::span<const View> in,
         return st.WithContext("in the body of stablehlo.while");
       }
     }
-    for (;;) {
+    if (w.native != nullptr) {
+      std::byte* const all[4] = {cond_table[0], cond_table[1], body_table[0], body_table[1]};
+      KILN_RETURN_IF_ERROR(w.native->Run(ec, all, pred, &s));
+    }
+    while (w.native == nullptr) {
       if (Status st = w.flat_cond->Run(ec, cond_table[s]); !st.ok()) {
         return st.WithContext("in the condition of stablehlo.while");
       }
@@ -170,6 +177,7 @@ StatusOr<Kernel> LowerWhile(LowerContext& ctx) {
   w->n = n;
   w->flat_cond = FlatProgram::Build(w->cond);
   w->flat_body = FlatProgram::Build(w->body);
+  w->native = NativeLoop::Build(w->flat_cond, w->flat_body);
   std::vector<bool> in_place;
   for (size_t i = 0; i < n; ++i) {
     const ir::Type& t = ctx.result_type(i);
