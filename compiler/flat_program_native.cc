@@ -332,6 +332,43 @@ class NativeEmitter : public Xbyak::CodeGenerator {
     L(skip);
   }
 
+  // The byte copies of a data-movement step (Direct::pieces) whose views start at `views`.
+  void Pieces(const std::vector<BytePiece>& pieces, uint32_t views, uint16_t n_in) {
+    constexpr auto kView = static_cast<uint32_t>(sizeof(runtime::View));
+    constexpr auto kPtr = static_cast<uint32_t>(offsetof(runtime::View, ptr));
+    mov(rsi, ptr[rbx + views + n_in * kView + kPtr]);
+    int64_t loaded = -1;
+    for (const BytePiece& p : pieces) {
+      if (p.input >= n_in) continue;  // not made by PiecesOf
+      if (loaded != p.input) {
+        mov(rax, ptr[rbx + views + p.input * kView + kPtr]);
+        loaded = p.input;
+      }
+      // Inputs and the output never overlap (the kernel contract): copy front to back.
+      uint64_t at = 0;
+      while (at < p.bytes) {
+        const uint64_t left = p.bytes - at;
+        const Xbyak::RegExp src = rax + static_cast<size_t>(p.from + at);
+        const Xbyak::RegExp dst = rsi + static_cast<size_t>(p.to + at);
+        if (left >= 32) {
+          vmovups(ymm0, ptr[src]);
+          vmovups(ptr[dst], ymm0);
+          upper_dirty_ = true;
+          at += 32;
+        } else if (left >= 16) {
+          vmovups(xmm0, ptr[src]);
+          vmovups(ptr[dst], xmm0);
+          at += 16;
+        } else {
+          const int size = left >= 8 ? 8 : left >= 4 ? 4 : left >= 2 ? 2 : 1;
+          Load(r8, src, size);
+          Store(dst, r8, size);
+          at += static_cast<uint64_t>(size);
+        }
+      }
+    }
+  }
+
   // Emits map step `f` inline (FormOf(...) != kCall), its operands in the entry at `op`.
   void Map(Form form, const MapCode& code, int64_t n, uint8_t scalar, uint16_t n_in, uint32_t op,
            uint32_t out_field) {
@@ -757,6 +794,10 @@ void FlatProgram::EmitNative(NativeEmitter& gen, uint32_t program_tag) const {
         break;
       case StepKind::kDirect: {
         const auto views = static_cast<uint32_t>(io_views_offset_ + f.io * sizeof(runtime::View));
+        if (const auto& pieces = f.step->direct.pieces; pieces != nullptr) {
+          gen.Pieces(*pieces, views, f.n_in);
+          break;
+        }
         gen.CallDirect(f.step->direct.fn, f.step->direct.state.get(), views,
                        views + static_cast<uint32_t>(f.n_in * sizeof(runtime::View)));
         break;

@@ -143,9 +143,19 @@ struct OutputAlias {
 // Status. Loops call it instead of `fn` (compiler/flat_program.h), and the compiler uses it to
 // fold such a step over constant operands.
 using DirectFn = void (*)(const void* state, const runtime::View* in, const runtime::View* out);
+// One contiguous byte copy: `bytes` bytes of input `input` from byte `from` to output 0 at byte
+// `to`.
+struct BytePiece {
+  uint32_t input = 0;
+  uint32_t bytes = 0;
+  uint64_t from = 0, to = 0;
+};
 struct Direct {
   DirectFn fn = nullptr;
   std::shared_ptr<const void> state;
+  // Set when `fn` does exactly these copies and nothing else (a small slice, concatenate,
+  // broadcast, ...): the loop code generator then emits them as loads and stores.
+  std::shared_ptr<const std::vector<BytePiece>> pieces = {};
 };
 
 struct Kernel {

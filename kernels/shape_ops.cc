@@ -54,6 +54,44 @@ void RunBoxCopies(const void* state, const View* in, const View* out) {
   }
 }
 
+// The contiguous byte copies a BoxCopies makes, in its order, when they are few (the loop code
+// generator emits them inline: compiler::Direct::pieces); null otherwise.
+std::shared_ptr<const std::vector<compiler::BytePiece>> PiecesOf(const BoxCopies& c) {
+  constexpr size_t kMaxPieces = 32;
+  constexpr int64_t kMaxBytes = 1024;
+  auto pieces = std::make_shared<std::vector<compiler::BytePiece>>();
+  int64_t total = 0;
+  for (size_t i = 0; i < c.boxes.size(); ++i) {
+    const StridedBox& box = c.boxes[i];
+    const int64_t n = box.num_elements();
+    total += n * c.width;
+    if (n == 0) continue;
+    if (total > kMaxBytes) return nullptr;
+    // Runs along the last axis when it is contiguous on both sides, else single elements.
+    const size_t rank = box.dims.size();
+    const bool rows = rank > 0 && box.src_strides.back() == 1 && box.dst_strides.back() == 1;
+    const int64_t run = rows ? box.dims.back() : 1;
+    const size_t outer_rank = rows ? rank - 1 : rank;
+    std::vector<int64_t> index(outer_rank, 0);
+    for (int64_t r = 0; r < n / run; ++r) {
+      int64_t src = box.src_offset, dst = box.dst_offset;
+      for (size_t a = 0; a < outer_rank; ++a) {
+        src += index[a] * box.src_strides[a];
+        dst += index[a] * box.dst_strides[a];
+      }
+      if (pieces->size() == kMaxPieces) return nullptr;
+      pieces->push_back({static_cast<uint32_t>(i), static_cast<uint32_t>(run * c.width),
+                         static_cast<uint64_t>(src * c.width),
+                         static_cast<uint64_t>(dst * c.width)});
+      for (size_t a = outer_rank; a-- > 0;) {
+        if (++index[a] < box.dims[a]) break;
+        index[a] = 0;
+      }
+    }
+  }
+  return pieces;
+}
+
 Kernel MakeBoxKernel(std::string name, ir::Type out_type, int64_t in_elements, int width,
                      StridedBox box) {
   auto copies = std::make_shared<const BoxCopies>(BoxCopies{width, {box}});
@@ -66,7 +104,8 @@ Kernel MakeBoxKernel(std::string name, ir::Type out_type, int64_t in_elements, i
     CopyBoxBytes(width, box, in[0].data(), result.data());
     return Status::Ok();
   });
-  k.direct = {&RunBoxCopies, std::move(copies)};
+  auto pieces = PiecesOf(*copies);
+  k.direct = {&RunBoxCopies, std::move(copies), std::move(pieces)};
   return k;
 }
 
@@ -359,10 +398,11 @@ StatusOr<Kernel> LowerSlice(LowerContext& ctx) {
   const int64_t src_offset = box.src_offset;
   box.Simplify();
   if (!box.InBounds(n_in, n_out)) return BoxOutOfBounds(name);
-  // A contiguous run that is at least half the operand: alias it rather than copy. (Small slices
-  // are copied so they do not keep a large operand alive.)
+  // A contiguous run that is at least half the operand, or of an operand of at most 4 KiB: alias
+  // it rather than copy. (Small slices of large operands are copied so they do not keep the
+  // operand alive.)
   const bool contiguous = box.dims.empty() || (box.dims.size() == 1 && box.src_strides[0] == 1);
-  if (contiguous && n_out > 0 && 2 * n_out >= n_in) {
+  if (contiguous && n_out > 0 && (2 * n_out >= n_in || n_in * width <= 4096)) {
     return MakeAliasKernel(name, out->dims, n_in, width,
                            static_cast<size_t>(src_offset) * static_cast<size_t>(width));
   }
@@ -461,7 +501,8 @@ StatusOr<Kernel> LowerConcatenate(LowerContext& ctx) {
           CopyBoxBytes(width, boxes[i], in[i].data(), result.data());
         return Status::Ok();
       });
-  kernel.direct = {&RunBoxCopies, std::move(copies)};
+  auto pieces = PiecesOf(*copies);
+  kernel.direct = {&RunBoxCopies, std::move(copies), std::move(pieces)};
   return kernel;
 }
 

@@ -3,7 +3,8 @@ code generated at compile time, with small elementwise steps as instructions.
 
 Every op the generator emits, on each element type it handles and on sizes that take each of its
 paths (one element, xmm and ymm chunks with a scalar tail, element-by-element up to 16, calls
-beyond), runs inside a loop body on values that include NaNs, infinities, signed zeros, denormals
+beyond), and small data movement (slices, concatenates, broadcasts: inline copies), runs inside
+a loop body on values that include NaNs, infinities, signed zeros, denormals
 and integer extremes. Two checks:
   * bit for bit against Kiln's interpreter of the same loop (KILN_LOOP_JIT=0, in a subprocess):
     the generated code must compute exactly what the range functions compute, NaN payloads
@@ -87,6 +88,18 @@ UNARY = {
     "not": (lax.bitwise_not, INTS + ("bool",)),
     "exp": (lax.exp, ("float32",)),  # a call
 }
+MOVES = {
+    "slice-rows": lambda a: a[1:],
+    "slice-strided": lambda a: a[:, ::2],
+    "slice-element": lambda a: a[1, 3],
+    "concatenate": lambda a: jnp.concatenate([a, a[::-1], a[:1]]),
+    "concatenate-columns": lambda a: jnp.concatenate([a[:, 3:], a[:, :3]], axis=1),
+    "stack-scalars": lambda a: jnp.stack([a[0, 0], a[2, 4], a[1, 1]]),
+    "broadcast": lambda a: jnp.broadcast_to(a[0], (2, 3, 5)),
+    "transpose": lambda a: a.T,
+    "pad": lambda a: jnp.pad(a, ((1, 0), (0, 2))),
+    "roll": lambda a: jnp.roll(a, 2, axis=1),
+}
 CONVERT_TYPES = FLOATS + ("int8", "int32", "int64", "uint8", "uint32", "uint64", "bool")
 
 
@@ -112,6 +125,11 @@ def cases(subnormals: bool = True):
             out.append((ops, (a, b)))
         if size != 16:
             continue
+        # Data movement (slices, concatenates, broadcasts, transposes, pads: Direct::pieces).
+        for dt in ("float32", "int8", "float64"):
+            a = values(dt, 15, 5, subnormals).reshape(3, 5)
+            ops = {f"{op}-{dt}": fn for op, fn in MOVES.items()}
+            out.append((ops, (a,)))
         # Every pair of special values meets in every binary op: b rotated by each amount.
         for dt in FLOATS + INTS:
             a = specials(dt, subnormals)
