@@ -139,13 +139,16 @@ class NativeLoop {
 
   // Runs `while (cond) body` from carry set *set (0 or 1) until the condition, written to
   // *pred, is false. tables: the resolved tables of cond reading set 0, set 1, then body reading
-  // set 0, set 1. On return *set is the set holding the carries. Errors carry the failing step.
-  Status Run(ExecContext& ctx, std::byte* const tables[4], const uint8_t* pred, int* set) const;
+  // set 0, set 1, all resolved with the programs' memory at `memory`. On return *set is the set
+  // holding the carries. Errors carry the failing step.
+  Status Run(ExecContext& ctx, std::byte* const tables[4], std::byte* memory, const uint8_t* pred,
+             int* set) const;
 
  private:
-  // fn(tables, ctx, error, pred, set) returns 0, or (1 << 32 for the body) | (step index + 1).
+  // fn(tables, ctx, error, pred, set, memory) returns 0, or (1 << 32 for the body) | (step index +
+  // 1).
   using Fn = uint64_t (*)(std::byte* const* tables, ExecContext* ctx, Status* error,
-                          const uint8_t* pred, int* set);
+                          const uint8_t* pred, int* set, std::byte* memory);
   std::shared_ptr<const FlatProgram> cond_, body_;
   std::shared_ptr<const void> code_;  // owns the memory fn_ points into
   Fn fn_ = nullptr;

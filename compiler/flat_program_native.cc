@@ -21,12 +21,14 @@
 #include <xbyak/xbyak.h>
 #include <xbyak/xbyak_util.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <optional>
+#include <vector>
 
 #include "compiler/flat_program.h"
 
@@ -84,6 +86,21 @@ std::optional<ElemType> ElemTypeOf(ir::DType t) {
       return std::nullopt;
   }
 }
+
+// Where a map step's operands are, for the register cache (NativeEmitter): a key per range input
+// and for the output (index 3) naming the memory (the root value of a flat slot, or a fused
+// step's temporary) and the byte offset of the operand in it. Equal keys and offsets are the same
+// bytes; different ones may still be (a loop carry updated in place), which only costs a load.
+// Also how each is addressed: through its pointer in the step's Operands entry, or, for values
+// whose place is fixed relative to the loop's memory, directly: a fused step's temporary at
+// [table + disp], a frame value of the program at [frame + disp].
+struct OperandKeys {
+  enum Where : uint8_t { kPointer, kTable, kFrame };
+  uint64_t key[4] = {0, 0, 0, 0};
+  uint64_t base[4] = {0, 0, 0, 0};
+  Where where[4] = {kPointer, kPointer, kPointer, kPointer};
+  uint32_t disp[4] = {0, 0, 0, 0};
+};
 
 // How a map step is emitted inline, if it is.
 enum class Form {
@@ -205,14 +222,14 @@ Form FormOf(const MapCode& code, int64_t elements, uint16_t n_in) {
 }  // namespace
 
 // The generator of a loop's code. Registers: rbx the table of the program running, r12 the
-// ExecContext, r13 the four tables, r14 the Status*, r15 the carry set, rbp the predicate (all
-// callee-saved, so they survive calls); range input r's address in rax, rcx, rdx, the output's in
-// rsi; r8-r11 and xmm0-xmm7 as temporaries.
+// programs' frame memory, r13 the four tables, r15 the carry set, rbp the predicate (all
+// callee-saved, so they survive calls); the ExecContext and Status* on the stack; range input r's
+// address in rax, rcx, rdx, the output's in rsi; r8-r11 and xmm0-xmm7 as temporaries.
 class NativeEmitter : public Xbyak::CodeGenerator {
  public:
   NativeEmitter() : Xbyak::CodeGenerator(4096, Xbyak::AutoGrow) {}
 
-  // fn(tables, ctx, error, pred, set): while (cond) body, from and to *set.
+  // fn(tables, ctx, error, pred, set, memory): while (cond) body, from and to *set.
   void Loop(const FlatProgram& cond, const FlatProgram& body) {
     push(rbx);
     push(rbp);
@@ -220,19 +237,22 @@ class NativeEmitter : public Xbyak::CodeGenerator {
     push(r13);
     push(r14);
     push(r15);
-    sub(rsp, 8);  // rsp 16-byte aligned at the calls; [rsp] holds `set`
+    sub(rsp, 24);  // rsp 16-byte aligned at the calls; [rsp]: set, ctx, error
     mov(r13, rdi);
-    mov(r12, rsi);
-    mov(r14, rdx);
+    mov(ptr[rsp + 8], rsi);
+    mov(ptr[rsp + 16], rdx);
     mov(rbp, rcx);
     mov(ptr[rsp], r8);
+    mov(r12, r9);
     mov(r15d, dword[r8]);
     Xbyak::Label top, exit;
     L(top);
+    Forget();
     mov(rbx, ptr[r13 + r15 * 8]);
     cond.EmitNative(*this, 0);
     cmp(byte[rbp], 0);
     je(exit, T_NEAR);
+    Forget();  // the cache's keys are the condition's
     mov(rbx, ptr[r13 + r15 * 8 + 16]);
     body.EmitNative(*this, 1);
     xor_(r15d, 1);
@@ -250,7 +270,7 @@ class NativeEmitter : public Xbyak::CodeGenerator {
     if (upper_dirty_) vzeroupper();
     mov(rcx, ptr[rsp]);
     mov(dword[rcx], r15d);
-    add(rsp, 8);
+    add(rsp, 24);
     pop(r15);
     pop(r14);
     pop(r13);
@@ -261,6 +281,7 @@ class NativeEmitter : public Xbyak::CodeGenerator {
   }
 
   void Call(const void* fn) {
+    Forget();  // calls clobber xmm registers and may write any memory
     if (upper_dirty_) vzeroupper();
     upper_dirty_ = false;
     mov(rax, reinterpret_cast<uint64_t>(fn));
@@ -288,9 +309,9 @@ class NativeEmitter : public Xbyak::CodeGenerator {
   // RunKernelStep(program, ctx, table, error, index); a failure leaves the loop.
   void CallKernel(const void* fn, const void* program, uint64_t index, uint32_t program_tag) {
     mov(rdi, reinterpret_cast<uint64_t>(program));
-    mov(rsi, r12);
+    mov(rsi, ptr[rsp + 8]);
     mov(rdx, rbx);
-    mov(rcx, r14);
+    mov(rcx, ptr[rsp + 16]);
     mov(r8, index);
     Call(fn);
     test(rax, rax);
@@ -298,7 +319,9 @@ class NativeEmitter : public Xbyak::CodeGenerator {
   }
 
   // Copies `bytes` from in[0] to out of the Operands entry at `op` unless they are the same.
-  void Copy(uint32_t op, uint32_t out_field, uint64_t bytes, const void* copy_fn) {
+  void Copy(uint32_t op, uint32_t out_field, uint64_t bytes, const void* copy_fn,
+            uint64_t out_key) {
+    ForgetKey(out_key);
     if (bytes == 0) return;
     mov(rax, ptr[rbx + op]);
     mov(rsi, ptr[rbx + op + out_field]);
@@ -333,7 +356,9 @@ class NativeEmitter : public Xbyak::CodeGenerator {
   }
 
   // The byte copies of a data-movement step (Direct::pieces) whose views start at `views`.
-  void Pieces(const std::vector<BytePiece>& pieces, uint32_t views, uint16_t n_in) {
+  void Pieces(const std::vector<BytePiece>& pieces, uint32_t views, uint16_t n_in,
+              uint64_t out_key) {
+    ForgetKey(out_key);
     constexpr auto kView = static_cast<uint32_t>(sizeof(runtime::View));
     constexpr auto kPtr = static_cast<uint32_t>(offsetof(runtime::View, ptr));
     mov(rsi, ptr[rbx + views + n_in * kView + kPtr]);
@@ -371,22 +396,36 @@ class NativeEmitter : public Xbyak::CodeGenerator {
 
   // Emits map step `f` inline (FormOf(...) != kCall), its operands in the entry at `op`.
   void Map(Form form, const MapCode& code, int64_t n, uint8_t scalar, uint16_t n_in, uint32_t op,
-           uint32_t out_field) {
+           uint32_t out_field, const OperandKeys& keys) {
+    ForgetKey(keys.key[3]);
     static const Xbyak::Reg64 kIn[] = {rax, rcx, rdx};
-    for (uint16_t r = 0; r < n_in; ++r) mov(kIn[r], ptr[rbx + op + 8 * r]);
-    mov(rsi, ptr[rbx + op + out_field]);
+    for (uint16_t r = 0; r < n_in; ++r) {
+      if (keys.where[r] == OperandKeys::kPointer) mov(kIn[r], ptr[rbx + op + 8 * r]);
+    }
+    if (keys.where[3] == OperandKeys::kPointer) mov(rsi, ptr[rbx + op + out_field]);
+    auto base = [&](int k, const Xbyak::Reg64& pointer) -> Xbyak::RegExp {
+      switch (keys.where[k]) {
+        case OperandKeys::kTable:
+          return rbx + keys.disp[k];
+        case OperandKeys::kFrame:
+          return r12 + keys.disp[k];
+        case OperandKeys::kPointer:
+          break;
+      }
+      return Xbyak::RegExp(pointer);
+    };
     const ElemType in = *ElemTypeOf(code.in), out = *ElemTypeOf(code.out);
     // Address of element j of range input r / of the output.
     auto at = [&](int r, int64_t j, int width) -> Xbyak::RegExp {
       const bool one = ((scalar >> r) & 1) != 0;
-      return kIn[r] + static_cast<size_t>(one ? 0 : j * width);
+      return base(r, kIn[r]) + static_cast<size_t>(one ? 0 : j * width);
     };
     auto at_out = [&](int64_t j) -> Xbyak::RegExp {
-      return rsi + static_cast<size_t>(j * out.width);
+      return base(3, rsi) + static_cast<size_t>(j * out.width);
     };
     switch (form) {
       case Form::kFloatPacked:
-        FloatPacked(code.op, in.width == 8, n, scalar, at, at_out);
+        FloatPacked(code.op, in.width == 8, n, scalar, at, at_out, keys);
         break;
       case Form::kFloatCompare:
         for (int64_t j = 0; j < n; ++j) {
@@ -642,7 +681,8 @@ class NativeEmitter : public Xbyak::CodeGenerator {
   // element at a time. xmm0/xmm1 hold the operands, xmm2 the result, xmm3 a temporary and xmm7
   // the sign mask of negate/abs.
   template <typename At, typename AtOut>
-  void FloatPacked(MapOp op, bool f64, int64_t n, uint8_t scalar, At at, AtOut at_out) {
+  void FloatPacked(MapOp op, bool f64, int64_t n, uint8_t scalar, At at, AtOut at_out,
+                   const OperandKeys& keys) {
     const int width = f64 ? 8 : 4;
     if (op == MapOp::kNegate || op == MapOp::kAbs) {
       const bool neg = op == MapOp::kNegate;
@@ -665,10 +705,30 @@ class NativeEmitter : public Xbyak::CodeGenerator {
       if (bytes == 32) upper_dirty_ = true;
       const bool wide = bytes == 32;
       const Xbyak::Ymm ya(0), yb(1), yd(2), yt(3), ymask(7);
-      const Xbyak::Xmm xa(0), xb(1), xd(2), xt(3), xmask(7);
-      const Xbyak::Xmm& a = wide ? ya : xa;
-      const Xbyak::Xmm& b = wide ? yb : xb;
-      const Xbyak::Xmm& d = wide ? yd : xd;
+      Xbyak::Xmm xa(0), xb(1), xd(2);
+      const Xbyak::Xmm xt(3), xmask(7);
+      // One element: operands from the register cache (or loaded into it), the result into a
+      // cache register of its own.
+      auto offset = [&](int r) {
+        return keys.base[r] + static_cast<uint64_t>(((scalar >> r) & 1) != 0 ? 0 : j * width);
+      };
+      if (!packed) {
+        int used[2] = {-1, -1};
+        for (int r = 0; r < ArityOf(op); ++r) {
+          int reg = Find(keys.key[r], offset(r), f64);
+          if (reg < 0) {
+            reg = Allocate(used[0], used[1]);
+            LoadFloat(Xbyak::Xmm(reg), at(r, j, width), f64);
+            Remember(keys.key[r], offset(r), reg, f64);
+          }
+          used[r] = reg;
+          (r == 0 ? xa : xb) = Xbyak::Xmm(reg);
+        }
+        xd = Xbyak::Xmm(Allocate(used[0], used[1]));
+      }
+      const Xbyak::Xmm& a = wide ? static_cast<const Xbyak::Xmm&>(ya) : xa;
+      const Xbyak::Xmm& b = wide ? static_cast<const Xbyak::Xmm&>(yb) : xb;
+      const Xbyak::Xmm& d = wide ? static_cast<const Xbyak::Xmm&>(yd) : xd;
       const Xbyak::Xmm& t = wide ? yt : xt;
       const Xbyak::Xmm& mask = wide ? ymask : xmask;
       auto load = [&](const Xbyak::Xmm& x, int r) {
@@ -685,8 +745,10 @@ class NativeEmitter : public Xbyak::CodeGenerator {
           vmovddup(x, qword[e]);
         }
       };
-      load(a, 0);
-      if (ArityOf(op) == 2) load(b, 1);
+      if (packed) {
+        load(a, 0);
+        if (ArityOf(op) == 2) load(b, 1);
+      }
       // One instruction in its four forms: packed or scalar, single or double.
       auto pick = [&](auto ps, auto pd, auto ss, auto sd) {
         if (packed)
@@ -754,14 +816,69 @@ class NativeEmitter : public Xbyak::CodeGenerator {
         default:
           break;
       }
-      if (packed)
+      if (packed) {
         vmovups(ptr[at_out(j)], d);
-      else
+      } else {
         StoreFloat(at_out(j), d, f64);
+        Remember(keys.key[3], keys.base[3] + static_cast<uint64_t>(j * width), d.getIdx(), f64);
+      }
       j += bytes / width;
     }
   }
 
+  // The register cache: which xmm registers (of kPool) hold which float elements, so that a
+  // value a step has just computed or loaded is read from its register by the next steps instead
+  // of from memory (every result is still stored). Emptied at calls, at the start of the
+  // condition and of the body; a step's output key is dropped before the step writes it.
+  struct Cached {
+    uint64_t key, offset;
+    int reg;
+    bool f64;
+    uint64_t used;
+  };
+  static constexpr int kPool[] = {4, 5, 6, 8, 9, 10, 11, 12, 13, 14, 15};
+
+ public:
+  void Forget() { cache_.clear(); }
+  void ForgetKey(uint64_t key) {
+    std::erase_if(cache_, [&](const Cached& c) { return c.key == key; });
+  }
+
+ private:
+  int Find(uint64_t key, uint64_t offset, bool f64) {
+    for (Cached& c : cache_) {
+      if (c.key == key && c.offset == offset && c.f64 == f64) {
+        c.used = ++clock_;
+        return c.reg;
+      }
+    }
+    return -1;
+  }
+  // A pool register other than `a` and `b`: a free one, else the least recently used one.
+  int Allocate(int a, int b) {
+    for (int reg : kPool) {
+      if (reg == a || reg == b) continue;
+      if (std::none_of(cache_.begin(), cache_.end(), [&](const Cached& c) { return c.reg == reg; }))
+        return reg;
+    }
+    auto victim = cache_.end();
+    for (auto it = cache_.begin(); it != cache_.end(); ++it) {
+      if (it->reg == a || it->reg == b) continue;
+      if (victim == cache_.end() || it->used < victim->used) victim = it;
+    }
+    const int reg = victim->reg;
+    cache_.erase(victim);
+    return reg;
+  }
+  void Remember(uint64_t key, uint64_t offset, int reg, bool f64) {
+    std::erase_if(cache_, [&](const Cached& c) {
+      return (c.key == key && c.offset == offset) || c.reg == reg;
+    });
+    cache_.push_back({key, offset, reg, f64, ++clock_});
+  }
+
+  std::vector<Cached> cache_;
+  uint64_t clock_ = 0;
   Xbyak::Label done_, fail_[2];
   bool upper_dirty_ = false;
 };
@@ -775,6 +892,9 @@ void CopyDistinct(void* to, const void* from, size_t bytes) {
 }  // namespace
 
 void FlatProgram::EmitNative(NativeEmitter& gen, uint32_t program_tag) const {
+  // Register-cache keys: a flat slot's root, or a temporary's offset with the top bit set.
+  constexpr uint64_t kTempKey = uint64_t{1} << 63;
+  constexpr uint64_t kMaxFrameDisp = uint64_t{1} << 30;
   const auto out_field = static_cast<uint32_t>(offsetof(Operands, out));
   for (size_t i = 0; i < steps_.size(); ++i) {
     const FlatStep& f = steps_[i];
@@ -784,18 +904,39 @@ void FlatProgram::EmitNative(NativeEmitter& gen, uint32_t program_tag) const {
         const Form form = FormOf(f.code, f.elements, f.n_in);
         if (form == Form::kCall) {
           gen.CallRange(op, out_field, f.range, f.elements, f.state);
-        } else {
-          gen.Map(form, f.code, f.elements, f.scalar, f.n_in, op, out_field);
+          break;
         }
+        OperandKeys keys;
+        for (uint16_t r = 0; r <= f.n_in && r < 4; ++r) {
+          const PtrRef& ref = refs_[f.refs + r];
+          const int k = r == f.n_in ? 3 : r;
+          if (ref.temp) {
+            keys.key[k] = kTempKey | ref.index;
+            keys.where[k] = OperandKeys::kTable;
+            keys.disp[k] = static_cast<uint32_t>(temps_offset_ + ref.index);
+          } else {
+            const auto [root, offset] = RootOf(io_[ref.index]);
+            keys.key[k] = static_cast<uint64_t>(root);
+            keys.base[k] = offset;
+            const Slot& slot = slots_[static_cast<size_t>(root)];
+            if (slot.kind == SlotKind::kFrame && slot.offset + offset < kMaxFrameDisp) {
+              keys.where[k] = OperandKeys::kFrame;
+              keys.disp[k] = static_cast<uint32_t>(slot.offset + offset);
+            }
+          }
+        }
+        gen.Map(form, f.code, f.elements, f.scalar, f.n_in, op, out_field, keys);
         break;
       }
       case StepKind::kCopy:
-        gen.Copy(op, out_field, f.scratch, reinterpret_cast<const void*>(&CopyDistinct));
+        gen.Copy(op, out_field, f.scratch, reinterpret_cast<const void*>(&CopyDistinct),
+                 static_cast<uint64_t>(RootOf(io_[f.io + 1]).first));
         break;
       case StepKind::kDirect: {
         const auto views = static_cast<uint32_t>(io_views_offset_ + f.io * sizeof(runtime::View));
         if (const auto& pieces = f.step->direct.pieces; pieces != nullptr) {
-          gen.Pieces(*pieces, views, f.n_in);
+          gen.Pieces(*pieces, views, f.n_in,
+                     static_cast<uint64_t>(RootOf(io_[f.io + f.n_in]).first));
           break;
         }
         gen.CallDirect(f.step->direct.fn, f.step->direct.state.get(), views,
@@ -834,10 +975,10 @@ std::shared_ptr<const NativeLoop> NativeLoop::Build(std::shared_ptr<const FlatPr
   }
 }
 
-Status NativeLoop::Run(ExecContext& ctx, std::byte* const tables[4], const uint8_t* pred,
-                       int* set) const {
+Status NativeLoop::Run(ExecContext& ctx, std::byte* const tables[4], std::byte* memory,
+                       const uint8_t* pred, int* set) const {
   Status error;
-  const uint64_t failed = fn_(tables, &ctx, &error, pred, set);
+  const uint64_t failed = fn_(tables, &ctx, &error, pred, set, memory);
   if (failed == 0) return Status::Ok();
   const bool in_body = (failed >> 32) != 0;
   const size_t index = static_cast<size_t>(failed & 0xffffffffu) - 1;

@@ -134,7 +134,7 @@ Status RunWhile(const WhilePlan& w, ExecContext& ec, std::span<const View> in,
     }
     if (w.native != nullptr) {
       std::byte* const all[4] = {cond_table[0], cond_table[1], body_table[0], body_table[1]};
-      KILN_RETURN_IF_ERROR(w.native->Run(ec, all, pred, &s));
+      KILN_RETURN_IF_ERROR(w.native->Run(ec, all, sub, pred, &s));
     }
     while (w.native == nullptr) {
       if (Status st = w.flat_cond->Run(ec, cond_table[s]); !st.ok()) {
