@@ -124,8 +124,7 @@ void FlatProgram::Inline(const Program& p, std::span<const int32_t> param_slots,
         in.push_back(io_ref(static_cast<size_t>(map.input_order[r])));
         if (r < map.scalar.size() && map.scalar[r]) scalar |= static_cast<uint8_t>(1u << r);
       }
-      add_map(map.range, map.state.get(), map.elements, in, io_ref(ins.size()),
-              map.absolute ? MapCode{} : map.code, scalar);
+      add_map(map.range, map.state.get(), map.elements, in, io_ref(ins.size()), map.code, scalar);
       continue;
     }
     if (step.fused != nullptr && step.fused->elements <= step.fused->tile) {
@@ -155,8 +154,7 @@ void FlatProgram::Inline(const Program& p, std::span<const int32_t> param_slots,
           in.push_back(ref(m.in[r]));
           if (m.in[r].scalar) scalar |= static_cast<uint8_t>(1u << r);
         }
-        add_map(m.range, m.state.get(), plan.elements, in, ref(m.out),
-                m.absolute ? MapCode{} : m.code, scalar);
+        add_map(m.range, m.state.get(), plan.elements, in, ref(m.out), m.code, scalar);
       }
       continue;
     }

@@ -17,17 +17,21 @@
 // predicates C++ uses (!= unordered), conversions are the ones static_cast makes. Anything else
 // (float to integer conversion, integer division, transcendental functions, ...) stays a call.
 //
-// Only machines with AVX get native code; KILN_LOOP_JIT=0 turns it off (Run() then interprets).
+// Only machines with AVX get native code; KILN_LOOP_JIT=0 turns it off (Run() then interprets),
+// KILN_LOOP_JIT_DUMP=<prefix> writes each loop's code to a file.
 #include <xbyak/xbyak.h>
 #include <xbyak/xbyak_util.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "compiler/flat_program.h"
@@ -110,7 +114,8 @@ enum class Form {
   kInteger,
   kIntegerCompare,
   kSelect,
-  kConvert
+  kConvert,
+  kBroadcast
 };
 
 bool IsFloatArithmetic(MapOp op) {
@@ -176,6 +181,7 @@ int ArityOf(MapOp op) {
     case MapOp::kNot:
     case MapOp::kConvert:
     case MapOp::kCopy:
+    case MapOp::kBroadcast:
       return 1;
     case MapOp::kSelect:
       return 3;
@@ -199,6 +205,10 @@ Form FormOf(const MapCode& code, int64_t elements, uint16_t n_in) {
   const std::optional<ElemType> in = ElemTypeOf(code.in), out = ElemTypeOf(code.out);
   if (!in || !out) return Form::kCall;
   const bool few = elements <= kMaxElementwiseElements;
+  if (code.op == MapOp::kBroadcast) {
+    return code.in == code.out && elements * in->width <= kMaxPackedBytes ? Form::kBroadcast
+                                                                          : Form::kCall;
+  }
   if (code.op == MapOp::kConvert || code.op == MapOp::kCopy) {
     if (code.op == MapOp::kCopy && in->width != out->width) return Form::kCall;
     return few && ConvertSupported(*in, *out) ? Form::kConvert : Form::kCall;
@@ -491,6 +501,10 @@ class NativeEmitter : public Xbyak::CodeGenerator {
       }
       case Form::kConvert:
         for (int64_t j = 0; j < n; ++j) Convert(in, out, at(0, j, in.width), at_out(j));
+        break;
+      case Form::kBroadcast:
+        Load(r8, base(0, rax), out.width);
+        for (int64_t j = 0; j < n; ++j) Store(at_out(j), r8, out.width);
         break;
       case Form::kCall:
         break;
@@ -885,6 +899,19 @@ class NativeEmitter : public Xbyak::CodeGenerator {
 
 namespace {
 
+// With KILN_LOOP_JIT_DUMP=<prefix>, each loop's code is written to <prefix>.<n> (raw x86-64, for
+// `objdump -D -b binary -m i386:x86-64`).
+void DumpCode(const uint8_t* code, size_t size) {
+  const char* prefix = std::getenv("KILN_LOOP_JIT_DUMP");
+  if (prefix == nullptr || *prefix == '\0') return;
+  static std::atomic<int> count{0};
+  const std::string path = std::string(prefix) + "." + std::to_string(count++);
+  if (FILE* file = std::fopen(path.c_str(), "wb")) {
+    std::fwrite(code, 1, size, file);
+    std::fclose(file);
+  }
+}
+
 void CopyDistinct(void* to, const void* from, size_t bytes) {
   if (to != from) std::memmove(to, from, bytes);
 }
@@ -962,6 +989,7 @@ std::shared_ptr<const NativeLoop> NativeLoop::Build(std::shared_ptr<const FlatPr
     auto gen = std::make_shared<NativeEmitter>();
     gen->Loop(*cond, *body);
     gen->readyRE();
+    DumpCode(gen->getCode(), gen->getSize());
     auto loop = std::make_shared<NativeLoop>();
     loop->fn_ = gen->getCode<Fn>();
     loop->code_ = std::move(gen);

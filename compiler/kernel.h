@@ -71,7 +71,8 @@ inline constexpr size_t kMaxMapInputs = 3;
 // What a map kernel computes per element, for the loop code generator
 // (compiler/flat_program_native.cc), which emits the ones it knows as instructions instead of
 // calling `range`; kNone (or element types it does not handle) keeps the call. Range input order:
-// out = op(in0, in1), select: in0 ? in1 : in2; kConvert and kCopy convert or copy in0. Compare
+// out = op(in0, in1), select: in0 ? in1 : in2; kConvert and kCopy convert or copy in0; kBroadcast
+// (an index map, MapInfo::absolute) sets every output element to in0's only element. Compare
 // directions GT/GE arrive as LT/LE with swapped inputs; compares are the non-total-order ones.
 enum class MapOp : uint8_t {
   kNone,
@@ -95,6 +96,7 @@ enum class MapOp : uint8_t {
   kSelect,
   kConvert,
   kCopy,
+  kBroadcast,
 };
 struct MapCode {
   MapOp op = MapOp::kNone;

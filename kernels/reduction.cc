@@ -69,6 +69,15 @@ void CombineRow(T* acc, const T* row, int64_t n) {
 template <ReducerKind K, typename T>
 T FinishLeaf(const T* x, int64_t i, int64_t n, T acc[kLanes]) {
   using F = ReducerFn<K, T>;
+  if (i == 0 && n < kLanes) {
+    // A short row (a loop body's few elements): nothing reached the lanes, which all still hold
+    // the identity, and the whole row goes into lane 0. The tree below would then combine lane 0
+    // with the identity once per level (and the identity with itself, which is the identity):
+    // the same bits without the other 31 lanes.
+    for (; i < n; ++i) acc[0] = F::Apply(acc[0], x[i]);
+    for (int64_t w = kLanes / 2; w > 0; w /= 2) acc[0] = F::Apply(acc[0], F::Identity());
+    return acc[0];
+  }
   for (; i + kLanes <= n; i += kLanes) {
     for (int64_t j = 0; j < kLanes; ++j) acc[j] = F::Apply(acc[j], x[i + j]);
   }

@@ -132,6 +132,7 @@ Kernel MakeBroadcastKernel(const std::string& name, const ir::Type& out, int64_t
   map->out_width = width;
   map->chunk = std::max<int64_t>(1, (64 << 10) / width);
   map->absolute = true;
+  if (in_elements == 1) map->code = {compiler::MapOp::kBroadcast, out.dtype, out.dtype};
   Kernel k = MakeBoxKernel(name, out, in_elements, width, std::move(box));
   if (row_major && map->range != nullptr && map->elements > 0 &&
       static_cast<const StridedBox*>(map->state.get())->dims.size() <= kMaxGatherRank) {

@@ -100,6 +100,7 @@ MOVES = {
     "transpose": lambda a: a.T,
     "pad": lambda a: jnp.pad(a, ((1, 0), (0, 2))),
     "roll": lambda a: jnp.roll(a, 2, axis=1),
+    "splat": lambda a: a * a[1, 2] + a[0, 0],  # one-element broadcasts inside fused steps
 }
 def _rk4(y, h):
     def f(y):
@@ -118,6 +119,7 @@ CHAINS = {
     "rk4": lambda x, y: _rk4(x[:3], 0.01),
     "mixed": lambda x, y: jnp.maximum(jnp.sqrt(jnp.abs(x * y + 1.5)) - x / (y * y + 2.0),
                                       -(x - y) * 0.5) * jnp.where(x > y, x, y + 1.0),
+    "splat": lambda x, y: x * y[0] + jnp.maximum(x, y[1]) - y[2] * jnp.sin(y[3]),
     "long": lambda x, y: functools.reduce(lambda a, k: a * 0.75 + y * k - a / 3.0, range(12), x),
 }
 CONVERT_TYPES = FLOATS + ("int8", "int32", "int64", "uint8", "uint32", "uint64", "bool")
