@@ -405,14 +405,13 @@ class NativeEmitter : public Xbyak::CodeGenerator {
   }
 
   // Emits map step `f` inline (FormOf(...) != kCall), its operands in the entry at `op`.
-  void Map(Form form, const MapCode& code, int64_t n, uint8_t scalar, uint16_t n_in, uint32_t op,
+  void Map(Form form, const MapCode& code, int64_t n, uint8_t scalar, uint32_t op,
            uint32_t out_field, const OperandKeys& keys) {
     ForgetKey(keys.key[3]);
     static const Xbyak::Reg64 kIn[] = {rax, rcx, rdx};
-    for (uint16_t r = 0; r < n_in; ++r) {
-      if (keys.where[r] == OperandKeys::kPointer) mov(kIn[r], ptr[rbx + op + 8 * r]);
-    }
-    if (keys.where[3] == OperandKeys::kPointer) mov(rsi, ptr[rbx + op + out_field]);
+    // An operand's pointer is loaded from the table where the step first needs it (not at all
+    // when its elements come from the register cache); a step's code is straight-line.
+    bool loaded[4] = {false, false, false, false};
     auto base = [&](int k, const Xbyak::Reg64& pointer) -> Xbyak::RegExp {
       switch (keys.where[k]) {
         case OperandKeys::kTable:
@@ -421,6 +420,10 @@ class NativeEmitter : public Xbyak::CodeGenerator {
           return r12 + keys.disp[k];
         case OperandKeys::kPointer:
           break;
+      }
+      if (!loaded[k]) {
+        mov(pointer, ptr[rbx + op + (k == 3 ? out_field : 8 * static_cast<uint32_t>(k))]);
+        loaded[k] = true;
       }
       return Xbyak::RegExp(pointer);
     };
@@ -952,7 +955,7 @@ void FlatProgram::EmitNative(NativeEmitter& gen, uint32_t program_tag) const {
             }
           }
         }
-        gen.Map(form, f.code, f.elements, f.scalar, f.n_in, op, out_field, keys);
+        gen.Map(form, f.code, f.elements, f.scalar, op, out_field, keys);
         break;
       }
       case StepKind::kCopy:
