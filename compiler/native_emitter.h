@@ -1,0 +1,121 @@
+// The x86-64 code generator of native loops (compiler/flat_program_native.cc): the instructions
+// for one map step (native_emitter.cc) and the loop around the steps. Internal to those two files.
+#pragma once
+
+#include <xbyak/xbyak.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "compiler/flat_program.h"
+
+namespace kiln::compiler {
+
+// An element type the generator handles in registers.
+struct ElemType {
+  int width = 0;
+  bool is_float = false;
+  bool is_signed = false;
+  bool is_pred = false;
+};
+
+// Where a map step's operands are, for the register cache (NativeEmitter): a key per range input
+// and for the output (index 3) naming the memory (the root value of a flat slot, or a fused
+// step's temporary) and the byte offset of the operand in it. Equal keys and offsets are the same
+// bytes; different ones may still be (a loop carry updated in place), which only costs a load.
+// Also how each is addressed: through its pointer in the step's Operands entry, or, for values
+// whose place is fixed relative to the loop's memory, directly: a fused step's temporary at
+// [table + disp], a frame value of the program at [frame + disp].
+struct OperandKeys {
+  enum Where : uint8_t { kPointer, kTable, kFrame };
+  uint64_t key[4] = {0, 0, 0, 0};
+  uint64_t base[4] = {0, 0, 0, 0};
+  Where where[4] = {kPointer, kPointer, kPointer, kPointer};
+  uint32_t disp[4] = {0, 0, 0, 0};
+};
+
+// How a map step is emitted inline, if it is.
+enum class Form {
+  kCall,
+  kFloatPacked,
+  kFloatCompare,
+  kInteger,
+  kIntegerCompare,
+  kSelect,
+  kConvert,
+  kBroadcast
+};
+
+// How map step `code` on `elements` elements with `n_in` range inputs is emitted.
+Form FormOf(const MapCode& code, int64_t elements, uint16_t n_in);
+
+// The generator of a loop's code. Registers: rbx the table of the program running, r12 the
+// programs' frame memory, r13 the four tables, r15 the carry set, rbp the predicate (all
+// callee-saved, so they survive calls); the ExecContext and Status* on the stack; range input r's
+// address in rax, rcx, rdx, the output's in rsi; r8-r11 and xmm0-xmm7 as temporaries.
+class NativeEmitter : public Xbyak::CodeGenerator {
+ public:
+  NativeEmitter() : Xbyak::CodeGenerator(4096, Xbyak::AutoGrow) {}
+  // fn(tables, ctx, error, pred, set, memory): while (cond) body, from and to *set.
+  void Loop(const FlatProgram& cond, const FlatProgram& body);
+  void Call(const void* fn);
+  // range(in, out, 0, elements, state), `in` being the Operands entry at `op`.
+  void CallRange(uint32_t op, uint32_t out_field, RangeFn range, int64_t elements,
+                 const void* state);
+  void CallDirect(DirectFn fn, const void* state, uint32_t in_views, uint32_t out_views);
+  // RunKernelStep(program, ctx, table, error, index); a failure leaves the loop.
+  void CallKernel(const void* fn, const void* program, uint64_t index, uint32_t program_tag);
+  // Copies `bytes` from in[0] to out of the Operands entry at `op` unless they are the same.
+  void Copy(uint32_t op, uint32_t out_field, uint64_t bytes, const void* copy_fn, uint64_t out_key);
+  // The byte copies of a data-movement step (Direct::pieces) whose views start at `views`.
+  void Pieces(const std::vector<BytePiece>& pieces, uint32_t views, uint16_t n_in,
+              uint64_t out_key);
+  // Emits map step `f` inline (FormOf(...) != kCall), its operands in the entry at `op`.
+  void Map(Form form, const MapCode& code, int64_t n, uint8_t scalar, uint32_t op,
+           uint32_t out_field, const OperandKeys& keys);
+  void Forget() { cache_.clear(); }
+  void ForgetKey(uint64_t key);
+
+ private:
+  // Loads `size` bytes into the low part of `r` (zero-extended to 64 bits for 1, 2 and 4).
+  void Load(const Xbyak::Reg64& r, const Xbyak::RegExp& a, int size);
+  void Store(const Xbyak::RegExp& a, const Xbyak::Reg64& r, int size);
+  // An element of type t into 64-bit `r`, sign- or zero-extended as its type says. A pred reads
+  // as 1 when its byte is non-zero (PredByte's rule).
+  void LoadInt(const Xbyak::Reg64& r, const Xbyak::RegExp& e, const ElemType& t);
+  void LoadFloat(const Xbyak::Xmm& x, const Xbyak::RegExp& a, bool f64);
+  void StoreFloat(const Xbyak::RegExp& a, const Xbyak::Xmm& x, bool f64);
+  // r8 = op(r8, r9) for integers extended to 64 bits: the low `width` bytes are the wrapped
+  // result; maximum/minimum compare the extended values (signed or unsigned as the type).
+  void Integer(MapOp op, const ElemType& t);
+  void Convert(const ElemType& from, const ElemType& to, const Xbyak::RegExp& src,
+               const Xbyak::RegExp& dst);
+  // Float arithmetic on n elements: 32-byte chunks in ymm, then 16-byte chunks in xmm, then one
+  // element at a time. xmm0/xmm1 hold the operands, xmm2 the result, xmm3 a temporary and xmm7
+  // the sign mask of negate/abs.
+  template <typename At, typename AtOut>
+  void FloatPacked(MapOp op, bool f64, int64_t n, uint8_t scalar, At at, AtOut at_out,
+                   const OperandKeys& keys);
+  int Find(uint64_t key, uint64_t offset, bool f64);
+  // A pool register other than `a` and `b`: a free one, else the least recently used one.
+  int Allocate(int a, int b);
+  void Remember(uint64_t key, uint64_t offset, int reg, bool f64);
+
+  // The register cache: which xmm registers (of kPool) hold which float elements, so that a
+  // value a step has just computed or loaded is read from its register by the next steps instead
+  // of from memory (every result is still stored). Emptied at calls, at the start of the
+  // condition and of the body; a step's output key is dropped before the step writes it.
+  struct Cached {
+    uint64_t key, offset;
+    int reg;
+    bool f64;
+    uint64_t used;
+  };
+  static constexpr int kPool[] = {4, 5, 6, 8, 9, 10, 11, 12, 13, 14, 15};
+  std::vector<Cached> cache_;
+  uint64_t clock_ = 0;
+  Xbyak::Label done_, fail_[2];
+  bool upper_dirty_ = false;
+};
+
+}  // namespace kiln::compiler
