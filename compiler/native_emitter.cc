@@ -15,33 +15,16 @@ namespace {
 constexpr int64_t kMaxElementwiseElements = 16;  // element by element
 constexpr int64_t kMaxPackedBytes = 256;         // packed float arithmetic
 
+// Predicates, integers of whole bytes, f32 and f64: the element types kept in registers (not
+// sub-byte integers, narrow floats or complex numbers, which stay calls).
 std::optional<ElemType> ElemTypeOf(ir::DType t) {
-  switch (t) {
-    case ir::DType::kPred:
-      return ElemType{1, false, false, true};
-    case ir::DType::kS8:
-      return ElemType{1, false, true, false};
-    case ir::DType::kS16:
-      return ElemType{2, false, true, false};
-    case ir::DType::kS32:
-      return ElemType{4, false, true, false};
-    case ir::DType::kS64:
-      return ElemType{8, false, true, false};
-    case ir::DType::kU8:
-      return ElemType{1, false, false, false};
-    case ir::DType::kU16:
-      return ElemType{2, false, false, false};
-    case ir::DType::kU32:
-      return ElemType{4, false, false, false};
-    case ir::DType::kU64:
-      return ElemType{8, false, false, false};
-    case ir::DType::kF32:
-      return ElemType{4, true, true, false};
-    case ir::DType::kF64:
-      return ElemType{8, true, true, false};
-    default:
-      return std::nullopt;
+  const int width = ir::DTypeByteSize(t);
+  if (t == ir::DType::kPred) return ElemType{1, false, false, true};
+  if (t == ir::DType::kF32 || t == ir::DType::kF64) return ElemType{width, true, true, false};
+  if (ir::IsInteger(t) && ir::DTypeBits(t) == 8 * width) {
+    return ElemType{width, false, ir::IsSignedInt(t), false};
   }
+  return std::nullopt;
 }
 
 bool IsFloatArithmetic(MapOp op) {
