@@ -341,7 +341,6 @@ Status FlatProgram::StepContext(Status s, size_t index) const {
 Status FlatProgram::Run(ExecContext& ctx, const std::byte* table) const {
   const auto* io = reinterpret_cast<const runtime::View*>(table + io_views_offset_);
   const auto* operands = reinterpret_cast<const Operands*>(table + operands_offset_);
-  std::byte* const saved_scratch = ctx.scratch;
   const size_t n = steps_.size();
   for (size_t i = 0; i < n; ++i) {
     const FlatStep& f = steps_[i];
@@ -357,18 +356,12 @@ Status FlatProgram::Run(ExecContext& ctx, const std::byte* table) const {
         f.step->direct.fn(f.step->direct.state.get(), io + f.io, io + f.io + f.n_in);
         break;
       case StepKind::kKernel: {
-        ctx.scratch = static_cast<std::byte*>(o.out);
-        Status s = f.step->fn(ctx, std::span<const runtime::View>(io + f.io, f.n_in),
-                              std::span<const runtime::View>(io + f.io + f.n_in, f.n_out));
-        if (!s.ok()) {
-          ctx.scratch = saved_scratch;
-          return Context(std::move(s), f);
-        }
+        Status error;
+        if (RunKernelStep(this, &ctx, table, &error, i) != 0) return Context(std::move(error), f);
         break;
       }
     }
   }
-  ctx.scratch = saved_scratch;
   return Status::Ok();
 }
 

@@ -62,9 +62,8 @@ void NativeEmitter::Loop(const FlatProgram& cond, const FlatProgram& body) {
   push(rbp);
   push(r12);
   push(r13);
-  push(r14);
   push(r15);
-  sub(rsp, 24);  // rsp 16-byte aligned at the calls; [rsp]: set, ctx, error
+  sub(rsp, 32);  // rsp 16-byte aligned at the calls; [rsp]: set, ctx, error
   mov(r13, rdi);
   mov(ptr[rsp + 8], rsi);
   mov(ptr[rsp + 16], rdx);
@@ -97,9 +96,8 @@ void NativeEmitter::Loop(const FlatProgram& cond, const FlatProgram& body) {
   if (upper_dirty_) vzeroupper();
   mov(rcx, ptr[rsp]);
   mov(dword[rcx], r15d);
-  add(rsp, 24);
+  add(rsp, 32);
   pop(r15);
-  pop(r14);
   pop(r13);
   pop(r12);
   pop(rbp);
