@@ -17,6 +17,8 @@ namespace {
 // Longest run fused into one step, and the per-thread tile scratch (bytes) its temporaries share.
 constexpr size_t kMaxMembers = 32;
 constexpr size_t kTileScratchBytes = 48 << 10;
+// Pointers a native tile reads (FusedNative::Run): inputs, temporaries and outputs.
+constexpr size_t kMaxPointers = kMaxMembers * (kMaxMapInputs + 2);
 using Ref = FusedPlan::Ref;
 using Member = FusedPlan::Member;
 
@@ -57,6 +59,29 @@ Status RunFused(const FusedPlan& f, std::span<const runtime::View> in,
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t b = t * f.tile;
       const int64_t len = std::min(n, b + f.tile) - b;
+      if (f.native != nullptr) {
+        // Index maps into their tiles, then every other member in registers.
+        void* ptrs[kMaxPointers];
+        size_t k = 0;
+        for (size_t i = 0; i < in.size(); ++i) {  // scalars and whole inputs are not offset
+          const bool elementwise = f.input_elements[i] == n;
+          ptrs[k++] =
+              static_cast<std::byte*>(in[i].ptr) + (elementwise ? b * f.input_widths[i] : 0);
+        }
+        for (size_t i = 0; i < f.temp_widths.size(); ++i) ptrs[k++] = temps[i];
+        for (size_t i = 0; i < out.size(); ++i) {
+          ptrs[k++] = static_cast<std::byte*>(out[i].ptr) + b * ir::DTypeByteSize(out[i].dtype);
+        }
+        for (const Member& m : f.members) {
+          if (!m.absolute) continue;
+          const void* whole[kMaxMapInputs] = {nullptr, nullptr, nullptr};
+          for (size_t r = 0; r < m.in.size(); ++r)
+            whole[r] = in[static_cast<size_t>(m.in[r].index)].ptr;
+          m.range(whole, address(m.out, b), b, b + len, m.state.get());
+        }
+        f.native->Run(ptrs, len);
+        continue;
+      }
       for (const Member& m : f.members) {
         const void* ptrs[kMaxMapInputs] = {nullptr, nullptr, nullptr};
         if (m.absolute) {  // whole inputs, indexed by the member itself
@@ -174,8 +199,9 @@ Step MakeFusedStep(const Program& p, const std::vector<size_t>& group,
   }
   f->tile = tile;
   f->chunk = std::max<int64_t>(1, min_chunk / tile);
-  f->name = "fused " + std::to_string(group.size()) + " elementwise ops from " +
-            p.steps[group.front()].what;
+  f->native = FusedNative::Build(*f);
+  f->name = "fused " + std::to_string(group.size()) + " elementwise ops" +
+            (f->native != nullptr ? " (native code)" : "") + " from " + p.steps[group.front()].what;
   fused.what = f->name;
   fused.family = "fused elementwise";
   fused.fn = [f](ExecContext&, std::span<const runtime::View> in,

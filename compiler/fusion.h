@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/fused_native.h"
 #include "compiler/program.h"
 
 namespace kiln::compiler {
@@ -41,6 +42,8 @@ struct FusedPlan {
   int64_t tile = 0;   // elements per tile
   int64_t chunk = 1;  // tiles per parallel chunk
   std::string name;
+  // The element-wise members as native code (fused_native.h), when the generator handles them all.
+  std::shared_ptr<const FusedNative> native;
 };
 
 // Rewrites program.steps in place. Steps without code (constants, views) between elementwise steps

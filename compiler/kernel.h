@@ -97,11 +97,16 @@ enum class MapOp : uint8_t {
   kConvert,
   kCopy,
   kBroadcast,
+  kVectorCall,  // fn(x): one f32 or f64 vector function, called with the operand's lanes
 };
 struct MapCode {
   MapOp op = MapOp::kNone;
   ir::DType in = ir::DType::kInvalid;   // element type of the (value) inputs
   ir::DType out = ir::DType::kInvalid;  // of the result
+  // kVectorCall: the function, System V vector calling convention: 32 bytes of lanes (8 f32 or 4
+  // f64) in ymm0 and back in ymm0, every vector register clobbered; the same bits per lane as
+  // `range` computes (kernels/vector_math.h).
+  const void* fn = nullptr;
 };
 
 struct MapInfo {

@@ -27,23 +27,6 @@ std::optional<ElemType> ElemTypeOf(ir::DType t) {
   return std::nullopt;
 }
 
-bool IsFloatArithmetic(MapOp op) {
-  switch (op) {
-    case MapOp::kAdd:
-    case MapOp::kSubtract:
-    case MapOp::kMultiply:
-    case MapOp::kDivide:
-    case MapOp::kMaximum:
-    case MapOp::kMinimum:
-    case MapOp::kNegate:
-    case MapOp::kAbs:
-    case MapOp::kSqrt:
-      return true;
-    default:
-      return false;
-  }
-}
-
 bool IsCompare(MapOp op) {
   return op == MapOp::kEq || op == MapOp::kNe || op == MapOp::kLt || op == MapOp::kLe;
 }
@@ -82,11 +65,41 @@ bool IsIntegerOp(MapOp op, const ElemType& t) {
   }
 }
 
+// Conversions emitted inline: between integer (and pred) types, between f32 and f64, from
+// integers (not u64) to floats, and from floats to pred. Float to integer saturates
+// (SaturatingFloatToInt) and stays a call.
+bool ConvertSupported(const ElemType& from, const ElemType& to) {
+  if (from.is_float && to.is_float) return true;
+  if (from.is_float) return to.is_pred;
+  if (to.is_float) return !(from.width == 8 && !from.is_signed);
+  return true;
+}
+
+}  // namespace
+
+bool IsFloatArithmetic(MapOp op) {
+  switch (op) {
+    case MapOp::kAdd:
+    case MapOp::kSubtract:
+    case MapOp::kMultiply:
+    case MapOp::kDivide:
+    case MapOp::kMaximum:
+    case MapOp::kMinimum:
+    case MapOp::kNegate:
+    case MapOp::kAbs:
+    case MapOp::kSqrt:
+      return true;
+    default:
+      return false;
+  }
+}
+
 int ArityOf(MapOp op) {
   switch (op) {
     case MapOp::kNegate:
     case MapOp::kAbs:
     case MapOp::kSqrt:
+    case MapOp::kVectorCall:
     case MapOp::kNot:
     case MapOp::kConvert:
     case MapOp::kCopy:
@@ -99,17 +112,94 @@ int ArityOf(MapOp op) {
   }
 }
 
-// Conversions emitted inline: between integer (and pred) types, between f32 and f64, from
-// integers (not u64) to floats, and from floats to pred. Float to integer saturates
-// (SaturatingFloatToInt) and stays a call.
-bool ConvertSupported(const ElemType& from, const ElemType& to) {
-  if (from.is_float && to.is_float) return true;
-  if (from.is_float) return to.is_pred;
-  if (to.is_float) return !(from.width == 8 && !from.is_signed);
-  return true;
+// The lanes' sign mask (negate) or its complement (abs), in the low 16 bytes of dst, or all 32 if
+// `wide`; uses r8.
+void EmitSignMask(Xbyak::CodeGenerator& g, MapOp op, bool f64, bool wide, const Xbyak::Ymm& dst) {
+  const bool neg = op == MapOp::kNegate;
+  const Xbyak::Xmm x(dst.getIdx());
+  if (f64) {
+    g.mov(g.r8, neg ? uint64_t{0x8000000000000000} : uint64_t{0x7fffffffffffffff});
+    g.vmovq(x, g.r8);
+    g.vmovddup(x, x);
+  } else {
+    g.mov(g.r8d, neg ? 0x80000000u : 0x7fffffffu);
+    g.vmovd(x, g.r8d);
+    g.vpshufd(x, x, 0);
+  }
+  if (wide) g.vinsertf128(dst, dst, x, 1);
 }
 
-}  // namespace
+void EmitFloatOp(Xbyak::CodeGenerator& g, MapOp op, bool f64, bool packed, const Xbyak::Xmm& d,
+                 const Xbyak::Xmm& a, const Xbyak::Xmm& b, const Xbyak::Xmm& t,
+                 const Xbyak::Xmm& sign) {
+  // One instruction in its four forms: packed or scalar, single or double.
+  auto pick = [&](auto ps, auto pd, auto ss, auto sd) {
+    if (packed)
+      f64 ? pd() : ps();
+    else
+      f64 ? sd() : ss();
+  };
+  switch (op) {
+    case MapOp::kAdd:
+      pick([&] { g.vaddps(d, a, b); }, [&] { g.vaddpd(d, a, b); }, [&] { g.vaddss(d, a, b); },
+           [&] { g.vaddsd(d, a, b); });
+      break;
+    case MapOp::kSubtract:
+      pick([&] { g.vsubps(d, a, b); }, [&] { g.vsubpd(d, a, b); }, [&] { g.vsubss(d, a, b); },
+           [&] { g.vsubsd(d, a, b); });
+      break;
+    case MapOp::kMultiply:
+      pick([&] { g.vmulps(d, a, b); }, [&] { g.vmulpd(d, a, b); }, [&] { g.vmulss(d, a, b); },
+           [&] { g.vmulsd(d, a, b); });
+      break;
+    case MapOp::kDivide:
+      pick([&] { g.vdivps(d, a, b); }, [&] { g.vdivpd(d, a, b); }, [&] { g.vdivss(d, a, b); },
+           [&] { g.vdivsd(d, a, b); });
+      break;
+    case MapOp::kSqrt:
+      pick([&] { g.vsqrtps(d, a); }, [&] { g.vsqrtpd(d, a); }, [&] { g.vsqrtss(d, a, a); },
+           [&] { g.vsqrtsd(d, a, a); });
+      break;
+    case MapOp::kNegate:
+      g.vxorps(d, a, sign);
+      break;
+    case MapOp::kAbs:
+      g.vandps(d, a, sign);
+      break;
+    case MapOp::kMaximum:
+    case MapOp::kMinimum: {
+      // vmax(a, b) is a > b ? a : b, and b when either is NaN or both are zeros; taking it
+      // both ways and combining gives +0 over -0 for maximum (and), -0 for minimum (or).
+      // Then a NaN b, and last a NaN a, win (FloatMax/FloatMin check a first).
+      const bool max = op == MapOp::kMaximum;
+      if (max) {
+        pick([&] { g.vmaxps(d, a, b); }, [&] { g.vmaxpd(d, a, b); }, [&] { g.vmaxss(d, a, b); },
+             [&] { g.vmaxsd(d, a, b); });
+        pick([&] { g.vmaxps(t, b, a); }, [&] { g.vmaxpd(t, b, a); }, [&] { g.vmaxss(t, b, a); },
+             [&] { g.vmaxsd(t, b, a); });
+        g.vandps(d, d, t);
+      } else {
+        pick([&] { g.vminps(d, a, b); }, [&] { g.vminpd(d, a, b); }, [&] { g.vminss(d, a, b); },
+             [&] { g.vminsd(d, a, b); });
+        pick([&] { g.vminps(t, b, a); }, [&] { g.vminpd(t, b, a); }, [&] { g.vminss(t, b, a); },
+             [&] { g.vminsd(t, b, a); });
+        g.vorps(d, d, t);
+      }
+      for (const Xbyak::Xmm* nan : {&b, &a}) {
+        if (f64) {
+          g.vcmpunordpd(t, *nan, *nan);
+          g.vblendvpd(d, d, *nan, t);
+        } else {
+          g.vcmpunordps(t, *nan, *nan);
+          g.vblendvps(d, d, *nan, t);
+        }
+      }
+      break;
+    }
+    default:
+      break;
+  }
+}
 
 Form FormOf(const MapCode& code, int64_t elements, uint16_t n_in) {
   if (code.op == MapOp::kNone || elements <= 0 || n_in != ArityOf(code.op)) return Form::kCall;
@@ -436,19 +526,8 @@ template <typename At, typename AtOut>
 void NativeEmitter::FloatPacked(MapOp op, bool f64, int64_t n, uint8_t scalar, At at, AtOut at_out,
                                 const OperandKeys& keys) {
   const int width = f64 ? 8 : 4;
-  if (op == MapOp::kNegate || op == MapOp::kAbs) {
-    const bool neg = op == MapOp::kNegate;
-    if (f64) {
-      mov(r8, neg ? uint64_t{0x8000000000000000} : uint64_t{0x7fffffffffffffff});
-      vmovq(xmm7, r8);
-      vmovddup(xmm7, xmm7);
-    } else {
-      mov(r8d, neg ? 0x80000000u : 0x7fffffffu);
-      vmovd(xmm7, r8d);
-      vpshufd(xmm7, xmm7, 0);
-    }
-    if (n * width >= 32) vinsertf128(ymm7, ymm7, xmm7, 1);
-  }
+  if (op == MapOp::kNegate || op == MapOp::kAbs)
+    EmitSignMask(*this, op, f64, n * width >= 32, ymm7);
   int64_t j = 0;
   while (j < n) {
     const int64_t left_bytes = (n - j) * width;
@@ -501,73 +580,7 @@ void NativeEmitter::FloatPacked(MapOp op, bool f64, int64_t n, uint8_t scalar, A
       load(a, 0);
       if (ArityOf(op) == 2) load(b, 1);
     }
-    // One instruction in its four forms: packed or scalar, single or double.
-    auto pick = [&](auto ps, auto pd, auto ss, auto sd) {
-      if (packed)
-        f64 ? pd() : ps();
-      else
-        f64 ? sd() : ss();
-    };
-    switch (op) {
-      case MapOp::kAdd:
-        pick([&] { vaddps(d, a, b); }, [&] { vaddpd(d, a, b); }, [&] { vaddss(d, a, b); },
-             [&] { vaddsd(d, a, b); });
-        break;
-      case MapOp::kSubtract:
-        pick([&] { vsubps(d, a, b); }, [&] { vsubpd(d, a, b); }, [&] { vsubss(d, a, b); },
-             [&] { vsubsd(d, a, b); });
-        break;
-      case MapOp::kMultiply:
-        pick([&] { vmulps(d, a, b); }, [&] { vmulpd(d, a, b); }, [&] { vmulss(d, a, b); },
-             [&] { vmulsd(d, a, b); });
-        break;
-      case MapOp::kDivide:
-        pick([&] { vdivps(d, a, b); }, [&] { vdivpd(d, a, b); }, [&] { vdivss(d, a, b); },
-             [&] { vdivsd(d, a, b); });
-        break;
-      case MapOp::kSqrt:
-        pick([&] { vsqrtps(d, a); }, [&] { vsqrtpd(d, a); }, [&] { vsqrtss(d, a, a); },
-             [&] { vsqrtsd(d, a, a); });
-        break;
-      case MapOp::kNegate:
-        vxorps(d, a, mask);
-        break;
-      case MapOp::kAbs:
-        vandps(d, a, mask);
-        break;
-      case MapOp::kMaximum:
-      case MapOp::kMinimum: {
-        // vmax(a, b) is a > b ? a : b, and b when either is NaN or both are zeros; taking it
-        // both ways and combining gives +0 over -0 for maximum (and), -0 for minimum (or).
-        // Then a NaN b, and last a NaN a, win (FloatMax/FloatMin check a first).
-        const bool max = op == MapOp::kMaximum;
-        if (max) {
-          pick([&] { vmaxps(d, a, b); }, [&] { vmaxpd(d, a, b); }, [&] { vmaxss(d, a, b); },
-               [&] { vmaxsd(d, a, b); });
-          pick([&] { vmaxps(t, b, a); }, [&] { vmaxpd(t, b, a); }, [&] { vmaxss(t, b, a); },
-               [&] { vmaxsd(t, b, a); });
-          vandps(d, d, t);
-        } else {
-          pick([&] { vminps(d, a, b); }, [&] { vminpd(d, a, b); }, [&] { vminss(d, a, b); },
-               [&] { vminsd(d, a, b); });
-          pick([&] { vminps(t, b, a); }, [&] { vminpd(t, b, a); }, [&] { vminss(t, b, a); },
-               [&] { vminsd(t, b, a); });
-          vorps(d, d, t);
-        }
-        for (const Xbyak::Xmm* nan : {&b, &a}) {
-          if (f64) {
-            vcmpunordpd(t, *nan, *nan);
-            vblendvpd(d, d, *nan, t);
-          } else {
-            vcmpunordps(t, *nan, *nan);
-            vblendvps(d, d, *nan, t);
-          }
-        }
-        break;
-      }
-      default:
-        break;
-    }
+    EmitFloatOp(*this, op, f64, packed, d, a, b, t, mask);
     if (packed) {
       vmovups(ptr[at_out(j)], d);
     } else {

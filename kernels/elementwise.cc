@@ -861,7 +861,12 @@ StatusOr<Kernel> LowerUnaryWith(LowerContext& ctx, Op op) {
       const int64_t n = out->num_elements();
       if constexpr ((std::is_same_v<T, float> || std::is_same_v<T, double>)&&std::is_same_v<R, T> &&
                     kVectorMathOf<Op> >= 0) {
-        if (VectorFnOf<T> vf = FindVectorMath<T>(static_cast<MathFn>(kVectorMathOf<Op>))) {
+        const auto fn = static_cast<MathFn>(kVectorMathOf<Op>);
+        if (VectorFnOf<T> vf = FindVectorMath<T>(fn)) {
+          compiler::MapCode code = MapCodeOf<Op>(in->dtype, out->dtype);
+          if (const void* reg = VectorMathRegister(fn, std::is_same_v<T, double>)) {
+            code = {compiler::MapOp::kVectorCall, in->dtype, out->dtype, reg};
+          }
           return MakeMapKernel({.name = name,
                                 .out_type = *out,
                                 .in_elements = {n},
@@ -870,7 +875,7 @@ StatusOr<Kernel> LowerUnaryWith(LowerContext& ctx, Op op) {
                                 .chunk = ChunkOf<Op>(),
                                 .range = &VectorRange<T>,
                                 .state = std::make_shared<const VectorFnOf<T>>(vf),
-                                .code = MapCodeOf<Op>(in->dtype, out->dtype)});
+                                .code = code});
         }
       }
       return MakeMapKernel({.name = name,

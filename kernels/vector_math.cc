@@ -52,6 +52,19 @@ VectorF64 VectorMathF64(MathFn fn) {
   return nullptr;
 }
 
+const void* VectorMathRegister(MathFn fn, bool f64) {
+  const int i = static_cast<int>(fn);
+  switch (TheIsa()) {
+    case Isa::kAvx512:
+      return vector_math_detail::kAvx512Register[i][f64 ? 1 : 0];
+    case Isa::kAvx2:
+      return vector_math_detail::kAvx2Register[i][f64 ? 1 : 0];
+    case Isa::kNone:
+      break;
+  }
+  return nullptr;
+}
+
 const char* VectorMathIsa() {
   switch (TheIsa()) {
     case Isa::kAvx512:

@@ -37,6 +37,10 @@ using VectorF64 = void (*)(const double* x, double* y, int64_t n);
 // caller then uses the C library). KILN_VECTOR_MATH=off disables the vector path.
 VectorF32 VectorMathF32(MathFn fn);
 VectorF64 VectorMathF64(MathFn fn);
+// The same function for native code (compiler::MapCode::fn): 32 bytes of lanes (8 f32 or 4 f64)
+// in ymm0, the results in ymm0 (System V vector convention), the same bits per lane as
+// VectorMathF32/F64 on this machine; nullptr for kSqrt (an instruction) or without a vector path.
+const void* VectorMathRegister(MathFn fn, bool f64);
 // "avx512f", "avx2" or "none": what VectorMath* use on this machine.
 const char* VectorMathIsa();
 
@@ -46,6 +50,9 @@ extern const VectorF32 kAvx2F32[static_cast<int>(MathFn::kCount)];
 extern const VectorF64 kAvx2F64[static_cast<int>(MathFn::kCount)];
 extern const VectorF32 kAvx512F32[static_cast<int>(MathFn::kCount)];
 extern const VectorF64 kAvx512F64[static_cast<int>(MathFn::kCount)];
+// VectorMathRegister's functions: [fn][0] f32, [fn][1] f64.
+extern const void* const kAvx2Register[static_cast<int>(MathFn::kCount)][2];
+extern const void* const kAvx512Register[static_cast<int>(MathFn::kCount)][2];
 }  // namespace vector_math_detail
 
 }  // namespace kiln::kernels

@@ -67,4 +67,12 @@ const VectorF64 kAvx2F64[static_cast<int>(MathFn::kCount)] = {KILN_VECTOR_MATH_F
 #undef KILN_F32
 #undef KILN_F64
 
+// SLEEF's own functions already take and return their lanes in ymm0.
+#define KILN_REGISTER(e, f)                               \
+  {reinterpret_cast<const void*>(&Sleef_##f##f8_u10avx2), \
+   reinterpret_cast<const void*>(&Sleef_##f##d4_u10avx2)},
+const void* const kAvx2Register[static_cast<int>(MathFn::kCount)][2] = {
+    KILN_VECTOR_MATH_FUNCTIONS(KILN_REGISTER){nullptr, nullptr}};
+#undef KILN_REGISTER
+
 }  // namespace kiln::kernels::vector_math_detail

@@ -1,8 +1,10 @@
 // Vector math kernels for avx512 (this file alone is compiled with -mavx512f; see vector_math.h).
-// GCC 12's avx512fintrin.h starts _mm512_sqrt_* from _mm512_undefined_*, which
-// -Wmaybe-uninitialized reports inside the header; the value is fully overwritten.
+// GCC 12's avx512fintrin.h starts _mm512_sqrt_*, _mm512_zext* and the 256-bit casts from
+// _mm512_undefined_*, which -W(maybe-)uninitialized reports inside the header; the values are
+// fully overwritten (or, for the casts' upper halves, never read).
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #endif
 #include <immintrin.h>
 #include <sleef.h>
@@ -71,5 +73,25 @@ const VectorF64 kAvx512F64[static_cast<int>(MathFn::kCount)] = {
     KILN_VECTOR_MATH_FUNCTIONS(KILN_F64) & sqrt_f64};
 #undef KILN_F32
 #undef KILN_F64
+
+// For native code: 8 f32 (4 f64) lanes in ymm0, through the 16-lane (8-lane) function the loops
+// above use, so each lane gets the same bits.
+#define KILN_REGISTER_WRAP(e, f)                                                         \
+  __m256 f##_register_f32(__m256 v) {                                                    \
+    return _mm512_castps512_ps256(Sleef_##f##f16_u10avx512f(_mm512_zextps256_ps512(v))); \
+  }                                                                                      \
+  __m256d f##_register_f64(__m256d v) {                                                  \
+    return _mm512_castpd512_pd256(Sleef_##f##d8_u10avx512f(_mm512_zextpd256_pd512(v)));  \
+  }
+namespace {
+KILN_VECTOR_MATH_FUNCTIONS(KILN_REGISTER_WRAP)
+}  // namespace
+#undef KILN_REGISTER_WRAP
+#define KILN_REGISTER(e, f)                          \
+  {reinterpret_cast<const void*>(&f##_register_f32), \
+   reinterpret_cast<const void*>(&f##_register_f64)},
+const void* const kAvx512Register[static_cast<int>(MathFn::kCount)][2] = {
+    KILN_VECTOR_MATH_FUNCTIONS(KILN_REGISTER){nullptr, nullptr}};
+#undef KILN_REGISTER
 
 }  // namespace kiln::kernels::vector_math_detail

@@ -1,0 +1,34 @@
+// Native code for a fused elementwise run (compiler/fusion.h): the run's members over a tile as one
+// x86-64 loop, generated once at compile time with Xbyak, that keeps every intermediate in a vector
+// register. The interpreted tile loop (RunFused) calls one range function per member over the whole
+// tile, so each intermediate makes a round trip through L1 and each member pays a call; here a
+// vector of 8 f32 (4 f64) goes through all members before the next is loaded.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+namespace kiln::compiler {
+
+struct FusedPlan;
+
+class FusedNative {
+ public:
+  // The code for `plan`, or null when it has a member the generator does not know (FusedCode
+  // lists the ones it does), when the CPU lacks AVX, or with KILN_FUSED_JIT=0.
+  static std::shared_ptr<const FusedNative> Build(const FusedPlan& plan);
+  ~FusedNative();
+
+  // Runs the members that are not index maps (FusedPlan::Member::absolute, which the caller runs
+  // first, into their temporaries) over elements [0, len) of a tile. ptrs: one per fused-step
+  // input (at the tile's first element, or the element of a scalar input), per temporary (the
+  // tile's buffer; only index maps' are read), per output (at the tile's first element).
+  void Run(void* const* ptrs, int64_t len) const { fn_(ptrs, len); }
+
+ private:
+  struct Code;
+  std::unique_ptr<Code> code_;
+  void (*fn_)(void* const*, int64_t) = nullptr;
+};
+
+}  // namespace kiln::compiler

@@ -1,0 +1,199 @@
+"""Native code for fused elementwise runs (compiler/fused_native.cc): float arithmetic and vector
+functions over a tile in registers, 8 f32 (4 f64) lanes at a time, with a masked last vector.
+
+Every op the generator emits runs on f32 and f64 at sizes that take each path (one element, a
+partial vector only, whole vectors, whole vectors and a partial one, several tiles), on values
+that include NaNs, infinities, signed zeros and denormals; every pair of special values meets in
+every binary op; chains keep many values live across vector-function calls (spills), read scalar
+operands and broadcast rows (softmax). Three checks:
+  * the fused steps ran as native code (the trace names them "(native code)");
+  * bit for bit against Kiln's interpreted tiles (KILN_FUSED_JIT=0, in a subprocess): the code
+    must compute exactly what the members' range functions compute (any NaN equals any NaN);
+  * against JAX's CPU backend (tolerances below).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+
+SIZES = (1, 5, 8, 13, 1029, 5003)
+FLOATS = ("float32", "float64")
+
+BINARY = {
+    "add": jnp.add,
+    "subtract": jnp.subtract,
+    "multiply": jnp.multiply,
+    "divide": jnp.divide,
+    "maximum": jnp.maximum,
+    "minimum": jnp.minimum,
+}
+UNARY = {
+    "negate": lax.neg,
+    "abs": lax.abs,
+    "sqrt": lax.sqrt,
+    "exp": lax.exp,
+    "expm1": lax.expm1,
+    "log": lax.log,
+    "sin": lax.sin,
+    "cos": lax.cos,
+    "tan": lax.tan,
+    "tanh": lax.tanh,
+    "cbrt": lax.cbrt,
+}
+# Vector functions (SLEEF, 1 ulp) against XLA:CPU's own approximations.
+FUNCTIONS = ("exp", "expm1", "log", "sin", "cos", "tan", "tanh", "cbrt")
+
+
+def _chain(x, y):
+    return jnp.tanh(x) * y + jnp.exp(-x * x) - jnp.sqrt(jnp.abs(y))
+
+
+def _pressure(x, y):
+    # 14 values live across 14 vector-function calls, then combined: more than the 13 registers.
+    # (Sums, not products: XLA:CPU would contract a product and a sum into an FMA.)
+    vals = [jnp.sin(x + (k + 1)) for k in range(14)]
+    out = vals[0]
+    for v in vals[1:]:
+        out = out * 0.5 + v
+    return out * y
+
+
+CHAINS = {
+    "chain": _chain,
+    "pressure": _pressure,
+    "scalar": lambda x, y: x * y[0] + jnp.exp(x - y[-1]),
+    "softmax": lambda x, y: jax.nn.softmax(jnp.stack([x, y, x * y]), axis=-1),
+    "mixed": lambda x, y: jnp.maximum(jnp.sqrt(jnp.abs(x * y + 1.5)) - x / (y * y + 2.0),
+                                      -(x - y) * 0.5) * jnp.cos(x),
+}
+
+
+def values(dtype: str, n: int, seed: int, specials_too: bool = True) -> np.ndarray:
+    rng = np.random.default_rng(seed * 1000 + n + len(dtype))
+    dt = np.dtype(dtype)
+    out = (rng.standard_normal(n) * 3).astype(dt)
+    if specials_too:
+        pick = rng.random(n) < 0.3
+        out[pick] = rng.choice(specials(dtype), size=int(pick.sum()))
+    return out
+
+
+def specials(dtype: str, subnormals: bool = True) -> np.ndarray:
+    dt = np.dtype(dtype)
+    tiny = np.finfo(dt).smallest_subnormal if subnormals else np.finfo(dt).tiny
+    return np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0, tiny, -tiny * 3,
+                     np.finfo(dt).max, -np.finfo(dt).max, 0.1, 7.0, -np.nan, 100.0, 3.0], dt)
+
+
+def programs(subnormals: bool = True):
+    """(name -> function, inputs) per element type and size: each program's ops fuse into runs."""
+    out = []
+    for dt in FLOATS:
+        for n in SIZES:
+            a, b = values(dt, n, 1), values(dt, n, 2)
+            if not subnormals:
+                a, b = (np.where(np.abs(v) < np.finfo(dt).tiny, 0, v).astype(dt) for v in (a, b))
+            ops = {f"{op}-{dt}-{n}": (lambda x, y, f=f: f(x, y) * 1.0) for op, f in BINARY.items()}
+            ops.update({f"{op}-{dt}-{n}": (lambda x, y, f=f: f(x) * 1.0)
+                        for op, f in UNARY.items()})
+            out.append((ops, (a, b)))
+            c, d = values(dt, n, 3, False), values(dt, n, 4, False)
+            out.append(({f"{k}-{dt}-{n}": f for k, f in CHAINS.items()}, (c, d)))
+        s = specials(dt, subnormals)
+        pairs = {f"{op}-{dt}-pairs{k}": (lambda x, y, f=f, k=k: f(x, jnp.roll(y, k)) * 1.0)
+                 for op, f in BINARY.items() for k in range(16)}
+        out.append((pairs, (s, s[::-1].copy())))
+    return out
+
+
+def run_all(device, subnormals: bool = True) -> dict[str, np.ndarray]:
+    results = {}
+    with jax.enable_x64(True):
+        for ops, args in programs(subnormals):
+            placed = [jax.device_put(a, device) for a in args]
+            got = jax.jit(lambda x, y, ops=ops: {k: f(x, y) for k, f in ops.items()})(*placed)
+            results.update({k: np.asarray(v) for k, v in got.items()})
+    return results
+
+
+def _bits(x: np.ndarray) -> bytes:
+    x = np.array(x)
+    x[np.isnan(x)] = np.nan
+    return x.tobytes()
+
+
+TRACED = """
+import jax, jax.numpy as jnp, numpy as np
+x = jax.device_put(np.linspace(-3, 3, 4099, dtype=np.float32), jax.devices("kiln")[0])
+jax.block_until_ready(jax.jit(lambda x: jnp.tanh(x) * x + jnp.exp(-x * x) - jnp.sqrt(jnp.abs(x)))(x))
+jax.block_until_ready(jax.jit(lambda x: jax.nn.softmax(x.reshape(4099, 1) * x[:16], axis=-1))(x))
+"""
+
+
+@pytest.mark.requires_kiln
+def test_fused_runs_are_native_code(tmp_path):
+    assert os.environ.get("KILN_FUSED_JIT", "1") != "0", "this test checks native code is used"
+    trace = tmp_path / "trace.json"
+    env = dict(os.environ, JAX_PLATFORMS="kiln,cpu", KILN_TRACE=str(trace))
+    proc = subprocess.run([sys.executable, "-c", TRACED], env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    names = [e["name"] for e in json.loads(trace.read_text())["traceEvents"] if e.get("ph") == "X"]
+    fused = [n for n in names if n.startswith("fused")]
+    # The chain; the product of broadcasts, softmax's x - max -> exp and e / sum.
+    assert len(fused) == 4 and all("(native code)" in n for n in fused), names
+
+
+@pytest.mark.requires_kiln
+def test_native_tiles_match_the_interpreter_bit_for_bit(tmp_path):
+    assert os.environ.get("KILN_FUSED_JIT", "1") != "0", "this test compares native code"
+    out = tmp_path / "interpreted.npz"
+    env = dict(os.environ, JAX_PLATFORMS="kiln,cpu", KILN_FUSED_JIT="0")
+    proc = subprocess.run([sys.executable, __file__, str(out)], env=env, capture_output=True,
+                          text=True, timeout=1200)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    interpreted = np.load(out)
+    native = run_all(jax.devices("kiln")[0])
+    assert set(native) == set(interpreted.files)
+    differ = [k for k in native if _bits(native[k]) != _bits(interpreted[k])]
+    assert not differ, differ[:20]
+
+
+@pytest.mark.requires_kiln
+def test_native_tiles_match_the_cpu_backend():
+    kiln = run_all(jax.devices("kiln")[0], subnormals=False)
+    cpu = run_all(jax.devices("cpu")[0], subnormals=False)
+    for name, k in kiln.items():
+        c = cpu[name]
+        assert k.dtype == c.dtype, name
+        tiny = np.finfo(k.dtype).tiny
+        op = name.split("-")[0]
+        if op in FUNCTIONS or op in CHAINS:
+            # SLEEF's 1-ulp functions against XLA:CPU's approximations; in chains XLA:CPU also
+            # contracts a * b + c into FMAs.
+            f32 = k.dtype == np.float32
+            if op in CHAINS:
+                rtol = atol = 4e-6 if f32 else 1e-13
+            else:
+                rtol, atol = (4e-6 if f32 else 1e-13), tiny
+            np.testing.assert_allclose(k, c, rtol=rtol, atol=atol, equal_nan=True, err_msg=name)
+        else:
+            # The same IEEE operations (XLA:CPU flushes subnormal results, Kiln keeps them).
+            np.testing.assert_allclose(k, c, rtol=0, atol=tiny, equal_nan=True, err_msg=name)
+            if op in ("maximum", "minimum", "negate", "abs"):
+                num = ~np.isnan(c)
+                np.testing.assert_array_equal(np.signbit(k[num]), np.signbit(c[num]), err_msg=name)
+
+
+if __name__ == "__main__":
+    np.savez(sys.argv[1], **run_all(jax.devices("kiln")[0]))
