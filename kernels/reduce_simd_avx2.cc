@@ -111,6 +111,20 @@ void Combine(typename S::T* acc, const typename S::T* row, int64_t n) {
   for (; j < n; ++j) acc[j] = ApplyScalar<K>(acc[j], row[j]);
 }
 
+// Combine with kRows rows in turn, each vector of acc loaded and stored once.
+template <typename S, ReducerKind K, int kRows>
+void CombineMany(typename S::T* acc, const typename S::T* const* rows, int64_t n) {
+  int64_t j = 0;
+  for (; j + S::kWidth <= n; j += S::kWidth) {
+    auto a = S::Load(acc + j);
+    for (int r = 0; r < kRows; ++r) a = Apply<S, K>(a, S::Load(rows[r] + j));
+    S::Store(acc + j, a);
+  }
+  for (; j < n; ++j) {
+    for (int r = 0; r < kRows; ++r) acc[j] = ApplyScalar<K>(acc[j], rows[r][j]);
+  }
+}
+
 // fn.template operator()<K>() for the kind that has a vector loop (reduce_simd.h:
 // ReduceSimdKind, the one case list of this file); R() for any other kind.
 template <typename R, typename Fn>
@@ -147,6 +161,14 @@ void CombineRow(ReducerKind kind, float* acc, const float* row, int64_t n) {
 }
 void CombineRow(ReducerKind kind, double* acc, const double* row, int64_t n) {
   ForVectorKind<void>(kind, [&]<ReducerKind K>() { Combine<F64, K>(acc, row, n); });
+}
+void CombineRows4(ReducerKind kind, float* acc, const float* const rows[kReduceRows], int64_t n) {
+  ForVectorKind<void>(kind,
+                      [&]<ReducerKind K>() { CombineMany<F32, K, kReduceRows>(acc, rows, n); });
+}
+void CombineRows4(ReducerKind kind, double* acc, const double* const rows[kReduceRows], int64_t n) {
+  ForVectorKind<void>(kind,
+                      [&]<ReducerKind K>() { CombineMany<F64, K, kReduceRows>(acc, rows, n); });
 }
 
 }  // namespace kiln::kernels::avx2

@@ -428,6 +428,17 @@ void ExpectSimdMatchesScalar() {
           ASSERT_TRUE(SameBitsOrBothNan(got[static_cast<size_t>(j)], w))
               << kernels::ReducerName(kind) << " n=" << n << " element " << j;
         }
+        // Four rows in turn.
+        std::vector<T> y(x.rbegin(), x.rend());
+        const T* four[kernels::kReduceRows] = {x.data(), y.data(), acc.data(), x.data()};
+        got = acc;
+        kernels::avx2::CombineRows4(kind, got.data(), four, n);
+        for (int j = 0; j < n; ++j) {
+          T w = acc[static_cast<size_t>(j)];
+          for (const T* row : four) w = apply(w, row[j]);
+          ASSERT_TRUE(SameBitsOrBothNan(got[static_cast<size_t>(j)], w))
+              << kernels::ReducerName(kind) << " n=" << n << " four rows, element " << j;
+        }
       }
     }
   }
