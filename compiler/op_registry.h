@@ -33,6 +33,10 @@ class LowerContext {
   // Whether `v` is a boundary value of a partitioned program that passes per device
   // (ExecContext::device_values carries it at run time).
   virtual bool IsPerDevice(ir::ValueId /*v*/) const { return false; }
+  // The op of the same block that computes `v`, when the compiler has seen it (not block
+  // arguments or captured values): lets a rule specialise on how an operand was made (an argmax
+  // whose indices are an iota computes them instead of reading them).
+  virtual const ir::Op* Producer(ir::ValueId /*v*/) const { return nullptr; }
 };
 
 using LowerFn = StatusOr<Kernel> (*)(LowerContext& ctx);

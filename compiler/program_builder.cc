@@ -63,8 +63,9 @@ void CollectUses(const ir::Op& op, std::unordered_set<ir::ValueId>& defined,
 
 class LowerContextImpl final : public LowerContext {
  public:
-  LowerContextImpl(ProgramBuilder& builder, const ir::Op& op, std::vector<ir::ValueId> captures)
-      : builder_(builder), op_(op), captures_(std::move(captures)) {}
+  LowerContextImpl(ProgramBuilder& builder, const ir::Op& op, std::vector<ir::ValueId> captures,
+                   const std::unordered_map<ir::ValueId, const ir::Op*>& producers)
+      : builder_(builder), op_(op), captures_(std::move(captures)), producers_(producers) {}
 
   const ir::Module& module() const override { return builder_.module(); }
   const ir::Op& op() const override { return op_; }
@@ -80,11 +81,16 @@ class LowerContextImpl final : public LowerContext {
     return builder_.BuildFunction(name);
   }
   bool IsPerDevice(ir::ValueId v) const override { return builder_.IsPerDevice(v); }
+  const ir::Op* Producer(ir::ValueId v) const override {
+    auto it = producers_.find(v);
+    return it == producers_.end() ? nullptr : it->second;
+  }
 
  private:
   ProgramBuilder& builder_;
   const ir::Op& op_;
   std::vector<ir::ValueId> captures_;
+  const std::unordered_map<ir::ValueId, const ir::Op*>& producers_;
 };
 
 }  // namespace
@@ -189,7 +195,8 @@ StatusOr<std::shared_ptr<const Program>> ProgramBuilder::BuildRegion(
     program->param_slots.push_back(slot);
   }
 
-  std::vector<const void*> constant_of;  // per slot (FoldConstantStep)
+  std::vector<const void*> constant_of;                      // per slot (FoldConstantStep)
+  std::unordered_map<ir::ValueId, const ir::Op*> producers;  // LowerContext::Producer
   bool terminated = false;
   for (const ir::Op& op : block.ops) {
     if (terminated) return InvalidArgument("ops after the terminator of a block");
@@ -217,7 +224,7 @@ StatusOr<std::shared_ptr<const Program>> ProgramBuilder::BuildRegion(
       KILN_ASSIGN_OR_RETURN(int32_t slot, use(v, op));
       step.inputs.push_back(slot);
     }
-    LowerContextImpl ctx(*this, op, std::move(op_captures));
+    LowerContextImpl ctx(*this, op, std::move(op_captures), producers);
     StatusOr<Kernel> kernel = def->lower(ctx);
     if (!kernel.ok()) return kernel.status().WithContext(step.what);
     step.fn = std::move(kernel->fn);
@@ -232,6 +239,7 @@ StatusOr<std::shared_ptr<const Program>> ProgramBuilder::BuildRegion(
     for (ir::ValueId r : op.results) {
       KILN_ASSIGN_OR_RETURN(int32_t slot, define(r));
       step.outputs.push_back(slot);
+      producers[r] = &op;
     }
     constant_of.resize(static_cast<size_t>(program->num_slots), nullptr);
     FoldConstantStep(step, program->slot_types, constant_of);

@@ -1,11 +1,14 @@
 #include "kernels/arg_reduce.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
 #include <span>
+#include <type_traits>
 
+#include "kernels/reduce_simd.h"
 #include "kernels/scalar_eval.h"
 #include "runtime/parallel.h"
 
@@ -65,7 +68,117 @@ bool Agrees(const ScalarEvaluator& ev) {
 struct Geometry {
   std::vector<int64_t> kept_sizes, kept_strides, red_sizes, red_strides;
   int64_t outputs = 1, reduced = 1;
+  bool iota = false;  // indices[at] is at's position along the one reduced axis
 };
+
+// Outputs advanced together through the reduced axis when it is not the innermost one.
+constexpr int64_t kColumnBlock = 512;
+// ... and when it is: independent folds interleaved (each alone waits on its previous step).
+constexpr int kRowsAtOnce = 4;
+
+// Outputs [b, e) of a reduce over the innermost axis with iota indices: output o folds
+// values[o * len, (o + 1) * len), the index of each value being its position.
+template <bool kMax, typename V, typename I>
+void IotaRows(const V* values, int64_t len, V init_v, I init_i, V* out_v, I* out_i, int64_t b,
+              int64_t e) {
+  int64_t o = b;
+  if constexpr (std::is_same_v<V, float> && std::is_same_v<I, int32_t>) {
+    if (ReduceSimdAvailable()) {
+      for (; o + 8 <= e; o += 8) {
+        avx2::ArgRows8(kMax, values + o * len, len, init_v, init_i, out_v + o, out_i + o);
+      }
+    }
+  }
+  for (; o + kRowsAtOnce <= e; o += kRowsAtOnce) {
+    V av[kRowsAtOnce];
+    I ai[kRowsAtOnce];
+    for (int k = 0; k < kRowsAtOnce; ++k) {
+      av[k] = init_v;
+      ai[k] = init_i;
+    }
+    const V* x = values + o * len;
+    for (int64_t r = 0; r < len; ++r) {
+      for (int k = 0; k < kRowsAtOnce; ++k) {
+        ArgStep<kMax>(av[k], ai[k], x[k * len + r], static_cast<I>(r));
+      }
+    }
+    for (int k = 0; k < kRowsAtOnce; ++k) {
+      out_v[o + k] = av[k];
+      out_i[o + k] = ai[k];
+    }
+  }
+  for (; o < e; ++o) {
+    V av = init_v;
+    I ai = init_i;
+    const V* x = values + o * len;
+    for (int64_t r = 0; r < len; ++r) ArgStep<kMax>(av, ai, x[r], static_cast<I>(r));
+    out_v[o] = av;
+    out_i[o] = ai;
+  }
+}
+
+// Blocks [b, e) of a reduce over another axis with iota indices, the innermost kept axis
+// contiguous: consecutive outputs along it read consecutive values, so a block of them walks the
+// reduced axis row by row (memory order), each output still folding in its own order.
+template <bool kMax, typename V, typename I>
+void IotaColumns(const Geometry& g, const V* values, V init_v, I init_i, V* out_v, I* out_i,
+                 int64_t b, int64_t e) {
+  const int64_t len = g.red_sizes[0], stride = g.red_strides[0];
+  const int64_t inner = g.kept_sizes.back();
+  const int64_t blocks = (inner + kColumnBlock - 1) / kColumnBlock;
+  V av[kColumnBlock];
+  I ai[kColumnBlock];
+  for (int64_t u = b; u < e; ++u) {
+    const int64_t o0 = u / blocks * inner + u % blocks * kColumnBlock;
+    const int64_t w = std::min(kColumnBlock, inner - u % blocks * kColumnBlock);
+    int64_t base = 0, rest = o0;
+    for (size_t d = g.kept_sizes.size(); d-- > 0;) {
+      base += (rest % g.kept_sizes[d]) * g.kept_strides[d];
+      rest /= g.kept_sizes[d];
+    }
+    if constexpr (std::is_same_v<V, float> && std::is_same_v<I, int32_t>) {
+      if (ReduceSimdAvailable() && w % 8 == 0) {
+        avx2::ArgColumns(kMax, values + base, stride, len, w, init_v, init_i, out_v + o0,
+                         out_i + o0);
+        continue;
+      }
+    }
+    for (int64_t j = 0; j < w; ++j) {
+      av[j] = init_v;
+      ai[j] = init_i;
+    }
+    for (int64_t r = 0; r < len; ++r) {
+      const V* x = values + base + r * stride;
+      for (int64_t j = 0; j < w; ++j) ArgStep<kMax>(av[j], ai[j], x[j], static_cast<I>(r));
+    }
+    for (int64_t j = 0; j < w; ++j) {
+      out_v[o0 + j] = av[j];
+      out_i[o0 + j] = ai[j];
+    }
+  }
+}
+
+// The fast paths for iota indices over one reduced axis; false when the layout has none.
+template <bool kMax, typename V, typename I>
+bool RunIota(const Geometry& g, const V* values, V init_v, I init_i, V* out_v, I* out_i) {
+  if (!g.iota || g.red_sizes.size() != 1) return false;
+  if (g.outputs == 0) return true;
+  const int64_t len = std::max<int64_t>(1, g.red_sizes[0]);
+  if (g.red_strides[0] == 1) {
+    runtime::ParallelFor(g.outputs, std::max<int64_t>(8, 16384 / len), [&](int64_t b, int64_t e) {
+      IotaRows<kMax>(values, g.red_sizes[0], init_v, init_i, out_v, out_i, b, e);
+    });
+    return true;
+  }
+  if (g.kept_strides.empty() || g.kept_strides.back() != 1) return false;
+  const int64_t inner = g.kept_sizes.back();
+  const int64_t units = g.outputs / inner * ((inner + kColumnBlock - 1) / kColumnBlock);
+  runtime::ParallelFor(units, std::max<int64_t>(1, 16384 / (len * kColumnBlock)),
+                       [&](int64_t b, int64_t e) {
+                         IotaColumns<kMax>(g, values, init_v, init_i, out_v, out_i, b, e);
+                       });
+  return true;
+}
 
 template <bool kMax, typename V, typename I>
 compiler::Kernel MakeKernel(std::string name, std::vector<ir::Type> types, Geometry g) {
@@ -83,6 +196,7 @@ compiler::Kernel MakeKernel(std::string name, std::vector<ir::Type> types, Geome
     const I init_i = *in[3].data_as<const I>();
     V* out_v = out[0].data_as<V>();
     I* out_i = out[1].data_as<I>();
+    if (RunIota<kMax>(g, values, init_v, init_i, out_v, out_i)) return Status::Ok();
     const size_t kept_rank = g.kept_sizes.size(), red_rank = g.red_sizes.size();
     // Each output folds its elements in row-major order, as the general reduce does; outputs are
     // independent, so they run in parallel.
@@ -145,12 +259,14 @@ std::optional<compiler::Kernel> TryIndex(const std::string& name, const ScalarEv
 
 std::optional<compiler::Kernel> TryLowerArgReduce(const std::string& name, const ScalarRegion& body,
                                                   const std::vector<ir::Type>& all_types,
-                                                  const std::vector<bool>& reduced) {
+                                                  const std::vector<bool>& reduced,
+                                                  bool iota_indices) {
   const ScalarEvaluator* ev = body.evaluator();
   if (ev == nullptr || ev->has_constants() || all_types.size() != 4) return std::nullopt;
   const std::vector<int64_t>& dims = all_types[0].dims;
   if (dims.size() != reduced.size()) return std::nullopt;
   Geometry g;
+  g.iota = iota_indices;
   int64_t stride = 1;
   std::vector<int64_t> strides(dims.size());
   for (size_t d = dims.size(); d-- > 0;) {

@@ -24,8 +24,12 @@ namespace kiln::kernels {
 // For a two-input reduce (values, indices) over `dims` with the `reduced` axes, initial values
 // following the inputs in the kernel inputs: a kernel when `body` is an argmax or argmin reducer
 // over supported types (f32, f64, s32, s64 values; s32, s64 indices), else nullopt.
+// `iota_indices`: the indices are an iota along the one reduced axis (each element's index is its
+// position along it), so the kernel computes them instead of reading them and walks the values
+// in memory order (several outputs at once), folding each output in the same order.
 std::optional<compiler::Kernel> TryLowerArgReduce(const std::string& name, const ScalarRegion& body,
                                                   const std::vector<ir::Type>& all_types,
-                                                  const std::vector<bool>& reduced);
+                                                  const std::vector<bool>& reduced,
+                                                  bool iota_indices);
 
 }  // namespace kiln::kernels

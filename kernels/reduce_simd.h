@@ -49,5 +49,17 @@ void CombineRow(ReducerKind kind, double* acc, const double* row, int64_t n);
 void CombineRows4(ReducerKind kind, float* acc, const float* const rows[kReduceRows], int64_t n);
 void CombineRows4(ReducerKind kind, double* acc, const double* const rows[kReduceRows], int64_t n);
 
+// Arg-reduction (argmax when `max`, else argmin; JAX's reducer, kernels/arg_reduce.h) of the 8
+// rows x[k * len, (k + 1) * len), k < 8, whose indices are their positions 0, 1, ..., len - 1:
+// each row folds in order from (init_v, init_i), the rows side by side in vector lanes (an 8x8
+// transpose per 8 columns); the same results as the scalar fold.
+void ArgRows8(bool max, const float* x, int64_t len, float init_v, int32_t init_i, float* out_v,
+              int32_t* out_i);
+
+// The same for w outputs side by side (w a multiple of 8): output j folds x[r * stride + j],
+// r < len, with index r; row by row, the outputs holding the folds.
+void ArgColumns(bool max, const float* x, int64_t stride, int64_t len, int64_t w, float init_v,
+                int32_t init_i, float* out_v, int32_t* out_i);
+
 }  // namespace avx2
 }  // namespace kiln::kernels

@@ -72,6 +72,7 @@ int64_t Lanes(const typename S::T* x, int64_t n, typename S::T lanes[kReduceLane
   for (int v = 0; v < kVectors; ++v) acc[v] = S::Load(lanes + v * S::kWidth);
   int64_t i = 0;
   for (; i + kReduceLanes <= n; i += kReduceLanes) {
+#pragma GCC unroll 8
     for (int v = 0; v < kVectors; ++v) {
       acc[v] = Apply<S, K>(acc[v], S::Load(x + i + v * S::kWidth));
     }
@@ -80,24 +81,30 @@ int64_t Lanes(const typename S::T* x, int64_t n, typename S::T lanes[kReduceLane
   return i;
 }
 
+// Two rows at a time (8 vector accumulators and the temporaries fit the 16 registers; all four
+// rows at once spilled accumulators to the stack every step).
 template <typename S, ReducerKind K>
 int64_t Lanes4(const typename S::T* const rows[kReduceRows], int64_t n,
                typename S::T lanes[kReduceRows][kReduceLanes]) {
   constexpr int kVectors = kReduceLanes / S::kWidth;
-  typename S::V acc[kReduceRows][kVectors];
-  for (int r = 0; r < kReduceRows; ++r) {
-    for (int v = 0; v < kVectors; ++v) acc[r][v] = S::Load(lanes[r] + v * S::kWidth);
-  }
   int64_t i = 0;
-  for (; i + kReduceLanes <= n; i += kReduceLanes) {
-    for (int r = 0; r < kReduceRows; ++r) {
-      for (int v = 0; v < kVectors; ++v) {
-        acc[r][v] = Apply<S, K>(acc[r][v], S::Load(rows[r] + i + v * S::kWidth));
+  for (int r0 = 0; r0 < kReduceRows; r0 += 2) {
+    typename S::V acc[2][kVectors];
+    for (int r = 0; r < 2; ++r) {
+      for (int v = 0; v < kVectors; ++v) acc[r][v] = S::Load(lanes[r0 + r] + v * S::kWidth);
+    }
+    for (i = 0; i + kReduceLanes <= n; i += kReduceLanes) {
+#pragma GCC unroll 2
+      for (int r = 0; r < 2; ++r) {
+#pragma GCC unroll 8
+        for (int v = 0; v < kVectors; ++v) {
+          acc[r][v] = Apply<S, K>(acc[r][v], S::Load(rows[r0 + r] + i + v * S::kWidth));
+        }
       }
     }
-  }
-  for (int r = 0; r < kReduceRows; ++r) {
-    for (int v = 0; v < kVectors; ++v) S::Store(lanes[r] + v * S::kWidth, acc[r][v]);
+    for (int r = 0; r < 2; ++r) {
+      for (int v = 0; v < kVectors; ++v) S::Store(lanes[r0 + r] + v * S::kWidth, acc[r][v]);
+    }
   }
   return i;
 }
@@ -117,6 +124,7 @@ void CombineMany(typename S::T* acc, const typename S::T* const* rows, int64_t n
   int64_t j = 0;
   for (; j + S::kWidth <= n; j += S::kWidth) {
     auto a = S::Load(acc + j);
+#pragma GCC unroll 4
     for (int r = 0; r < kRows; ++r) a = Apply<S, K>(a, S::Load(rows[r] + j));
     S::Store(acc + j, a);
   }
@@ -169,6 +177,120 @@ void CombineRows4(ReducerKind kind, float* acc, const float* const rows[kReduceR
 void CombineRows4(ReducerKind kind, double* acc, const double* const rows[kReduceRows], int64_t n) {
   ForVectorKind<void>(kind,
                       [&]<ReducerKind K>() { CombineMany<F64, K, kReduceRows>(acc, rows, n); });
+}
+
+namespace {
+
+// JAX's arg reducer (kernels/arg_reduce.cc: ArgStep), one element; its vector form is below.
+template <bool kMax>
+inline void ArgStepScalar(float& av, int32_t& ai, float bv, int32_t bi) {
+  const bool keep_value = (kMax ? av > bv : av < bv) || av != av;  // NOLINT: NaN test
+  const bool keep_index = keep_value || (av == bv && ai < bi);
+  av = keep_value ? av : bv;
+  ai = keep_index ? ai : bi;
+}
+
+// ArgStepScalar lane by lane; the ordered compares are C++'s >, <, == on floats.
+template <bool kMax>
+inline void ArgStepVector(__m256& av, __m256i& ai, __m256 bv, __m256i bi) {
+  const __m256 wins = _mm256_cmp_ps(av, bv, kMax ? _CMP_GT_OQ : _CMP_LT_OQ);
+  const __m256 keep_value = _mm256_or_ps(wins, _mm256_cmp_ps(av, av, _CMP_UNORD_Q));
+  const __m256 tie = _mm256_and_ps(_mm256_cmp_ps(av, bv, _CMP_EQ_OQ),
+                                   _mm256_castsi256_ps(_mm256_cmpgt_epi32(bi, ai)));
+  const __m256 keep_index = _mm256_or_ps(keep_value, tie);
+  av = _mm256_blendv_ps(bv, av, keep_value);
+  ai = _mm256_castps_si256(
+      _mm256_blendv_ps(_mm256_castsi256_ps(bi), _mm256_castsi256_ps(ai), keep_index));
+}
+
+// t[k] = column k of the 8x8 block whose rows are r[0..7].
+inline void Transpose8(__m256 r[8]) {
+  __m256 a[8], b[8];
+  for (int k = 0; k < 8; k += 2) {
+    a[k] = _mm256_unpacklo_ps(r[k], r[k + 1]);
+    a[k + 1] = _mm256_unpackhi_ps(r[k], r[k + 1]);
+  }
+  for (int k = 0; k < 8; k += 4) {
+    b[k] = _mm256_shuffle_ps(a[k], a[k + 2], 0x44);
+    b[k + 1] = _mm256_shuffle_ps(a[k], a[k + 2], 0xEE);
+    b[k + 2] = _mm256_shuffle_ps(a[k + 1], a[k + 3], 0x44);
+    b[k + 3] = _mm256_shuffle_ps(a[k + 1], a[k + 3], 0xEE);
+  }
+  for (int k = 0; k < 4; ++k) {
+    r[k] = _mm256_permute2f128_ps(b[k], b[k + 4], 0x20);
+    r[k + 4] = _mm256_permute2f128_ps(b[k], b[k + 4], 0x31);
+  }
+}
+
+template <bool kMax>
+void ArgRows(const float* x, int64_t len, float init_v, int32_t init_i, float* out_v,
+             int32_t* out_i) {
+  // Lane k folds row k.
+  __m256 av = _mm256_set1_ps(init_v);
+  __m256i ai = _mm256_set1_epi32(init_i);
+  int64_t r0 = 0;
+  for (; r0 + 8 <= len; r0 += 8) {
+    __m256 t[8];
+    for (int k = 0; k < 8; ++k) t[k] = _mm256_loadu_ps(x + k * len + r0);
+    Transpose8(t);
+#pragma GCC unroll 8
+    for (int c = 0; c < 8; ++c) {
+      ArgStepVector<kMax>(av, ai, t[c], _mm256_set1_epi32(static_cast<int32_t>(r0 + c)));
+    }
+  }
+  alignas(32) float v[8];
+  alignas(32) int32_t i[8];
+  _mm256_store_ps(v, av);
+  _mm256_store_si256(reinterpret_cast<__m256i*>(i), ai);
+  for (int k = 0; k < 8; ++k) {
+    for (int64_t r = r0; r < len; ++r) {
+      ArgStepScalar<kMax>(v[k], i[k], x[k * len + r], static_cast<int32_t>(r));
+    }
+    out_v[k] = v[k];
+    out_i[k] = i[k];
+  }
+}
+
+template <bool kMax>
+void ArgColumns(const float* x, int64_t stride, int64_t len, int64_t w, float init_v,
+                int32_t init_i, float* out_v, int32_t* out_i) {
+  // The accumulators live in the outputs (L1 for a block of columns); the rows stream through in
+  // memory order.
+  for (int64_t j = 0; j < w; j += 8) {
+    _mm256_storeu_ps(out_v + j, _mm256_set1_ps(init_v));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out_i + j), _mm256_set1_epi32(init_i));
+  }
+  for (int64_t r = 0; r < len; ++r) {
+    const __m256i bi = _mm256_set1_epi32(static_cast<int32_t>(r));
+    const float* row = x + r * stride;
+    for (int64_t j = 0; j < w; j += 8) {
+      __m256 av = _mm256_loadu_ps(out_v + j);
+      __m256i ai = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(out_i + j));
+      ArgStepVector<kMax>(av, ai, _mm256_loadu_ps(row + j), bi);
+      _mm256_storeu_ps(out_v + j, av);
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out_i + j), ai);
+    }
+  }
+}
+
+}  // namespace
+
+void ArgColumns(bool max, const float* x, int64_t stride, int64_t len, int64_t w, float init_v,
+                int32_t init_i, float* out_v, int32_t* out_i) {
+  if (max) {
+    ArgColumns<true>(x, stride, len, w, init_v, init_i, out_v, out_i);
+  } else {
+    ArgColumns<false>(x, stride, len, w, init_v, init_i, out_v, out_i);
+  }
+}
+
+void ArgRows8(bool max, const float* x, int64_t len, float init_v, int32_t init_i, float* out_v,
+              int32_t* out_i) {
+  if (max) {
+    ArgRows<true>(x, len, init_v, init_i, out_v, out_i);
+  } else {
+    ArgRows<false>(x, len, init_v, init_i, out_v, out_i);
+  }
 }
 
 }  // namespace kiln::kernels::avx2

@@ -434,7 +434,18 @@ StatusOr<Kernel> LowerReduce(LowerContext& ctx) {
   KILN_ASSIGN_OR_RETURN(std::shared_ptr<const ScalarRegion> body,
                         ScalarRegion::Compile(ctx, 0, arg_dtypes, dtypes));
   if (n == 2 && ctx.captures().empty()) {
-    if (std::optional<Kernel> arg = TryLowerArgReduce(name, *body, all_types, reduced)) {
+    // JAX's argmax/argmin reduce an iota along the reduced axis as the indices.
+    bool iota_indices = false;
+    if (const ir::Op* p = ctx.Producer(op.operands[1]);
+        p != nullptr && p->name == "stablehlo.iota" &&
+        std::count(reduced.begin(), reduced.end(), true) == 1) {
+      const ir::Attr* dim = p->attr("iota_dimension");
+      const std::optional<int64_t> d = dim != nullptr ? dim->AsInt() : std::nullopt;
+      iota_indices = d && *d >= 0 && static_cast<size_t>(*d) < reduced.size() &&
+                     reduced[static_cast<size_t>(*d)];
+    }
+    if (std::optional<Kernel> arg =
+            TryLowerArgReduce(name, *body, all_types, reduced, iota_indices)) {
       return std::move(*arg);
     }
   }

@@ -489,5 +489,55 @@ TEST(ReduceTest, FourRowLoopMatchesTheOneRowLoop) {
   }
 }
 
+// The arg-reduction loops (argmax / argmin with iota indices) give each output exactly the
+// sequential fold of JAX's reducer, value and index, for rows side by side and columns in blocks,
+// with ties, NaNs, infinities and signed zeros, from ordinary and NaN initial values.
+TEST(ReduceTest, ArgLoopsMatchTheSequentialFold) {
+  if (!kernels::ReduceSimdAvailable()) GTEST_SKIP() << "no AVX2 on this CPU";
+  std::mt19937 rng(17);
+  const float specials[] = {std::numeric_limits<float>::quiet_NaN(),
+                            std::numeric_limits<float>::infinity(),
+                            -std::numeric_limits<float>::infinity(), 0.0f, -0.0f};
+  auto step = [](bool max, float& av, int32_t& ai, float bv, int32_t bi) {
+    const bool keep_value = (max ? av > bv : av < bv) || std::isnan(av);
+    const bool keep_index = keep_value || (av == bv && ai < bi);
+    av = keep_value ? av : bv;
+    ai = keep_index ? ai : bi;
+  };
+  for (bool max : {true, false}) {
+    for (float init :
+         {-std::numeric_limits<float>::infinity(), 0.0f, std::numeric_limits<float>::quiet_NaN()}) {
+      for (int64_t len : {0, 1, 7, 8, 9, 31, 100}) {
+        const int64_t width = 24;  // rows: 8 of len; columns: len rows of `width`
+        std::vector<float> x(static_cast<size_t>(std::max<int64_t>(8, width) * len + 1));
+        for (float& v : x) {
+          v = rng() % 5 == 0 ? specials[rng() % 5]
+                             : static_cast<float>(static_cast<int>(rng() % 7) - 3);
+        }
+        float got_v[width];
+        int32_t got_i[width];
+        kernels::avx2::ArgRows8(max, x.data(), len, init, 2, got_v, got_i);
+        for (int k = 0; k < 8; ++k) {
+          float av = init;
+          int32_t ai = 2;
+          for (int64_t r = 0; r < len; ++r)
+            step(max, av, ai, x[static_cast<size_t>(k * len + r)], static_cast<int32_t>(r));
+          ASSERT_TRUE(SameBitsOrBothNan(got_v[k], av)) << max << " len " << len << " row " << k;
+          ASSERT_EQ(got_i[k], ai) << max << " len " << len << " row " << k;
+        }
+        kernels::avx2::ArgColumns(max, x.data(), width, len, width, init, 2, got_v, got_i);
+        for (int j = 0; j < width; ++j) {
+          float av = init;
+          int32_t ai = 2;
+          for (int64_t r = 0; r < len; ++r)
+            step(max, av, ai, x[static_cast<size_t>(r * width + j)], static_cast<int32_t>(r));
+          ASSERT_TRUE(SameBitsOrBothNan(got_v[j], av)) << max << " len " << len << " column " << j;
+          ASSERT_EQ(got_i[j], ai) << max << " len " << len << " column " << j;
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace kiln::testing

@@ -471,6 +471,20 @@ def test_argmax_with_nan_and_ties():
                      jnp.min(x, axis=1)), x)
 
 
+@pytest.mark.parametrize("shape", [(9, 24, 17), (16, 40), (3, 2051)])
+def test_argmax_argmin_vector_paths(shape):
+    # Rows of 8 side by side and blocks of columns (kernels/reduce_simd_avx2.cc: ArgRows8,
+    # ArgColumns) over every axis, with ties, NaNs, infinities and signed zeros.
+    rng = np.random.default_rng(len(shape))
+    x = rng.integers(-3, 4, size=shape).astype(np.float32)
+    specials = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0], np.float32)
+    pick = rng.random(shape) < 0.05
+    x[pick] = rng.choice(specials, size=int(pick.sum()))
+    for axis in range(len(shape)):
+        check(lambda x, axis=axis: (jnp.argmax(x, axis=axis), jnp.argmin(x, axis=axis)), x)
+    check(lambda x: (jnp.argmax(x), jnp.argmin(x)), x)
+
+
 def test_reduce_special_values():
     x = np.array([[1.0, np.inf, -np.inf], [np.nan, 1.0, 2.0], [-0.0, 0.0, -0.0]], np.float32)
     check(lambda x: (x.sum(1), x.max(1), x.min(1), x.prod(1), x.max(0)), x)
