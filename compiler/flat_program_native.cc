@@ -183,6 +183,52 @@ void NativeEmitter::Copy(uint32_t op, uint32_t out_field, uint64_t bytes, const 
 }
 
 // The byte copies of a data-movement step (Direct::pieces) whose views start at `views`.
+void NativeEmitter::ReduceAll(const MapCode& code, int64_t n, uint32_t views, uint64_t out_key) {
+  ForgetKey(out_key);
+  constexpr auto kView = static_cast<uint32_t>(sizeof(runtime::View));
+  constexpr auto kPtr = static_cast<uint32_t>(offsetof(runtime::View, ptr));
+  const bool f64 = code.in == ir::DType::kF64;
+  const int width = f64 ? 8 : 4;
+  mov(rax, ptr[rbx + views + kPtr]);
+  mov(rcx, ptr[rbx + views + kView + kPtr]);
+  mov(rdx, ptr[rbx + views + 2 * kView + kPtr]);
+  // The reducer's rule (ReducerFn): add and multiply are the IEEE operations; maximum(a, b) is
+  // vmax (a > b ? a : b, b when either is NaN) with a put back where a is NaN.
+  auto apply = [&](const Xbyak::Xmm& d, const Xbyak::Xmm& a, const Xbyak::Xmm& b) {
+    switch (code.op) {
+      case MapOp::kAdd:
+        f64 ? vaddsd(d, a, b) : vaddss(d, a, b);
+        return;
+      case MapOp::kMultiply:
+        f64 ? vmulsd(d, a, b) : vmulss(d, a, b);
+        return;
+      default:
+        break;
+    }
+    if (code.op == MapOp::kMaximum) {
+      f64 ? vmaxsd(d, a, b) : vmaxss(d, a, b);
+    } else {
+      f64 ? vminsd(d, a, b) : vminss(d, a, b);
+    }
+    if (f64) {
+      vcmpunordsd(xmm3, a, a);
+      vblendvpd(d, d, a, xmm3);
+    } else {
+      vcmpunordss(xmm3, a, a);
+      vblendvps(d, d, a, xmm3);
+    }
+  };
+  LoadFloat(xmm0, rax, f64);
+  for (int64_t i = 1; i < n; ++i) {
+    LoadFloat(xmm1, rax + static_cast<size_t>(i * width), f64);
+    apply(xmm2, xmm0, xmm1);
+    vmovaps(xmm0, xmm2);
+  }
+  LoadFloat(xmm1, rcx, f64);
+  apply(xmm2, xmm1, xmm0);
+  StoreFloat(rdx, xmm2, f64);
+}
+
 void NativeEmitter::Pieces(const std::vector<BytePiece>& pieces, uint32_t views, uint16_t n_in,
                            uint64_t out_key) {
   ForgetKey(out_key);
@@ -285,6 +331,11 @@ void FlatProgram::EmitNative(NativeEmitter& gen, uint32_t program_tag) const {
         break;
       case StepKind::kDirect: {
         const auto views = static_cast<uint32_t>(io_views_offset_ + f.io * sizeof(runtime::View));
+        if (const Direct& d = f.step->direct; d.reduce_all.op != MapOp::kNone) {
+          gen.ReduceAll(d.reduce_all, d.reduce_elements, views,
+                        static_cast<uint64_t>(RootOf(io_[f.io + f.n_in]).first));
+          break;
+        }
         if (const auto& pieces = f.step->direct.pieces; pieces != nullptr) {
           gen.Pieces(*pieces, views, f.n_in,
                      static_cast<uint64_t>(RootOf(io_[f.io + f.n_in]).first));

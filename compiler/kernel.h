@@ -145,10 +145,10 @@ struct OutputAlias {
   size_t byte_offset = 0;
 };
 
-// The direct form of a kernel that only moves data and cannot fail once its operands are the ones
-// the plan made (the declared types, in bounds): the same work as `fn`, without checks or a
-// Status. Loops call it instead of `fn` (compiler/flat_program.h), and the compiler uses it to
-// fold such a step over constant operands.
+// The direct form of a kernel that cannot fail once its operands are the ones the plan made (data
+// movement, reductions with a known reducer) (the declared types, in bounds): the same work as
+// `fn`, without checks or a Status. Loops call it instead of `fn` (compiler/flat_program.h), and
+// the compiler uses it to fold such a step over constant operands.
 using DirectFn = void (*)(const void* state, const runtime::View* in, const runtime::View* out);
 // One contiguous byte copy: `bytes` bytes of input `input` from byte `from` to output 0 at byte
 // `to`.
@@ -163,6 +163,12 @@ struct Direct {
   // Set when `fn` does exactly these copies and nothing else (a small slice, concatenate,
   // broadcast, ...): the loop code generator then emits them as loads and stores.
   std::shared_ptr<const std::vector<BytePiece>> pieces = {};
+  // Set when `fn` reduces all `reduce_elements` elements of input 0 to output 0's one element,
+  // from the initial value in input 1: out = init op (x0 op x1 op ... op x[n-1]), folded left to
+  // right (reduce_all.op is kAdd, kMultiply, kMaximum or kMinimum with the reducer's NaN rule:
+  // a NaN accumulator stays, then a NaN operand wins). The loop generator emits it inline.
+  MapCode reduce_all = {};
+  int64_t reduce_elements = 0;
 };
 
 struct Kernel {

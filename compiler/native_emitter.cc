@@ -206,6 +206,14 @@ Form FormOf(const MapCode& code, int64_t elements, uint16_t n_in) {
   const std::optional<ElemType> in = ElemTypeOf(code.in), out = ElemTypeOf(code.out);
   if (!in || !out) return Form::kCall;
   const bool few = elements <= kMaxElementwiseElements;
+  if (code.op == MapOp::kVectorCall) {
+    // One element, or a whole xmm or ymm register of lanes: loaded, passed in ymm0, stored.
+    const int64_t bytes = elements * in->width;
+    return code.fn != nullptr && in->is_float && code.in == code.out &&
+                   (elements == 1 || bytes == 16 || bytes == 32)
+               ? Form::kVectorCall
+               : Form::kCall;
+  }
   if (code.op == MapOp::kBroadcast) {
     return code.in == code.out && elements * in->width <= kMaxPackedBytes ? Form::kBroadcast
                                                                           : Form::kCall;
@@ -335,6 +343,35 @@ void NativeEmitter::Map(Form form, const MapCode& code, int64_t n, uint8_t scala
       Load(r8, base(0, rax), out.width);
       for (int64_t j = 0; j < n; ++j) Store(at_out(j), r8, out.width);
       break;
+    case Form::kVectorCall: {
+      // The function clobbers every vector register: vzeroupper (if needed) before the operand
+      // is in ymm0, and the output's pointer loaded again after the call.
+      Forget();
+      if (upper_dirty_) vzeroupper();
+      const bool f64 = in.width == 8;
+      const int64_t bytes = n * in.width;
+      const Xbyak::RegExp src = at(0, 0, in.width);
+      if (n == 1) {
+        LoadFloat(xmm0, src, f64);
+      } else if (bytes == 16) {
+        vmovups(xmm0, ptr[src]);
+      } else {
+        vmovups(ymm0, ptr[src]);
+      }
+      mov(rax, reinterpret_cast<uint64_t>(code.fn));
+      call(rax);
+      upper_dirty_ = true;
+      loaded[3] = false;
+      const Xbyak::RegExp dst = at_out(0);
+      if (n == 1) {
+        StoreFloat(dst, xmm0, f64);
+      } else if (bytes == 16) {
+        vmovups(ptr[dst], xmm0);
+      } else {
+        vmovups(ptr[dst], ymm0);
+      }
+      break;
+    }
     case Form::kCall:
       break;
   }

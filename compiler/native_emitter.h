@@ -55,7 +55,8 @@ enum class Form {
   kIntegerCompare,
   kSelect,
   kConvert,
-  kBroadcast
+  kBroadcast,
+  kVectorCall
 };
 
 // How map step `code` on `elements` elements with `n_in` range inputs is emitted.
@@ -82,6 +83,9 @@ class NativeEmitter : public Xbyak::CodeGenerator {
   // The byte copies of a data-movement step (Direct::pieces) whose views start at `views`.
   void Pieces(const std::vector<BytePiece>& pieces, uint32_t views, uint16_t n_in,
               uint64_t out_key);
+  // Direct::reduce_all inline: input 0 (n elements) and 1 (the initial value) and the output
+  // are the views at `views`.
+  void ReduceAll(const MapCode& code, int64_t n, uint32_t views, uint64_t out_key);
   // Emits map step `f` inline (FormOf(...) != kCall), its operands in the entry at `op`.
   void Map(Form form, const MapCode& code, int64_t n, uint8_t scalar, uint32_t op,
            uint32_t out_field, const OperandKeys& keys);

@@ -383,6 +383,40 @@ Status ForEachOffset(const Axes& axes, Fn&& fn) {
 // ---------------------------------------------------------------------------------------------
 // stablehlo.reduce
 
+// Largest whole-array reduce the loop generator emits inline (Direct::reduce_all).
+constexpr int64_t kMaxInlineReduce = 16;
+
+std::optional<compiler::MapOp> MapOpOfReducer(ReducerKind kind) {
+  switch (kind) {
+    case ReducerKind::kAdd:
+      return compiler::MapOp::kAdd;
+    case ReducerKind::kMultiply:
+      return compiler::MapOp::kMultiply;
+    case ReducerKind::kMaximum:
+      return compiler::MapOp::kMaximum;
+    case ReducerKind::kMinimum:
+      return compiler::MapOp::kMinimum;
+    default:
+      return std::nullopt;
+  }
+}
+
+// A one-input reduce whose body is a known reducer: ReduceFast for its kind and type.
+struct FastReduce {
+  ReduceGeometry geometry;
+  void (*run)(const ReduceGeometry& g, const void* x, const void* init, void* out) = nullptr;
+};
+
+template <ReducerKind K, typename T>
+void RunFastReduce(const ReduceGeometry& g, const void* x, const void* init, void* out) {
+  ReduceFast<K, T>(g, static_cast<const T*>(x), *static_cast<const T*>(init), static_cast<T*>(out));
+}
+
+void FastReduceDirect(const void* state, const View* in, const View* out) {
+  const auto& f = *static_cast<const FastReduce*>(state);
+  f.run(f.geometry, in[0].data(), in[1].data(), out[0].data());
+}
+
 StatusOr<Kernel> LowerReduce(LowerContext& ctx) {
   const ir::Op& op = ctx.op();
   KILN_ASSIGN_OR_RETURN(ReduceOperands operands, ReadReduceOperands(ctx));
@@ -412,20 +446,33 @@ StatusOr<Kernel> LowerReduce(LowerContext& ctx) {
   // Fast path: one input and a recognised body.
   std::optional<ReducerKind> kind = MatchBinaryReducer(ctx.module(), op.regions[0], dtypes[0]);
   if (n == 1 && kind && *kind != ReducerKind::kReplace && ReducerSupportsDType(*kind, dtypes[0])) {
-    auto geometry = std::make_shared<const ReduceGeometry>(AnalyzeReduce(dims, reduced));
-    ir::DType dtype = dtypes[0];
-    ReducerKind k = *kind;
-    return Kernel([=](ExecContext&, std::span<const View> in, std::span<const View> out) -> Status {
+    auto fast = std::make_shared<FastReduce>();
+    fast->geometry = AnalyzeReduce(dims, reduced);
+    KILN_RETURN_IF_ERROR(
+        DispatchReducer(name, *kind, dtypes[0], [&]<ReducerKind K, typename T>() -> Status {
+          fast->run = &RunFastReduce<K, T>;
+          return Status::Ok();
+        }));
+    Kernel kernel([=](ExecContext&, std::span<const View> in, std::span<const View> out) -> Status {
       KILN_RETURN_IF_ERROR(CheckArrays(name, in, all_types));
-      const View& result = out[0];
-      KILN_RETURN_IF_ERROR(
-          DispatchReducer(name, k, dtype, [&]<ReducerKind K, typename T>() -> Status {
-            ReduceFast<K, T>(*geometry, in[0].data_as<const T>(), *in[1].data_as<const T>(),
-                             result.data_as<T>());
-            return Status::Ok();
-          }));
+      fast->run(fast->geometry, in[0].data(), in[1].data(), out[0].data());
       return Status::Ok();
     });
+    // The direct form (no checks, no std::function): what loop bodies call.
+    kernel.direct = {&FastReduceDirect, fast};
+    // A few elements reduced to one: ReduceFast folds them left to right into the identity (a
+    // row shorter than the lanes, FinishLeaf) and then into the initial value; the identity is
+    // exact for every element (-0 + x, 1 * x, max(-inf, x) are x), so this is the fold the loop
+    // generator emits.
+    const ReduceGeometry& g = fast->geometry;
+    const bool small_all = g.outer_kept == 1 && g.outer_reduced == 1 && g.inner_reduced &&
+                           g.inner >= 1 && g.inner <= kMaxInlineReduce;
+    const std::optional<compiler::MapOp> code = MapOpOfReducer(*kind);
+    if (small_all && code && (dtypes[0] == ir::DType::kF32 || dtypes[0] == ir::DType::kF64)) {
+      kernel.direct.reduce_all = {*code, dtypes[0], dtypes[0]};
+      kernel.direct.reduce_elements = g.inner;
+    }
+    return kernel;
   }
 
   // General path: fold every reduced element into the accumulators, in row-major order.

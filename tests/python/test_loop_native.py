@@ -87,7 +87,13 @@ UNARY = {
     "abs": (lax.abs, FLOATS + ("int32",)),  # integer abs stays a call
     "sqrt": (lax.sqrt, FLOATS),
     "not": (lax.bitwise_not, INTS + ("bool",)),
-    "exp": (lax.exp, ("float32",)),  # a call
+    "exp": (lax.exp, ("float32", "float64")),  # a vector function (one element or a register)
+    "sin": (lax.sin, FLOATS),
+    # Whole-array reductions: inline up to 16 elements (Direct::reduce_all), calls beyond.
+    "sum": (jnp.sum, FLOATS),
+    "prod": (jnp.prod, FLOATS),
+    "max": (jnp.max, FLOATS),
+    "min": (jnp.min, FLOATS),
 }
 MOVES = {
     "slice-rows": lambda a: a[1:],
@@ -216,7 +222,7 @@ def test_native_code_matches_the_cpu_backend():
     for name, k in kiln.items():
         c = cpu[name]
         assert k.dtype == c.dtype, name
-        if k.dtype.kind == "f" and name.startswith(("pow-", "exp-", "chain-", "splat-")):
+        if k.dtype.kind == "f" and name.startswith(("pow-", "exp-", "sin-", "sum-", "prod-", "chain-", "splat-")):
             # Library functions, and XLA:CPU contracting a * b + c into an FMA.
             np.testing.assert_allclose(k, c, rtol=2e-6, atol=np.finfo(k.dtype).tiny,
                                        equal_nan=True, err_msg=name)
