@@ -24,7 +24,6 @@
 // Only machines with AVX get native code; KILN_LOOP_JIT=0 turns it off (the flat programs are then
 // interpreted), KILN_LOOP_JIT_DUMP=<prefix> writes each loop's code to a file.
 #include <xbyak/xbyak.h>
-#include <xbyak/xbyak_util.h>
 
 #include <atomic>
 #include <cstddef>
@@ -45,12 +44,7 @@ namespace {
 constexpr uint64_t kMaxInlineCopyBytes = 32;
 
 bool NativeAllowed() {
-  static const bool allowed = [] {
-    const char* env = std::getenv("KILN_LOOP_JIT");
-    if (env != nullptr && std::strcmp(env, "0") == 0) return false;
-    const Xbyak::util::Cpu cpu;
-    return cpu.has(Xbyak::util::Cpu::tAVX);
-  }();
+  static const bool allowed = NativeCodeAllowed("KILN_LOOP_JIT");
   return allowed;
 }
 

@@ -18,12 +18,9 @@
 #include "compiler/fused_native.h"
 
 #include <xbyak/xbyak.h>
-#include <xbyak/xbyak_util.h>
 
 #include <algorithm>
 #include <cstdint>
-#include <cstdlib>
-#include <cstring>
 #include <memory>
 #include <vector>
 
@@ -40,12 +37,7 @@ constexpr int kPool = 13;  // values live in ymm0-ymm12
 constexpr int kMaskReg = 13, kTempReg = 14, kSignReg = 15;
 
 bool Allowed() {
-  static const bool allowed = [] {
-    const char* env = std::getenv("KILN_FUSED_JIT");
-    if (env != nullptr && std::strcmp(env, "0") == 0) return false;
-    const Xbyak::util::Cpu cpu;
-    return cpu.has(Xbyak::util::Cpu::tAVX);
-  }();
+  static const bool allowed = NativeCodeAllowed("KILN_FUSED_JIT");
   return allowed;
 }
 

@@ -2,9 +2,13 @@
 // What they compute, bit for bit, is explained in compiler/flat_program_native.cc.
 #include "compiler/native_emitter.h"
 
+#include <xbyak/xbyak_util.h>
+
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 #include <optional>
 
 namespace kiln::compiler {
@@ -76,6 +80,13 @@ bool ConvertSupported(const ElemType& from, const ElemType& to) {
 }
 
 }  // namespace
+
+bool NativeCodeAllowed(const char* switch_var) {
+  const char* env = std::getenv(switch_var);
+  if (env != nullptr && std::strcmp(env, "0") == 0) return false;
+  const Xbyak::util::Cpu cpu;
+  return cpu.has(Xbyak::util::Cpu::tAVX);
+}
 
 bool IsFloatArithmetic(MapOp op) {
   switch (op) {

@@ -34,6 +34,10 @@ struct OperandKeys {
   uint32_t disp[4] = {0, 0, 0, 0};
 };
 
+// Whether to generate native code: the CPU has AVX and the environment variable `switch_var` is
+// not "0" (KILN_LOOP_JIT, KILN_FUSED_JIT).
+bool NativeCodeAllowed(const char* switch_var);
+
 // Float ops that are instructions (EmitFloatOp), and the number of operands of every op.
 bool IsFloatArithmetic(MapOp op);
 int ArityOf(MapOp op);
