@@ -34,6 +34,10 @@ using Ref = FusedPlan::Ref;
 using Member = FusedPlan::Member;
 
 constexpr int kPool = 13;  // values live in ymm0-ymm12
+// Runs over fewer elements stay interpreted: one tile of member calls costs little there, and
+// generating a run's code costs about 25 us of compile time (40 fused steps of a transformer's
+// gradient: 1 ms), mostly for the small runs of loop bodies, which loops run their own way.
+constexpr int64_t kMinElements = 256;
 constexpr int kMaskReg = 13, kTempReg = 14, kSignReg = 15;
 
 bool Allowed() {
@@ -146,7 +150,7 @@ bool TileEmitter::Plan() {
       reads_.back().push_back(s);
     }
   }
-  return any && Members() < 64;
+  return any;
 }
 
 void TileEmitter::Generate() {
@@ -330,7 +334,7 @@ struct FusedNative::Code {
 FusedNative::~FusedNative() = default;
 
 std::shared_ptr<const FusedNative> FusedNative::Build(const FusedPlan& plan) {
-  if (!Allowed() || plan.members.empty()) return nullptr;
+  if (!Allowed() || plan.members.empty() || plan.elements < kMinElements) return nullptr;
   // The element type of the first element-wise member decides; Plan() checks the rest.
   bool f64 = false;
   for (const Member& m : plan.members) {

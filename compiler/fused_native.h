@@ -14,8 +14,9 @@ struct FusedPlan;
 
 class FusedNative {
  public:
-  // The code for `plan`, or null when it has a member the generator does not know (FusedCode
-  // lists the ones it does), when the CPU lacks AVX, or with KILN_FUSED_JIT=0.
+  // The code for `plan`, or null when it has a member the generator does not know (fused_native.cc
+  // lists the ones it does), when it covers fewer than 256 elements, when the CPU lacks AVX, or
+  // with KILN_FUSED_JIT=0.
   static std::shared_ptr<const FusedNative> Build(const FusedPlan& plan);
   ~FusedNative();
 

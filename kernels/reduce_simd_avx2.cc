@@ -182,6 +182,8 @@ void CombineRows4(ReducerKind kind, double* acc, const double* const rows[kReduc
 namespace {
 
 // JAX's arg reducer (kernels/arg_reduce.cc: ArgStep), one element; its vector form is below.
+// Written here rather than shared for the reason ApplyScalar is: an inline function instantiated
+// in this AVX2 file could be the copy the linker keeps for the baseline files too.
 template <bool kMax>
 inline void ArgStepScalar(float& av, int32_t& ai, float bv, int32_t bi) {
   const bool keep_value = (kMax ? av > bv : av < bv) || av != av;  // NOLINT: NaN test

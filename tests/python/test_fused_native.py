@@ -1,8 +1,9 @@
 """Native code for fused elementwise runs (compiler/fused_native.cc): float arithmetic and vector
 functions over a tile in registers, 8 f32 (4 f64) lanes at a time, with a masked last vector.
 
-Every op the generator emits runs on f32 and f64 at sizes that take each path (one element, a
-partial vector only, whole vectors, whole vectors and a partial one, several tiles), on values
+Every op the generator emits runs on f32 and f64 at sizes that take each path (runs of at least
+256 elements are native code: whole vectors and a partial one, several tiles, a last tile of 5
+elements that is only a partial vector; smaller runs stay interpreted and are checked too), on values
 that include NaNs, infinities, signed zeros and denormals; every pair of special values meets in
 every binary op; chains keep many values live across vector-function calls (spills), read scalar
 operands and broadcast rows (softmax). Three checks:
@@ -14,9 +15,7 @@ operands and broadcast rows (softmax). Three checks:
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
 import sys
 
 import numpy as np
@@ -25,6 +24,8 @@ import pytest
 import jax
 import jax.numpy as jnp
 from jax import lax
+
+from native_code import differing, results_with, traced_step_names
 
 SIZES = (1, 5, 8, 13, 1029, 5003)
 FLOATS = ("float32", "float64")
@@ -109,7 +110,7 @@ def programs(subnormals: bool = True):
             out.append((ops, (a, b)))
             c, d = values(dt, n, 3, False), values(dt, n, 4, False)
             out.append(({f"{k}-{dt}-{n}": f for k, f in CHAINS.items()}, (c, d)))
-        s = specials(dt, subnormals)
+        s = np.tile(specials(dt, subnormals), 16)  # 256 elements: native code
         pairs = {f"{op}-{dt}-pairs{k}": (lambda x, y, f=f, k=k: f(x, jnp.roll(y, k)) * 1.0)
                  for op, f in BINARY.items() for k in range(16)}
         out.append((pairs, (s, s[::-1].copy())))
@@ -126,12 +127,6 @@ def run_all(device, subnormals: bool = True) -> dict[str, np.ndarray]:
     return results
 
 
-def _bits(x: np.ndarray) -> bytes:
-    x = np.array(x)
-    x[np.isnan(x)] = np.nan
-    return x.tobytes()
-
-
 TRACED = """
 import jax, jax.numpy as jnp, numpy as np
 x = jax.device_put(np.linspace(-3, 3, 4099, dtype=np.float32), jax.devices("kiln")[0])
@@ -143,12 +138,7 @@ jax.block_until_ready(jax.jit(lambda x: jax.nn.softmax(x.reshape(4099, 1) * x[:1
 @pytest.mark.requires_kiln
 def test_fused_runs_are_native_code(tmp_path):
     assert os.environ.get("KILN_FUSED_JIT", "1") != "0", "this test checks native code is used"
-    trace = tmp_path / "trace.json"
-    env = dict(os.environ, JAX_PLATFORMS="kiln,cpu", KILN_TRACE=str(trace))
-    proc = subprocess.run([sys.executable, "-c", TRACED], env=env, capture_output=True, text=True,
-                          timeout=300)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    names = [e["name"] for e in json.loads(trace.read_text())["traceEvents"] if e.get("ph") == "X"]
+    names = traced_step_names(TRACED, tmp_path)
     fused = [n for n in names if n.startswith("fused")]
     # The chain; the product of broadcasts, softmax's x - max -> exp and e / sum.
     assert len(fused) == 4 and all("(native code)" in n for n in fused), names
@@ -157,15 +147,8 @@ def test_fused_runs_are_native_code(tmp_path):
 @pytest.mark.requires_kiln
 def test_native_tiles_match_the_interpreter_bit_for_bit(tmp_path):
     assert os.environ.get("KILN_FUSED_JIT", "1") != "0", "this test compares native code"
-    out = tmp_path / "interpreted.npz"
-    env = dict(os.environ, JAX_PLATFORMS="kiln,cpu", KILN_FUSED_JIT="0")
-    proc = subprocess.run([sys.executable, __file__, str(out)], env=env, capture_output=True,
-                          text=True, timeout=1200)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    interpreted = np.load(out)
-    native = run_all(jax.devices("kiln")[0])
-    assert set(native) == set(interpreted.files)
-    differ = [k for k in native if _bits(native[k]) != _bits(interpreted[k])]
+    interpreted = results_with(__file__, "KILN_FUSED_JIT", tmp_path)
+    differ = differing(run_all(jax.devices("kiln")[0]), interpreted)
     assert not differ, differ[:20]
 
 

@@ -9,11 +9,6 @@ each runs on Kiln and on JAX's CPU backend and must agree: bit for bit where the
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-
 import numpy as np
 import pytest
 
@@ -23,6 +18,7 @@ from jax import lax
 
 from conftest import check_both, run_on, get_kiln_device, get_cpu_device, assert_close
 from opdata import BF16, BOOL, C64, F32, F64, I8, I32, rand, x64_if
+from native_code import traced_step_names
 
 
 @pytest.mark.parametrize("shape,axis", [((4096, 1024), -1), ((1000, 37), 0), ((7, 300, 5), 1),
@@ -107,12 +103,7 @@ jax.block_until_ready(jax.jit(lambda x: jax.nn.softmax(x, axis=-1))(x))
 def test_softmax_broadcasts_run_inside_fused_loops(tmp_path):
     # The trace lists every step that ran: no broadcast of its own, two fused loops that start
     # with one (x - max, then e / sum).
-    trace = tmp_path / "trace.json"
-    env = dict(os.environ, JAX_PLATFORMS="kiln,cpu", KILN_TRACE=str(trace))
-    proc = subprocess.run([sys.executable, "-c", TRACED], env=env, capture_output=True, text=True,
-                          timeout=300)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    names = [e["name"] for e in json.loads(trace.read_text())["traceEvents"] if e.get("ph") == "X"]
+    names = traced_step_names(TRACED, tmp_path)
     assert not [n for n in names if n.startswith("stablehlo.broadcast_in_dim")], names
     fused = [n for n in names if n.startswith("fused") and "broadcast_in_dim" in n]
     assert len(fused) == 2, names

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import functools
 import os
-import subprocess
 import sys
 
 import numpy as np
@@ -25,6 +24,8 @@ import pytest
 import jax
 import jax.numpy as jnp
 from jax import lax
+
+from native_code import differing, results_with
 
 SIZES = (1, 6, 13, 16, 40)
 FLOATS = ("float32", "float64")
@@ -189,29 +190,11 @@ def run_all(device, subnormals: bool = True) -> dict[str, np.ndarray]:
     return results
 
 
-def _bits(x: np.ndarray) -> bytes:
-    """The bytes of x, with every NaN as one canonical NaN: which of two NaN operands an IEEE
-    operation returns depends on the operand order a compiler picked for a commutative op (x86
-    returns the first), and no semantics fix it."""
-    x = np.array(x)
-    if x.dtype.kind == "f":
-        x[np.isnan(x)] = np.nan
-    return x.tobytes()
-
-
 @pytest.mark.requires_kiln
 def test_native_code_matches_the_interpreter_bit_for_bit(tmp_path):
     assert os.environ.get("KILN_LOOP_JIT", "1") != "0", "this test compares native code to the interpreter"
-    out = tmp_path / "interpreted.npz"
-    env = dict(os.environ, JAX_PLATFORMS="kiln,cpu", KILN_LOOP_JIT="0")
-    proc = subprocess.run([sys.executable, __file__, str(out)], env=env, capture_output=True,
-                          text=True, timeout=1200)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    interpreted = np.load(out)
-    native = run_all(jax.devices("kiln")[0])
-    assert set(native) == set(interpreted.files)
-    differ = [name for name in native if _bits(native[name]) != _bits(interpreted[name])
-              or native[name].dtype != interpreted[name].dtype]
+    interpreted = results_with(__file__, "KILN_LOOP_JIT", tmp_path)
+    differ = differing(run_all(jax.devices("kiln")[0]), interpreted)
     assert not differ, differ[:20]
 
 
