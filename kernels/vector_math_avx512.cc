@@ -67,7 +67,7 @@ void sqrt_f64(const double* x, double* y, int64_t n) {
 }  // namespace
 #undef KILN_WRAP
 
-#define KILN_F32(e, f) (MathFn::e == MathFn::kTanh ? &TanhViaF64 : &f##_f32),
+#define KILN_F32(e, f) (MathFn::e == MathFn::kTanh ? &TanhF32Array : &f##_f32),
 #define KILN_F64(e, f) &f##_f64,
 const VectorF32 kAvx512F32[static_cast<int>(MathFn::kCount)] = {
     KILN_VECTOR_MATH_FUNCTIONS(KILN_F32) & sqrt_f32};

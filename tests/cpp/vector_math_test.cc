@@ -1,6 +1,6 @@
 // Vector math (kernels/vector_math.h): on this machine's vector path, every function stays within
-// 1.01 ulp of the exact f32 result (SLEEF's u10 bound is 1.0 ulp; f32 tanh, computed in f64, 0.5;
-// sqrt is exact), agrees with the C library on special values, and handles every length (tails
+// its bound of the exact f32 result (1.01 ulp: SLEEF's u10 bound is 1.0 ulp; Kiln's f32 tanh 1.501;
+// sqrt 0.5, exact), agrees with the C library on special values, and handles every length (tails
 // shorter than a vector).
 #include "kernels/vector_math.h"
 
@@ -36,7 +36,7 @@ const Case kCases[] = {
     {MathFn::kExp, Exp, -104, 89, 1.01},    {MathFn::kExpm1, Expm1, -104, 89, 1.01},
     {MathFn::kLog, Log, 1e-38, 3e38, 1.01}, {MathFn::kSin, Sin, -1e4, 1e4, 1.01},
     {MathFn::kCos, Cos, -1e4, 1e4, 1.01},   {MathFn::kTan, Tan, -1e4, 1e4, 1.01},
-    {MathFn::kTanh, Tanh, -20, 20, 0.501},  {MathFn::kCbrt, Cbrt, -3e38, 3e38, 1.01},
+    {MathFn::kTanh, Tanh, -20, 20, 1.501},  {MathFn::kCbrt, Cbrt, -3e38, 3e38, 1.01},
     {MathFn::kSqrt, Sqrt, 0, 3e38, 0.5},
 };
 
