@@ -141,7 +141,9 @@ void NativeEmitter::CallKernel(const void* fn, const void* program, uint64_t ind
 
 // Copies `bytes` from in[0] to out of the Operands entry at `op` unless they are the same.
 void NativeEmitter::Copy(uint32_t op, uint32_t out_field, uint64_t bytes, const void* copy_fn,
-                         uint64_t out_key) {
+                         const std::pair<uint64_t, uint64_t> roots[2]) {
+  const auto [in_key, in_base] = roots[0];
+  const auto [out_key, out_base] = roots[1];
   ForgetKey(out_key);
   if (bytes == 0) return;
   mov(rax, ptr[rbx + op]);
@@ -154,6 +156,30 @@ void NativeEmitter::Copy(uint32_t op, uint32_t out_field, uint64_t bytes, const 
     return;
   }
   Xbyak::Label skip;
+  if (bytes % 4 == 0) {
+    // f32 elements, most likely (a small carry): through the register cache, as Pieces does.
+    // Every element is in a register before the branch, so the cache holds on both of its paths
+    // (when the two are the same memory, the copy's registers hold its bytes too).
+    const auto elements = static_cast<int>(bytes / 4);
+    int regs[8];
+    for (int i = 0; i < elements; ++i) {
+      const uint64_t at = static_cast<uint64_t>(i) * 4;
+      regs[i] = Find(in_key, in_base + at, false);
+      if (regs[i] < 0) {
+        regs[i] = Allocate(-1, -1);
+        LoadFloat(Xbyak::Xmm(regs[i]), rax + static_cast<size_t>(at), false);
+        Remember(in_key, in_base + at, regs[i], false);
+      }
+    }
+    cmp(rax, rsi);
+    je(skip, T_NEAR);
+    for (int i = 0; i < elements; ++i)
+      StoreFloat(rsi + static_cast<size_t>(i * 4), Xbyak::Xmm(regs[i]), false);
+    L(skip);
+    for (int i = 0; i < elements; ++i)
+      Alias(out_key, out_base + static_cast<uint64_t>(i) * 4, regs[i], false);
+    return;
+  }
   cmp(rax, rsi);
   je(skip, T_NEAR);
   // Everything is loaded before anything is stored, as memmove would.
@@ -224,7 +250,8 @@ void NativeEmitter::ReduceAll(const MapCode& code, int64_t n, uint32_t views, ui
 }
 
 void NativeEmitter::Pieces(const std::vector<BytePiece>& pieces, uint32_t views, uint16_t n_in,
-                           uint64_t out_key) {
+                           const std::vector<std::pair<uint64_t, uint64_t>>& roots) {
+  const auto [out_key, out_base] = roots[n_in];
   ForgetKey(out_key);
   constexpr auto kView = static_cast<uint32_t>(sizeof(runtime::View));
   constexpr auto kPtr = static_cast<uint32_t>(offsetof(runtime::View, ptr));
@@ -251,6 +278,16 @@ void NativeEmitter::Pieces(const std::vector<BytePiece>& pieces, uint32_t views,
         vmovups(xmm0, ptr[src]);
         vmovups(ptr[dst], xmm0);
         at += 16;
+      } else if (left % 4 == 0) {
+        // A few f32 or f64 elements, most likely (slices and concatenates of scalars): through
+        // the register cache, so their readers take them from the registers that computed them.
+        // Eight bytes are an f64 when the cache holds one there, else two f32 (if they are not,
+        // readers only miss the cache).
+        const auto [in_key, in_base] = roots[p.input];
+        const uint64_t from = in_base + p.from + at, to = out_base + p.to + at;
+        const bool f64 = left == 8 && Find(in_key, from, true) >= 0;
+        CopyFloat(src, in_key, from, dst, out_key, to, f64);
+        at += f64 ? 8 : 4;
       } else {
         const int size = left >= 8 ? 8 : left >= 4 ? 4 : left >= 2 ? 2 : 1;
         Load(r8, src, size);
@@ -319,10 +356,14 @@ void FlatProgram::EmitNative(NativeEmitter& gen, uint32_t program_tag) const {
         gen.Map(form, f.code, f.elements, f.scalar, op, out_field, keys);
         break;
       }
-      case StepKind::kCopy:
-        gen.Copy(op, out_field, f.scratch, reinterpret_cast<const void*>(&CopyDistinct),
-                 static_cast<uint64_t>(RootOf(io_[f.io + 1]).first));
-        break;
+      case StepKind::kCopy: {
+        std::pair<uint64_t, uint64_t> roots[2];
+        for (int k = 0; k < 2; ++k) {
+          const auto [root, offset] = RootOf(io_[f.io + static_cast<uint32_t>(k)]);
+          roots[k] = {static_cast<uint64_t>(root), offset};
+        }
+        gen.Copy(op, out_field, f.scratch, reinterpret_cast<const void*>(&CopyDistinct), roots);
+      } break;
       case StepKind::kDirect: {
         const auto views = static_cast<uint32_t>(io_views_offset_ + f.io * sizeof(runtime::View));
         if (const Direct& d = f.step->direct; d.reduce_all.op != MapOp::kNone) {
@@ -331,8 +372,12 @@ void FlatProgram::EmitNative(NativeEmitter& gen, uint32_t program_tag) const {
           break;
         }
         if (const auto& pieces = f.step->direct.pieces; pieces != nullptr) {
-          gen.Pieces(*pieces, views, f.n_in,
-                     static_cast<uint64_t>(RootOf(io_[f.io + f.n_in]).first));
+          std::vector<std::pair<uint64_t, uint64_t>> roots;
+          for (uint16_t k = 0; k <= f.n_in; ++k) {
+            const auto [root, offset] = RootOf(io_[f.io + k]);
+            roots.emplace_back(static_cast<uint64_t>(root), offset);
+          }
+          gen.Pieces(*pieces, views, f.n_in, roots);
           break;
         }
         gen.CallDirect(f.step->direct.fn, f.step->direct.state.get(), views,

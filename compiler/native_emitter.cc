@@ -351,6 +351,13 @@ void NativeEmitter::Map(Form form, const MapCode& code, int64_t n, uint8_t scala
       for (int64_t j = 0; j < n; ++j) Convert(in, out, at(0, j, in.width), at_out(j));
       break;
     case Form::kBroadcast:
+      if (out.is_float) {  // through the register cache: the copies' readers find the value
+        for (int64_t j = 0; j < n; ++j) {
+          CopyFloat(base(0, rax), keys.key[0], keys.base[0], at_out(j), keys.key[3],
+                    keys.base[3] + static_cast<uint64_t>(j * out.width), out.width == 8);
+        }
+        break;
+      }
       Load(r8, base(0, rax), out.width);
       for (int64_t j = 0; j < n; ++j) Store(at_out(j), r8, out.width);
       break;
@@ -666,8 +673,26 @@ int NativeEmitter::Allocate(int a, int b) {
     if (victim == cache_.end() || it->used < victim->used) victim = it;
   }
   const int reg = victim->reg;
-  cache_.erase(victim);
+  std::erase_if(cache_, [&](const Cached& c) { return c.reg == reg; });  // and its copies
   return reg;
+}
+
+void NativeEmitter::CopyFloat(const Xbyak::RegExp& src, uint64_t src_key, uint64_t src_offset,
+                              const Xbyak::RegExp& dst, uint64_t dst_key, uint64_t dst_offset,
+                              bool f64) {
+  int reg = Find(src_key, src_offset, f64);
+  if (reg < 0) {
+    reg = Allocate(-1, -1);
+    LoadFloat(Xbyak::Xmm(reg), src, f64);
+    Remember(src_key, src_offset, reg, f64);
+  }
+  StoreFloat(dst, Xbyak::Xmm(reg), f64);
+  Alias(dst_key, dst_offset, reg, f64);
+}
+
+void NativeEmitter::Alias(uint64_t key, uint64_t offset, int reg, bool f64) {
+  std::erase_if(cache_, [&](const Cached& c) { return c.key == key && c.offset == offset; });
+  cache_.push_back({key, offset, reg, f64, ++clock_});
 }
 
 void NativeEmitter::Remember(uint64_t key, uint64_t offset, int reg, bool f64) {

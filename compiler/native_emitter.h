@@ -5,6 +5,7 @@
 #include <xbyak/xbyak.h>
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "compiler/flat_program.h"
@@ -82,11 +83,14 @@ class NativeEmitter : public Xbyak::CodeGenerator {
   void CallDirect(DirectFn fn, const void* state, uint32_t in_views, uint32_t out_views);
   // RunKernelStep(program, ctx, table, error, index); a failure leaves the loop.
   void CallKernel(const void* fn, const void* program, uint64_t index, uint32_t program_tag);
-  // Copies `bytes` from in[0] to out of the Operands entry at `op` unless they are the same.
-  void Copy(uint32_t op, uint32_t out_field, uint64_t bytes, const void* copy_fn, uint64_t out_key);
-  // The byte copies of a data-movement step (Direct::pieces) whose views start at `views`.
+  // Copies `bytes` from in[0] to out of the Operands entry at `op` unless they are the same;
+  // `roots` holds the register-cache key and base offset of in[0] and of out.
+  void Copy(uint32_t op, uint32_t out_field, uint64_t bytes, const void* copy_fn,
+            const std::pair<uint64_t, uint64_t> roots[2]);
+  // The byte copies of a data-movement step (Direct::pieces) whose views start at `views`;
+  // `roots` holds the register-cache key and base offset of each input and then of the output.
   void Pieces(const std::vector<BytePiece>& pieces, uint32_t views, uint16_t n_in,
-              uint64_t out_key);
+              const std::vector<std::pair<uint64_t, uint64_t>>& roots);
   // Direct::reduce_all inline: input 0 (n elements) and 1 (the initial value) and the output
   // are the views at `views`.
   void ReduceAll(const MapCode& code, int64_t n, uint32_t views, uint64_t out_key);
@@ -117,14 +121,22 @@ class NativeEmitter : public Xbyak::CodeGenerator {
   void FloatPacked(MapOp op, bool f64, int64_t n, uint8_t scalar, At at, AtOut at_out,
                    const OperandKeys& keys);
   int Find(uint64_t key, uint64_t offset, bool f64);
+  // Copies one f32/f64 element from `src` (key, offset) to `dst` through a cache register: the one
+  // holding it, or one it is loaded into; the register then also stands for the copy.
+  void CopyFloat(const Xbyak::RegExp& src, uint64_t src_key, uint64_t src_offset,
+                 const Xbyak::RegExp& dst, uint64_t dst_key, uint64_t dst_offset, bool f64);
   // A pool register other than `a` and `b`: a free one, else the least recently used one.
   int Allocate(int a, int b);
+  // `reg` now holds these bytes and nothing else / also these bytes (a copy's destination).
   void Remember(uint64_t key, uint64_t offset, int reg, bool f64);
+  void Alias(uint64_t key, uint64_t offset, int reg, bool f64);
 
   // The register cache: which xmm registers (of kPool) hold which float elements, so that a
   // value a step has just computed or loaded is read from its register by the next steps instead
-  // of from memory (every result is still stored). Emptied at calls, at the start of the
-  // condition and of the body; a step's output key is dropped before the step writes it.
+  // of from memory (every result is still stored). A register may stand for several places
+  // (a value and its copies made by slices, concatenates and broadcasts). Emptied at calls, at
+  // the start of the condition and of the body; a step's output key is dropped before the step
+  // writes it.
   struct Cached {
     uint64_t key, offset;
     int reg;

@@ -312,6 +312,10 @@ void CopyBox(const StridedBox& box, const W* src, W* dst) {
   }
   if (r == 1) {  // one long row (fills, contiguous copies): split the row itself
     const int64_t ss = box.src_strides[0], ds = box.dst_strides[0];
+    if (total <= min_elems) {  // one task: no task bookkeeping (a loop's small update)
+      CopyRow(src + box.src_offset, ss, dst + box.dst_offset, ds, total);
+      return;
+    }
     runtime::ParallelFor(total, min_elems, [&](int64_t b, int64_t e) {
       CopyRow(src + box.src_offset + b * ss, ss, dst + box.dst_offset + b * ds, ds, e - b);
     });

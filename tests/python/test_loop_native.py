@@ -103,6 +103,8 @@ MOVES = {
     "concatenate": lambda a: jnp.concatenate([a, a[::-1], a[:1]]),
     "concatenate-columns": lambda a: jnp.concatenate([a[:, 3:], a[:, :3]], axis=1),
     "stack-scalars": lambda a: jnp.stack([a[0, 0], a[2, 4], a[1, 1]]),
+    # Pieces of 4, 8 and 12 bytes go through the register cache (CopyFloat), whatever the type.
+    "pairs": lambda a: jnp.concatenate([a[0, 1:3], a[2, 3:5], a[1, :1], a[1, 2:5]]),
     "broadcast": lambda a: jnp.broadcast_to(a[0], (2, 3, 5)),
     "transpose": lambda a: a.T,
     "pad": lambda a: jnp.pad(a, ((1, 0), (0, 2))),
@@ -128,6 +130,8 @@ CHAINS = {
                                       -(x - y) * 0.5) * jnp.where(x > y, x, y + 1.0),
     "splat": lambda x, y: x * y[0] + jnp.maximum(x, y[1]) - y[2] * jnp.sin(y[3]),
     "long": lambda x, y: functools.reduce(lambda a, k: a * 0.75 + y * k - a / 3.0, range(12), x),
+    # A scan whose step returns its new carry twice: a carry copy and a dynamic_update_slice.
+    "scan": lambda x, y: lax.scan(lambda c, _: (_rk4(c, 0.01),) * 2, x[:3] * y[:3], None, 3)[1],
 }
 CONVERT_TYPES = FLOATS + ("int8", "int32", "int64", "uint8", "uint32", "uint64", "bool")
 
@@ -160,7 +164,7 @@ def cases(subnormals: bool = True):
         if size != 16:
             continue
         # Data movement (slices, concatenates, broadcasts, transposes, pads: Direct::pieces).
-        for dt in ("float32", "int8", "float64"):
+        for dt in ("float32", "int8", "int32", "float64"):
             a = values(dt, 15, 5, subnormals).reshape(3, 5)
             ops = {f"{op}-{dt}": fn for op, fn in MOVES.items()}
             out.append((ops, (a,)))
