@@ -127,7 +127,8 @@ void FlatProgram::Inline(const Program& p, std::span<const int32_t> param_slots,
       add_map(map.range, map.state.get(), map.elements, in, io_ref(ins.size()), map.code, scalar);
       continue;
     }
-    if (step.fused != nullptr && step.fused->elements <= step.fused->tile) {
+    if (step.fused != nullptr && step.fused->elements <= step.fused->tile &&
+        step.fused->rows.fn == nullptr) {
       // One tile: the members run one after another over all elements, as RunFused would,
       // with the temporaries in the table instead of on the stack.
       const FusedPlan& plan = *step.fused;

@@ -33,6 +33,14 @@ Status RunFused(const FusedPlan& f, std::span<const runtime::View> in,
   }
   const int64_t n = f.elements;
   const int64_t tiles = (n + f.tile - 1) / f.tile;
+  // The members' outputs (a joined row reduction writes the last one, row by row).
+  const size_t member_outputs = out.size() - (f.rows.fn != nullptr ? 1 : 0);
+  auto reduce_rows = [&](int64_t b, int64_t len) {
+    if (f.rows.fn == nullptr) return;
+    f.rows.fn(f.rows.state.get(), out[static_cast<size_t>(f.rows.x)].ptr,
+              in[static_cast<size_t>(f.rows.init)].ptr, out[static_cast<size_t>(f.rows.result)].ptr,
+              b / f.rows.row_length, (b + len) / f.rows.row_length);
+  };
   runtime::ParallelFor(tiles, f.chunk, [&](int64_t t0, int64_t t1) {
     alignas(64) std::byte scratch[kTileScratchBytes];
     std::byte* temps[kMaxMembers];
@@ -69,7 +77,7 @@ Status RunFused(const FusedPlan& f, std::span<const runtime::View> in,
               static_cast<std::byte*>(in[i].ptr) + (elementwise ? b * f.input_widths[i] : 0);
         }
         for (size_t i = 0; i < f.temp_widths.size(); ++i) ptrs[k++] = temps[i];
-        for (size_t i = 0; i < out.size(); ++i) {
+        for (size_t i = 0; i < member_outputs; ++i) {
           ptrs[k++] = static_cast<std::byte*>(out[i].ptr) + b * ir::DTypeByteSize(out[i].dtype);
         }
         for (const Member& m : f.members) {
@@ -80,6 +88,7 @@ Status RunFused(const FusedPlan& f, std::span<const runtime::View> in,
           m.range(whole, address(m.out, b), b, b + len, m.state.get());
         }
         f.native->Run(ptrs, len);
+        reduce_rows(b, len);
         continue;
       }
       for (const Member& m : f.members) {
@@ -93,15 +102,18 @@ Status RunFused(const FusedPlan& f, std::span<const runtime::View> in,
         for (size_t r = 0; r < m.in.size(); ++r) ptrs[r] = address(m.in[r], b);
         m.range(ptrs, address(m.out, b), 0, len, m.state.get());
       }
+      reduce_rows(b, len);
     }
   });
   return Status::Ok();
 }
 
 // Fuses steps[group] (map steps, in order) into one step; `external` says which member outputs are
-// read outside the group or returned.
+// read outside the group or returned. `rows`, if not null, is a row reduction (Direct::rows) of a
+// member's output that may join the run: *joined says whether it did.
 Step MakeFusedStep(const Program& p, const std::vector<size_t>& group,
-                   const std::vector<bool>& used_outside) {
+                   const std::vector<bool>& used_outside, const Step* rows, bool* joined) {
+  *joined = false;
   auto f = std::make_shared<FusedPlan>();
   Step fused;
   std::vector<int32_t> producer_ref(static_cast<size_t>(p.num_slots), -1);  // slot -> member
@@ -197,10 +209,33 @@ Step MakeFusedStep(const Program& p, const std::vector<size_t>& group,
              kTileScratchBytes) {
     tile /= 2;
   }
+  // The row reduction joins when whole rows fit a tile and there are several tiles (a single
+  // tile's members run inline in loops: flat_program.h).
+  const int64_t row_length = rows != nullptr ? rows->direct.row_length : 0;
+  if (row_length > 0 && row_length <= tile && f->elements % row_length == 0 &&
+      f->elements > tile / row_length * row_length) {
+    tile = tile / row_length * row_length;
+    const Ref& x = slot_ref[static_cast<size_t>(rows->inputs[0])];
+    f->rows.fn = rows->direct.rows;
+    f->rows.state = rows->direct.state;
+    f->rows.row_length = row_length;
+    f->rows.x = x.index;
+    f->rows.init = static_cast<int32_t>(fused.inputs.size());
+    fused.inputs.push_back(rows->inputs[1]);
+    input_scalar.push_back(true);
+    input_absolute.push_back(false);
+    f->input_elements.push_back(1);
+    f->input_widths.push_back(x.width);
+    f->rows.result = static_cast<int32_t>(fused.outputs.size());
+    fused.outputs.push_back(rows->outputs[0]);
+    fused.overwritable.resize(fused.outputs.size());
+    *joined = true;
+  }
   f->tile = tile;
   f->chunk = std::max<int64_t>(1, min_chunk / tile);
   f->native = FusedNative::Build(*f);
   f->name = "fused " + std::to_string(group.size()) + " elementwise ops" +
+            (*joined ? " and a row reduction" : "") +
             (f->native != nullptr ? " (native code)" : "") + " from " + p.steps[group.front()].what;
   fused.what = f->name;
   fused.family = "fused elementwise";
@@ -283,10 +318,31 @@ void FuseElementwise(Program& p) {
       }
       used_outside[gi] = outside;
     }
-    Step fused = MakeFusedStep(p, group, used_outside);
+    // A row reduction of a member's output right after the run (passive steps between) may join
+    // it, when its initial value is there before the run starts.
+    size_t next = end;
+    while (next < num_steps && !p.steps[next].fn) ++next;
+    const Step* rows = nullptr;
+    if (next < num_steps) {
+      const Step& r = p.steps[next];
+      if (r.direct.rows != nullptr && r.inputs.size() == 2 && r.outputs.size() == 1 &&
+          members.count(producer[static_cast<size_t>(r.inputs[0])]) != 0) {
+        const size_t init = producer[static_cast<size_t>(r.inputs[1])];
+        if (init == SIZE_MAX || init < i || (!p.steps[init].fn && p.steps[init].constant)) {
+          rows = &r;
+        }
+      }
+    }
+    bool joined = false;
+    Step fused = MakeFusedStep(p, group, used_outside, rows, &joined);
     out.push_back(std::move(fused));
     for (size_t k : passive) out.push_back(std::move(p.steps[k]));
     i = end;
+    if (joined) {
+      // The passive steps up to the reduction follow the fused step; the reduction is gone.
+      for (size_t k = end; k < next; ++k) out.push_back(std::move(p.steps[k]));
+      i = next + 1;
+    }
   }
   p.steps = std::move(out);
 }

@@ -2,8 +2,11 @@
 // step that evaluates them tile by tile; broadcasts (index maps, MapInfo::absolute) join the run
 // and produce their tiles in place of a whole broadcast array. Each tile of every intermediate
 // stays in L1 (a few KiB on the stack of the thread computing it) instead of making a round trip
-// through memory; only values read outside the run, or returned, are written out. Runs on a
-// Program's steps before the buffer plan, so fused-away intermediates never get a buffer.
+// through memory; only values read outside the run, or returned, are written out. A reduction of
+// one of the run's values over its last axis (Direct::rows) that follows the run joins it too:
+// tiles then hold whole rows, and each tile's rows are reduced right after the tile is written,
+// while they are still in cache (a softmax's row sum of its exponentials). Runs on a Program's
+// steps before the buffer plan, so fused-away intermediates never get a buffer.
 #pragma once
 
 #include <cstdint>
@@ -41,6 +44,15 @@ struct FusedPlan {
   int64_t elements = 0;
   int64_t tile = 0;   // elements per tile
   int64_t chunk = 1;  // tiles per parallel chunk
+  // The row reduction that joined the run, if one did: rows(state, out[x], in[init], out[result],
+  // r0, r1) after each tile, for the rows the tile holds (`tile` is a multiple of row_length).
+  // `result` is the last output; the members write the others.
+  struct Rows {
+    RowsFn fn = nullptr;
+    std::shared_ptr<const void> state;
+    int64_t row_length = 0;
+    int32_t x = -1, init = -1, result = -1;
+  } rows;
   std::string name;
   // The element-wise members as native code (fused_native.h), when the generator handles them all.
   std::shared_ptr<const FusedNative> native;

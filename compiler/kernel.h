@@ -157,6 +157,9 @@ struct BytePiece {
   uint32_t bytes = 0;
   uint64_t from = 0, to = 0;
 };
+// Rows [r0, r1) of a reduction over contiguous rows (Direct::rows).
+using RowsFn = void (*)(const void* state, const void* x, const void* init, void* out, int64_t r0,
+                        int64_t r1);
 struct Direct {
   DirectFn fn = nullptr;
   std::shared_ptr<const void> state;
@@ -169,6 +172,12 @@ struct Direct {
   // a NaN accumulator stays, then a NaN operand wins). The loop generator emits it inline.
   MapCode reduce_all = {};
   int64_t reduce_elements = 0;
+  // Set when `fn` reduces input 0, rows of `row_length` contiguous elements, to output 0, one
+  // element per row, from the initial value in input 1: rows(state, x, init, out, r0, r1)
+  // computes out[r0, r1) exactly as `fn` does. The fusion pass calls it on the rows each tile of
+  // the fused step that computes input 0 has just written (compiler/fusion.h).
+  RowsFn rows = nullptr;
+  int64_t row_length = 0;
 };
 
 struct Kernel {

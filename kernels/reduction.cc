@@ -281,6 +281,39 @@ void ReduceColumns(const ReduceGeometry& g, const T* base, T init, T* o, int64_t
   if (rows_in_block > 0) CombineRow<K, T>(o, partial, w);
 }
 
+// Whether the reduced elements are whole contiguous rows of g.inner elements, row p at p * inner
+// (the last axis reduced): ReduceRows then computes any range of rows as ReduceFast does.
+bool ReducesContiguousRows(const ReduceGeometry& g) {
+  return g.inner_reduced && g.outer_reduced == 1 && g.input_elements > 0 &&
+         g.outer_kept * g.inner == g.input_elements &&
+         (g.outer_kept == 1 || (g.kept_sizes.size() == 1 && g.kept_strides[0] == g.inner));
+}
+
+// Rows [b, e) of a reduction whose reduced elements form rows (g.inner_reduced, one reduced-outer
+// index): out[p] = init op fold(row p), the fold ReducePairwise's, whose first leaf is the whole
+// row when it is at most kLeaf long (then kReduceRows rows share a pass over their leaves; the
+// same bits as one at a time).
+template <ReducerKind K, typename T>
+void ReduceRows(const ReduceGeometry& g, const T* x, T init, T* out, int64_t b, int64_t e) {
+  using F = ReducerFn<K, T>;
+  if constexpr (std::is_same_v<T, float>) {
+    if (g.inner <= kLeaf && UseSimd<K, T>()) {
+      int64_t p = b;
+      for (; p + kReduceRows <= e; p += kReduceRows) {
+        const T* rows[kReduceRows];
+        T v[kReduceRows];
+        for (int r = 0; r < kReduceRows; ++r) rows[r] = x + KeptOffset(g, p + r);
+        ReduceLeaves<K>(rows, g.inner, v);
+        for (int r = 0; r < kReduceRows; ++r) out[p + r] = F::Apply(init, v[r]);
+      }
+      for (; p < e; ++p) out[p] = F::Apply(init, ReduceLeaf<K, T>(x + KeptOffset(g, p), g.inner));
+      return;
+    }
+  }
+  for (int64_t p = b; p < e; ++p)
+    out[p] = F::Apply(init, ReducePairwise<K, T>(x + KeptOffset(g, p), g.inner));
+}
+
 template <ReducerKind K, typename T>
 void ReduceFast(const ReduceGeometry& g, const T* x, T init, T* out) {
   using F = ReducerFn<K, T>;
@@ -295,25 +328,11 @@ void ReduceFast(const ReduceGeometry& g, const T* x, T init, T* out) {
       return;
     }
     int64_t work = g.outer_reduced * g.inner;
-    if constexpr (std::is_same_v<T, float>) {
-      if (g.outer_reduced == 1 && g.inner <= kLeaf && UseSimd<K, T>()) {
-        // One leaf per output (ReducePairwise is then ReduceLeaf): kReduceRows rows at a time.
-        runtime::ParallelFor(
-            g.outer_kept, std::max<int64_t>(kReduceRows, 32768 / std::max<int64_t>(work, 1)),
-            [&](int64_t b, int64_t e) {
-              int64_t p = b;
-              for (; p + kReduceRows <= e; p += kReduceRows) {
-                const T* rows[kReduceRows];
-                T v[kReduceRows];
-                for (int r = 0; r < kReduceRows; ++r) rows[r] = x + KeptOffset(g, p + r);
-                ReduceLeaves<K>(rows, g.inner, v);
-                for (int r = 0; r < kReduceRows; ++r) out[p + r] = F::Apply(init, v[r]);
-              }
-              for (; p < e; ++p)
-                out[p] = F::Apply(init, ReduceLeaf<K, T>(x + KeptOffset(g, p), g.inner));
-            });
-        return;
-      }
+    if (g.outer_reduced == 1) {
+      runtime::ParallelFor(g.outer_kept,
+                           std::max<int64_t>(kReduceRows, 32768 / std::max<int64_t>(work, 1)),
+                           [&](int64_t b, int64_t e) { ReduceRows<K, T>(g, x, init, out, b, e); });
+      return;
     }
     runtime::ParallelFor(g.outer_kept, std::max<int64_t>(1, 32768 / std::max<int64_t>(work, 1)),
                          [&](int64_t b, int64_t e) {
@@ -405,6 +424,9 @@ std::optional<compiler::MapOp> MapOpOfReducer(ReducerKind kind) {
 struct FastReduce {
   ReduceGeometry geometry;
   void (*run)(const ReduceGeometry& g, const void* x, const void* init, void* out) = nullptr;
+  // ReduceRows, for Direct::rows.
+  void (*rows)(const ReduceGeometry& g, const void* x, const void* init, void* out, int64_t b,
+               int64_t e) = nullptr;
 };
 
 template <ReducerKind K, typename T>
@@ -415,6 +437,20 @@ void RunFastReduce(const ReduceGeometry& g, const void* x, const void* init, voi
 void FastReduceDirect(const void* state, const View* in, const View* out) {
   const auto& f = *static_cast<const FastReduce*>(state);
   f.run(f.geometry, in[0].data(), in[1].data(), out[0].data());
+}
+
+template <ReducerKind K, typename T>
+void RunReduceRows(const ReduceGeometry& g, const void* x, const void* init, void* out, int64_t b,
+                   int64_t e) {
+  ReduceRows<K, T>(g, static_cast<const T*>(x), *static_cast<const T*>(init), static_cast<T*>(out),
+                   b, e);
+}
+
+// Direct::rows of a FastReduce whose geometry ReducesContiguousRows.
+void FastRowsDirect(const void* state, const void* x, const void* init, void* out, int64_t b,
+                    int64_t e) {
+  const auto& f = *static_cast<const FastReduce*>(state);
+  f.rows(f.geometry, x, init, out, b, e);
 }
 
 StatusOr<Kernel> LowerReduce(LowerContext& ctx) {
@@ -451,6 +487,7 @@ StatusOr<Kernel> LowerReduce(LowerContext& ctx) {
     KILN_RETURN_IF_ERROR(
         DispatchReducer(name, *kind, dtypes[0], [&]<ReducerKind K, typename T>() -> Status {
           fast->run = &RunFastReduce<K, T>;
+          fast->rows = &RunReduceRows<K, T>;
           return Status::Ok();
         }));
     Kernel kernel([=](ExecContext&, std::span<const View> in, std::span<const View> out) -> Status {
@@ -471,6 +508,11 @@ StatusOr<Kernel> LowerReduce(LowerContext& ctx) {
     if (small_all && code && (dtypes[0] == ir::DType::kF32 || dtypes[0] == ir::DType::kF64)) {
       kernel.direct.reduce_all = {*code, dtypes[0], dtypes[0]};
       kernel.direct.reduce_elements = g.inner;
+    }
+    // Rows (the last axis reduced, several rows): fusion may reduce them as they are computed.
+    if (g.outer_kept >= 2 && ReducesContiguousRows(g)) {
+      kernel.direct.rows = &FastRowsDirect;
+      kernel.direct.row_length = g.inner;
     }
     return kernel;
   }

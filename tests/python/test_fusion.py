@@ -18,7 +18,7 @@ from jax import lax
 
 from conftest import check_both, run_on, get_kiln_device, get_cpu_device, assert_close
 from opdata import BF16, BOOL, C64, F32, F64, I8, I32, rand, x64_if
-from native_code import traced_step_names
+from native_code import canonical_bytes, traced_step_names
 
 
 @pytest.mark.parametrize("shape,axis", [((4096, 1024), -1), ((1000, 37), 0), ((7, 300, 5), 1),
@@ -102,11 +102,50 @@ jax.block_until_ready(jax.jit(lambda x: jax.nn.softmax(x, axis=-1))(x))
 @pytest.mark.requires_kiln
 def test_softmax_broadcasts_run_inside_fused_loops(tmp_path):
     # The trace lists every step that ran: no broadcast of its own, two fused loops that start
-    # with one (x - max, then e / sum).
+    # with one (x - max, then e / sum); the row sum of the exponentials joined the first.
     names = traced_step_names(TRACED, tmp_path)
     assert not [n for n in names if n.startswith("stablehlo.broadcast_in_dim")], names
     fused = [n for n in names if n.startswith("fused") and "broadcast_in_dim" in n]
     assert len(fused) == 2, names
+    assert "and a row reduction" in fused[0], names
+    assert [n for n in names if n.startswith("stablehlo.reduce")] == [names[0]], names  # the max
+
+
+REDUCERS = {"sum": jnp.sum, "max": jnp.max, "min": jnp.min, "prod": jnp.prod}
+
+
+@pytest.mark.requires_kiln
+@pytest.mark.parametrize("dtype", [F32, F64, I32], ids=str)
+@pytest.mark.parametrize("row", [1, 3, 37, 128, 1000, 1024, 2048, 4097])
+def test_row_reduction_joined_to_its_run_is_bit_for_bit(dtype, row):
+    # A reduction over the last axis of a fused run's value is computed tile by tile inside the
+    # run (Direct::rows) when rows fit a tile (1,024 elements or fewer): the same bits as the
+    # reduction run on its own over the stored value, for every reducer and row length (longer
+    # rows do not join). Also against the CPU backend.
+    x = rand(dtype, (48, row), "small")
+    # Products of floats near 1, so that no row overflows (inf * 0 is NaN in one order, not in
+    # another); integers wrap, in any order the same.
+    def value(k, x):
+        return x / 1024 + 1 if k == "prod" and dtype != I32 else x * 2 + 1
+    with x64_if(dtype):
+        kiln = get_kiln_device()
+        together = run_on(lambda x: {k: (value(k, x), r(value(k, x), axis=-1))
+                                     for k, r in REDUCERS.items()}, (x,), kiln)
+        for k, r in REDUCERS.items():
+            e, got = together[k]
+            alone = run_on(lambda e, r=r: r(e, axis=-1), (e,), kiln)
+            assert canonical_bytes(got) == canonical_bytes(alone), (k, got, alone)
+        check_both(lambda x: {k: r(value(k, x), axis=-1) for k, r in REDUCERS.items()}, x,
+                   kind="reduction")
+
+
+@pytest.mark.requires_kiln
+def test_row_reduction_with_an_initial_value_from_an_argument():
+    # lax.reduce's initial value is an argument here (not a constant): it is there before the
+    # run starts, so the reduction joins.
+    x, init = rand(F32, (64, 100)), np.float32(0.5)
+    check_both(lambda x, i: lax.reduce(jnp.exp(x - 1.0), i, lax.add, (1,)), x, init,
+               kind="transcendental")
 
 
 @pytest.mark.requires_kiln
