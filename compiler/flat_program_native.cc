@@ -164,12 +164,7 @@ void NativeEmitter::Copy(uint32_t op, uint32_t out_field, uint64_t bytes, const 
     int regs[8];
     for (int i = 0; i < elements; ++i) {
       const uint64_t at = static_cast<uint64_t>(i) * 4;
-      regs[i] = Find(in_key, in_base + at, false);
-      if (regs[i] < 0) {
-        regs[i] = Allocate(-1, -1);
-        LoadFloat(Xbyak::Xmm(regs[i]), rax + static_cast<size_t>(at), false);
-        Remember(in_key, in_base + at, regs[i], false);
-      }
+      regs[i] = Fetch([&] { return rax + static_cast<size_t>(at); }, in_key, in_base + at, false);
     }
     cmp(rax, rsi);
     je(skip, T_NEAR);

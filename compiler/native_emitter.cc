@@ -601,12 +601,8 @@ void NativeEmitter::FloatPacked(MapOp op, bool f64, int64_t n, uint8_t scalar, A
     if (!packed) {
       int used[2] = {-1, -1};
       for (int r = 0; r < ArityOf(op); ++r) {
-        int reg = Find(keys.key[r], offset(r), f64);
-        if (reg < 0) {
-          reg = Allocate(used[0], used[1]);
-          LoadFloat(Xbyak::Xmm(reg), at(r, j, width), f64);
-          Remember(keys.key[r], offset(r), reg, f64);
-        }
+        const int reg =
+            Fetch([&] { return at(r, j, width); }, keys.key[r], offset(r), f64, used[0], used[1]);
         used[r] = reg;
         (r == 0 ? xa : xb) = Xbyak::Xmm(reg);
       }
@@ -680,12 +676,7 @@ int NativeEmitter::Allocate(int a, int b) {
 void NativeEmitter::CopyFloat(const Xbyak::RegExp& src, uint64_t src_key, uint64_t src_offset,
                               const Xbyak::RegExp& dst, uint64_t dst_key, uint64_t dst_offset,
                               bool f64) {
-  int reg = Find(src_key, src_offset, f64);
-  if (reg < 0) {
-    reg = Allocate(-1, -1);
-    LoadFloat(Xbyak::Xmm(reg), src, f64);
-    Remember(src_key, src_offset, reg, f64);
-  }
+  const int reg = Fetch([&] { return src; }, src_key, src_offset, f64);
   StoreFloat(dst, Xbyak::Xmm(reg), f64);
   Alias(dst_key, dst_offset, reg, f64);
 }

@@ -121,6 +121,18 @@ class NativeEmitter : public Xbyak::CodeGenerator {
   void FloatPacked(MapOp op, bool f64, int64_t n, uint8_t scalar, At at, AtOut at_out,
                    const OperandKeys& keys);
   int Find(uint64_t key, uint64_t offset, bool f64);
+  // The cache register holding element (key, offset), else a pool register other than pin0 and
+  // pin1 that it is loaded into from at() (called only then: it may load a pointer first).
+  template <typename At>
+  int Fetch(At at, uint64_t key, uint64_t offset, bool f64, int pin0 = -1, int pin1 = -1) {
+    int reg = Find(key, offset, f64);
+    if (reg < 0) {
+      reg = Allocate(pin0, pin1);
+      LoadFloat(Xbyak::Xmm(reg), at(), f64);
+      Remember(key, offset, reg, f64);
+    }
+    return reg;
+  }
   // Copies one f32/f64 element from `src` (key, offset) to `dst` through a cache register: the one
   // holding it, or one it is loaded into; the register then also stands for the copy.
   void CopyFloat(const Xbyak::RegExp& src, uint64_t src_key, uint64_t src_offset,

@@ -285,8 +285,8 @@ void ReduceColumns(const ReduceGeometry& g, const T* base, T init, T* o, int64_t
 // (the last axis reduced): ReduceRows then computes any range of rows as ReduceFast does.
 bool ReducesContiguousRows(const ReduceGeometry& g) {
   return g.inner_reduced && g.outer_reduced == 1 && g.input_elements > 0 &&
-         g.outer_kept * g.inner == g.input_elements &&
-         (g.outer_kept == 1 || (g.kept_sizes.size() == 1 && g.kept_strides[0] == g.inner));
+         g.outer_kept * g.inner == g.input_elements && g.kept_sizes.size() == 1 &&
+         g.kept_strides[0] == g.inner;
 }
 
 // Rows [b, e) of a reduction whose reduced elements form rows (g.inner_reduced, one reduced-outer

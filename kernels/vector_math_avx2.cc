@@ -40,10 +40,10 @@ void LoopF64(F f, const double* x, double* y, int64_t n) {
 }  // namespace
 
 // tanh on f32 in f32 arithmetic, 8 lanes, no call: error <= 1.5 ulp (tools/ulp_check; SLEEF's
-// tanhf is 1.0 ulp at twice the time, XLA:CPU's rational approximation 4.6 ulp). An earlier version
-// computed in f64 and rounded once (0.5 ulp) but cost 1.6-1.8 ns per element against 1.0-1.2 here,
-// and tanh was 40% of the elementwise chain's time. For a = min(|x|, 9.5) (tanh rounds to 1 in f32
-// from 9.02 on):
+// tanhf is 1.0 ulp at about three times the time, XLA:CPU's rational approximation 4.6 ulp). An
+// earlier version computed in f64 and rounded once (0.5 ulp) but cost 1.6-1.8 ns per element
+// against 1.0-1.2 here, and tanh was 40% of the elementwise chain's time. For a = min(|x|, 9.5)
+// (tanh rounds to 1 in f32 from 9.02 on):
 //   a < 0.5493 (tanh(a) < 1/2): a + a^3 Q(a^2), Q of degree 4 fitted for relative error 2^-30;
 //   otherwise: q = expm1(2a) = 2^k (1 + p(r)) - 1 with 2a = k ln2 + r, |r| <= ln2/2, p(r) = r + r^2
 //   P(r) with P of degree 5 (relative error 2^-32), then tanh(a) = q / (q + 2); q >= 2 there, so
