@@ -6,9 +6,25 @@
 #include <limits>
 #include <string>
 
+#include "runtime/large_blocks.h"
+
 namespace kiln::runtime {
 
 namespace {
+
+// Large arrays come from runtime/large_blocks.h, except under AddressSanitizer, whose heap puts
+// guard zones around every block (mapped pages have none).
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kLargeBlocks = false;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kLargeBlocks = false;
+#else
+constexpr bool kLargeBlocks = true;
+#endif
+#else
+constexpr bool kLargeBlocks = true;
+#endif
 
 std::atomic<int64_t> g_in_use{0}, g_peak{0}, g_allocs{0}, g_largest{0};
 
@@ -42,13 +58,17 @@ StatusOr<std::shared_ptr<Storage>> Storage::Allocate(size_t bytes, bool zero) {
   size_t rounded = (bytes + kStorageAlignment - 1) / kStorageAlignment * kStorageAlignment;
   if (rounded == 0) rounded = kStorageAlignment;
   if (rounded < bytes) return ResourceExhausted("allocation size overflow");
-  void* p = std::aligned_alloc(kStorageAlignment, rounded);
+  const bool large = kLargeBlocks && rounded >= kLargeBlockMin;
+  if (large) rounded = LargeBlockSize(rounded);
+  void* p = large ? AllocateLargeBlock(rounded) : std::aligned_alloc(kStorageAlignment, rounded);
   if (p == nullptr) {
     return ResourceExhausted("failed to allocate " + std::to_string(bytes) + " bytes");
   }
   if (zero) std::memset(p, 0, rounded);
   CountAllocation(static_cast<int64_t>(rounded));
-  return std::shared_ptr<Storage>(new Storage(p, rounded, nullptr, /*owned=*/true));
+  auto* storage = new Storage(p, rounded, nullptr, /*owned=*/true);
+  storage->large_ = large;
+  return std::shared_ptr<Storage>(storage);
 }
 
 std::shared_ptr<Storage> Storage::Borrow(void* data, size_t bytes, std::function<void()> release) {
@@ -57,7 +77,11 @@ std::shared_ptr<Storage> Storage::Borrow(void* data, size_t bytes, std::function
 
 Storage::~Storage() {
   if (owned_) {
-    std::free(data_);
+    if (large_) {
+      FreeLargeBlock(data_, size_);
+    } else {
+      std::free(data_);
+    }
     g_in_use.fetch_sub(static_cast<int64_t>(size_), std::memory_order_relaxed);
   }
   if (release_) release_();

@@ -52,6 +52,7 @@ class Storage {
   size_t size_;
   std::function<void()> release_;
   bool owned_;
+  bool large_ = false;  // from AllocateLargeBlock (runtime/large_blocks.h), not aligned_alloc
 };
 
 struct Array {

@@ -13,6 +13,7 @@
 #include "runtime/array.h"
 #include "runtime/async_array.h"
 #include "runtime/event.h"
+#include "runtime/large_blocks.h"
 #include "runtime/parallel.h"
 #include "runtime/work_queue.h"
 
@@ -178,6 +179,61 @@ TEST(ArrayTest, BorrowedStorageRunsReleaseOnce) {
     auto copy = storage;
   }
   EXPECT_EQ(released, 1);
+}
+
+TEST(LargeBlocksTest, FreedBlocksServeTheNextRequestOfTheirSize) {
+  ReleaseCachedLargeBlocks();
+  const size_t bytes = (size_t{3} << 20) + 5;  // rounds to 4 MiB of huge pages
+  EXPECT_EQ(LargeBlockSize(bytes), size_t{4} << 20);
+  EXPECT_EQ(LargeBlockSize(kLargeBlockMin + 1), kLargeBlockMin + 4096);
+  auto* a = static_cast<unsigned char*>(AllocateLargeBlock(bytes));
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(a) % (size_t{2} << 20), 0u);
+  a[0] = 7;
+  a[LargeBlockSize(bytes) - 1] = 9;  // the whole rounded size is usable
+  FreeLargeBlock(a, bytes);
+  void* other = AllocateLargeBlock(size_t{2} << 20);  // another size: a fresh block
+  EXPECT_NE(other, a);
+  auto* b = static_cast<unsigned char*>(AllocateLargeBlock(bytes));
+  EXPECT_EQ(b, a);
+  EXPECT_EQ(b[0], 7);
+  FreeLargeBlock(b, bytes);
+  FreeLargeBlock(other, size_t{2} << 20);
+  ReleaseCachedLargeBlocks();
+}
+
+TEST(LargeBlocksTest, TheCacheKeepsTheNewestBlocksWithinItsBounds) {
+  ReleaseCachedLargeBlocks();
+  const size_t bytes = kLargeBlockMin;
+  std::vector<void*> blocks;
+  for (size_t i = 0; i < kMaxCachedBlocks + 2; ++i) blocks.push_back(AllocateLargeBlock(bytes));
+  for (void* b : blocks) FreeLargeBlock(b, bytes);  // the first two are evicted
+  std::vector<void*> again;
+  for (size_t i = 0; i < kMaxCachedBlocks; ++i) again.push_back(AllocateLargeBlock(bytes));
+  for (size_t i = 0; i < kMaxCachedBlocks; ++i) {
+    EXPECT_EQ(again[i], blocks[blocks.size() - 1 - i]) << i;  // newest first
+  }
+  for (void* b : again) FreeLargeBlock(b, bytes);
+  // A block larger than the cache's byte bound goes straight back without evicting anything.
+  void* huge = AllocateLargeBlock(kMaxCachedBytes + 1);
+  ASSERT_NE(huge, nullptr);
+  FreeLargeBlock(huge, kMaxCachedBytes + 1);
+  for (size_t i = kMaxCachedBlocks; i-- > 0;) EXPECT_EQ(AllocateLargeBlock(bytes), again[i]);
+  for (void* b : again) FreeLargeBlock(b, bytes);
+  ReleaseCachedLargeBlocks();
+}
+
+TEST(ArrayTest, LargeArraysAreZeroedWhenAskedEvenFromReusedMemory) {
+  const int64_t n = int64_t{1} << 20;  // 4 MiB of f32
+  {
+    auto dirty = Array::Allocate(ir::DType::kF32, {n});
+    ASSERT_TRUE(dirty.ok());
+    for (int64_t i = 0; i < n; ++i) dirty->data_as<float>()[i] = 1.0f;
+  }
+  auto clean = Array::Allocate(ir::DType::kF32, {n}, /*zero=*/true);
+  ASSERT_TRUE(clean.ok());
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(clean->data()) % kStorageAlignment, 0u);
+  for (int64_t i = 0; i < n; ++i) ASSERT_EQ(clean->data_as<float>()[i], 0.0f) << i;
 }
 
 TEST(AsyncArrayTest, ErrorsPropagateToReaders) {
