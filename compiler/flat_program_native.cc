@@ -9,7 +9,9 @@
 //  * map steps whose op and element types it knows (MapInfo::code) and that are small become
 //    instructions: float arithmetic as packed AVX (ymm, then xmm, then scalar for the tail), the
 //    rest element by element;
-//  * data-movement steps that list their byte copies (Direct::pieces) become loads and stores;
+//  * data-movement steps that list their byte copies (Direct::pieces) become loads and stores, and
+//    so does a dynamic_update_slice of one contiguous run (Direct::update: clamped start indices
+//    times strides, then the update's bytes; native_moves.cc);
 //  * every other step is a call, exactly the one Run() would make: the range function, the
 //    direct form, or RunKernelStep for a kernel (whose error ends the loop).
 // Small float values stay in a register cache between steps (NativeEmitter); every result is
@@ -41,7 +43,8 @@
 namespace kiln::compiler {
 namespace {
 
-constexpr uint64_t kMaxInlineCopyBytes = 32;
+// A dynamic_update_slice writing more than this is a call (of its direct form).
+constexpr uint64_t kMaxInlineUpdateBytes = 256;
 
 bool NativeAllowed() {
   static const bool allowed = NativeCodeAllowed("KILN_LOOP_JIT");
@@ -139,65 +142,7 @@ void NativeEmitter::CallKernel(const void* fn, const void* program, uint64_t ind
   jnz(fail_[program_tag], T_NEAR);
 }
 
-// Copies `bytes` from in[0] to out of the Operands entry at `op` unless they are the same.
-void NativeEmitter::Copy(uint32_t op, uint32_t out_field, uint64_t bytes, const void* copy_fn,
-                         const std::pair<uint64_t, uint64_t> roots[2]) {
-  const auto [in_key, in_base] = roots[0];
-  const auto [out_key, out_base] = roots[1];
-  ForgetKey(out_key);
-  if (bytes == 0) return;
-  mov(rax, ptr[rbx + op]);
-  mov(rsi, ptr[rbx + op + out_field]);
-  if (bytes > kMaxInlineCopyBytes) {
-    mov(rdi, rsi);
-    mov(rsi, rax);
-    mov(rdx, bytes);
-    Call(copy_fn);
-    return;
-  }
-  Xbyak::Label skip;
-  if (bytes % 4 == 0) {
-    // f32 elements, most likely (a small carry): through the register cache, as Pieces does.
-    // Every element is in a register before the branch, so the cache holds on both of its paths
-    // (when the two are the same memory, the copy's registers hold its bytes too).
-    const auto elements = static_cast<int>(bytes / 4);
-    int regs[8];
-    for (int i = 0; i < elements; ++i) {
-      const uint64_t at = static_cast<uint64_t>(i) * 4;
-      regs[i] = Fetch([&] { return rax + static_cast<size_t>(at); }, in_key, in_base + at, false);
-    }
-    cmp(rax, rsi);
-    je(skip, T_NEAR);
-    for (int i = 0; i < elements; ++i)
-      StoreFloat(rsi + static_cast<size_t>(i * 4), Xbyak::Xmm(regs[i]), false);
-    L(skip);
-    for (int i = 0; i < elements; ++i)
-      Alias(out_key, out_base + static_cast<uint64_t>(i) * 4, regs[i], false);
-    return;
-  }
-  cmp(rax, rsi);
-  je(skip, T_NEAR);
-  // Everything is loaded before anything is stored, as memmove would.
-  const Xbyak::Reg64 regs[] = {rcx, rdx, rdi, r8, r9, r10, r11};
-  struct Piece {
-    uint32_t offset;
-    int size;
-  };
-  Piece pieces[7];
-  int count = 0;
-  uint32_t at = 0;
-  for (int size : {8, 4, 2, 1}) {
-    while (bytes - at >= static_cast<uint64_t>(size)) {
-      pieces[count++] = {at, size};
-      at += static_cast<uint32_t>(size);
-    }
-  }
-  for (int i = 0; i < count; ++i) Load(regs[i], rax + pieces[i].offset, pieces[i].size);
-  for (int i = 0; i < count; ++i) Store(rsi + pieces[i].offset, regs[i], pieces[i].size);
-  L(skip);
-}
-
-// The byte copies of a data-movement step (Direct::pieces) whose views start at `views`.
+// Direct::reduce_all inline (see native_emitter.h).
 void NativeEmitter::ReduceAll(const MapCode& code, int64_t n, uint32_t views, uint64_t out_key) {
   ForgetKey(out_key);
   constexpr auto kView = static_cast<uint32_t>(sizeof(runtime::View));
@@ -242,55 +187,6 @@ void NativeEmitter::ReduceAll(const MapCode& code, int64_t n, uint32_t views, ui
   LoadFloat(xmm1, rcx, f64);
   apply(xmm2, xmm1, xmm0);
   StoreFloat(rdx, xmm2, f64);
-}
-
-void NativeEmitter::Pieces(const std::vector<BytePiece>& pieces, uint32_t views, uint16_t n_in,
-                           const std::vector<std::pair<uint64_t, uint64_t>>& roots) {
-  const auto [out_key, out_base] = roots[n_in];
-  ForgetKey(out_key);
-  constexpr auto kView = static_cast<uint32_t>(sizeof(runtime::View));
-  constexpr auto kPtr = static_cast<uint32_t>(offsetof(runtime::View, ptr));
-  mov(rsi, ptr[rbx + views + n_in * kView + kPtr]);
-  int64_t loaded = -1;
-  for (const BytePiece& p : pieces) {
-    if (p.input >= n_in) continue;  // not made by PiecesOf
-    if (loaded != p.input) {
-      mov(rax, ptr[rbx + views + p.input * kView + kPtr]);
-      loaded = p.input;
-    }
-    // Inputs and the output never overlap (the kernel contract): copy front to back.
-    uint64_t at = 0;
-    while (at < p.bytes) {
-      const uint64_t left = p.bytes - at;
-      const Xbyak::RegExp src = rax + static_cast<size_t>(p.from + at);
-      const Xbyak::RegExp dst = rsi + static_cast<size_t>(p.to + at);
-      if (left >= 32) {
-        vmovups(ymm0, ptr[src]);
-        vmovups(ptr[dst], ymm0);
-        upper_dirty_ = true;
-        at += 32;
-      } else if (left >= 16) {
-        vmovups(xmm0, ptr[src]);
-        vmovups(ptr[dst], xmm0);
-        at += 16;
-      } else if (left % 4 == 0) {
-        // A few f32 or f64 elements, most likely (slices and concatenates of scalars): through
-        // the register cache, so their readers take them from the registers that computed them.
-        // Eight bytes are an f64 when the cache holds one there, else two f32 (if they are not,
-        // readers only miss the cache).
-        const auto [in_key, in_base] = roots[p.input];
-        const uint64_t from = in_base + p.from + at, to = out_base + p.to + at;
-        const bool f64 = left == 8 && Find(in_key, from, true) >= 0;
-        CopyFloat(src, in_key, from, dst, out_key, to, f64);
-        at += f64 ? 8 : 4;
-      } else {
-        const int size = left >= 8 ? 8 : left >= 4 ? 4 : left >= 2 ? 2 : 1;
-        Load(r8, src, size);
-        Store(dst, r8, size);
-        at += static_cast<uint64_t>(size);
-      }
-    }
-  }
 }
 
 namespace {
@@ -366,13 +262,20 @@ void FlatProgram::EmitNative(NativeEmitter& gen, uint32_t program_tag) const {
                         static_cast<uint64_t>(RootOf(io_[f.io + f.n_in]).first));
           break;
         }
-        if (const auto& pieces = f.step->direct.pieces; pieces != nullptr) {
+        const Direct& d = f.step->direct;
+        if (d.pieces != nullptr || (d.update != nullptr && f.n_out == 1 &&
+                                    d.update->update_bytes <= kMaxInlineUpdateBytes)) {
           std::vector<std::pair<uint64_t, uint64_t>> roots;
           for (uint16_t k = 0; k <= f.n_in; ++k) {
             const auto [root, offset] = RootOf(io_[f.io + k]);
             roots.emplace_back(static_cast<uint64_t>(root), offset);
           }
-          gen.Pieces(*pieces, views, f.n_in, roots);
+          if (d.pieces != nullptr) {
+            gen.Pieces(*d.pieces, views, f.n_in, roots);
+          } else {
+            gen.UpdateSlice(*d.update, views, f.n_in, reinterpret_cast<const void*>(&CopyDistinct),
+                            roots);
+          }
           break;
         }
         gen.CallDirect(f.step->direct.fn, f.step->direct.state.get(), views,

@@ -160,6 +160,17 @@ struct BytePiece {
 // Rows [r0, r1) of a reduction over contiguous rows (Direct::rows).
 using RowsFn = void (*)(const void* state, const void* x, const void* init, void* out, int64_t r0,
                         int64_t r1);
+// A dynamic_update_slice whose update is one contiguous run of bytes in the result
+// (Direct::update): output 0 is input 0 (`operand_bytes`, copied unless the output is its very
+// memory) with input 1's `update_bytes` bytes written from byte sum_i clamp(start_i, 0,
+// start_max[i]) * start_stride[i], start_i being input 2 + i, a scalar of type start_types[i].
+struct UpdateSliceCode {
+  uint64_t operand_bytes = 0;
+  uint64_t update_bytes = 0;
+  std::vector<ir::DType> start_types;
+  std::vector<int64_t> start_max;
+  std::vector<int64_t> start_stride;
+};
 struct Direct {
   DirectFn fn = nullptr;
   std::shared_ptr<const void> state;
@@ -178,6 +189,8 @@ struct Direct {
   // the fused step that computes input 0 has just written (compiler/fusion.h).
   RowsFn rows = nullptr;
   int64_t row_length = 0;
+  // Set when `fn` is the dynamic_update_slice this describes: the loop generator emits it inline.
+  std::shared_ptr<const UpdateSliceCode> update = {};
 };
 
 struct Kernel {

@@ -67,10 +67,12 @@ enum class Form {
 // How map step `code` on `elements` elements with `n_in` range inputs is emitted.
 Form FormOf(const MapCode& code, int64_t elements, uint16_t n_in);
 
-// The generator of a loop's code. Registers: rbx the table of the program running, r12 the
-// programs' frame memory, r13 the four tables, r15 the carry set, rbp the predicate (all
-// callee-saved, so they survive calls); the ExecContext and Status* on the stack; range input r's
-// address in rax, rcx, rdx, the output's in rsi; r8-r11 and xmm0-xmm7 as temporaries.
+// The generator of a loop's code (compiler/flat_program_native.cc; data movement in
+// native_moves.cc, map steps in native_emitter.cc). Registers: rbx the table of the program
+// running, r12 the programs' frame memory, r13 the four tables, r15 the carry set, rbp the
+// predicate (all callee-saved, so they survive calls); the ExecContext and Status* on the stack;
+// range input r's address in rax, rcx, rdx, the output's in rsi; r8-r11 and xmm0-xmm7 as
+// temporaries.
 class NativeEmitter : public Xbyak::CodeGenerator {
  public:
   NativeEmitter() : Xbyak::CodeGenerator(4096, Xbyak::AutoGrow) {}
@@ -91,6 +93,11 @@ class NativeEmitter : public Xbyak::CodeGenerator {
   // `roots` holds the register-cache key and base offset of each input and then of the output.
   void Pieces(const std::vector<BytePiece>& pieces, uint32_t views, uint16_t n_in,
               const std::vector<std::pair<uint64_t, uint64_t>>& roots);
+  // Direct::update inline (native_moves.cc): input 0 the operand, 1 the update, then the start
+  // indices, then the output, as views at `views`; `copy_fn(to, from, bytes)` copies the operand
+  // when the output is other memory; `roots` as for Pieces.
+  void UpdateSlice(const UpdateSliceCode& code, uint32_t views, uint16_t n_in, const void* copy_fn,
+                   const std::vector<std::pair<uint64_t, uint64_t>>& roots);
   // Direct::reduce_all inline: input 0 (n elements) and 1 (the initial value) and the output
   // are the views at `views`.
   void ReduceAll(const MapCode& code, int64_t n, uint32_t views, uint64_t out_key);

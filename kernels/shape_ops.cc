@@ -739,7 +739,20 @@ StatusOr<Kernel> LowerDynamicUpdateSlice(LowerContext& ctx) {
         return Status::Ok();
       });
   kernel.in_place_input = 0;
-  kernel.direct = {&RunUpdateSlice, std::move(direct)};
+  kernel.direct = {&RunUpdateSlice, direct};
+  // One contiguous run of bytes (a scan writing its step's row): loops emit it inline.
+  const StridedBox& b = direct->box;
+  if (b.dims.empty() || (b.dims.size() == 1 && b.src_strides[0] == 1 && b.dst_strides[0] == 1)) {
+    auto code = std::make_shared<compiler::UpdateSliceCode>();
+    code->operand_bytes = static_cast<uint64_t>(n_in) * static_cast<uint64_t>(width);
+    code->update_bytes = static_cast<uint64_t>(n_upd) * static_cast<uint64_t>(width);
+    for (size_t i = 0; i < in_dims.size(); ++i) {
+      code->start_types.push_back(ctx.operand_type(2 + i).dtype);
+      code->start_max.push_back(in_dims[i] - upd_dims[i]);
+      code->start_stride.push_back(in_strides[i] * width);
+    }
+    kernel.direct.update = std::move(code);
+  }
   return kernel;
 }
 

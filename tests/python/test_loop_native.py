@@ -136,6 +136,44 @@ CHAINS = {
 CONVERT_TYPES = FLOATS + ("int8", "int32", "int64", "uint8", "uint32", "uint64", "bool")
 
 
+def _updated(shape, update_shape, index_dtype="int32", in_place=True, axis=0):
+    """A 9-trip loop writing update rows into a zero-initialised carry of `shape` with
+    dynamic_update_slice at start i * 5 - 20 (of `index_dtype`, along `axis`; the other starts 0):
+    negative, in range and past the end, so clamped at both ends (unsigned: wrapped, so clamped
+    to the end). In place when nothing else reads the carry; otherwise another step reads it too
+    and the operand is copied first."""
+    def run(a, b):
+        upd = jnp.resize(a, update_shape)
+
+        def body(i, c):
+            start = (i * 5 - 20).astype(index_dtype)
+            zero = jnp.zeros((), index_dtype)
+            starts = tuple(start if d == axis else zero for d in range(len(shape)))
+            u = upd * (i + 1).astype(upd.dtype) if upd.dtype.kind == "f" else upd + i.astype(upd.dtype)
+            new = lax.dynamic_update_slice(c[0], u, starts)
+            return (new, c[1] + c[0].ravel()[:1]) if not in_place else (new, c[1])
+
+        init = (jnp.zeros(shape, a.dtype), jnp.zeros((1,), a.dtype))
+        out, extra = lax.fori_loop(0, 9, body, init)
+        return out if in_place else (out, extra)[0]
+    return run
+
+
+# dynamic_update_slice in loop bodies (Direct::update: inline when its update is one contiguous
+# run of up to 256 bytes; a call otherwise), one dtype each.
+UPDATES = {
+    "row": lambda: _updated((9, 3), (1, 3)),  # 12 bytes of f32: through the register cache
+    "element": lambda: _updated((20,), (1,)),
+    "rows2": lambda: _updated((9, 3), (2, 3)),
+    "wide": lambda: _updated((6, 40), (1, 40)),  # 32-byte chunks, then the tail
+    "too-wide": lambda: _updated((4, 80), (1, 80)),  # past the inline limit: a call
+    "block": lambda: _updated((5, 5), (2, 2)),  # not contiguous: a call
+    "column": lambda: _updated((4, 6), (4, 1), axis=1),  # a column, not contiguous: a call
+    "copied": lambda: _updated((9, 3), (1, 3), in_place=False),
+}
+UPDATE_INDEX_TYPES = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
+
+
 def _loop(ops, args):
     """Runs every op of `ops` (name -> function of args) once per iteration of a 2-trip loop."""
     def body(i, c):
@@ -168,6 +206,13 @@ def cases(subnormals: bool = True):
             a = values(dt, 15, 5, subnormals).reshape(3, 5)
             ops = {f"{op}-{dt}": fn for op, fn in MOVES.items()}
             out.append((ops, (a,)))
+        for dt in ("float32", "float64", "int8", "float16", "int32"):
+            a = values(dt, 7, 8, subnormals)
+            ops = {f"update-{name}-{dt}": make() for name, make in UPDATES.items()}
+            if dt == "float32":
+                ops.update({f"update-row-{dt}-start-{it}": _updated((9, 3), (1, 3), it)
+                            for it in UPDATE_INDEX_TYPES})
+            out.append((ops, (a, a)))
         # Every pair of special values meets in every binary op: b rotated by each amount.
         for dt in FLOATS + INTS:
             a = specials(dt, subnormals)

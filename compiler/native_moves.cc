@@ -1,0 +1,237 @@
+// The data movement of native loops (NativeEmitter, native_emitter.h): copies of carries, the byte
+// copies of slices, concatenates and broadcasts (Direct::pieces), and dynamic_update_slice of one
+// contiguous run (Direct::update). Small float elements go through the register cache, so the
+// steps that read a copy take it from the register that computed it.
+#include <xbyak/xbyak.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "compiler/native_emitter.h"
+
+namespace kiln::compiler {
+namespace {
+
+constexpr uint64_t kMaxInlineCopyBytes = 32;
+constexpr auto kView = static_cast<uint32_t>(sizeof(runtime::View));
+constexpr auto kPtr = static_cast<uint32_t>(offsetof(runtime::View, ptr));
+
+}  // namespace
+
+// Copies `bytes` from in[0] to out of the Operands entry at `op` unless they are the same.
+void NativeEmitter::Copy(uint32_t op, uint32_t out_field, uint64_t bytes, const void* copy_fn,
+                         const std::pair<uint64_t, uint64_t> roots[2]) {
+  const auto [in_key, in_base] = roots[0];
+  const auto [out_key, out_base] = roots[1];
+  ForgetKey(out_key);
+  if (bytes == 0) return;
+  mov(rax, ptr[rbx + op]);
+  mov(rsi, ptr[rbx + op + out_field]);
+  if (bytes > kMaxInlineCopyBytes) {
+    mov(rdi, rsi);
+    mov(rsi, rax);
+    mov(rdx, bytes);
+    Call(copy_fn);
+    return;
+  }
+  Xbyak::Label skip;
+  if (bytes % 4 == 0) {
+    // f32 elements, most likely (a small carry): through the register cache, as Pieces does.
+    // Every element is in a register before the branch, so the cache holds on both of its paths
+    // (when the two are the same memory, the copy's registers hold its bytes too).
+    const auto elements = static_cast<int>(bytes / 4);
+    int regs[8];
+    for (int i = 0; i < elements; ++i) {
+      const uint64_t at = static_cast<uint64_t>(i) * 4;
+      regs[i] = Fetch([&] { return rax + static_cast<size_t>(at); }, in_key, in_base + at, false);
+    }
+    cmp(rax, rsi);
+    je(skip, T_NEAR);
+    for (int i = 0; i < elements; ++i)
+      StoreFloat(rsi + static_cast<size_t>(i * 4), Xbyak::Xmm(regs[i]), false);
+    L(skip);
+    for (int i = 0; i < elements; ++i)
+      Alias(out_key, out_base + static_cast<uint64_t>(i) * 4, regs[i], false);
+    return;
+  }
+  cmp(rax, rsi);
+  je(skip, T_NEAR);
+  // Everything is loaded before anything is stored, as memmove would.
+  const Xbyak::Reg64 regs[] = {rcx, rdx, rdi, r8, r9, r10, r11};
+  struct Piece {
+    uint32_t offset;
+    int size;
+  };
+  Piece pieces[7];
+  int count = 0;
+  uint32_t at = 0;
+  for (int size : {8, 4, 2, 1}) {
+    while (bytes - at >= static_cast<uint64_t>(size)) {
+      pieces[count++] = {at, size};
+      at += static_cast<uint32_t>(size);
+    }
+  }
+  for (int i = 0; i < count; ++i) Load(regs[i], rax + pieces[i].offset, pieces[i].size);
+  for (int i = 0; i < count; ++i) Store(rsi + pieces[i].offset, regs[i], pieces[i].size);
+  L(skip);
+}
+
+// The byte copies of a data-movement step (Direct::pieces) whose views start at `views`.
+void NativeEmitter::Pieces(const std::vector<BytePiece>& pieces, uint32_t views, uint16_t n_in,
+                           const std::vector<std::pair<uint64_t, uint64_t>>& roots) {
+  const auto [out_key, out_base] = roots[n_in];
+  ForgetKey(out_key);
+  mov(rsi, ptr[rbx + views + n_in * kView + kPtr]);
+  int64_t loaded = -1;
+  for (const BytePiece& p : pieces) {
+    if (p.input >= n_in) continue;  // not made by PiecesOf
+    if (loaded != p.input) {
+      mov(rax, ptr[rbx + views + p.input * kView + kPtr]);
+      loaded = p.input;
+    }
+    // Inputs and the output never overlap (the kernel contract): copy front to back.
+    uint64_t at = 0;
+    while (at < p.bytes) {
+      const uint64_t left = p.bytes - at;
+      const Xbyak::RegExp src = rax + static_cast<size_t>(p.from + at);
+      const Xbyak::RegExp dst = rsi + static_cast<size_t>(p.to + at);
+      if (left >= 32) {
+        vmovups(ymm0, ptr[src]);
+        vmovups(ptr[dst], ymm0);
+        upper_dirty_ = true;
+        at += 32;
+      } else if (left >= 16) {
+        vmovups(xmm0, ptr[src]);
+        vmovups(ptr[dst], xmm0);
+        at += 16;
+      } else if (left % 4 == 0) {
+        // A few f32 or f64 elements, most likely (slices and concatenates of scalars): through
+        // the register cache, so their readers take them from the registers that computed them.
+        // Eight bytes are an f64 when the cache holds one there, else two f32 (if they are not,
+        // readers only miss the cache).
+        const auto [in_key, in_base] = roots[p.input];
+        const uint64_t from = in_base + p.from + at, to = out_base + p.to + at;
+        const bool f64 = left == 8 && Find(in_key, from, true) >= 0;
+        CopyFloat(src, in_key, from, dst, out_key, to, f64);
+        at += f64 ? 8 : 4;
+      } else {
+        const int size = left >= 8 ? 8 : left >= 4 ? 4 : left >= 2 ? 2 : 1;
+        Load(r8, src, size);
+        Store(dst, r8, size);
+        at += static_cast<uint64_t>(size);
+      }
+    }
+  }
+}
+
+// Direct::update inline. The operand is copied into the result only when they are different
+// memory (a loop's carry is updated in place), by a call that keeps every vector register, so the
+// register cache holds on both paths. Then each start index is clamped and scaled into rdi, and
+// the update's bytes are stored from rsi + rdi.
+void NativeEmitter::UpdateSlice(const UpdateSliceCode& code, uint32_t views, uint16_t n_in,
+                                const void* copy_fn,
+                                const std::vector<std::pair<uint64_t, uint64_t>>& roots) {
+  ForgetKey(roots[0].first);  // the operand's bytes change when the result is its memory
+  ForgetKey(roots[n_in].first);
+  mov(rax, ptr[rbx + views + kPtr]);
+  mov(rsi, ptr[rbx + views + n_in * kView + kPtr]);
+  Xbyak::Label in_place;
+  cmp(rax, rsi);
+  je(in_place, T_NEAR);
+  constexpr int kSaved = 16 * 32;
+  sub(rsp, kSaved);
+  for (int i = 0; i < 16; ++i) vmovups(ptr[rsp + i * 32], Xbyak::Ymm(i));
+  vzeroupper();
+  mov(rdi, rsi);
+  mov(rsi, rax);
+  mov(rdx, code.operand_bytes);
+  mov(rax, reinterpret_cast<uint64_t>(copy_fn));
+  call(rax);
+  for (int i = 0; i < 16; ++i) vmovups(Xbyak::Ymm(i), ptr[rsp + i * 32]);
+  add(rsp, kSaved);
+  mov(rsi, ptr[rbx + views + n_in * kView + kPtr]);
+  L(in_place);
+  xor_(edi, edi);
+  for (size_t i = 0; i < code.start_types.size(); ++i) {
+    const int64_t max = code.start_max[i];
+    if (max <= 0) continue;  // the update spans this dimension: its start is always 0
+    mov(rax, ptr[rbx + views + static_cast<uint32_t>(2 + i) * kView + kPtr]);
+    const ir::DType t = code.start_types[i];
+    switch (t) {
+      case ir::DType::kS8:
+        movsx(r8, byte[rax]);
+        break;
+      case ir::DType::kS16:
+        movsx(r8, word[rax]);
+        break;
+      case ir::DType::kS32:
+        movsxd(r8, dword[rax]);
+        break;
+      case ir::DType::kU8:
+        movzx(r8d, byte[rax]);
+        break;
+      case ir::DType::kU16:
+        movzx(r8d, word[rax]);
+        break;
+      case ir::DType::kU32:
+        mov(r8d, dword[rax]);
+        break;
+      default:  // s64, u64
+        mov(r8, qword[rax]);
+        break;
+    }
+    mov(r9, static_cast<uint64_t>(max));
+    if (t == ir::DType::kU64) {
+      cmp(r8, r9);  // unsigned: a start above INT64_MAX is clamped to the top as well
+      cmova(r8, r9);
+    } else {
+      xor_(r10d, r10d);
+      cmp(r8, r10);
+      cmovl(r8, r10);
+      cmp(r8, r9);
+      cmovg(r8, r9);
+    }
+    const int64_t stride = code.start_stride[i];
+    if (stride != 1) {
+      mov(r9, static_cast<uint64_t>(stride));
+      imul(r8, r9);
+    }
+    add(rdi, r8);
+  }
+  mov(rdx, ptr[rbx + views + kView + kPtr]);
+  add(rsi, rdi);
+  const auto [upd_key, upd_base] = roots[1];
+  uint64_t at = 0;
+  const uint64_t bytes = code.update_bytes;
+  while (at < bytes) {
+    const uint64_t left = bytes - at;
+    const Xbyak::RegExp src = rdx + static_cast<size_t>(at);
+    const Xbyak::RegExp dst = rsi + static_cast<size_t>(at);
+    if (left >= 32 && bytes > 32) {
+      vmovups(ymm0, ptr[src]);
+      vmovups(ptr[dst], ymm0);
+      upper_dirty_ = true;
+      at += 32;
+    } else if (left % 4 == 0 && bytes <= 32) {
+      // A few f32 or f64 elements (a scan's row of a small state): from the registers holding
+      // them (eight bytes are an f64 when the cache holds one there).
+      const bool f64 = left >= 8 && Find(upd_key, upd_base + at, true) >= 0;
+      const int reg = Fetch([&] { return src; }, upd_key, upd_base + at, f64);
+      StoreFloat(dst, Xbyak::Xmm(reg), f64);
+      at += f64 ? 8 : 4;
+    } else if (left >= 16) {
+      vmovups(xmm0, ptr[src]);
+      vmovups(ptr[dst], xmm0);
+      at += 16;
+    } else {
+      const int size = left >= 8 ? 8 : left >= 4 ? 4 : left >= 2 ? 2 : 1;
+      Load(r8, src, size);
+      Store(dst, r8, size);
+      at += static_cast<uint64_t>(size);
+    }
+  }
+}
+
+}  // namespace kiln::compiler
