@@ -1,15 +1,21 @@
 // Factorizations: lapack_<x>potrf_ffi (Cholesky), getrf (LU), geqrf (QR), geqp3 (QR with column
 // pivoting), orgqr / ungqr (Q from reflectors) and ormqr / unmqr (applying Q), x = s, d, c, z.
 // Operands, results and attributes as jaxlib's CPU kernels define them (see kernels/lapack.h):
-//   potrf (a; uplo)              -> (a_out, info)       the `uplo` triangle factored, the other
-//   kept getrf (a)                    -> (a_out, ipiv, info) ipiv: min(m, n) 1-based row swaps
-//   geqrf (a)                    -> (a_out, tau)        R above, reflectors below the diagonal
-//   geqp3 (a, jpvt)              -> (a_out, jpvt_out, tau)  jpvt 1-based; nonzero on entry =
-//   leading orgqr (a[m, n], tau[k])      -> q[m, n]             m >= n >= k ormqr (a, tau[k], c;
-//   left, transpose) -> c_out      op(Q) c or c op(Q), op = ^T / ^H if transpose
+//   potrf (a; uplo)                -> (a_out, info)  the `uplo` triangle factored, the other kept
+//   getrf (a)                      -> (a_out, ipiv, info)  ipiv: min(m, n) 1-based row swaps
+//   geqrf (a)                      -> (a_out, tau)  R above, reflectors below the diagonal
+//   geqp3 (a, jpvt)                -> (a_out, jpvt_out, tau)  jpvt 1-based; a column whose
+//                                     entry is nonzero on entry leads (LAPACK's rule)
+//   orgqr (a[m, n], tau[k])        -> q[m, n]  m >= n >= k
+//   ormqr (a, tau[k], c; left, transpose) -> c_out  op(Q) c or c op(Q), op = ^T / ^H if transpose
+// Real matrices of order up to 8 are LU-factored by SmallGetrf (kernels/lapack_small.h) instead
+// of one LAPACK call each.
+#include <algorithm>
 #include <memory>
+#include <type_traits>
 
 #include "kernels/lapack.h"
+#include "kernels/lapack_small.h"
 
 namespace kiln::kernels::lapack {
 namespace {
@@ -102,15 +108,26 @@ StatusOr<Kernel> LowerGetrf(LowerContext& ctx) {
                       T* a_out = out[0].data_as<T>();
                       int* ipiv = out[1].data_as<int>();
                       int* info = out[2].data_as<int>();
-                      ForEachTask(p.call, scratch,
-                                  [&](std::byte* slot, int64_t begin, int64_t end) {
-                                    T* w = InSlot<T>(slot, p.a);
-                                    for (int64_t b = begin; b < end; ++b) {
-                                      ToColumnMajor(a + b * size, m, n, w, ld);
-                                      getrf(m, n, w, ld, ipiv + b * k, &info[b]);
-                                      FromColumnMajor(w, ld, m, n, a_out + b * size);
-                                    }
-                                  });
+                      ForEachTask(
+                          p.call, scratch, [&](std::byte* slot, int64_t begin, int64_t end) {
+                            if constexpr (std::is_floating_point_v<T>) {
+                              if (m <= kSmallOrder && n <= kSmallOrder) {
+                                if (a != a_out) {
+                                  std::copy(a + begin * size, a + end * size, a_out + begin * size);
+                                }
+                                for (int64_t b = begin; b < end; ++b) {
+                                  SmallGetrf(m, n, a_out + b * size, ipiv + b * k, &info[b]);
+                                }
+                                return;
+                              }
+                            }
+                            T* w = InSlot<T>(slot, p.a);
+                            for (int64_t b = begin; b < end; ++b) {
+                              ToColumnMajor(a + b * size, m, n, w, ld);
+                              getrf(m, n, w, ld, ipiv + b * k, &info[b]);
+                              FromColumnMajor(w, ld, m, n, a_out + b * size);
+                            }
+                          });
                     });
 }
 

@@ -6,14 +6,17 @@
 //   gtsv (dl, d, du, b) -> (dl_out, d_out, du_out, x, info) dl[0] and du[n - 1] are not referenced;
 //        the diagonals come back as LAPACK leaves them (the factorization)
 //   tridiagonal_solve_perturbed (dl, d, du, b) -> x
-// trsm needs no transposition: BLAS takes row-major matrices. The perturbed solve works on rows,
-// which row-major storage keeps contiguous.
+// trsm needs no transposition: BLAS takes row-major matrices; real triangles of order up to 8 are
+// solved by SmallTrsm (kernels/lapack_small.h) instead of one BLAS call each. The perturbed solve
+// works on rows, which row-major storage keeps contiguous.
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <memory>
+#include <type_traits>
 
 #include "kernels/lapack.h"
+#include "kernels/lapack_small.h"
 
 namespace kiln::kernels::lapack {
 namespace {
@@ -70,6 +73,15 @@ StatusOr<Kernel> LowerTrsm(LowerContext& ctx) {
                         std::copy(b_in + begin * b_size, b_in + end * b_size, x + begin * b_size);
                         if (alpha != T(1)) {  // BLAS scales b by alpha before solving, as here
                           for (int64_t i = begin * b_size; i < end * b_size; ++i) x[i] *= alpha;
+                        }
+                        if constexpr (std::is_floating_point_v<T>) {
+                          if (p.order <= kSmallOrder) {
+                            for (int64_t b = begin; b < end; ++b) {
+                              SmallTrsm(p.side, p.uplo, p.trans, p.diag, p.m, p.n, a + b * a_size,
+                                        x + b * b_size);
+                            }
+                            return;
+                          }
                         }
                         for (int64_t b = begin; b < end; ++b) {
                           trsm_row_major(p.side, p.uplo, p.trans, p.diag, p.m, p.n, a + b * a_size,

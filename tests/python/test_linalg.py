@@ -160,3 +160,29 @@ def test_half_precision_triangular_solve(dtype):
     for k, c in zip(kiln, cpu):
         assert k.dtype == c.dtype and k.shape == c.shape
         assert_array_close(np.asarray(k, np.float32), np.asarray(c, np.float32), rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("shape", [(3, 6, 4), (3, 4, 6), (2, 1, 1), (4, 8, 8), (2, 9, 9)],
+                         ids=lambda s: "x".join(map(str, s)))
+def test_lu_pivots_of_small_and_rectangular_matrices(shape, dtype):
+    # Orders up to 8 are factored by Kiln's own loops (kernels/lapack_small.h), 9 by LAPACK: the
+    # same pivots as the CPU backend's LAPACK (exactly), factors within rounding.
+    a = sample(dtype, shape, seed=5)
+    a[0, :, 0] = np.arange(shape[1]) % 2 * 2 - 1  # ties of magnitude in the first column: the first wins
+    check(jax.vmap(jsl.lu_factor), a, dtype=dtype)
+    with jax.enable_x64(dtype == np.float64):
+        kiln, cpu = run_both(lambda a: jax.vmap(jsl.lu_factor)(a)[1], a)
+    np.testing.assert_array_equal(kiln, cpu)
+
+
+@pytest.mark.parametrize("side", ["left", "right"])
+@pytest.mark.parametrize("lower", [True, False], ids=["lower", "upper"])
+@pytest.mark.parametrize("transpose", [False, True], ids=["n", "t"])
+@pytest.mark.parametrize("unit", [False, True], ids=["diag", "unit"])
+def test_small_triangular_solves_every_variant(side, lower, transpose, unit):
+    a = spd(np.float64, 3, batch=(5,))
+    b = sample(np.float64, (5, 3, 4) if side == "left" else (5, 4, 3), seed=7)
+    check(lambda a, b: jax.lax.linalg.triangular_solve(
+        a, b, left_side=side == "left", lower=lower, transpose_a=transpose, unit_diagonal=unit),
+        a, b, dtype=np.float64)
