@@ -351,6 +351,11 @@ void NativeEmitter::Map(Form form, const MapCode& code, int64_t n, uint8_t scala
       for (int64_t j = 0; j < n; ++j) Convert(in, out, at(0, j, in.width), at_out(j));
       break;
     case Form::kBroadcast:
+      if (out.is_float && n * out.width >= 16) {
+        Splat(base(0, rax), keys.key[0], keys.base[0], at_out(0), keys.key[3], keys.base[3],
+              out.width, out.width == 8, static_cast<uint64_t>(n));
+        break;
+      }
       if (out.is_float) {  // through the register cache: the copies' readers find the value
         for (int64_t j = 0; j < n; ++j) {
           CopyFloat(base(0, rax), keys.key[0], keys.base[0], at_out(j), keys.key[3],

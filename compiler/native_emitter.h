@@ -144,6 +144,14 @@ class NativeEmitter : public Xbyak::CodeGenerator {
   // holding it, or one it is loaded into; the register then also stands for the copy.
   void CopyFloat(const Xbyak::RegExp& src, uint64_t src_key, uint64_t src_offset,
                  const Xbyak::RegExp& dst, uint64_t dst_key, uint64_t dst_offset, bool f64);
+  // `count` copies of the `width`-byte element at src (register-cache key and offset src_key,
+  // src_offset; an f64 when `f64`, else f32 when 4 bytes, raw bytes when 8) one after another from
+  // dst (dst_key, dst_offset): one broadcast into ymm0 and wide stores, which a wide load of the
+  // copies can take from the store buffer (single-element stores read back by one 32-byte load
+  // cannot be, and stall). The element's register then stands for every copy.
+  void Splat(const Xbyak::RegExp& src, uint64_t src_key, uint64_t src_offset,
+             const Xbyak::RegExp& dst, uint64_t dst_key, uint64_t dst_offset, int width, bool f64,
+             uint64_t count);
   // A pool register other than `a` and `b`: a free one, else the least recently used one.
   int Allocate(int a, int b);
   // `reg` now holds these bytes and nothing else / also these bytes (a copy's destination).

@@ -3,6 +3,7 @@
 // contiguous run (Direct::update). Small float elements go through the register cache, so the
 // steps that read a copy take it from the register that computed it.
 #include <xbyak/xbyak.h>
+#include <xbyak/xbyak_util.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -85,11 +86,32 @@ void NativeEmitter::Pieces(const std::vector<BytePiece>& pieces, uint32_t views,
   ForgetKey(out_key);
   mov(rsi, ptr[rbx + views + n_in * kView + kPtr]);
   int64_t loaded = -1;
-  for (const BytePiece& p : pieces) {
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    const BytePiece& p = pieces[i];
     if (p.input >= n_in) continue;  // not made by PiecesOf
     if (loaded != p.input) {
       mov(rax, ptr[rbx + views + p.input * kView + kPtr]);
       loaded = p.input;
+    }
+    if (p.bytes == 4 || p.bytes == 8) {
+      // One element copied to consecutive places (a broadcast): one register broadcast and wide
+      // stores, which a wide load of the result can take from the store buffer (eight 4-byte
+      // stores read back by a 32-byte load cannot be, and stall).
+      size_t run = 1;
+      while (i + run < pieces.size() && pieces[i + run].input == p.input &&
+             pieces[i + run].bytes == p.bytes && pieces[i + run].from == p.from &&
+             pieces[i + run].to == p.to + run * p.bytes) {
+        ++run;
+      }
+      if (run * p.bytes >= 16) {
+        const auto [in_key, in_base] = roots[p.input];
+        const bool f64 = p.bytes == 8 && Find(in_key, in_base + p.from, true) >= 0;
+        Splat(rax + static_cast<size_t>(p.from), in_key, in_base + p.from,
+              rsi + static_cast<size_t>(p.to), out_key, out_base + p.to, static_cast<int>(p.bytes),
+              f64, run);
+        i += run - 1;
+        continue;
+      }
     }
     // Inputs and the output never overlap (the kernel contract): copy front to back.
     uint64_t at = 0;
@@ -122,6 +144,44 @@ void NativeEmitter::Pieces(const std::vector<BytePiece>& pieces, uint32_t views,
         Store(dst, r8, size);
         at += static_cast<uint64_t>(size);
       }
+    }
+  }
+}
+
+// `count` copies of the `width`-byte element at src (cache key and offset src_key, src_offset),
+// one after another from dst (dst_key, dst_offset).
+void NativeEmitter::Splat(const Xbyak::RegExp& src, uint64_t src_key, uint64_t src_offset,
+                          const Xbyak::RegExp& dst, uint64_t dst_key, uint64_t dst_offset,
+                          int width, bool f64, uint64_t count) {
+  static const bool avx2 = Xbyak::util::Cpu().has(Xbyak::util::Cpu::tAVX2);
+  const uint64_t total = count * static_cast<uint64_t>(width);
+  int reg = -1;
+  if (width == 4 || f64) {
+    reg = Fetch([&] { return src; }, src_key, src_offset, f64);
+    if (avx2) {
+      f64 ? vbroadcastsd(ymm0, Xbyak::Xmm(reg)) : vbroadcastss(ymm0, Xbyak::Xmm(reg));
+    } else {  // AVX broadcasts from memory only: from the first copy, stored first
+      StoreFloat(dst, Xbyak::Xmm(reg), f64);
+      f64 ? vbroadcastsd(ymm0, qword[dst]) : vbroadcastss(ymm0, dword[dst]);
+    }
+  } else {
+    vbroadcastsd(ymm0, qword[src]);  // eight bytes that are not an f64 the cache holds
+  }
+  upper_dirty_ = true;
+  uint64_t at = 0;
+  for (; total - at >= 32; at += 32) vmovups(ptr[dst + static_cast<size_t>(at)], ymm0);
+  if (total - at >= 16) {
+    vmovups(ptr[dst + static_cast<size_t>(at)], xmm0);
+    at += 16;
+  }
+  if (total - at >= 8) {
+    vmovsd(qword[dst + static_cast<size_t>(at)], xmm0);
+    at += 8;
+  }
+  if (total - at >= 4) vmovss(dword[dst + static_cast<size_t>(at)], xmm0);
+  if (reg >= 0) {
+    for (uint64_t k = 0; k < count; ++k) {
+      Alias(dst_key, dst_offset + k * static_cast<uint64_t>(width), reg, f64);
     }
   }
 }

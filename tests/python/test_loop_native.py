@@ -106,6 +106,12 @@ MOVES = {
     # Pieces of 4, 8 and 12 bytes go through the register cache (CopyFloat), whatever the type.
     "pairs": lambda a: jnp.concatenate([a[0, 1:3], a[2, 3:5], a[1, :1], a[1, 2:5]]),
     "broadcast": lambda a: jnp.broadcast_to(a[0], (2, 3, 5)),
+    # One element (or one pair) copied to consecutive places: a register broadcast and wide
+    # stores (NativeEmitter::Splat), with 16-, 8- and 4-byte tails.
+    "splat-7": lambda a: jnp.broadcast_to(a[1, 2], (7,)) + 0 * a[0, 0],
+    "splat-rows": lambda a: jnp.broadcast_to(a[:, 1:2], (3, 9)),
+    "splat-pairs": lambda a: jnp.broadcast_to(a[0, :2], (4, 2)),
+    "splat-13": lambda a: jnp.broadcast_to(a[2, 4], (13,)),
     "transpose": lambda a: a.T,
     "pad": lambda a: jnp.pad(a, ((1, 0), (0, 2))),
     "roll": lambda a: jnp.roll(a, 2, axis=1),
