@@ -89,8 +89,11 @@ namespace {
 KILN_VECTOR_MATH_FUNCTIONS(KILN_REGISTER_WRAP)
 }  // namespace
 #undef KILN_REGISTER_WRAP
-#define KILN_REGISTER(e, f)                          \
-  {reinterpret_cast<const void*>(&f##_register_f32), \
+// Kiln's own f32 tanh is 8-lane AVX2 code on both paths (TanhF32Array above), so its register
+// form is the AVX2 one: native code and the loops get the same bits.
+#define KILN_REGISTER(e, f)                                                       \
+  {MathFn::e == MathFn::kTanh ? reinterpret_cast<const void*>(&TanhF32)           \
+                              : reinterpret_cast<const void*>(&f##_register_f32), \
    reinterpret_cast<const void*>(&f##_register_f64)},
 const void* const kAvx512Register[static_cast<int>(MathFn::kCount)][2] = {
     KILN_VECTOR_MATH_FUNCTIONS(KILN_REGISTER){nullptr, nullptr}};

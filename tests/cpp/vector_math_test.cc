@@ -5,6 +5,7 @@
 #include "kernels/vector_math.h"
 
 #include <gtest/gtest.h>
+#include <immintrin.h>
 
 #include <cmath>
 #include <cstdint>
@@ -95,6 +96,43 @@ TEST(VectorMathTest, SpecialValuesAndEveryLength) {
       for (int64_t i = 0; i < n; ++i) {
         EXPECT_NEAR(yd[static_cast<size_t>(i)], c.ref(0.5), 1e-15);
       }
+    }
+  }
+}
+
+// Native code calls the register forms (8 f32 / 4 f64 lanes in ymm0); compiled for AVX2 here
+// only, and called only where the vector path exists.
+__attribute__((target("avx2,fma"))) void CallRegisterF32(const void* fn, const float* x, float* y) {
+  using Fn = __m256 (*)(__m256);
+  _mm256_storeu_ps(y, reinterpret_cast<Fn>(fn)(_mm256_loadu_ps(x)));
+}
+__attribute__((target("avx2,fma"))) void CallRegisterF64(const void* fn, const double* x,
+                                                         double* y) {
+  using Fn = __m256d (*)(__m256d);
+  _mm256_storeu_pd(y, reinterpret_cast<Fn>(fn)(_mm256_loadu_pd(x)));
+}
+
+TEST(VectorMathTest, RegisterFormsGiveTheArrayFormsBits) {
+  if (VectorMathF32(MathFn::kExp) == nullptr) GTEST_SKIP() << "no vector path on this CPU";
+  for (const Case& c : kCases) {
+    const void* f32 = VectorMathRegister(c.fn, false);
+    const void* f64 = VectorMathRegister(c.fn, true);
+    if (f32 == nullptr || f64 == nullptr) continue;  // an instruction (sqrt)
+    for (int start = 0; start < 400; start += 8) {
+      float x[8], array[8], reg[8];
+      double xd[4], array_d[4], reg_d[4];
+      for (int j = 0; j < 8; ++j) {
+        const double frac = std::fmod((start + j) * 0.6180339887498949, 1.0);  // spread over
+        x[j] = static_cast<float>(c.lo + (c.hi - c.lo) * frac);                // the domain
+      }
+      for (int j = 0; j < 4; ++j) xd[j] = x[j] * 1.0000001;
+      VectorMathF32(c.fn)(x, array, 8);
+      CallRegisterF32(f32, x, reg);
+      VectorMathF64(c.fn)(xd, array_d, 4);
+      CallRegisterF64(f64, xd, reg_d);
+      EXPECT_EQ(std::memcmp(array, reg, sizeof(reg)), 0) << "function #" << static_cast<int>(c.fn);
+      EXPECT_EQ(std::memcmp(array_d, reg_d, sizeof(reg_d)), 0)
+          << "function #" << static_cast<int>(c.fn);
     }
   }
 }
