@@ -18,7 +18,6 @@
 #include "kernels/custom_call.h"
 #include "kernels/elementwise_ops.h"
 #include "kernels/lowering.h"
-#include "kernels/lowering_util.h"
 
 namespace kiln::kernels {
 namespace {

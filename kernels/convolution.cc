@@ -24,7 +24,7 @@
 #include "compiler/op_registry.h"
 #include "kernels/elementwise_ops.h"
 #include "kernels/gemm.h"
-#include "kernels/lowering_util.h"
+#include "kernels/lowering.h"
 #include "runtime/parallel.h"
 
 namespace kiln::kernels {

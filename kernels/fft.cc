@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "compiler/op_registry.h"
-#include "kernels/lowering_util.h"
+#include "kernels/lowering.h"
 #include "runtime/parallel.h"
 
 #define POCKETFFT_NO_MULTITHREADING

@@ -19,7 +19,7 @@
 
 #include "compiler/op_registry.h"
 #include "kernels/dispatch.h"
-#include "kernels/lowering_util.h"
+#include "kernels/lowering.h"
 #include "kernels/scalar_body.h"
 #include "kernels/sort.h"
 #include "runtime/parallel.h"

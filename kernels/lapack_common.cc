@@ -6,7 +6,7 @@
 
 #include "kernels/custom_call.h"
 #include "kernels/lapack.h"
-#include "kernels/lowering_util.h"
+#include "kernels/lowering.h"
 #include "runtime/parallel.h"
 
 namespace kiln::kernels::lapack {

@@ -23,7 +23,7 @@
 #include "kernels/dispatch.h"
 #include "kernels/float16.h"
 #include "kernels/gemm.h"
-#include "kernels/lowering_util.h"
+#include "kernels/lowering.h"
 #include "kernels/scalar_body.h"
 #include "runtime/parallel.h"
 

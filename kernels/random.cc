@@ -22,7 +22,7 @@
 
 #include "compiler/op_registry.h"
 #include "kernels/dispatch.h"
-#include "kernels/lowering_util.h"
+#include "kernels/lowering.h"
 #include "runtime/parallel.h"
 
 namespace kiln::kernels {

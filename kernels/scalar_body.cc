@@ -3,7 +3,7 @@
 #include <string>
 #include <utility>
 
-#include "kernels/lowering_util.h"
+#include "kernels/lowering.h"
 #include "kernels/scalar_eval.h"
 
 namespace kiln::kernels {

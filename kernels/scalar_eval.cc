@@ -5,7 +5,7 @@
 #include <unordered_map>
 
 #include "kernels/float16.h"
-#include "kernels/lowering_util.h"
+#include "kernels/lowering.h"
 
 namespace kiln::kernels {
 namespace {

@@ -26,7 +26,7 @@
 
 #include "kernels/dispatch.h"
 #include "kernels/float16.h"
-#include "kernels/lowering_util.h"
+#include "kernels/lowering.h"
 #include "kernels/scalar_body.h"
 #include "runtime/parallel.h"
 

@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "kernels/lowering_util.h"
+#include "kernels/lowering.h"
 
 namespace kiln::kernels {
 namespace {

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/lowering_util.h"
+#include "kernels/lowering.h"
 #include "kernels_test_util.h"
 
 namespace kiln::testing {

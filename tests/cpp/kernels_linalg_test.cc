@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "kernels/float16.h"
-#include "kernels/lowering_util.h"
+#include "kernels/lowering.h"
 #include "kernels_test_util.h"
 
 namespace kiln::testing {

@@ -1,4 +1,4 @@
-#include "kernels/lowering_util.h"
+#include "kernels/lowering.h"
 
 namespace kiln::kernels {
 
