@@ -6,24 +6,7 @@ const OpRegistry& OpRegistry::Get() {
   // Built once, on first use, and never mutated afterwards: lowering threads only read it.
   static const OpRegistry* registry = [] {
     auto* r = new OpRegistry();
-    RegisterElementwiseOps(*r);
-    RegisterShapeOps(*r);
-    RegisterReductionOps(*r);
-    RegisterWindowOps(*r);
-    RegisterLinalgOps(*r);
-    RegisterIndexingOps(*r);
-    RegisterControlFlowOps(*r);
-    RegisterMiscOps(*r);
-    RegisterShardingOps(*r);
-    RegisterManualComputation(*r);
-    RegisterCollectiveOps(*r);
-    RegisterConvolutionOps(*r);
-    RegisterFftOps(*r);
-    RegisterCustomCallOps(*r);
-    RegisterCallbackTargets(*r);
-    RegisterLapackTargets(*r);
-    RegisterApproxTopKTarget(*r);
-    RegisterRandomOps(*r);
+    RegisterKernelFamilies(*r);
     return r;
   }();
   return *registry;

@@ -76,24 +76,9 @@ class OpRegistry {
   std::vector<CustomCallDef> custom_calls_;
 };
 
-// Each kernel family registers its ops here (called once, from OpRegistry::Get()).
-void RegisterElementwiseOps(OpRegistry& registry);
-void RegisterShapeOps(OpRegistry& registry);
-void RegisterReductionOps(OpRegistry& registry);
-void RegisterLinalgOps(OpRegistry& registry);
-void RegisterIndexingOps(OpRegistry& registry);
-void RegisterControlFlowOps(OpRegistry& registry);
-void RegisterMiscOps(OpRegistry& registry);
-void RegisterShardingOps(OpRegistry& registry);
-void RegisterManualComputation(OpRegistry& registry);
-void RegisterCollectiveOps(OpRegistry& registry);
-void RegisterConvolutionOps(OpRegistry& registry);
-void RegisterFftOps(OpRegistry& registry);
-void RegisterCustomCallOps(OpRegistry& registry);
-void RegisterRandomOps(OpRegistry& registry);
-void RegisterWindowOps(OpRegistry& registry);
-void RegisterCallbackTargets(OpRegistry& registry);
-void RegisterLapackTargets(OpRegistry& registry);
-void RegisterApproxTopKTarget(OpRegistry& registry);
+// Registers every kernel family's ops (kernels/families.cc: the list of families, owned by
+// kernels/; each family's Register<Family>Ops lives with its kernels, declared in
+// kernels/families.h). Called once, from OpRegistry::Get().
+void RegisterKernelFamilies(OpRegistry& registry);
 
 }  // namespace kiln::compiler

@@ -17,6 +17,7 @@
 #include "compiler/op_registry.h"
 #include "kernels/custom_call.h"
 #include "kernels/elementwise_ops.h"
+#include "kernels/families.h"
 #include "kernels/lowering.h"
 
 namespace kiln::kernels {

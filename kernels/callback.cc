@@ -10,6 +10,7 @@
 
 #include "compiler/op_registry.h"
 #include "kernels/custom_call.h"
+#include "kernels/families.h"
 #include "kernels/lowering.h"
 #include "runtime/host_callback.h"
 

@@ -19,6 +19,7 @@
 
 #include "compiler/op_registry.h"
 #include "kernels/dispatch.h"
+#include "kernels/families.h"
 #include "kernels/scalar_body.h"
 #include "runtime/box_copy.h"
 #include "runtime/rendezvous.h"

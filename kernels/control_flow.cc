@@ -14,6 +14,7 @@
 #include "compiler/flat_program.h"
 #include "compiler/op_registry.h"
 #include "compiler/program.h"
+#include "kernels/families.h"
 #include "runtime/trace.h"
 
 namespace kiln::compiler {

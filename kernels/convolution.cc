@@ -23,6 +23,7 @@
 
 #include "compiler/op_registry.h"
 #include "kernels/elementwise_ops.h"
+#include "kernels/families.h"
 #include "kernels/gemm.h"
 #include "kernels/lowering.h"
 #include "runtime/parallel.h"

@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "kernels/families.h"
 #include "kernels/lowering.h"
 
 namespace kiln::kernels {

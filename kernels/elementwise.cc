@@ -15,6 +15,7 @@
 
 #include "compiler/op_registry.h"
 #include "kernels/elementwise_map.h"
+#include "kernels/families.h"
 #include "runtime/parallel.h"
 
 namespace kiln::kernels::elementwise {

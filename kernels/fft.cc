@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "compiler/op_registry.h"
+#include "kernels/families.h"
 #include "kernels/lowering.h"
 #include "runtime/parallel.h"
 

@@ -19,6 +19,7 @@
 
 #include "compiler/op_registry.h"
 #include "kernels/dispatch.h"
+#include "kernels/families.h"
 #include "kernels/lowering.h"
 #include "kernels/scalar_body.h"
 #include "kernels/sort.h"

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "kernels/custom_call.h"
+#include "kernels/families.h"
 #include "kernels/lapack.h"
 #include "kernels/lowering.h"
 #include "runtime/parallel.h"

@@ -21,6 +21,7 @@
 #include "compiler/op_registry.h"
 #include "kernels/blas.h"
 #include "kernels/dispatch.h"
+#include "kernels/families.h"
 #include "kernels/float16.h"
 #include "kernels/gemm.h"
 #include "kernels/lowering.h"

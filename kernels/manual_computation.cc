@@ -23,6 +23,7 @@
 #include "compiler/op_registry.h"
 #include "compiler/program.h"
 #include "compiler/sharding.h"
+#include "kernels/families.h"
 #include "runtime/box_copy.h"
 #include "runtime/rendezvous.h"
 #include "support/thread.h"

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "compiler/op_registry.h"
+#include "kernels/families.h"
 #include "kernels/lowering.h"
 
 namespace kiln::kernels {

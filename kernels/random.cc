@@ -22,6 +22,7 @@
 
 #include "compiler/op_registry.h"
 #include "kernels/dispatch.h"
+#include "kernels/families.h"
 #include "kernels/lowering.h"
 #include "runtime/parallel.h"
 

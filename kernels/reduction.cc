@@ -23,6 +23,7 @@
 #include "compiler/op_registry.h"
 #include "kernels/arg_reduce.h"
 #include "kernels/dispatch.h"
+#include "kernels/families.h"
 #include "kernels/lowering.h"
 #include "kernels/reduce_simd.h"
 #include "kernels/scalar_body.h"

@@ -15,6 +15,7 @@
 #include "compiler/op_registry.h"
 #include "kernels/dispatch.h"
 #include "kernels/elementwise_ops.h"
+#include "kernels/families.h"
 #include "kernels/lowering.h"
 #include "kernels/strided.h"
 #include "runtime/parallel.h"

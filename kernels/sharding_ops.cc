@@ -5,6 +5,7 @@
 #include <string>
 
 #include "compiler/op_registry.h"
+#include "kernels/families.h"
 
 namespace kiln::compiler {
 namespace {

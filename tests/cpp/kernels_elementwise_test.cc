@@ -16,6 +16,7 @@
 
 #include "compiler/op_registry.h"
 #include "kernels/elementwise_ops.h"
+#include "kernels/families.h"
 #include "kernels/float16.h"
 #include "tests/cpp/kernels_test_util.h"
 

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/families.h"
 #include "kernels/lowering.h"
 #include "kernels_test_util.h"
 

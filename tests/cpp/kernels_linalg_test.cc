@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/families.h"
 #include "kernels/float16.h"
 #include "kernels/lowering.h"
 #include "kernels_test_util.h"

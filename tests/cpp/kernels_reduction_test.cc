@@ -8,6 +8,7 @@
 #include <random>
 #include <vector>
 
+#include "kernels/families.h"
 #include "kernels/reduce_simd.h"
 #include "kernels_test_util.h"
 

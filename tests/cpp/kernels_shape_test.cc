@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "compiler/op_registry.h"
+#include "kernels/families.h"
 #include "kernels/strided.h"
 #include "tests/cpp/kernels_test_util.h"
 

@@ -17,6 +17,7 @@
 #include "compiler/op_registry.h"
 #include "compiler/program.h"
 #include "ir/module.h"
+#include "kernels/families.h"
 #include "runtime/aligned_buffer.h"
 #include "runtime/array.h"
 #include "runtime/view.h"

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/families.h"
 #include "kernels_test_util.h"
 
 namespace kiln::testing {
