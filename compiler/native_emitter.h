@@ -140,6 +140,11 @@ class NativeEmitter : public Xbyak::CodeGenerator {
     }
     return reg;
   }
+  // `bytes` from src + from to dst + to (native_moves.cc); in_root and out_root (nullptr when the
+  // destination is not known at compile time) are the register-cache key and base offset.
+  void MoveBytes(const Xbyak::Reg64& src, uint64_t from, const Xbyak::Reg64& dst, uint64_t to,
+                 uint64_t bytes, std::pair<uint64_t, uint64_t> in_root,
+                 const std::pair<uint64_t, uint64_t>* out_root);
   // Copies one f32/f64 element from `src` (key, offset) to `dst` through a cache register: the one
   // holding it, or one it is loaded into; the register then also stands for the copy.
   void CopyFloat(const Xbyak::RegExp& src, uint64_t src_key, uint64_t src_offset,

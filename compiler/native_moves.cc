@@ -114,36 +114,48 @@ void NativeEmitter::Pieces(const std::vector<BytePiece>& pieces, uint32_t views,
       }
     }
     // Inputs and the output never overlap (the kernel contract): copy front to back.
-    uint64_t at = 0;
-    while (at < p.bytes) {
-      const uint64_t left = p.bytes - at;
-      const Xbyak::RegExp src = rax + static_cast<size_t>(p.from + at);
-      const Xbyak::RegExp dst = rsi + static_cast<size_t>(p.to + at);
-      if (left >= 32) {
-        vmovups(ymm0, ptr[src]);
-        vmovups(ptr[dst], ymm0);
-        upper_dirty_ = true;
-        at += 32;
-      } else if (left >= 16) {
-        vmovups(xmm0, ptr[src]);
-        vmovups(ptr[dst], xmm0);
-        at += 16;
-      } else if (left % 4 == 0) {
-        // A few f32 or f64 elements, most likely (slices and concatenates of scalars): through
-        // the register cache, so their readers take them from the registers that computed them.
-        // Eight bytes are an f64 when the cache holds one there, else two f32 (if they are not,
-        // readers only miss the cache).
-        const auto [in_key, in_base] = roots[p.input];
-        const uint64_t from = in_base + p.from + at, to = out_base + p.to + at;
-        const bool f64 = left == 8 && Find(in_key, from, true) >= 0;
-        CopyFloat(src, in_key, from, dst, out_key, to, f64);
-        at += f64 ? 8 : 4;
+    MoveBytes(rax, p.from, rsi, p.to, p.bytes, roots[p.input], &roots[n_in]);
+  }
+}
+
+// `bytes` from src + from to dst + to: 32- and 16-byte chunks through ymm0/xmm0, whole 4- and
+// 8-byte elements through the register cache (f32, or f64 when the cache holds one there: a few
+// scalars, most likely, which their readers then take from the registers that computed them; if
+// they are not floats, readers only miss the cache), the rest through r8. The destination's
+// elements are recorded in the cache when `out_root` is given (a place known at compile time),
+// not otherwise.
+void NativeEmitter::MoveBytes(const Xbyak::Reg64& src, uint64_t from, const Xbyak::Reg64& dst,
+                              uint64_t to, uint64_t bytes, std::pair<uint64_t, uint64_t> in_root,
+                              const std::pair<uint64_t, uint64_t>* out_root) {
+  const auto [in_key, in_base] = in_root;
+  uint64_t at = 0;
+  while (at < bytes) {
+    const uint64_t left = bytes - at;
+    const Xbyak::RegExp s = src + static_cast<size_t>(from + at);
+    const Xbyak::RegExp d = dst + static_cast<size_t>(to + at);
+    if (left >= 32) {
+      vmovups(ymm0, ptr[s]);
+      vmovups(ptr[d], ymm0);
+      upper_dirty_ = true;
+      at += 32;
+    } else if (left >= 16) {
+      vmovups(xmm0, ptr[s]);
+      vmovups(ptr[d], xmm0);
+      at += 16;
+    } else if (left % 4 == 0) {
+      const uint64_t element = in_base + from + at;
+      const bool f64 = left >= 8 && Find(in_key, element, true) >= 0;
+      if (out_root != nullptr) {
+        CopyFloat(s, in_key, element, d, out_root->first, out_root->second + to + at, f64);
       } else {
-        const int size = left >= 8 ? 8 : left >= 4 ? 4 : left >= 2 ? 2 : 1;
-        Load(r8, src, size);
-        Store(dst, r8, size);
-        at += static_cast<uint64_t>(size);
+        StoreFloat(d, Xbyak::Xmm(Fetch([&] { return s; }, in_key, element, f64)), f64);
       }
+      at += f64 ? 8 : 4;
+    } else {
+      const int size = left >= 8 ? 8 : left >= 4 ? 4 : left >= 2 ? 2 : 1;
+      Load(r8, s, size);
+      Store(d, r8, size);
+      at += static_cast<uint64_t>(size);
     }
   }
 }
@@ -262,36 +274,7 @@ void NativeEmitter::UpdateSlice(const UpdateSliceCode& code, uint32_t views, uin
   }
   mov(rdx, ptr[rbx + views + kView + kPtr]);
   add(rsi, rdi);
-  const auto [upd_key, upd_base] = roots[1];
-  uint64_t at = 0;
-  const uint64_t bytes = code.update_bytes;
-  while (at < bytes) {
-    const uint64_t left = bytes - at;
-    const Xbyak::RegExp src = rdx + static_cast<size_t>(at);
-    const Xbyak::RegExp dst = rsi + static_cast<size_t>(at);
-    if (left >= 32 && bytes > 32) {
-      vmovups(ymm0, ptr[src]);
-      vmovups(ptr[dst], ymm0);
-      upper_dirty_ = true;
-      at += 32;
-    } else if (left % 4 == 0 && bytes <= 32) {
-      // A few f32 or f64 elements (a scan's row of a small state): from the registers holding
-      // them (eight bytes are an f64 when the cache holds one there).
-      const bool f64 = left >= 8 && Find(upd_key, upd_base + at, true) >= 0;
-      const int reg = Fetch([&] { return src; }, upd_key, upd_base + at, f64);
-      StoreFloat(dst, Xbyak::Xmm(reg), f64);
-      at += f64 ? 8 : 4;
-    } else if (left >= 16) {
-      vmovups(xmm0, ptr[src]);
-      vmovups(ptr[dst], xmm0);
-      at += 16;
-    } else {
-      const int size = left >= 8 ? 8 : left >= 4 ? 4 : left >= 2 ? 2 : 1;
-      Load(r8, src, size);
-      Store(dst, r8, size);
-      at += static_cast<uint64_t>(size);
-    }
-  }
+  MoveBytes(rdx, 0, rsi, 0, code.update_bytes, roots[1], nullptr);  // a place known only now
 }
 
 }  // namespace kiln::compiler
