@@ -191,19 +191,6 @@ void NativeEmitter::ReduceAll(const MapCode& code, int64_t n, uint32_t views, ui
 
 namespace {
 
-// With KILN_LOOP_JIT_DUMP=<prefix>, each loop's code is written to <prefix>.<n> (raw x86-64, for
-// `objdump -D -b binary -m i386:x86-64`).
-void DumpCode(const uint8_t* code, size_t size) {
-  const char* prefix = std::getenv("KILN_LOOP_JIT_DUMP");
-  if (prefix == nullptr || *prefix == '\0') return;
-  static std::atomic<int> count{0};
-  const std::string path = std::string(prefix) + "." + std::to_string(count++);
-  if (FILE* file = std::fopen(path.c_str(), "wb")) {
-    std::fwrite(code, 1, size, file);
-    std::fclose(file);
-  }
-}
-
 void CopyDistinct(void* to, const void* from, size_t bytes) {
   if (to != from) std::memmove(to, from, bytes);
 }
@@ -301,7 +288,7 @@ std::shared_ptr<const NativeLoop> NativeLoop::Build(std::shared_ptr<const FlatPr
     auto gen = std::make_shared<NativeEmitter>();
     gen->Loop(*cond, *body);
     gen->readyRE();
-    DumpCode(gen->getCode(), gen->getSize());
+    DumpNativeCode("KILN_LOOP_JIT_DUMP", gen->getCode(), gen->getSize());
     auto loop = std::make_shared<NativeLoop>();
     loop->fn_ = gen->getCode<Fn>();
     loop->code_ = std::move(gen);

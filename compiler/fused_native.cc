@@ -2,19 +2,21 @@
 //
 // What it handles: runs whose element-wise members all compute f32 (or all f64) values with
 // instructions (EmitFloatOp: add, subtract, multiply, divide, maximum, minimum, negate, abs, sqrt)
-// or vector functions (MapOp::kVectorCall: SLEEF's exp, tanh, ..., called with a register of lanes;
-// kernels/vector_math.h), reading fused-step inputs (whole or scalar), index maps' tiles and each
-// other. Any other member (integers, compares, conversions, ...) leaves the run interpreted.
+// or vector functions (MapOp::kVectorCall, kernels/vector_math.h: Kiln's own f32 exp and tanh
+// emitted inline, compiler/native_math.h; the others, SLEEF's, called with a register of lanes),
+// reading fused-step inputs (whole or scalar), index maps' tiles and each other. Any other member
+// (integers, compares, conversions, ...) leaves the run interpreted.
 //
 // The code: fn(ptrs, len) walks the tile in vectors of 32 bytes; the last, partial vector is read
 // and written with vmaskmov (lanes past len are neither read nor written; their values are never
 // stored). Each member is an instruction on registers; values are assigned to ymm0-ymm12 as they
 // are computed and freed after their last reader; when registers run out, the value read farthest
-// ahead goes to its stack slot (or, for an input, is read again). A vector function clobbers every
-// vector register: values still needed are stored to their slots first. Member results that leave
-// the run are stored to their output as they are computed. Per lane this is exactly what the
-// member's range function computes (the same IEEE instructions, the same vector function on the
-// same lanes; maximum/minimum as EmitFloatOp documents), so fusion still changes no result.
+// ahead goes to its stack slot (or, for an input, is read again). An inline function takes its
+// scratch registers the same way; a called one clobbers every vector register: values still needed
+// are stored to their slots first. Member results that leave the run are stored to their output as
+// they are computed. Per lane this is exactly what the member's range function computes (the same
+// IEEE instructions, the same vector function on the same lanes; maximum/minimum as EmitFloatOp
+// documents), so fusion still changes no result.
 #include "compiler/fused_native.h"
 
 #include <xbyak/xbyak.h>
@@ -26,6 +28,7 @@
 
 #include "compiler/fusion.h"
 #include "compiler/native_emitter.h"
+#include "compiler/native_math.h"
 
 namespace kiln::compiler {
 namespace {
@@ -97,6 +100,7 @@ class TileEmitter : public Xbyak::CodeGenerator {
   std::vector<int> value_reg_;
   std::vector<bool> in_slot_;
   bool mask_loaded_ = false;
+  uint32_t reserved_ = 0;  // registers Allocate must not hand out (an inline function's)
   MapOp sign_ = MapOp::kNone;
   Xbyak::Label table_;
 };
@@ -225,7 +229,7 @@ void TileEmitter::Spill(int reg, int at) {
 int TileEmitter::Allocate(int pin0, int pin1, int at) {
   int best = -1, best_use = -1;
   for (int r = 0; r < kPool; ++r) {
-    if (r == pin0 || r == pin1) continue;
+    if (r == pin0 || r == pin1 || (reserved_ >> r & 1u) != 0) continue;
     if (reg_value_[r] < 0) return r;
     const int use = NextUse(reg_value_[r], at - 1);
     if (use > best_use) {
@@ -281,7 +285,23 @@ void TileEmitter::Body(bool masked) {
     int a = Get(reads[0].value, -1, -1, masked, m);
     int b = reads.size() > 1 ? Get(reads[1].value, a, -1, masked, m) : a;
     int d = 0;
-    if (op == MapOp::kVectorCall) {
+    const NativeMath own =
+        f64_ || op != MapOp::kVectorCall ? NativeMath::kNone : NativeMathOf(mem.code.fn);
+    if (own != NativeMath::kNone) {
+      // Inline: the operand copied to the result's register, computed there with scratch
+      // registers taken from the pool (their values spilled as for any allocation).
+      d = Allocate(a, -1, m + 1);
+      reserved_ = (1u << a) | (1u << d);
+      Xbyak::Ymm temps[8];
+      for (int i = 0; i < NativeMathTemps(own); ++i) {
+        const int t = Allocate(-1, -1, m + 1);
+        reserved_ |= 1u << t;
+        temps[i] = Xbyak::Ymm(t);
+      }
+      reserved_ = 0;
+      vmovaps(Xbyak::Ymm(d), Xbyak::Ymm(a));
+      EmitNativeMath(*this, own, Xbyak::Ymm(d), temps, rax);
+    } else if (op == MapOp::kVectorCall) {
       // Everything still needed after this member goes to its slot; the call clobbers all.
       for (int r = 0; r < kPool; ++r) {
         if (r != a) Spill(r, m);
@@ -348,6 +368,7 @@ std::shared_ptr<const FusedNative> FusedNative::Build(const FusedPlan& plan) {
     if (!code->gen.Plan()) return nullptr;
     code->gen.Generate();
     code->gen.readyRE();
+    DumpNativeCode("KILN_FUSED_JIT_DUMP", code->gen.getCode(), code->gen.getSize());
     auto native = std::make_shared<FusedNative>();
     native->fn_ = code->gen.getCode<void (*)(void* const*, int64_t)>();
     native->code_ = std::move(code);

@@ -5,11 +5,16 @@
 #include <xbyak/xbyak_util.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <optional>
+#include <string>
+
+#include "compiler/native_math.h"
 
 namespace kiln::compiler {
 namespace {
@@ -86,6 +91,17 @@ bool NativeCodeAllowed(const char* switch_var) {
   if (env != nullptr && std::strcmp(env, "0") == 0) return false;
   const Xbyak::util::Cpu cpu;
   return cpu.has(Xbyak::util::Cpu::tAVX);
+}
+
+void DumpNativeCode(const char* env_var, const uint8_t* code, size_t size) {
+  const char* prefix = std::getenv(env_var);
+  if (prefix == nullptr || *prefix == '\0') return;
+  static std::atomic<int> count{0};
+  const std::string path = std::string(prefix) + "." + std::to_string(count++);
+  if (FILE* file = std::fopen(path.c_str(), "wb")) {
+    std::fwrite(code, 1, size, file);
+    std::fclose(file);
+  }
 }
 
 bool IsFloatArithmetic(MapOp op) {
@@ -367,10 +383,17 @@ void NativeEmitter::Map(Form form, const MapCode& code, int64_t n, uint8_t scala
       for (int64_t j = 0; j < n; ++j) Store(at_out(j), r8, out.width);
       break;
     case Form::kVectorCall: {
-      // The function clobbers every vector register: vzeroupper (if needed) before the operand
-      // is in ymm0, and the output's pointer loaded again after the call.
-      Forget();
-      if (upper_dirty_) vzeroupper();
+      // One of Kiln's own functions runs inline on ymm0 with ymm1-3, ymm7 and pool registers 4-6
+      // (their cached values dropped) as scratch. Any other function clobbers every vector
+      // register: vzeroupper (if needed) before the operand is in ymm0, and the output's pointer
+      // loaded again after the call.
+      const NativeMath own = NativeMathOf(code.fn);
+      if (own != NativeMath::kNone) {
+        std::erase_if(cache_, [](const Cached& c) { return c.reg >= 4 && c.reg <= 6; });
+      } else {
+        Forget();
+        if (upper_dirty_) vzeroupper();
+      }
       const bool f64 = in.width == 8;
       const int64_t bytes = n * in.width;
       const Xbyak::RegExp src = at(0, 0, in.width);
@@ -381,10 +404,15 @@ void NativeEmitter::Map(Form form, const MapCode& code, int64_t n, uint8_t scala
       } else {
         vmovups(ymm0, ptr[src]);
       }
-      mov(rax, reinterpret_cast<uint64_t>(code.fn));
-      call(rax);
+      if (own != NativeMath::kNone) {
+        static const Xbyak::Ymm kScratch[] = {ymm1, ymm2, ymm3, ymm7, ymm4, ymm5, ymm6};
+        EmitNativeMath(*this, own, ymm0, kScratch, r11);
+      } else {
+        mov(rax, reinterpret_cast<uint64_t>(code.fn));
+        call(rax);
+        loaded[3] = false;
+      }
       upper_dirty_ = true;
-      loaded[3] = false;
       const Xbyak::RegExp dst = at_out(0);
       if (n == 1) {
         StoreFloat(dst, xmm0, f64);

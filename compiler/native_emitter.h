@@ -39,6 +39,11 @@ struct OperandKeys {
 // not "0" (KILN_LOOP_JIT, KILN_FUSED_JIT).
 bool NativeCodeAllowed(const char* switch_var);
 
+// With environment variable `env_var` (KILN_LOOP_JIT_DUMP, KILN_FUSED_JIT_DUMP) set to a prefix,
+// writes `size` bytes of generated code to <prefix>.<n> (raw x86-64, for
+// `objdump -D -b binary -m i386:x86-64`); n counts the dumps of the process.
+void DumpNativeCode(const char* env_var, const uint8_t* code, size_t size);
+
 // Float ops that are instructions (EmitFloatOp), and the number of operands of every op.
 bool IsFloatArithmetic(MapOp op);
 int ArityOf(MapOp op);

@@ -3,6 +3,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "compiler/native_math.h"
+
 namespace kiln::kernels {
 namespace {
 
@@ -24,9 +26,24 @@ Isa TheIsa() {
   return isa;
 }
 
+// Kiln's own function for f32 `fn` (compiler/native_math.h), if it has one and it could be built:
+// the same on both vector paths.
+compiler::NativeMath OwnF32(MathFn fn) {
+  if (TheIsa() == Isa::kNone) return compiler::NativeMath::kNone;
+  switch (fn) {
+    case MathFn::kExp:
+      return compiler::NativeMath::kExpF32;
+    case MathFn::kTanh:
+      return compiler::NativeMath::kTanhF32;
+    default:
+      return compiler::NativeMath::kNone;
+  }
+}
+
 }  // namespace
 
 VectorF32 VectorMathF32(MathFn fn) {
+  if (auto own = compiler::NativeMathArray(OwnF32(fn))) return own;
   const int i = static_cast<int>(fn);
   switch (TheIsa()) {
     case Isa::kAvx512:
@@ -53,6 +70,9 @@ VectorF64 VectorMathF64(MathFn fn) {
 }
 
 const void* VectorMathRegister(MathFn fn, bool f64) {
+  if (!f64) {
+    if (const void* own = compiler::NativeMathRegister(OwnF32(fn))) return own;
+  }
   const int i = static_cast<int>(fn);
   switch (TheIsa()) {
     case Isa::kAvx512:

@@ -15,7 +15,6 @@
 
 namespace kiln::kernels::vector_math_detail {
 
-__m256 TanhF32(__m256 x);  // vector_math_avx2.cc
 namespace {
 
 // y[i] = f(x[i]) for i < n, 16 floats (8 doubles) at a time; the tail goes through a
@@ -67,7 +66,7 @@ void sqrt_f64(const double* x, double* y, int64_t n) {
 }  // namespace
 #undef KILN_WRAP
 
-#define KILN_F32(e, f) (MathFn::e == MathFn::kTanh ? &TanhF32Array : &f##_f32),
+#define KILN_F32(e, f) &f##_f32,
 #define KILN_F64(e, f) &f##_f64,
 const VectorF32 kAvx512F32[static_cast<int>(MathFn::kCount)] = {
     KILN_VECTOR_MATH_FUNCTIONS(KILN_F32) & sqrt_f32};
@@ -89,11 +88,8 @@ namespace {
 KILN_VECTOR_MATH_FUNCTIONS(KILN_REGISTER_WRAP)
 }  // namespace
 #undef KILN_REGISTER_WRAP
-// Kiln's own f32 tanh is 8-lane AVX2 code on both paths (TanhF32Array above), so its register
-// form is the AVX2 one: native code and the loops get the same bits.
-#define KILN_REGISTER(e, f)                                                       \
-  {MathFn::e == MathFn::kTanh ? reinterpret_cast<const void*>(&TanhF32)           \
-                              : reinterpret_cast<const void*>(&f##_register_f32), \
+#define KILN_REGISTER(e, f)                          \
+  {reinterpret_cast<const void*>(&f##_register_f32), \
    reinterpret_cast<const void*>(&f##_register_f64)},
 const void* const kAvx512Register[static_cast<int>(MathFn::kCount)][2] = {
     KILN_VECTOR_MATH_FUNCTIONS(KILN_REGISTER){nullptr, nullptr}};

@@ -96,6 +96,10 @@ UNARY = {
     "max": (jnp.max, FLOATS),
     "min": (jnp.min, FLOATS),
 }
+# Vector functions: on one element, an xmm and a ymm register of lanes Kiln's own f32 exp and tanh
+# are emitted inline (compiler/native_math.h) and the others called; beyond that the array form.
+VECTOR = {"exp": lax.exp, "tanh": lax.tanh, "sin": lax.sin}
+VECTOR_SIZES = {"float32": (1, 4, 8, 11), "float64": (1, 2, 4, 5)}
 MOVES = {
     "slice-rows": lambda a: a[1:],
     "slice-strided": lambda a: a[:, ::2],
@@ -191,6 +195,12 @@ def _loop(ops, args):
 def cases(subnormals: bool = True):
     """(size-and-type tag, {op: function}, inputs): one loop program per element type and size."""
     out = []
+    for dt, sizes in VECTOR_SIZES.items():
+        for size in sizes:
+            a = values(dt, size, 8, subnormals)
+            b = values(dt, size, 9, subnormals)
+            out.append(({f"vector-{op}-{dt}-{size}": (lambda x, y, fn=fn: fn(x))
+                         for op, fn in VECTOR.items()}, (a, b)))
     for size in SIZES:
         for dt in FLOATS + INTS + ("bool",):
             a = values(dt, size, 1, subnormals)
@@ -260,7 +270,8 @@ def test_native_code_matches_the_cpu_backend():
     for name, k in kiln.items():
         c = cpu[name]
         assert k.dtype == c.dtype, name
-        if k.dtype.kind == "f" and name.startswith(("pow-", "exp-", "sin-", "sum-", "prod-", "chain-", "splat-")):
+        if k.dtype.kind == "f" and name.startswith(
+                ("pow-", "exp-", "sin-", "sum-", "prod-", "chain-", "splat-", "vector-")):
             # Library functions, and XLA:CPU contracting a * b + c into an FMA.
             np.testing.assert_allclose(k, c, rtol=2e-6, atol=np.finfo(k.dtype).tiny,
                                        equal_nan=True, err_msg=name)
