@@ -21,6 +21,7 @@
 #include "pjrt/proto_writer.h"
 #include "pjrt/shardings.h"
 #include "runtime/aligned_buffer.h"
+#include "runtime/trace.h"
 #include "runtime/view.h"
 #include "support/log.h"
 #include "support/thread.h"
@@ -241,8 +242,10 @@ PJRT_Error* Client_Compile(PJRT_Client_Compile_Args* args) {
     std::span<const uint8_t> options_bytes(
         reinterpret_cast<const uint8_t*>(args->compile_options),
         args->compile_options == nullptr ? 0 : args->compile_options_size);
+    const uint64_t begin = runtime::TraceEnabled() ? runtime::TraceNowNs() : 0;
     StatusOr<std::unique_ptr<PJRT_LoadedExecutable>> loaded =
         CompileAndLoad(args->client, code, options_bytes, kFn);
+    if (begin != 0) runtime::TraceRecord(kFn, "compile", begin, runtime::TraceNowNs());
     if (!loaded.ok()) {
       const Status& error = loaded.status();
       if (error.code() != StatusCode::kUnimplemented) return error;

@@ -1,10 +1,11 @@
 // Execution traces for Perfetto / chrome://tracing. With KILN_TRACE=<file.json> set when the
 // process starts, every step Kiln runs (one op, or a fused group) is recorded with its thread,
 // start and duration, its description ("stablehlo.dot_general (f32) at model.py:12") and its op
-// family
-// ("linalg", "elementwise", ...), and the file is written as Chrome trace-event JSON when the
-// process exits (or on TraceFlush). Off, it costs one predictable branch per program run.
-// tools/trace_summary turns a trace into a table and a bar chart of time per op family.
+// family ("linalg", "elementwise", ...), and so is every PJRT_Client_Compile (category
+// "compile": Kiln's own compile time, without what the framework does around it); the file is
+// written as Chrome trace-event JSON when the process exits (or on TraceFlush). Off, it costs one
+// predictable branch per program run. tools/trace_summary turns a trace into a table and a bar
+// chart of time per op family.
 #pragma once
 
 #include <cstdint>
