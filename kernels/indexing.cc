@@ -101,30 +101,86 @@ WindowMap MakeWindowMap(const std::vector<int64_t>& x_dims, const std::vector<in
   return MergeTrailing(std::move(m));
 }
 
-// Reads any integer array as int64 (unsigned values beyond int64 saturate; they are out of range
-// for every operand anyway).
+// An index of any integer type as int64 (unsigned values beyond int64 saturate; they are out of
+// range for every operand anyway).
+template <typename T>
+int64_t IndexValue(T v) {
+  if constexpr (std::is_unsigned_v<T> && sizeof(T) == 8) {
+    return v > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())
+               ? std::numeric_limits<int64_t>::max()
+               : static_cast<int64_t>(v);
+  } else {
+    return static_cast<int64_t>(v);
+  }
+}
+
 StatusOr<std::vector<int64_t>> ReadIndices(std::string_view op, const View& a) {
   std::vector<int64_t> out(static_cast<size_t>(a.num_elements()));
   KILN_RETURN_IF_ERROR(DispatchInt(op, a.dtype, [&]<typename T>() -> Status {
     const T* p = a.data_as<const T>();
-    for (size_t i = 0; i < out.size(); ++i) {
-      if constexpr (std::is_unsigned_v<T> && sizeof(T) == 8) {
-        out[i] = p[i] > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())
-                     ? std::numeric_limits<int64_t>::max()
-                     : static_cast<int64_t>(p[i]);
-      } else {
-        out[i] = static_cast<int64_t>(p[i]);
-      }
-    }
+    for (size_t i = 0; i < out.size(); ++i) out[i] = IndexValue(p[i]);
     return Status::Ok();
   }));
   return out;
+}
+
+// Whether batch position b's start index vector is indices[b * V .. b * V + V) (V = vector_size):
+// index_vector_dim is the last axis (or implicit), as JAX emits every indexing gather and scatter.
+// ComputeBases then reads the indices in place.
+bool ContiguousIndexVectors(const IndexGeometry& g) {
+  if (g.vector_size > 1 && g.vector_stride != 1) return false;
+  int64_t stride = g.vector_size;
+  for (size_t i = g.batch_sizes.size(); i-- > 0;) {
+    if (g.batch_sizes[i] > 1 && g.batch_index_strides[i] != stride) return false;
+    stride *= g.batch_sizes[i];
+  }
+  return true;
 }
 
 // Operand base offset of every batch position: start indices (clamped, or -1 when the window
 // does not fit and clamping is off) plus the batching coordinates.
 StatusOr<std::vector<int64_t>> ComputeBases(std::string_view op, const IndexGeometry& g,
                                             const View& indices) {
+  if (ContiguousIndexVectors(g)) {
+    const int64_t count = Product(g.batch_sizes);
+    const size_t v = static_cast<size_t>(g.vector_size);
+    std::vector<int64_t> bases(static_cast<size_t>(count));
+    KILN_RETURN_IF_ERROR(DispatchInt(op, indices.dtype, [&]<typename T>() -> Status {
+      const T* p = indices.data_as<const T>();
+      int64_t* out = bases.data();
+      if (v == 1 && g.clamp && g.batching.empty()) {  // x[i], take, embeddings
+        const size_t axis = static_cast<size_t>(g.start_map[0]);
+        const int64_t limit = g.operand_dims[axis] - g.window_extent[axis];
+        const int64_t stride = g.operand_strides[axis];
+        for (int64_t b = 0; b < count; ++b) {
+          out[b] = std::clamp<int64_t>(IndexValue(p[b]), 0, limit) * stride;
+        }
+        return Status::Ok();
+      }
+      std::vector<int64_t> pos(g.batching.empty() ? 0 : g.batch_sizes.size(), 0);
+      for (size_t b = 0; b < bases.size(); ++b) {
+        int64_t base = 0;
+        for (const auto& [batch_pos, stride] : g.batching) base += pos[batch_pos] * stride;
+        if (!pos.empty()) NextIndex(pos, g.batch_sizes);
+        for (size_t c = 0; c < v; ++c) {
+          const size_t axis = static_cast<size_t>(g.start_map[c]);
+          const int64_t limit = g.operand_dims[axis] - g.window_extent[axis];
+          const int64_t start = IndexValue(p[b * v + c]);
+          if (g.clamp) {
+            base += std::clamp<int64_t>(start, 0, limit) * g.operand_strides[axis];
+          } else if (start < 0 || start > limit) {
+            base = -1;
+            break;
+          } else {
+            base += start * g.operand_strides[axis];
+          }
+        }
+        bases[b] = base;
+      }
+      return Status::Ok();
+    }));
+    return bases;
+  }
   KILN_ASSIGN_OR_RETURN(std::vector<int64_t> idx, ReadIndices(op, indices));
   int64_t count = Product(g.batch_sizes);
   std::vector<int64_t> bases(static_cast<size_t>(count));
@@ -364,6 +420,13 @@ StatusOr<Kernel> LowerGather(LowerContext& ctx) {
                            if (bstep == 0 && ostep == 1) {
                              std::memcpy(dst + x, src + bases[static_cast<size_t>(b0)] + o0,
                                          static_cast<size_t>(len) * sizeof(E));
+                             return;
+                           }
+                           if (bstep == 1 && ostep == 0) {  // one element per position
+                             const int64_t* base = bases.data() + b0;
+                             const E* from = src + o0;
+                             E* to = dst + x;
+                             for (int64_t j = 0; j < len; ++j) to[j] = from[base[j]];
                              return;
                            }
                            for (int64_t j = 0; j < len; ++j) {

@@ -130,10 +130,11 @@ std::vector<T> ReferenceGather(const GatherConfig& c, const std::vector<T>& oper
 }
 
 OpBuilder BuildGather(const GatherConfig& c, DType dtype,
-                      std::optional<std::vector<int64_t>> result_dims = {}) {
+                      std::optional<std::vector<int64_t>> result_dims = {},
+                      DType index_dtype = DType::kS32) {
   OpBuilder b("stablehlo.gather");
   b.Operand(dtype, c.operand_dims);
-  b.Operand(DType::kS32, c.index_dims);
+  b.Operand(index_dtype, c.index_dims);
   b.Result(dtype, result_dims ? *result_dims : GatherResultDims(c));
   b.Ints("offset_dims", c.offset_dims);
   b.Ints("collapsed_slice_dims", c.collapsed);
@@ -210,6 +211,64 @@ TEST(GatherTest, SpecExampleWithBatchingDims) {
                                35, 36, 37, 38, 41, 42, 43, 44, 1,  2,  3,  4,  13, 14, 15, 16,
                                21, 22, 23, 24, 43, 44, 45, 46, 33, 34, 35, 36, 27, 28, 29, 30};
   EXPECT_EQ(ToVector<int32_t>((*out)[0]), want);
+}
+
+// Start indices of every integer type are read as values and clamped: negative ones to 0, large
+// unsigned ones (beyond int64 for u64) to the last start; one index per position (the in-place
+// path's single-index loop) and two (its general loop), and the same two with the index vector
+// not last (the path that reads the indices as int64 first).
+template <typename I>
+void CheckIndexType(DType index_dtype, std::vector<I> idx1, std::vector<I> idx2) {
+  std::vector<float> x(6 * 4);
+  std::iota(x.begin(), x.end(), 0.0f);
+  auto as_int = [](const std::vector<I>& v) {
+    std::vector<int32_t> out;
+    for (I i : v) {
+      out.push_back(static_cast<int32_t>(
+          std::clamp<long double>(static_cast<long double>(i), -100.0L, 100.0L)));
+    }
+    return out;
+  };
+  struct Case {
+    GatherConfig c;
+    const std::vector<I>* idx;
+  };
+  const Case cases[] = {
+      {{{6, 4}, {5, 1}, {1}, {0}, {}, {}, {0}, 1, {1, 4}}, &idx1},       // x[i]
+      {{{6, 4}, {5, 2}, {}, {0, 1}, {}, {}, {0, 1}, 1, {1, 1}}, &idx2},  // x[i, j]
+  };
+  for (const Case& k : cases) {
+    OpBuilder b = BuildGather(k.c, DType::kF32, {}, index_dtype);
+    FakeLowerContext ctx(b);
+    auto out = LowerAndRun(Gather(), ctx,
+                           {MakeArray(DType::kF32, k.c.operand_dims, x),
+                            MakeArray(index_dtype, k.c.index_dims, *k.idx)});
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    EXPECT_EQ(ToVector<float>((*out)[0]), ReferenceGather(k.c, x, as_int(*k.idx)));
+  }
+  // x[i, j] with the index vector first: indices [2, 5] hold i in row 0 and j in row 1.
+  GatherConfig c{{6, 4}, {2, 5}, {}, {0, 1}, {}, {}, {0, 1}, 0, {1, 1}};
+  std::vector<I> t(10);
+  for (size_t p = 0; p < 5; ++p) {
+    t[p] = idx2[2 * p];
+    t[5 + p] = idx2[2 * p + 1];
+  }
+  OpBuilder b = BuildGather(c, DType::kF32, {}, index_dtype);
+  FakeLowerContext ctx(b);
+  auto out = LowerAndRun(
+      Gather(), ctx,
+      {MakeArray(DType::kF32, c.operand_dims, x), MakeArray(index_dtype, c.index_dims, t)});
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(ToVector<float>((*out)[0]), ReferenceGather(c, x, as_int(t)));
+}
+
+TEST(GatherTest, IndicesOfEveryIntegerTypeAreClamped) {
+  CheckIndexType<int8_t>(DType::kS8, {5, -1, 2, 127, -128}, {1, 3, -2, 9, 5, -1, 0, 0, 127, -128});
+  CheckIndexType<uint8_t>(DType::kU8, {5, 255, 2, 0, 6}, {1, 3, 255, 9, 5, 200, 0, 0, 6, 4});
+  CheckIndexType<int64_t>(DType::kS64, {5, INT64_MIN, 2, INT64_MAX, -3},
+                          {1, 3, INT64_MIN, 9, 5, INT64_MAX, 0, 0, -7, 2});
+  CheckIndexType<uint64_t>(DType::kU64, {5, UINT64_MAX, 2, uint64_t{1} << 63, 1},
+                           {1, 3, UINT64_MAX, 9, 5, uint64_t{1} << 63, 0, 0, 6, 2});
 }
 
 TEST(GatherTest, MovesBytesOfEveryElementSize) {
