@@ -1,0 +1,229 @@
+// The index geometry of gather and scatter (kernels/index_geometry.h).
+#include "kernels/index_geometry.h"
+
+#include <algorithm>
+#include <limits>
+#include <string>
+#include <type_traits>
+
+#include "kernels/dispatch.h"
+#include "kernels/lowering.h"
+
+namespace kiln::kernels::indexing {
+namespace {
+
+using runtime::View;
+
+WindowMap MergeTrailing(WindowMap m) {
+  while (m.dims.size() >= 2) {
+    size_t d = m.dims.size() - 1;
+    if (m.batch_mul[d - 1] != m.batch_mul[d] * m.dims[d] ||
+        m.operand_mul[d - 1] != m.operand_mul[d] * m.dims[d])
+      break;
+    m.dims[d - 1] *= m.dims[d];
+    m.batch_mul[d - 1] = m.batch_mul[d];
+    m.operand_mul[d - 1] = m.operand_mul[d];
+    m.dims.pop_back();
+    m.batch_mul.pop_back();
+    m.operand_mul.pop_back();
+  }
+  return m;
+}
+
+// An index of any integer type as int64 (unsigned values beyond int64 saturate; they are out of
+// range for every operand anyway).
+template <typename T>
+int64_t IndexValue(T v) {
+  if constexpr (std::is_unsigned_v<T> && sizeof(T) == 8) {
+    return v > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())
+               ? std::numeric_limits<int64_t>::max()
+               : static_cast<int64_t>(v);
+  } else {
+    return static_cast<int64_t>(v);
+  }
+}
+
+StatusOr<std::vector<int64_t>> ReadIndices(std::string_view op, const View& a) {
+  std::vector<int64_t> out(static_cast<size_t>(a.num_elements()));
+  KILN_RETURN_IF_ERROR(DispatchInt(op, a.dtype, [&]<typename T>() -> Status {
+    const T* p = a.data_as<const T>();
+    for (size_t i = 0; i < out.size(); ++i) out[i] = IndexValue(p[i]);
+    return Status::Ok();
+  }));
+  return out;
+}
+
+// Whether batch position b's start index vector is indices[b * V .. b * V + V) (V = vector_size):
+// index_vector_dim is the last axis (or implicit), as JAX emits every indexing gather and scatter.
+// ComputeBases then reads the indices in place.
+bool ContiguousIndexVectors(const IndexGeometry& g) {
+  if (g.vector_size > 1 && g.vector_stride != 1) return false;
+  int64_t stride = g.vector_size;
+  for (size_t i = g.batch_sizes.size(); i-- > 0;) {
+    if (g.batch_sizes[i] > 1 && g.batch_index_strides[i] != stride) return false;
+    stride *= g.batch_sizes[i];
+  }
+  return true;
+}
+
+}  // namespace
+
+WindowMap MakeWindowMap(const std::vector<int64_t>& x_dims, const std::vector<int64_t>& window_axes,
+                        const std::vector<int64_t>& window_operand_axes, const IndexGeometry& g) {
+  WindowMap m;
+  m.dims = x_dims;
+  m.batch_mul.assign(x_dims.size(), 0);
+  m.operand_mul.assign(x_dims.size(), 0);
+  std::vector<int64_t> batch_strides = RowMajorStrides(g.batch_sizes);
+  size_t next_batch = 0;
+  for (size_t d = 0; d < x_dims.size(); ++d) {
+    auto it = std::find(window_axes.begin(), window_axes.end(), static_cast<int64_t>(d));
+    if (it != window_axes.end()) {
+      int64_t operand_axis = window_operand_axes[static_cast<size_t>(it - window_axes.begin())];
+      m.operand_mul[d] = g.operand_strides[static_cast<size_t>(operand_axis)];
+    } else {
+      m.batch_mul[d] = batch_strides[next_batch++];
+    }
+  }
+  return MergeTrailing(std::move(m));
+}
+
+StatusOr<std::vector<int64_t>> ComputeBases(std::string_view op, const IndexGeometry& g,
+                                            const View& indices) {
+  if (ContiguousIndexVectors(g)) {
+    const int64_t count = Product(g.batch_sizes);
+    const size_t v = static_cast<size_t>(g.vector_size);
+    std::vector<int64_t> bases(static_cast<size_t>(count));
+    KILN_RETURN_IF_ERROR(DispatchInt(op, indices.dtype, [&]<typename T>() -> Status {
+      const T* p = indices.data_as<const T>();
+      int64_t* out = bases.data();
+      if (v == 1 && g.clamp && g.batching.empty()) {  // x[i], take, embeddings
+        const size_t axis = static_cast<size_t>(g.start_map[0]);
+        const int64_t limit = g.operand_dims[axis] - g.window_extent[axis];
+        const int64_t stride = g.operand_strides[axis];
+        for (int64_t b = 0; b < count; ++b) {
+          out[b] = std::clamp<int64_t>(IndexValue(p[b]), 0, limit) * stride;
+        }
+        return Status::Ok();
+      }
+      std::vector<int64_t> pos(g.batching.empty() ? 0 : g.batch_sizes.size(), 0);
+      for (size_t b = 0; b < bases.size(); ++b) {
+        int64_t base = 0;
+        for (const auto& [batch_pos, stride] : g.batching) base += pos[batch_pos] * stride;
+        if (!pos.empty()) NextIndex(pos, g.batch_sizes);
+        for (size_t c = 0; c < v; ++c) {
+          const size_t axis = static_cast<size_t>(g.start_map[c]);
+          const int64_t limit = g.operand_dims[axis] - g.window_extent[axis];
+          const int64_t start = IndexValue(p[b * v + c]);
+          if (g.clamp) {
+            base += std::clamp<int64_t>(start, 0, limit) * g.operand_strides[axis];
+          } else if (start < 0 || start > limit) {
+            base = -1;
+            break;
+          } else {
+            base += start * g.operand_strides[axis];
+          }
+        }
+        bases[b] = base;
+      }
+      return Status::Ok();
+    }));
+    return bases;
+  }
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> idx, ReadIndices(op, indices));
+  int64_t count = Product(g.batch_sizes);
+  std::vector<int64_t> bases(static_cast<size_t>(count));
+  std::vector<int64_t> pos(g.batch_sizes.size(), 0);
+  for (int64_t b = 0; b < count; ++b) {
+    int64_t index_off = 0;
+    for (size_t i = 0; i < pos.size(); ++i) index_off += pos[i] * g.batch_index_strides[i];
+    int64_t base = 0;
+    bool fits = true;
+    for (size_t c = 0; c < g.start_map.size(); ++c) {
+      size_t axis = static_cast<size_t>(g.start_map[c]);
+      int64_t start =
+          idx[static_cast<size_t>(index_off + static_cast<int64_t>(c) * g.vector_stride)];
+      int64_t limit = g.operand_dims[axis] - g.window_extent[axis];  // >= 0, checked at lowering
+      if (g.clamp) {
+        start = std::clamp<int64_t>(start, 0, limit);
+      } else if (start < 0 || start > limit) {
+        fits = false;
+        break;
+      }
+      base += start * g.operand_strides[axis];
+    }
+    for (const auto& [batch_pos, stride] : g.batching) base += pos[batch_pos] * stride;
+    bases[static_cast<size_t>(b)] = fits ? base : -1;
+    NextIndex(pos, g.batch_sizes);
+  }
+  return bases;
+}
+
+int64_t RowCount(const WindowMap& m) {
+  if (m.dims.empty()) return 1;
+  if (m.dims.back() == 0) return 0;
+  return Product(m.dims) / m.dims.back();
+}
+
+Status BuildIndexGeometry(const ir::Op& op, const ir::Type& operand, const ir::Type& indices,
+                          int64_t index_vector_dim, const std::vector<int64_t>& start_map,
+                          const std::vector<int64_t>& operand_batching,
+                          const std::vector<int64_t>& index_batching, IndexGeometry& g) {
+  if (!ir::IsInteger(indices.dtype))
+    return OpError(op, "indices must have an integer type, got " + indices.ToString());
+  int64_t irank = indices.rank(), orank = operand.rank();
+  if (index_vector_dim < 0 || index_vector_dim > irank) {
+    return OpError(op, "index_vector_dim " + std::to_string(index_vector_dim) +
+                           " is out of range for " + indices.ToString());
+  }
+  g.operand_dims = operand.dims;
+  g.operand_strides = RowMajorStrides(operand.dims);
+  g.index_dtype = indices.dtype;
+  g.index_dims = indices.dims;
+  std::vector<int64_t> istrides = RowMajorStrides(indices.dims);
+  for (int64_t d = 0; d < irank; ++d) {
+    if (d == index_vector_dim) continue;
+    g.batch_sizes.push_back(indices.dims[static_cast<size_t>(d)]);
+    g.batch_index_strides.push_back(istrides[static_cast<size_t>(d)]);
+  }
+  if (index_vector_dim < irank) {
+    g.vector_size = indices.dims[static_cast<size_t>(index_vector_dim)];
+    g.vector_stride = istrides[static_cast<size_t>(index_vector_dim)];
+  }
+  if (static_cast<int64_t>(start_map.size()) != g.vector_size) {
+    return OpError(op, "the index map " + FormatInts(start_map) +
+                           " must have one entry per index vector component (" +
+                           std::to_string(g.vector_size) + ")");
+  }
+  std::vector<int64_t> mapped = start_map;
+  mapped.insert(mapped.end(), operand_batching.begin(), operand_batching.end());
+  KILN_RETURN_IF_ERROR(CheckAxes(op, mapped, orank, "index map + operand batching dims"));
+  g.start_map = start_map;
+  if (operand_batching.size() != index_batching.size()) {
+    return OpError(op, "operand and indices batching dims differ in number");
+  }
+  KILN_RETURN_IF_ERROR(CheckAxes(op, index_batching, irank, "indices batching dims"));
+  for (size_t i = 0; i < index_batching.size(); ++i) {
+    int64_t id = index_batching[i], od = operand_batching[i];
+    if (id == index_vector_dim)
+      return OpError(op, "index_vector_dim cannot be an indices batching dim");
+    if (indices.dims[static_cast<size_t>(id)] != operand.dims[static_cast<size_t>(od)]) {
+      return OpError(op, "batching dim sizes differ between operand " + operand.ToString() +
+                             " and indices " + indices.ToString());
+    }
+    size_t pos = static_cast<size_t>(id < index_vector_dim ? id : id - 1);
+    g.batching.push_back({pos, g.operand_strides[static_cast<size_t>(od)]});
+  }
+  return Status::Ok();
+}
+
+Status CheckShape(const ir::Op& op, const ir::Type& t, ir::DType dtype,
+                  const std::vector<int64_t>& dims, std::string_view what) {
+  if (!t.is_tensor() || t.dtype != dtype || t.dims != dims) {
+    return OpError(op, std::string(what) + " must be " + ir::Type::Tensor(dtype, dims).ToString() +
+                           ", got " + t.ToString());
+  }
+  return Status::Ok();
+}
+
+}  // namespace kiln::kernels::indexing

@@ -1,0 +1,234 @@
+// stablehlo.scatter with full StableHLO semantics, including batching dims and any
+// update_computation region: an update window that does not fit entirely in the operand is
+// skipped, as XLA does (JAX's mode="drop" relies on it); the "replace" body moves bytes of every
+// element type. The geometry it shares with gather: kernels/index_geometry.h.
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kernels/dispatch.h"
+#include "kernels/index_geometry.h"
+#include "kernels/lowering.h"
+#include "kernels/scalar_body.h"
+#include "runtime/parallel.h"
+
+namespace kiln::kernels::indexing {
+
+using compiler::ExecContext;
+using compiler::Kernel;
+using compiler::LowerContext;
+using runtime::Array;
+using runtime::View;
+
+namespace {
+
+struct ScatterPlan {
+  size_t n = 0;  // number of inputs (= updates = results)
+  IndexGeometry g;
+  WindowMap map;  // over the updates
+  std::vector<ir::Type> input_types;
+  ir::Type indices_type;
+  std::vector<int64_t> update_dims;
+};
+
+// Applies `fn(operand_offset, update_offset)` for every update element whose window fits, in
+// row-major update order (so duplicate indices combine deterministically).
+template <typename Fn>
+void ForEachScatter(const ScatterPlan& p, const std::vector<int64_t>& bases, Fn&& fn) {
+  ForEachRow(p.map, 0, RowCount(p.map),
+             [&](int64_t x, int64_t b0, int64_t bstep, int64_t o0, int64_t ostep, int64_t len) {
+               for (int64_t j = 0; j < len; ++j) {
+                 int64_t base = bases[static_cast<size_t>(b0 + j * bstep)];
+                 if (base >= 0) fn(base + o0 + j * ostep, x + j);
+               }
+             });
+}
+
+}  // namespace
+
+StatusOr<Kernel> LowerScatter(LowerContext& ctx) {
+  const ir::Op& op = ctx.op();
+  size_t n = op.results.size();
+  if (n == 0 || op.operands.size() != 2 * n + 1)
+    return OpError(op, "expects N inputs, indices and N updates");
+  if (op.regions.size() != 1) return OpError(op, "expects one update_computation region");
+  auto plan = std::make_shared<ScatterPlan>();
+  plan->n = n;
+  for (size_t i = 0; i < 2 * n + 1; ++i) {
+    KILN_RETURN_IF_ERROR(
+        CheckStaticTensor(op, ctx.operand_type(i), "operand #" + std::to_string(i)));
+  }
+  const ir::Type& input0 = ctx.operand_type(0);
+  const ir::Type& indices = ctx.operand_type(n);
+  const ir::Type& updates0 = ctx.operand_type(n + 1);
+  std::vector<ir::DType> dtypes;
+  for (size_t i = 0; i < n; ++i) {
+    const ir::Type& in = ctx.operand_type(i);
+    const ir::Type& up = ctx.operand_type(n + 1 + i);
+    if (in.dims != input0.dims) return OpError(op, "inputs must all have the same shape");
+    if (up.dims != updates0.dims) return OpError(op, "updates must all have the same shape");
+    if (up.dtype != in.dtype)
+      return OpError(op, "update #" + std::to_string(i) + " must have its input's element type");
+    KILN_RETURN_IF_ERROR(
+        CheckShape(op, ctx.result_type(i), in.dtype, in.dims, "result #" + std::to_string(i)));
+    dtypes.push_back(in.dtype);
+    plan->input_types.push_back(in);
+  }
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> window_dims, OptionalInts(op, "update_window_dims"));
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> inserted, OptionalInts(op, "inserted_window_dims"));
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> input_batching,
+                        OptionalInts(op, "input_batching_dims"));
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> index_batching,
+                        OptionalInts(op, "scatter_indices_batching_dims"));
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> start_map,
+                        OptionalInts(op, "scatter_dims_to_operand_dims"));
+  KILN_ASSIGN_OR_RETURN(int64_t index_vector_dim, RequiredInt(op, "index_vector_dim"));
+
+  IndexGeometry& g = plan->g;
+  KILN_RETURN_IF_ERROR(BuildIndexGeometry(op, input0, indices, index_vector_dim, start_map,
+                                          input_batching, index_batching, g));
+  int64_t orank = input0.rank();
+  std::vector<int64_t> dropped = inserted;
+  dropped.insert(dropped.end(), input_batching.begin(), input_batching.end());
+  KILN_RETURN_IF_ERROR(CheckAxes(op, dropped, orank, "inserted_window_dims + input_batching_dims"));
+  if (window_dims.size() + dropped.size() != static_cast<size_t>(orank)) {
+    return OpError(op,
+                   "update_window_dims, inserted_window_dims and input_batching_dims must cover "
+                   "the input rank");
+  }
+  int64_t urank = static_cast<int64_t>(g.batch_sizes.size() + window_dims.size());
+  if (updates0.rank() != urank) {
+    return OpError(op,
+                   "updates " + updates0.ToString() + " must have rank " + std::to_string(urank));
+  }
+  KILN_RETURN_IF_ERROR(CheckAxes(op, window_dims, urank, "update_window_dims"));
+  if (!std::is_sorted(window_dims.begin(), window_dims.end())) {
+    return OpError(op, "update_window_dims " + FormatInts(window_dims) + " must be sorted");
+  }
+  std::vector<int64_t> window_operand_axes;
+  for (int64_t d = 0; d < orank; ++d) {
+    if (!Contains(dropped, d)) window_operand_axes.push_back(d);
+  }
+  // Window extent per operand axis: the update window size, or 1 for inserted/batching axes.
+  g.window_extent.assign(static_cast<size_t>(orank), 1);
+  size_t next_batch = 0;
+  for (int64_t d = 0; d < urank; ++d) {
+    int64_t size = updates0.dims[static_cast<size_t>(d)];
+    auto it = std::find(window_dims.begin(), window_dims.end(), d);
+    if (it != window_dims.end()) {
+      size_t axis =
+          static_cast<size_t>(window_operand_axes[static_cast<size_t>(it - window_dims.begin())]);
+      if (size > input0.dims[axis]) {
+        return OpError(op, "update window " + updates0.ToString() + " is larger than the input " +
+                               input0.ToString());
+      }
+      g.window_extent[axis] = size;
+    } else if (size != g.batch_sizes[next_batch++]) {
+      return OpError(op, "updates " + updates0.ToString() + " do not match the scatter indices " +
+                             indices.ToString());
+    }
+  }
+  g.clamp = false;
+  plan->map = MakeWindowMap(updates0.dims, window_dims, window_operand_axes, g);
+  plan->indices_type = indices;
+  plan->update_dims = updates0.dims;
+  std::string name = op.name;
+
+  // Copies the inputs into fresh results (updates then modify them in place).
+  auto start = [](const ScatterPlan& p, std::string_view nm, std::span<const View> in,
+                  std::span<const View> results) -> StatusOr<std::vector<int64_t>> {
+    if (in.size() < 2 * p.n + 1) return Internal(std::string(nm) + ": too few inputs");
+    for (size_t i = 0; i < p.n; ++i) {
+      if (in[i].dtype != p.input_types[i].dtype ||
+          !runtime::SameDims(in[i].dims, p.input_types[i].dims) ||
+          in[p.n + 1 + i].dtype != p.input_types[i].dtype ||
+          !runtime::SameDims(in[p.n + 1 + i].dims, p.update_dims)) {
+        return Internal(std::string(nm) + ": inputs do not match the lowered types");
+      }
+    }
+    if (in[p.n].dtype != p.indices_type.dtype ||
+        !runtime::SameDims(in[p.n].dims, p.indices_type.dims)) {
+      return Internal(std::string(nm) + ": indices do not match the lowered type");
+    }
+    if (results.size() != p.n) return Internal(std::string(nm) + ": wrong number of outputs");
+    for (size_t i = 0; i < p.n; ++i) {
+      if (in[i].byte_size() > 0) std::memcpy(results[i].data(), in[i].data(), in[i].byte_size());
+    }
+    return ComputeBases(nm, p.g, in[p.n]);
+  };
+  std::shared_ptr<const ScatterPlan> p = std::move(plan);
+
+  std::optional<ReducerKind> kind = MatchBinaryReducer(ctx.module(), op.regions[0], dtypes[0]);
+  if (n == 1 && kind == ReducerKind::kReplace) {
+    size_t elem = static_cast<size_t>(ir::DTypeByteSize(dtypes[0]));
+    KILN_RETURN_IF_ERROR(
+        DispatchElementSize(op.name, elem, []<typename E>() { return Status::Ok(); }));
+    return Kernel([=](ExecContext&, std::span<const View> in, std::span<const View> out) -> Status {
+      std::span<const View> results = out;
+      KILN_ASSIGN_OR_RETURN(std::vector<int64_t> bases, start(*p, name, in, results));
+      KILN_RETURN_IF_ERROR(DispatchElementSize(name, elem, [&]<typename E>() -> Status {
+        E* dst = results[0].data_as<E>();
+        const E* upd = in[2].data_as<const E>();
+        ForEachScatter(*p, bases, [&](int64_t o, int64_t u) { dst[o] = upd[u]; });
+        return Status::Ok();
+      }));
+      return Status::Ok();
+    });
+  }
+  if (n == 1 && kind && ReducerSupportsDType(*kind, dtypes[0])) {
+    ReducerKind k = *kind;
+    ir::DType dtype = dtypes[0];
+    return Kernel([=](ExecContext&, std::span<const View> in, std::span<const View> out) -> Status {
+      std::span<const View> results = out;
+      KILN_ASSIGN_OR_RETURN(std::vector<int64_t> bases, start(*p, name, in, results));
+      KILN_RETURN_IF_ERROR(
+          DispatchReducer(name, k, dtype, [&]<ReducerKind K, typename T>() -> Status {
+            T* dst = results[0].data_as<T>();
+            const T* upd = in[2].data_as<const T>();
+            ForEachScatter(*p, bases, [&](int64_t o, int64_t u) {
+              dst[o] = ReducerFn<K, T>::Apply(dst[o], upd[u]);
+            });
+            return Status::Ok();
+          }));
+      return Status::Ok();
+    });
+  }
+
+  // General path: update_computation(current values..., update values...) per element.
+  std::vector<ir::DType> arg_dtypes = dtypes;
+  arg_dtypes.insert(arg_dtypes.end(), dtypes.begin(), dtypes.end());
+  KILN_ASSIGN_OR_RETURN(std::shared_ptr<const ScalarRegion> body,
+                        ScalarRegion::Compile(ctx, 0, arg_dtypes, dtypes));
+  return Kernel([=](ExecContext& ec, std::span<const View> in,
+                    std::span<const View> out) -> Status {
+    std::span<const View> results = out;
+    KILN_ASSIGN_OR_RETURN(std::vector<int64_t> bases, start(*p, name, in, results));
+    KILN_ASSIGN_OR_RETURN(ScalarRegionRunner runner,
+                          ScalarRegionRunner::Create(*body, ec, in.subspan(2 * n + 1)));
+    std::vector<size_t> elem(n);
+    for (size_t i = 0; i < n; ++i) elem[i] = static_cast<size_t>(ir::DTypeByteSize(dtypes[i]));
+    std::vector<const void*> args(2 * n);
+    std::vector<void*> dsts(n);
+    Status status;
+    ForEachScatter(*p, bases, [&](int64_t o, int64_t u) {
+      if (!status.ok()) return;
+      for (size_t i = 0; i < n; ++i) {
+        auto* target = static_cast<uint8_t*>(results[i].data()) + static_cast<size_t>(o) * elem[i];
+        args[i] = target;
+        dsts[i] = target;
+        args[n + i] =
+            static_cast<const uint8_t*>(in[n + 1 + i].data()) + static_cast<size_t>(u) * elem[i];
+      }
+      status = runner.Run(args, dsts);
+    });
+    KILN_RETURN_IF_ERROR(status);
+    return Status::Ok();
+  });
+}
+
+}  // namespace kiln::kernels::indexing
