@@ -186,7 +186,7 @@ class Forms : public Xbyak::CodeGenerator {
       // array(x = rdi, y = rsi, n = rdx): whole vectors, then the rest under a lane mask (lanes
       // past n neither read nor written).
       align(32);
-      array_[i] = getCurr();
+      array_[i] = getCurr<NativeArrayF32>();
       Xbyak::Label loop, tail, done;
       L(loop);
       cmp(rdx, 8);
@@ -219,13 +219,11 @@ class Forms : public Xbyak::CodeGenerator {
     readyRE();
   }
   const void* Register(NativeMath fn) const { return reg_[static_cast<int>(fn)]; }
-  NativeArrayF32 Array(NativeMath fn) const {
-    return reinterpret_cast<NativeArrayF32>(array_[static_cast<int>(fn)]);
-  }
+  NativeArrayF32 Array(NativeMath fn) const { return array_[static_cast<int>(fn)]; }
 
  private:
   const uint8_t* reg_[3] = {};
-  const uint8_t* array_[3] = {};
+  NativeArrayF32 array_[3] = {};
   Xbyak::Label masks_;
 };
 
