@@ -44,10 +44,11 @@ def differing(native: dict[str, np.ndarray], interpreted: dict[str, np.ndarray])
 
 
 def traced_step_names(code: str, tmp_path: Path) -> list[str]:
-    """The steps Kiln ran for Python `code` (KILN_TRACE), in order."""
+    """The steps Kiln ran for Python `code` (KILN_TRACE), in order (not its compiles)."""
     trace = tmp_path / "trace.json"
     env = dict(os.environ, JAX_PLATFORMS="kiln,cpu", KILN_TRACE=str(trace))
     proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                           timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    return [e["name"] for e in json.loads(trace.read_text())["traceEvents"] if e.get("ph") == "X"]
+    return [e["name"] for e in json.loads(trace.read_text())["traceEvents"]
+            if e.get("ph") == "X" and e.get("cat") != "compile"]
