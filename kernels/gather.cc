@@ -91,10 +91,7 @@ StatusOr<Kernel> LowerGather(LowerContext& ctx) {
   if (!std::is_sorted(offset_dims.begin(), offset_dims.end())) {
     return OpError(op, "offset_dims " + FormatInts(offset_dims) + " must be sorted");
   }
-  std::vector<int64_t> window_operand_axes;
-  for (int64_t d = 0; d < orank; ++d) {
-    if (!Contains(dropped, d)) window_operand_axes.push_back(d);
-  }
+  const std::vector<int64_t> window_operand_axes = WindowOperandAxes(dropped, orank);
   std::vector<int64_t> out_dims(static_cast<size_t>(out_rank));
   size_t next_batch = 0;
   for (int64_t d = 0; d < out_rank; ++d) {

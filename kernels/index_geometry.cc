@@ -43,19 +43,9 @@ int64_t IndexValue(T v) {
   }
 }
 
-StatusOr<std::vector<int64_t>> ReadIndices(std::string_view op, const View& a) {
-  std::vector<int64_t> out(static_cast<size_t>(a.num_elements()));
-  KILN_RETURN_IF_ERROR(DispatchInt(op, a.dtype, [&]<typename T>() -> Status {
-    const T* p = a.data_as<const T>();
-    for (size_t i = 0; i < out.size(); ++i) out[i] = IndexValue(p[i]);
-    return Status::Ok();
-  }));
-  return out;
-}
-
 // Whether batch position b's start index vector is indices[b * V .. b * V + V) (V = vector_size):
 // index_vector_dim is the last axis (or implicit), as JAX emits every indexing gather and scatter.
-// ComputeBases then reads the indices in place.
+// ComputeBases then finds each vector without walking a multi-index.
 bool ContiguousIndexVectors(const IndexGeometry& g) {
   if (g.vector_size > 1 && g.vector_stride != 1) return false;
   int64_t stride = g.vector_size;
@@ -90,72 +80,50 @@ WindowMap MakeWindowMap(const std::vector<int64_t>& x_dims, const std::vector<in
 
 StatusOr<std::vector<int64_t>> ComputeBases(std::string_view op, const IndexGeometry& g,
                                             const View& indices) {
-  if (ContiguousIndexVectors(g)) {
-    const int64_t count = Product(g.batch_sizes);
-    const size_t v = static_cast<size_t>(g.vector_size);
-    std::vector<int64_t> bases(static_cast<size_t>(count));
-    KILN_RETURN_IF_ERROR(DispatchInt(op, indices.dtype, [&]<typename T>() -> Status {
-      const T* p = indices.data_as<const T>();
-      int64_t* out = bases.data();
-      if (v == 1 && g.clamp && g.batching.empty()) {  // x[i], take, embeddings
-        const size_t axis = static_cast<size_t>(g.start_map[0]);
-        const int64_t limit = g.operand_dims[axis] - g.window_extent[axis];
-        const int64_t stride = g.operand_strides[axis];
-        for (int64_t b = 0; b < count; ++b) {
-          out[b] = std::clamp<int64_t>(IndexValue(p[b]), 0, limit) * stride;
-        }
-        return Status::Ok();
-      }
-      std::vector<int64_t> pos(g.batching.empty() ? 0 : g.batch_sizes.size(), 0);
-      for (size_t b = 0; b < bases.size(); ++b) {
-        int64_t base = 0;
-        for (const auto& [batch_pos, stride] : g.batching) base += pos[batch_pos] * stride;
-        if (!pos.empty()) NextIndex(pos, g.batch_sizes);
-        for (size_t c = 0; c < v; ++c) {
-          const size_t axis = static_cast<size_t>(g.start_map[c]);
-          const int64_t limit = g.operand_dims[axis] - g.window_extent[axis];
-          const int64_t start = IndexValue(p[b * v + c]);
-          if (g.clamp) {
-            base += std::clamp<int64_t>(start, 0, limit) * g.operand_strides[axis];
-          } else if (start < 0 || start > limit) {
-            base = -1;
-            break;
-          } else {
-            base += start * g.operand_strides[axis];
-          }
-        }
-        bases[b] = base;
+  const bool contiguous = ContiguousIndexVectors(g);
+  const int64_t count = Product(g.batch_sizes);
+  const size_t v = static_cast<size_t>(g.vector_size);
+  std::vector<int64_t> bases(static_cast<size_t>(count));
+  KILN_RETURN_IF_ERROR(DispatchInt(op, indices.dtype, [&]<typename T>() -> Status {
+    const T* p = indices.data_as<const T>();
+    int64_t* out = bases.data();
+    if (contiguous && v == 1 && g.clamp && g.batching.empty()) {  // x[i], take, embeddings
+      const size_t axis = static_cast<size_t>(g.start_map[0]);
+      const int64_t limit = g.operand_dims[axis] - g.window_extent[axis];
+      const int64_t stride = g.operand_strides[axis];
+      for (int64_t b = 0; b < count; ++b) {
+        out[b] = std::clamp<int64_t>(IndexValue(p[b]), 0, limit) * stride;
       }
       return Status::Ok();
-    }));
-    return bases;
-  }
-  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> idx, ReadIndices(op, indices));
-  int64_t count = Product(g.batch_sizes);
-  std::vector<int64_t> bases(static_cast<size_t>(count));
-  std::vector<int64_t> pos(g.batch_sizes.size(), 0);
-  for (int64_t b = 0; b < count; ++b) {
-    int64_t index_off = 0;
-    for (size_t i = 0; i < pos.size(); ++i) index_off += pos[i] * g.batch_index_strides[i];
-    int64_t base = 0;
-    bool fits = true;
-    for (size_t c = 0; c < g.start_map.size(); ++c) {
-      size_t axis = static_cast<size_t>(g.start_map[c]);
-      int64_t start =
-          idx[static_cast<size_t>(index_off + static_cast<int64_t>(c) * g.vector_stride)];
-      int64_t limit = g.operand_dims[axis] - g.window_extent[axis];  // >= 0, checked at lowering
-      if (g.clamp) {
-        start = std::clamp<int64_t>(start, 0, limit);
-      } else if (start < 0 || start > limit) {
-        fits = false;
-        break;
-      }
-      base += start * g.operand_strides[axis];
     }
-    for (const auto& [batch_pos, stride] : g.batching) base += pos[batch_pos] * stride;
-    bases[static_cast<size_t>(b)] = fits ? base : -1;
-    NextIndex(pos, g.batch_sizes);
-  }
+    // The batch multi-index, walked only when batching axes or the index layout need it.
+    std::vector<int64_t> pos(contiguous && g.batching.empty() ? 0 : g.batch_sizes.size(), 0);
+    for (int64_t b = 0; b < count; ++b) {
+      int64_t index_off = static_cast<int64_t>(v) * b;
+      if (!contiguous) {
+        index_off = 0;
+        for (size_t i = 0; i < pos.size(); ++i) index_off += pos[i] * g.batch_index_strides[i];
+      }
+      int64_t base = 0;
+      for (const auto& [batch_pos, stride] : g.batching) base += pos[batch_pos] * stride;
+      if (!pos.empty()) NextIndex(pos, g.batch_sizes);
+      for (size_t c = 0; c < v; ++c) {
+        const size_t axis = static_cast<size_t>(g.start_map[c]);
+        const int64_t limit = g.operand_dims[axis] - g.window_extent[axis];  // >= 0, checked
+        const int64_t start = IndexValue(p[index_off + static_cast<int64_t>(c) * g.vector_stride]);
+        if (g.clamp) {
+          base += std::clamp<int64_t>(start, 0, limit) * g.operand_strides[axis];
+        } else if (start < 0 || start > limit) {
+          base = -1;  // the window does not fit: scatter skips it
+          break;
+        } else {
+          base += start * g.operand_strides[axis];
+        }
+      }
+      out[b] = base;
+    }
+    return Status::Ok();
+  }));
   return bases;
 }
 

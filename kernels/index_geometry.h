@@ -29,6 +29,15 @@ inline bool Contains(const std::vector<int64_t>& v, int64_t x) {
   return false;
 }
 
+// The axes 0 .. rank-1 not in `dropped`, in order: the operand axes a window walks.
+inline std::vector<int64_t> WindowOperandAxes(const std::vector<int64_t>& dropped, int64_t rank) {
+  std::vector<int64_t> axes;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (!Contains(dropped, d)) axes.push_back(d);
+  }
+  return axes;
+}
+
 // Where each start index vector comes from, and how it maps onto the operand.
 struct IndexGeometry {
   std::vector<int64_t> operand_dims, operand_strides;

@@ -110,10 +110,7 @@ StatusOr<Kernel> LowerScatter(LowerContext& ctx) {
   if (!std::is_sorted(window_dims.begin(), window_dims.end())) {
     return OpError(op, "update_window_dims " + FormatInts(window_dims) + " must be sorted");
   }
-  std::vector<int64_t> window_operand_axes;
-  for (int64_t d = 0; d < orank; ++d) {
-    if (!Contains(dropped, d)) window_operand_axes.push_back(d);
-  }
+  const std::vector<int64_t> window_operand_axes = WindowOperandAxes(dropped, orank);
   // Window extent per operand axis: the update window size, or 1 for inserted/batching axes.
   g.window_extent.assign(static_cast<size_t>(orank), 1);
   size_t next_batch = 0;

@@ -242,10 +242,11 @@ PJRT_Error* Client_Compile(PJRT_Client_Compile_Args* args) {
     std::span<const uint8_t> options_bytes(
         reinterpret_cast<const uint8_t*>(args->compile_options),
         args->compile_options == nullptr ? 0 : args->compile_options_size);
-    const uint64_t begin = runtime::TraceEnabled() ? runtime::TraceNowNs() : 0;
+    const bool traced = runtime::TraceEnabled();
+    const uint64_t begin = traced ? runtime::TraceNowNs() : 0;
     StatusOr<std::unique_ptr<PJRT_LoadedExecutable>> loaded =
         CompileAndLoad(args->client, code, options_bytes, kFn);
-    if (begin != 0) runtime::TraceRecord(kFn, "compile", begin, runtime::TraceNowNs());
+    if (traced) runtime::TraceRecord(kFn, "compile", begin, runtime::TraceNowNs());
     if (!loaded.ok()) {
       const Status& error = loaded.status();
       if (error.code() != StatusCode::kUnimplemented) return error;
