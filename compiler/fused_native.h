@@ -2,7 +2,7 @@
 // x86-64 loop, generated once at compile time with Xbyak, that keeps every intermediate in a vector
 // register. The interpreted tile loop (RunFused) calls one range function per member over the whole
 // tile, so each intermediate makes a round trip through L1 and each member pays a call; here a
-// vector of 8 f32 (4 f64) goes through all members before the next is loaded.
+// pair of vectors of 8 f32 (4 f64) goes through all members before the next pair is loaded.
 #pragma once
 
 #include <cstdint>

@@ -141,15 +141,14 @@ int ArityOf(MapOp op) {
 
 // The lanes' sign mask (negate) or its complement (abs), in the low 16 bytes of dst, or all 32 if
 // `wide`; uses r8.
-void EmitSignMask(Xbyak::CodeGenerator& g, MapOp op, bool f64, bool wide, const Xbyak::Ymm& dst) {
-  const bool neg = op == MapOp::kNegate;
+void EmitSignMask(Xbyak::CodeGenerator& g, bool f64, bool wide, const Xbyak::Ymm& dst) {
   const Xbyak::Xmm x(dst.getIdx());
   if (f64) {
-    g.mov(g.r8, neg ? uint64_t{0x8000000000000000} : uint64_t{0x7fffffffffffffff});
+    g.mov(g.r8, uint64_t{0x8000000000000000});
     g.vmovq(x, g.r8);
     g.vmovddup(x, x);
   } else {
-    g.mov(g.r8d, neg ? 0x80000000u : 0x7fffffffu);
+    g.mov(g.r8d, 0x80000000u);
     g.vmovd(x, g.r8d);
     g.vpshufd(x, x, 0);
   }
@@ -191,7 +190,7 @@ void EmitFloatOp(Xbyak::CodeGenerator& g, MapOp op, bool f64, bool packed, const
       g.vxorps(d, a, sign);
       break;
     case MapOp::kAbs:
-      g.vandps(d, a, sign);
+      g.vandnps(d, sign, a);  // a without its sign bit
       break;
     case MapOp::kMaximum:
     case MapOp::kMinimum: {
@@ -614,8 +613,7 @@ template <typename At, typename AtOut>
 void NativeEmitter::FloatPacked(MapOp op, bool f64, int64_t n, uint8_t scalar, At at, AtOut at_out,
                                 const OperandKeys& keys) {
   const int width = f64 ? 8 : 4;
-  if (op == MapOp::kNegate || op == MapOp::kAbs)
-    EmitSignMask(*this, op, f64, n * width >= 32, ymm7);
+  if (op == MapOp::kNegate || op == MapOp::kAbs) EmitSignMask(*this, f64, n * width >= 32, ymm7);
   int64_t j = 0;
   while (j < n) {
     const int64_t left_bytes = (n - j) * width;

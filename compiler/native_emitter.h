@@ -50,11 +50,13 @@ int ArityOf(MapOp op);
 
 // d = op(a, b) for float op `op` (IsFloatArithmetic): every lane of the registers (`packed`, xmm
 // or ymm as they are) or the low element. d must differ from a and b; t is a temporary; `sign`
-// holds EmitSignMask's lanes for negate and abs. The same bits as the ops' C++ (elementwise_ops.h).
+// holds EmitSignMask's lanes (the sign bit) for negate and abs. The same bits as the ops' C++
+// (elementwise_ops.h).
 void EmitFloatOp(Xbyak::CodeGenerator& g, MapOp op, bool f64, bool packed, const Xbyak::Xmm& d,
                  const Xbyak::Xmm& a, const Xbyak::Xmm& b, const Xbyak::Xmm& t,
                  const Xbyak::Xmm& sign);
-void EmitSignMask(Xbyak::CodeGenerator& g, MapOp op, bool f64, bool wide, const Xbyak::Ymm& dst);
+// dst = the sign bit in every f32 (f64) lane of its xmm, or of its ymm when `wide`.
+void EmitSignMask(Xbyak::CodeGenerator& g, bool f64, bool wide, const Xbyak::Ymm& dst);
 
 // How a map step is emitted inline, if it is.
 enum class Form {

@@ -1,12 +1,14 @@
 """Native code for fused elementwise runs (compiler/fused_native.cc): float arithmetic and vector
-functions over a tile in registers, 8 f32 (4 f64) lanes at a time, with a masked last vector.
+functions over a tile in registers, 8 f32 (4 f64) lanes at a time, two vectors per iteration, the
+rest one vector at a time under a lane mask.
 
 Every op the generator emits runs on f32 and f64 at sizes that take each path (runs of at least
-256 elements are native code: whole vectors and a partial one, several tiles, a last tile of 5
-elements that is only a partial vector; smaller runs stay interpreted and are checked too), on values
-that include NaNs, infinities, signed zeros and denormals; every pair of special values meets in
-every binary op; chains keep many values live across vector-function calls (spills), read scalar
-operands and broadcast rows (softmax). Three checks:
+256 elements are native code: pairs of whole vectors, a last whole vector alone, a partial one,
+several tiles, a last tile of 5 elements that is only a partial vector; smaller runs stay
+interpreted and are checked too), on values that include NaNs, infinities, signed zeros and
+denormals; every pair of special values meets in every binary op; chains keep many values live
+across vector-function calls (spills), read scalar operands and broadcast rows (softmax).
+Three checks:
   * the fused steps ran as native code (the trace names them "(native code)");
   * bit for bit against Kiln's interpreted tiles (KILN_FUSED_JIT=0, in a subprocess): the code
     must compute exactly what the members' range functions compute (any NaN equals any NaN);
@@ -27,7 +29,9 @@ from jax import lax
 
 from native_code import differing, results_with, traced_step_names
 
-SIZES = (1, 5, 8, 13, 1029, 5003)
+# Tiles are 1024 elements; whole iterations take two vectors, the rest goes one vector at a time:
+# 264 ends on one whole vector, 5003 (last tile 907) on a whole vector and a partial one.
+SIZES = (1, 5, 8, 13, 264, 1029, 5003)
 FLOATS = ("float32", "float64")
 
 BINARY = {
