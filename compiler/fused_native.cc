@@ -27,8 +27,8 @@
 #include <vector>
 
 #include "compiler/fusion.h"
-#include "compiler/native_emitter.h"
 #include "compiler/native_math.h"
+#include "compiler/native_ops.h"
 
 namespace kiln::compiler {
 namespace {

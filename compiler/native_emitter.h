@@ -1,5 +1,6 @@
 // The x86-64 code generator of native loops (compiler/flat_program_native.cc): the instructions
-// for one map step (native_emitter.cc) and the loop around the steps. Internal to those two files.
+// for one map step (native_emitter.cc; loads, stores and the register cache in
+// native_registers.cc) and the loop around the steps. Internal to the compiler's native files.
 #pragma once
 
 #include <xbyak/xbyak.h>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "compiler/flat_program.h"
+#include "compiler/native_ops.h"
 
 namespace kiln::compiler {
 
@@ -34,29 +36,6 @@ struct OperandKeys {
   Where where[4] = {kPointer, kPointer, kPointer, kPointer};
   uint32_t disp[4] = {0, 0, 0, 0};
 };
-
-// Whether to generate native code: the CPU has AVX and the environment variable `switch_var` is
-// not "0" (KILN_LOOP_JIT, KILN_FUSED_JIT).
-bool NativeCodeAllowed(const char* switch_var);
-
-// With environment variable `env_var` (KILN_LOOP_JIT_DUMP, KILN_FUSED_JIT_DUMP) set to a prefix,
-// writes `size` bytes of generated code to <prefix>.<n> (raw x86-64, for
-// `objdump -D -b binary -m i386:x86-64`); n counts the dumps of the process.
-void DumpNativeCode(const char* env_var, const uint8_t* code, size_t size);
-
-// Float ops that are instructions (EmitFloatOp), and the number of operands of every op.
-bool IsFloatArithmetic(MapOp op);
-int ArityOf(MapOp op);
-
-// d = op(a, b) for float op `op` (IsFloatArithmetic): every lane of the registers (`packed`, xmm
-// or ymm as they are) or the low element. d must differ from a and b; t is a temporary; `sign`
-// holds EmitSignMask's lanes (the sign bit) for negate and abs. The same bits as the ops' C++
-// (elementwise_ops.h).
-void EmitFloatOp(Xbyak::CodeGenerator& g, MapOp op, bool f64, bool packed, const Xbyak::Xmm& d,
-                 const Xbyak::Xmm& a, const Xbyak::Xmm& b, const Xbyak::Xmm& t,
-                 const Xbyak::Xmm& sign);
-// dst = the sign bit in every f32 (f64) lane of its xmm, or of its ymm when `wide`.
-void EmitSignMask(Xbyak::CodeGenerator& g, bool f64, bool wide, const Xbyak::Ymm& dst);
 
 // How a map step is emitted inline, if it is.
 enum class Form {

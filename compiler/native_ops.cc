@@ -1,0 +1,155 @@
+// Instructions both native code generators emit (native_ops.h).
+#include "compiler/native_ops.h"
+
+#include <xbyak/xbyak_util.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+namespace kiln::compiler {
+
+bool NativeCodeAllowed(const char* switch_var) {
+  const char* env = std::getenv(switch_var);
+  if (env != nullptr && std::strcmp(env, "0") == 0) return false;
+  const Xbyak::util::Cpu cpu;
+  return cpu.has(Xbyak::util::Cpu::tAVX);
+}
+
+void DumpNativeCode(const char* env_var, const uint8_t* code, size_t size) {
+  const char* prefix = std::getenv(env_var);
+  if (prefix == nullptr || *prefix == '\0') return;
+  static std::atomic<int> count{0};
+  const std::string path = std::string(prefix) + "." + std::to_string(count++);
+  if (FILE* file = std::fopen(path.c_str(), "wb")) {
+    std::fwrite(code, 1, size, file);
+    std::fclose(file);
+  }
+}
+
+bool IsFloatArithmetic(MapOp op) {
+  switch (op) {
+    case MapOp::kAdd:
+    case MapOp::kSubtract:
+    case MapOp::kMultiply:
+    case MapOp::kDivide:
+    case MapOp::kMaximum:
+    case MapOp::kMinimum:
+    case MapOp::kNegate:
+    case MapOp::kAbs:
+    case MapOp::kSqrt:
+      return true;
+    default:
+      return false;
+  }
+}
+
+int ArityOf(MapOp op) {
+  switch (op) {
+    case MapOp::kNegate:
+    case MapOp::kAbs:
+    case MapOp::kSqrt:
+    case MapOp::kVectorCall:
+    case MapOp::kNot:
+    case MapOp::kConvert:
+    case MapOp::kCopy:
+    case MapOp::kBroadcast:
+      return 1;
+    case MapOp::kSelect:
+      return 3;
+    default:
+      return 2;
+  }
+}
+
+// The lanes' sign mask (negate) or its complement (abs), in the low 16 bytes of dst, or all 32 if
+// `wide`; uses r8.
+void EmitSignMask(Xbyak::CodeGenerator& g, bool f64, bool wide, const Xbyak::Ymm& dst) {
+  const Xbyak::Xmm x(dst.getIdx());
+  if (f64) {
+    g.mov(g.r8, uint64_t{0x8000000000000000});
+    g.vmovq(x, g.r8);
+    g.vmovddup(x, x);
+  } else {
+    g.mov(g.r8d, 0x80000000u);
+    g.vmovd(x, g.r8d);
+    g.vpshufd(x, x, 0);
+  }
+  if (wide) g.vinsertf128(dst, dst, x, 1);
+}
+
+void EmitFloatOp(Xbyak::CodeGenerator& g, MapOp op, bool f64, bool packed, const Xbyak::Xmm& d,
+                 const Xbyak::Xmm& a, const Xbyak::Xmm& b, const Xbyak::Xmm& t,
+                 const Xbyak::Xmm& sign) {
+  // One instruction in its four forms: packed or scalar, single or double.
+  auto pick = [&](auto ps, auto pd, auto ss, auto sd) {
+    if (packed)
+      f64 ? pd() : ps();
+    else
+      f64 ? sd() : ss();
+  };
+  switch (op) {
+    case MapOp::kAdd:
+      pick([&] { g.vaddps(d, a, b); }, [&] { g.vaddpd(d, a, b); }, [&] { g.vaddss(d, a, b); },
+           [&] { g.vaddsd(d, a, b); });
+      break;
+    case MapOp::kSubtract:
+      pick([&] { g.vsubps(d, a, b); }, [&] { g.vsubpd(d, a, b); }, [&] { g.vsubss(d, a, b); },
+           [&] { g.vsubsd(d, a, b); });
+      break;
+    case MapOp::kMultiply:
+      pick([&] { g.vmulps(d, a, b); }, [&] { g.vmulpd(d, a, b); }, [&] { g.vmulss(d, a, b); },
+           [&] { g.vmulsd(d, a, b); });
+      break;
+    case MapOp::kDivide:
+      pick([&] { g.vdivps(d, a, b); }, [&] { g.vdivpd(d, a, b); }, [&] { g.vdivss(d, a, b); },
+           [&] { g.vdivsd(d, a, b); });
+      break;
+    case MapOp::kSqrt:
+      pick([&] { g.vsqrtps(d, a); }, [&] { g.vsqrtpd(d, a); }, [&] { g.vsqrtss(d, a, a); },
+           [&] { g.vsqrtsd(d, a, a); });
+      break;
+    case MapOp::kNegate:
+      g.vxorps(d, a, sign);
+      break;
+    case MapOp::kAbs:
+      g.vandnps(d, sign, a);  // a without its sign bit
+      break;
+    case MapOp::kMaximum:
+    case MapOp::kMinimum: {
+      // vmax(a, b) is a > b ? a : b, and b when either is NaN or both are zeros; taking it
+      // both ways and combining gives +0 over -0 for maximum (and), -0 for minimum (or).
+      // Then a NaN b, and last a NaN a, win (FloatMax/FloatMin check a first).
+      const bool max = op == MapOp::kMaximum;
+      if (max) {
+        pick([&] { g.vmaxps(d, a, b); }, [&] { g.vmaxpd(d, a, b); }, [&] { g.vmaxss(d, a, b); },
+             [&] { g.vmaxsd(d, a, b); });
+        pick([&] { g.vmaxps(t, b, a); }, [&] { g.vmaxpd(t, b, a); }, [&] { g.vmaxss(t, b, a); },
+             [&] { g.vmaxsd(t, b, a); });
+        g.vandps(d, d, t);
+      } else {
+        pick([&] { g.vminps(d, a, b); }, [&] { g.vminpd(d, a, b); }, [&] { g.vminss(d, a, b); },
+             [&] { g.vminsd(d, a, b); });
+        pick([&] { g.vminps(t, b, a); }, [&] { g.vminpd(t, b, a); }, [&] { g.vminss(t, b, a); },
+             [&] { g.vminsd(t, b, a); });
+        g.vorps(d, d, t);
+      }
+      for (const Xbyak::Xmm* nan : {&b, &a}) {
+        if (f64) {
+          g.vcmpunordpd(t, *nan, *nan);
+          g.vblendvpd(d, d, *nan, t);
+        } else {
+          g.vcmpunordps(t, *nan, *nan);
+          g.vblendvps(d, d, *nan, t);
+        }
+      }
+      break;
+    }
+    default:
+      break;
+  }
+}
+
+}  // namespace kiln::compiler

@@ -1,0 +1,240 @@
+// NativeEmitter's operand loads and stores, integer and conversion instructions, and its register
+// cache (native_emitter.h).
+#include <algorithm>
+#include <cstdint>
+
+#include "compiler/native_emitter.h"
+
+namespace kiln::compiler {
+
+// Loads `size` bytes into the low part of `r` (zero-extended to 64 bits for 1, 2 and 4).
+void NativeEmitter::Load(const Xbyak::Reg64& r, const Xbyak::RegExp& a, int size) {
+  switch (size) {
+    case 1:
+      movzx(r.cvt32(), byte[a]);
+      break;
+    case 2:
+      movzx(r.cvt32(), word[a]);
+      break;
+    case 4:
+      mov(r.cvt32(), dword[a]);
+      break;
+    default:
+      mov(r, qword[a]);
+      break;
+  }
+}
+
+void NativeEmitter::Store(const Xbyak::RegExp& a, const Xbyak::Reg64& r, int size) {
+  switch (size) {
+    case 1:
+      mov(byte[a], r.cvt8());
+      break;
+    case 2:
+      mov(word[a], r.cvt16());
+      break;
+    case 4:
+      mov(dword[a], r.cvt32());
+      break;
+    default:
+      mov(qword[a], r);
+      break;
+  }
+}
+
+// An element of type t into 64-bit `r`, sign- or zero-extended as its type says. A pred reads
+// as 1 when its byte is non-zero (PredByte's rule).
+void NativeEmitter::LoadInt(const Xbyak::Reg64& r, const Xbyak::RegExp& e, const ElemType& t) {
+  if (t.is_pred) {
+    cmp(byte[e], 0);
+    setne(r.cvt8());
+    movzx(r.cvt32(), r.cvt8());
+    return;
+  }
+  switch (t.width) {
+    case 1:
+      t.is_signed ? movsx(r, byte[e]) : movzx(r.cvt32(), byte[e]);
+      break;
+    case 2:
+      t.is_signed ? movsx(r, word[e]) : movzx(r.cvt32(), word[e]);
+      break;
+    case 4:
+      t.is_signed ? movsxd(r, dword[e]) : mov(r.cvt32(), dword[e]);
+      break;
+    default:
+      mov(r, qword[e]);
+      break;
+  }
+}
+
+void NativeEmitter::LoadFloat(const Xbyak::Xmm& x, const Xbyak::RegExp& a, bool f64) {
+  if (f64)
+    vmovsd(x, qword[a]);
+  else
+    vmovss(x, dword[a]);
+}
+
+void NativeEmitter::StoreFloat(const Xbyak::RegExp& a, const Xbyak::Xmm& x, bool f64) {
+  if (f64)
+    vmovsd(qword[a], x);
+  else
+    vmovss(dword[a], x);
+}
+
+// r8 = op(r8, r9) for integers extended to 64 bits: the low `width` bytes are the wrapped
+// result; maximum/minimum compare the extended values (signed or unsigned as the type).
+void NativeEmitter::Integer(MapOp op, const ElemType& t) {
+  if (t.is_pred) {
+    switch (op) {
+      case MapOp::kAdd:
+      case MapOp::kOr:
+      case MapOp::kMaximum:
+        or_(r8, r9);
+        return;
+      case MapOp::kMultiply:
+      case MapOp::kAnd:
+      case MapOp::kMinimum:
+        and_(r8, r9);
+        return;
+      case MapOp::kXor:
+        xor_(r8, r9);
+        return;
+      default:  // kNot
+        xor_(r8, 1);
+        return;
+    }
+  }
+  switch (op) {
+    case MapOp::kAdd:
+      add(r8, r9);
+      break;
+    case MapOp::kSubtract:
+      sub(r8, r9);
+      break;
+    case MapOp::kMultiply:
+      imul(r8, r9);
+      break;
+    case MapOp::kAnd:
+      and_(r8, r9);
+      break;
+    case MapOp::kOr:
+      or_(r8, r9);
+      break;
+    case MapOp::kXor:
+      xor_(r8, r9);
+      break;
+    case MapOp::kMaximum:  // a > b ? a : b
+      cmp(r8, r9);
+      t.is_signed ? cmovl(r8, r9) : cmovb(r8, r9);
+      break;
+    case MapOp::kMinimum:  // a < b ? a : b
+      cmp(r8, r9);
+      t.is_signed ? cmovg(r8, r9) : cmova(r8, r9);
+      break;
+    case MapOp::kNegate:
+      neg(r8);
+      break;
+    default:  // kNot
+      not_(r8);
+      break;
+  }
+}
+
+void NativeEmitter::Convert(const ElemType& from, const ElemType& to, const Xbyak::RegExp& src,
+                            const Xbyak::RegExp& dst) {
+  if (from.is_float && to.is_float) {
+    if (from.width == to.width) {
+      Load(r8, src, from.width);
+      Store(dst, r8, to.width);
+    } else if (from.width == 4) {
+      vcvtss2sd(xmm0, xmm0, dword[src]);
+      StoreFloat(dst, xmm0, true);
+    } else {
+      vcvtsd2ss(xmm0, xmm0, qword[src]);
+      StoreFloat(dst, xmm0, false);
+    }
+    return;
+  }
+  if (from.is_float) {  // to pred: x != 0 (true for NaN)
+    LoadFloat(xmm0, src, from.width == 8);
+    vxorps(xmm1, xmm1, xmm1);
+    if (from.width == 8)
+      vcmpsd(xmm2, xmm0, xmm1, 0x04);
+    else
+      vcmpss(xmm2, xmm0, xmm1, 0x04);
+    vmovd(r8d, xmm2);
+    and_(r8d, 1);
+    mov(byte[dst], r8b);
+    return;
+  }
+  LoadInt(r8, src, from);
+  if (to.is_float) {
+    // The extended value fits a signed 64-bit integer exactly; one rounding, as static_cast.
+    if (to.width == 8) {
+      vcvtsi2sd(xmm0, xmm0, r8);
+      StoreFloat(dst, xmm0, true);
+    } else {
+      vcvtsi2ss(xmm0, xmm0, r8);
+      StoreFloat(dst, xmm0, false);
+    }
+    return;
+  }
+  if (to.is_pred) {
+    test(r8, r8);
+    setne(r8b);
+  }
+  Store(dst, r8, to.width);
+}
+
+void NativeEmitter::ForgetKey(uint64_t key) {
+  std::erase_if(cache_, [&](const Cached& c) { return c.key == key; });
+}
+
+int NativeEmitter::Find(uint64_t key, uint64_t offset, bool f64) {
+  for (Cached& c : cache_) {
+    if (c.key == key && c.offset == offset && c.f64 == f64) {
+      c.used = ++clock_;
+      return c.reg;
+    }
+  }
+  return -1;
+}
+
+// A pool register other than `a` and `b`: a free one, else the least recently used one.
+int NativeEmitter::Allocate(int a, int b) {
+  for (int reg : kPool) {
+    if (reg == a || reg == b) continue;
+    if (std::none_of(cache_.begin(), cache_.end(), [&](const Cached& c) { return c.reg == reg; }))
+      return reg;
+  }
+  auto victim = cache_.end();
+  for (auto it = cache_.begin(); it != cache_.end(); ++it) {
+    if (it->reg == a || it->reg == b) continue;
+    if (victim == cache_.end() || it->used < victim->used) victim = it;
+  }
+  const int reg = victim->reg;
+  std::erase_if(cache_, [&](const Cached& c) { return c.reg == reg; });  // and its copies
+  return reg;
+}
+
+void NativeEmitter::CopyFloat(const Xbyak::RegExp& src, uint64_t src_key, uint64_t src_offset,
+                              const Xbyak::RegExp& dst, uint64_t dst_key, uint64_t dst_offset,
+                              bool f64) {
+  const int reg = Fetch([&] { return src; }, src_key, src_offset, f64);
+  StoreFloat(dst, Xbyak::Xmm(reg), f64);
+  Alias(dst_key, dst_offset, reg, f64);
+}
+
+void NativeEmitter::Alias(uint64_t key, uint64_t offset, int reg, bool f64) {
+  std::erase_if(cache_, [&](const Cached& c) { return c.key == key && c.offset == offset; });
+  cache_.push_back({key, offset, reg, f64, ++clock_});
+}
+
+void NativeEmitter::Remember(uint64_t key, uint64_t offset, int reg, bool f64) {
+  std::erase_if(cache_, [&](const Cached& c) {
+    return (c.key == key && c.offset == offset) || c.reg == reg;
+  });
+  cache_.push_back({key, offset, reg, f64, ++clock_});
+}
+
+}  // namespace kiln::compiler
