@@ -1,0 +1,271 @@
+// The shape family's window placements: pad, dynamic_slice and dynamic_update_slice (registered in
+// kernels/shape_ops.cc).
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "kernels/dispatch.h"
+#include "kernels/lowering.h"
+#include "kernels/shape_util.h"
+#include "kernels/strided.h"
+
+namespace kiln::kernels::shape {
+
+using compiler::ExecContext;
+using compiler::Kernel;
+using compiler::LowerContext;
+using runtime::View;
+using namespace lowering;  // NOLINT
+using namespace strided;   // NOLINT
+
+// ---- pad ----
+
+namespace {
+
+// Floor division for possibly negative numerators (positive denominators).
+int64_t FloorDiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+
+}  // namespace
+
+StatusOr<Kernel> LowerPad(LowerContext& ctx) {
+  const std::string& name = ctx.op().name;
+  KILN_RETURN_IF_ERROR(ExpectArity(ctx, 2, 2, 1));
+  KILN_ASSIGN_OR_RETURN(const ir::Type* in, OperandTensor(ctx, 0));
+  KILN_ASSIGN_OR_RETURN(const ir::Type* pad_value, OperandTensor(ctx, 1));
+  KILN_ASSIGN_OR_RETURN(const ir::Type* out, ResultTensor(ctx, 0));
+  KILN_RETURN_IF_ERROR(ExpectSameDType(ctx, *in, "operand", *out, "result"));
+  KILN_RETURN_IF_ERROR(ExpectSameDType(ctx, *pad_value, "padding_value", *out, "result"));
+  if (pad_value->rank() != 0) return InvalidArgument(name + ": padding_value must be a scalar");
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> low, IntsAttr(ctx, "edge_padding_low"));
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> high, IntsAttr(ctx, "edge_padding_high"));
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> interior, IntsAttr(ctx, "interior_padding"));
+  KILN_ASSIGN_OR_RETURN(int width, MovableWidth(name, *out));
+  const size_t rank = in->dims.size();
+  if (low.size() != rank || high.size() != rank || interior.size() != rank ||
+      out->dims.size() != rank) {
+    return InvalidArgument(name +
+                           ": padding attributes and the result must have the operand's rank " +
+                           std::to_string(rank));
+  }
+  const std::vector<int64_t> in_strides = RowMajorStrides(in->dims);
+  const std::vector<int64_t> out_strides = RowMajorStrides(out->dims);
+  StridedBox box;
+  for (size_t i = 0; i < rank; ++i) {
+    const int64_t n = in->dims[i], lo = low[i], p = interior[i];
+    if (p < 0) return InvalidArgument(name + ": interior_padding must be non-negative");
+    const int64_t size = n + lo + high[i] + std::max<int64_t>(n - 1, 0) * p;
+    if (size < 0 || out->dims[i] != size) {
+      return InvalidArgument(name + ": result dimension " + std::to_string(i) + " is " +
+                             std::to_string(out->dims[i]) + ", expected " + std::to_string(size));
+    }
+    // Operand index j lands at lo + j*(p+1); keep the j whose position is inside [0, size)
+    // (negative edge padding crops).
+    const int64_t step = p + 1;
+    const int64_t j0 = std::max<int64_t>(0, FloorDiv(-lo + step - 1, step));
+    const int64_t j1 = std::min<int64_t>(n - 1, FloorDiv(size - 1 - lo, step));
+    const int64_t count = std::max<int64_t>(0, j1 - j0 + 1);
+    box.dims.push_back(count);
+    box.src_strides.push_back(in_strides[i]);
+    box.dst_strides.push_back(out_strides[i] * step);
+    if (count > 0) {
+      box.src_offset += j0 * in_strides[i];
+      box.dst_offset += (lo + j0 * step) * out_strides[i];
+    }
+  }
+  const int64_t n_out = out->num_elements();
+  const bool needs_fill = box.num_elements() != n_out;  // the operand does not cover the result
+  box.Simplify();
+  if (!box.InBounds(in->num_elements(), n_out)) return BoxOutOfBounds(name);
+  const ir::Type out_type = *out;
+  const int64_t n_in = in->num_elements();
+  return Kernel([name, out_type, width, box = std::move(box), n_in, n_out, needs_fill](
+                    ExecContext&, std::span<const View> in, std::span<const View> out) -> Status {
+    KILN_RETURN_IF_ERROR(CheckOutputs(name, out, 1));
+    KILN_RETURN_IF_ERROR(CheckInput(name, in, 0, n_in, width));
+    KILN_RETURN_IF_ERROR(CheckInput(name, in, 1, 1, width));
+    const View& result = out[0];
+    if (needs_fill) FillBytes(width, result.data(), n_out, in[1].data());
+    CopyBoxBytes(width, box, in[0].data(), result.data());
+    return Status::Ok();
+  });
+}
+
+// ---- dynamic_slice / dynamic_update_slice ----
+
+namespace {
+
+// Validates `count` scalar integer start-index operands beginning at operand `first`.
+Status CheckStartIndices(LowerContext& ctx, size_t first, size_t count) {
+  const std::string& name = ctx.op().name;
+  if (ctx.op().operands.size() != first + count) {
+    return InvalidArgument(
+        name + ": expected " + std::to_string(count) + " start indices, got " +
+        std::to_string(ctx.op().operands.size() - std::min(first, ctx.op().operands.size())));
+  }
+  for (size_t i = first; i < first + count; ++i) {
+    KILN_ASSIGN_OR_RETURN(const ir::Type* t, OperandTensor(ctx, i));
+    if (t->rank() != 0 || !ir::IsInteger(t->dtype) || ir::DTypeByteSize(t->dtype) == 0) {
+      return InvalidArgument(name + ": start index " + OperandName(i) +
+                             " must be an integer scalar, got " + TypeString(*t));
+    }
+  }
+  return Status::Ok();
+}
+
+// Clamped start offset (in elements of the big array) from the start-index inputs.
+StatusOr<int64_t> ClampedOffset(const std::string& name, std::span<const View> in, size_t first,
+                                std::span<const int64_t> big_dims,
+                                std::span<const int64_t> small_dims,
+                                std::span<const int64_t> big_strides) {
+  int64_t offset = 0;
+  for (size_t i = 0; i < big_dims.size(); ++i) {
+    if (first + i >= in.size()) return Internal(name + ": missing start index input");
+    KILN_ASSIGN_OR_RETURN(int64_t s, ReadScalarInt(name, in[first + i]));
+    s = std::clamp<int64_t>(s, 0, big_dims[i] - small_dims[i]);
+    offset += s * big_strides[i];
+  }
+  return offset;
+}
+
+}  // namespace
+
+StatusOr<Kernel> LowerDynamicSlice(LowerContext& ctx) {
+  const std::string& name = ctx.op().name;
+  if (ctx.op().operands.empty()) return InvalidArgument(name + ": missing operand");
+  KILN_RETURN_IF_ERROR(ExpectArity(ctx, 1, ctx.op().operands.size(), 1));
+  KILN_ASSIGN_OR_RETURN(const ir::Type* in, OperandTensor(ctx, 0));
+  KILN_ASSIGN_OR_RETURN(const ir::Type* out, ResultTensor(ctx, 0));
+  KILN_RETURN_IF_ERROR(ExpectSameDType(ctx, *in, "operand", *out, "result"));
+  KILN_RETURN_IF_ERROR(CheckStartIndices(ctx, 1, in->dims.size()));
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> sizes, IntsAttr(ctx, "slice_sizes"));
+  KILN_ASSIGN_OR_RETURN(int width, MovableWidth(name, *out));
+  if (sizes != out->dims || sizes.size() != in->dims.size()) {
+    return InvalidArgument(name + ": slice_sizes " + DimsToString(sizes) +
+                           " must equal the result shape " + DimsToString(out->dims) +
+                           " and have the operand's rank");
+  }
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    if (sizes[i] < 0 || sizes[i] > in->dims[i]) {
+      return InvalidArgument(name + ": slice size " + std::to_string(sizes[i]) +
+                             " does not fit dimension " + std::to_string(i) + " (size " +
+                             std::to_string(in->dims[i]) + ")");
+    }
+  }
+  StridedBox box;
+  box.dims = sizes;
+  box.src_strides = RowMajorStrides(in->dims);
+  box.dst_strides = RowMajorStrides(out->dims);
+  const std::vector<int64_t> in_dims = in->dims, in_strides = box.src_strides;
+  box.Simplify();  // the start offset is added at run time; simplification does not depend on it
+  const ir::Type out_type = *out;
+  const int64_t n_in = in->num_elements(), n_out = out->num_elements();
+  return Kernel([name, out_type, width, box = std::move(box), in_dims, in_strides, sizes, n_in,
+                 n_out](ExecContext&, std::span<const View> in,
+                        std::span<const View> out) -> Status {
+    KILN_RETURN_IF_ERROR(CheckOutputs(name, out, 1));
+    KILN_RETURN_IF_ERROR(CheckInput(name, in, 0, n_in, width));
+    KILN_ASSIGN_OR_RETURN(int64_t offset, ClampedOffset(name, in, 1, in_dims, sizes, in_strides));
+    StridedBox b = box;
+    b.src_offset = offset;
+    if (!b.InBounds(n_in, n_out)) return BoxOutOfBounds(name);
+    const View& result = out[0];
+    CopyBoxBytes(width, b, in[0].data(), result.data());
+    return Status::Ok();
+  });
+}
+
+namespace {
+
+// dynamic_update_slice's direct form (the start indices were checked to be integer scalars).
+struct UpdateSlicePlan {
+  int width;
+  StridedBox box;  // the update's elements into the result, from the start offset
+  std::vector<int64_t> in_dims, upd_dims, in_strides;
+};
+void RunUpdateSlice(const void* state, const View* in, const View* out) {
+  const auto& u = *static_cast<const UpdateSlicePlan*>(state);
+  int64_t offset = 0;
+  for (size_t i = 0; i < u.in_dims.size(); ++i) {
+    const StatusOr<int64_t> start = ReadScalarInt("dynamic_update_slice", in[2 + i]);
+    offset += std::clamp<int64_t>(start.ok() ? *start : 0, 0, u.in_dims[i] - u.upd_dims[i]) *
+              u.in_strides[i];
+  }
+  if (out[0].data() != in[0].data())
+    ParallelMemcpy(out[0].data(), in[0].data(), out[0].byte_size());
+  CopyBoxBytes(u.width, u.box, in[1].data(),
+               static_cast<std::byte*>(out[0].data()) + offset * u.width);
+}
+
+}  // namespace
+
+StatusOr<Kernel> LowerDynamicUpdateSlice(LowerContext& ctx) {
+  const std::string& name = ctx.op().name;
+  if (ctx.op().operands.size() < 2) return InvalidArgument(name + ": needs operand and update");
+  KILN_RETURN_IF_ERROR(ExpectArity(ctx, 2, ctx.op().operands.size(), 1));
+  KILN_ASSIGN_OR_RETURN(const ir::Type* in, OperandTensor(ctx, 0));
+  KILN_ASSIGN_OR_RETURN(const ir::Type* update, OperandTensor(ctx, 1));
+  KILN_ASSIGN_OR_RETURN(const ir::Type* out, ResultTensor(ctx, 0));
+  KILN_RETURN_IF_ERROR(ExpectSameDType(ctx, *in, "operand", *out, "result"));
+  KILN_RETURN_IF_ERROR(ExpectSameDType(ctx, *update, "update", *out, "result"));
+  KILN_RETURN_IF_ERROR(ExpectSameShape(ctx, *in, "operand", *out, "result"));
+  KILN_RETURN_IF_ERROR(CheckStartIndices(ctx, 2, in->dims.size()));
+  KILN_ASSIGN_OR_RETURN(int width, MovableWidth(name, *out));
+  bool fits = update->rank() == in->rank();
+  for (size_t i = 0; fits && i < in->dims.size(); ++i) fits = update->dims[i] <= in->dims[i];
+  if (!fits) {
+    return InvalidArgument(name + ": update shape " + DimsToString(update->dims) +
+                           " does not fit operand shape " + DimsToString(in->dims));
+  }
+  StridedBox box;
+  box.dims = update->dims;
+  box.src_strides = RowMajorStrides(update->dims);
+  box.dst_strides = RowMajorStrides(in->dims);
+  const std::vector<int64_t> in_dims = in->dims, upd_dims = update->dims,
+                             in_strides = box.dst_strides;
+  box.Simplify();
+  const ir::Type out_type = *out;
+  const int64_t n_in = in->num_elements(), n_upd = update->num_elements();
+  auto direct = std::make_shared<const UpdateSlicePlan>(
+      UpdateSlicePlan{width, box, in_dims, upd_dims, in_strides});
+  Kernel kernel(
+      [name, out_type, width, box = std::move(box), in_dims, upd_dims, in_strides, n_in, n_upd](
+          ExecContext&, std::span<const View> in, std::span<const View> out) -> Status {
+        KILN_RETURN_IF_ERROR(CheckOutputs(name, out, 1));
+        KILN_RETURN_IF_ERROR(CheckInput(name, in, 0, n_in, width));
+        KILN_RETURN_IF_ERROR(CheckInput(name, in, 1, n_upd, width));
+        KILN_ASSIGN_OR_RETURN(int64_t offset,
+                              ClampedOffset(name, in, 2, in_dims, upd_dims, in_strides));
+        StridedBox b = box;
+        b.dst_offset = offset;
+        if (!b.InBounds(n_upd, n_in)) return BoxOutOfBounds(name);
+        // The operand is copied before the update is written over it, unless the result is the
+        // operand's own memory (a loop updating its carry in place: Kernel::in_place_input).
+        const View& result = out[0];
+        if (result.data() != in[0].data()) {
+          ParallelMemcpy(result.data(), in[0].data(), result.byte_size());
+        }
+        CopyBoxBytes(width, b, in[1].data(), result.data());
+        return Status::Ok();
+      });
+  kernel.in_place_input = 0;
+  kernel.direct = {&RunUpdateSlice, direct};
+  // One contiguous run of bytes (a scan writing its step's row): loops emit it inline.
+  const StridedBox& b = direct->box;
+  if (b.dims.empty() || (b.dims.size() == 1 && b.src_strides[0] == 1 && b.dst_strides[0] == 1)) {
+    auto code = std::make_shared<compiler::UpdateSliceCode>();
+    code->operand_bytes = static_cast<uint64_t>(n_in) * static_cast<uint64_t>(width);
+    code->update_bytes = static_cast<uint64_t>(n_upd) * static_cast<uint64_t>(width);
+    for (size_t i = 0; i < in_dims.size(); ++i) {
+      code->start_types.push_back(ctx.operand_type(2 + i).dtype);
+      code->start_max.push_back(in_dims[i] - upd_dims[i]);
+      code->start_stride.push_back(in_strides[i] * width);
+    }
+    kernel.direct.update = std::move(code);
+  }
+  return kernel;
+}
+
+}  // namespace kiln::kernels::shape
