@@ -1,0 +1,300 @@
+// stablehlo.dot_general and stablehlo.dot (planned in kernels/dot_plan.cc).
+//
+// Every dot is computed as a batch of matrix products [B, M, K] x [B, K, N] -> [B, M, N]: batch
+// dims, then lhs free dims, then rhs free dims, as StableHLO orders the result.
+//  * f32 / f64 go to OpenBLAS gemm. When an operand's memory already is a plain or transposed
+//    matrix per batch (e.g. the A^T.B of an MLP gradient, contracting dims [0]x[0]), it is passed
+//    as is with the matching CblasTrans flag; otherwise it is packed once into a contiguous
+//    [B, M, K] / [B, K, N] buffer.
+//  * Mixed precision (preferred_element_type: bf16 x bf16 -> f32, i8 x i8 -> i32) packs operands
+//    converted to the accumulation type; bf16/f16 results are accumulated in f32 and rounded once.
+//  * Integers and pred use a simple i-k-j loop (wrapping arithmetic; pred: or of ands).
+#include "kernels/dot.h"
+
+#include <algorithm>
+#include <complex>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "kernels/blas.h"
+#include "kernels/dispatch.h"
+#include "kernels/float16.h"
+#include "kernels/gemm.h"
+#include "kernels/lowering.h"
+#include "kernels/scalar_body.h"
+#include "runtime/parallel.h"
+
+namespace kiln::kernels::dot {
+
+using compiler::ExecContext;
+using compiler::Kernel;
+using compiler::LowerContext;
+using runtime::Array;
+using runtime::View;
+
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// Element access across storage types, with conversion to the accumulation type.
+
+template <typename Fn>
+Status DispatchStorage(std::string_view op, ir::DType t, Fn&& fn) {
+  switch (t) {
+    case ir::DType::kBF16:
+      return fn.template operator()<bf16_t>();
+    case ir::DType::kF16:
+      return fn.template operator()<f16_t>();
+    case ir::DType::kC64:
+      return fn.template operator()<std::complex<float>>();
+    case ir::DType::kC128:
+      return fn.template operator()<std::complex<double>>();
+    default:
+      return DispatchRealOrPred(op, t, std::forward<Fn>(fn));
+  }
+}
+
+template <typename T>
+inline constexpr bool kIsComplexT =
+    std::is_same_v<T, std::complex<float>> || std::is_same_v<T, std::complex<double>>;
+
+template <typename Dst, typename Src>
+inline Dst ConvertElement(Src v) {
+  if constexpr (std::is_same_v<Src, bf16_t>) {
+    return static_cast<Dst>(Bf16BitsToFloat(v.bits));
+  } else if constexpr (std::is_same_v<Src, f16_t>) {
+    return static_cast<Dst>(HalfBitsToFloat(v.bits));
+  } else if constexpr (kIsComplexT<Src> && !kIsComplexT<Dst>) {
+    return static_cast<Dst>(v.real());  // not planned: complex operands need a complex result
+  } else if constexpr (kIsComplexT<Dst> && !kIsComplexT<Src>) {
+    return Dst(static_cast<typename Dst::value_type>(v));
+  } else {
+    return static_cast<Dst>(v);
+  }
+}
+
+// Copies `src` viewed with `sizes`/`strides` (source strides listed in destination axis order)
+// into the contiguous row-major `dst`, converting each element.
+template <typename Dst, typename Src, bool kToPred>
+void PackAxes(const Src* src, const std::vector<int64_t>& sizes,
+              const std::vector<int64_t>& strides, Dst* dst) {
+  auto convert = [](Src v) -> Dst {
+    if constexpr (kToPred) {
+      return ConvertElement<double>(v) != 0 ? Dst(1) : Dst(0);
+    } else {
+      return ConvertElement<Dst>(v);
+    }
+  };
+  if (Product(sizes) == 0) return;
+  if (sizes.empty()) {
+    dst[0] = convert(src[0]);
+    return;
+  }
+  size_t outer_rank = sizes.size() - 1;
+  int64_t inner = sizes.back(), inner_stride = strides.back();
+  std::vector<int64_t> idx(outer_rank, 0);
+  int64_t off = 0;
+  for (;;) {
+    const Src* s = src + off;
+    for (int64_t j = 0; j < inner; ++j) *dst++ = convert(s[j * inner_stride]);
+    size_t d = outer_rank;
+    for (; d-- > 0;) {
+      off += strides[d];
+      if (++idx[d] < sizes[d]) break;
+      off -= strides[d] * sizes[d];
+      idx[d] = 0;
+    }
+    if (d == static_cast<size_t>(-1)) return;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Execution.
+
+// Packs `a` per `plan` into a new contiguous buffer of Acc.
+template <typename Acc>
+StatusOr<std::vector<Acc>> Pack(std::string_view op, const View& a, const OperandPlan& plan) {
+  std::vector<Acc> buffer(static_cast<size_t>(Product(plan.pack_sizes)));
+  KILN_RETURN_IF_ERROR(DispatchStorage(op, a.dtype, [&]<typename Src>() -> Status {
+    PackAxes<Acc, Src, false>(static_cast<const Src*>(a.data()), plan.pack_sizes, plan.pack_strides,
+                              buffer.data());
+    return Status::Ok();
+  }));
+  return buffer;
+}
+
+// out[B, M, N] = lhs x rhs in float type T via BLAS.
+template <typename T>
+Status RunBlasDot(std::string_view op, const DotPlan& p, const View& lhs, const View& rhs, T* out) {
+  std::vector<T> lhs_buf, rhs_buf;
+  const T* a = nullptr;
+  const T* b = nullptr;
+  bool ta = false, tb = false;
+  int64_t lda = std::max<int64_t>(p.k, 1), ldb = std::max<int64_t>(p.n, 1);
+  int64_t a_batch = p.m * p.k, b_batch = p.k * p.n;
+  if (p.lhs.direct) {
+    a = lhs.data_as<const T>();
+    ta = p.lhs.trans;
+    lda = p.lhs.ld;
+    a_batch = p.lhs.batch_stride;
+  } else {
+    KILN_ASSIGN_OR_RETURN(lhs_buf, Pack<T>(op, lhs, p.lhs));
+    a = lhs_buf.data();
+  }
+  if (p.rhs.direct) {
+    b = rhs.data_as<const T>();
+    tb = p.rhs.trans;
+    ldb = p.rhs.ld;
+    b_batch = p.rhs.batch_stride;
+  } else {
+    KILN_ASSIGN_OR_RETURN(rhs_buf, Pack<T>(op, rhs, p.rhs));
+    b = rhs_buf.data();
+  }
+  ParallelGemm<T>(p.batch, ta, tb, p.m, p.n, p.k, a, lda, a_batch, b, ldb, b_batch, out);
+  return Status::Ok();
+}
+
+// out[B, M, N] = lhs x rhs for integer or pred T, with both operands packed.
+template <typename T, bool kPred>
+Status RunLoopDot(std::string_view op, const DotPlan& p, const View& lhs, const View& rhs, T* out) {
+  std::vector<T> a(static_cast<size_t>(Product(p.lhs.pack_sizes)));
+  std::vector<T> b(static_cast<size_t>(Product(p.rhs.pack_sizes)));
+  KILN_RETURN_IF_ERROR(DispatchStorage(op, lhs.dtype, [&]<typename Src>() -> Status {
+    PackAxes<T, Src, kPred>(static_cast<const Src*>(lhs.data()), p.lhs.pack_sizes,
+                            p.lhs.pack_strides, a.data());
+    return Status::Ok();
+  }));
+  KILN_RETURN_IF_ERROR(DispatchStorage(op, rhs.dtype, [&]<typename Src>() -> Status {
+    PackAxes<T, Src, kPred>(static_cast<const Src*>(rhs.data()), p.rhs.pack_sizes,
+                            p.rhs.pack_strides, b.data());
+    return Status::Ok();
+  }));
+  int64_t m = p.m, n = p.n, k = p.k;
+  runtime::ParallelFor(p.batch * m, std::max<int64_t>(1, 16384 / std::max<int64_t>(n * k, 1)),
+                       [&](int64_t begin, int64_t end) {
+                         for (int64_t row = begin; row < end; ++row) {
+                           int64_t bi = row / m;
+                           const T* arow = a.data() + row * k;
+                           const T* bmat = b.data() + bi * k * n;
+                           T* orow = out + row * n;
+                           std::fill(orow, orow + n, T(0));
+                           for (int64_t kk = 0; kk < k; ++kk) {
+                             T av = arow[kk];
+                             const T* brow = bmat + kk * n;
+                             if constexpr (kPred) {
+                               if (av) {
+                                 for (int64_t j = 0; j < n; ++j)
+                                   orow[j] = static_cast<T>(orow[j] | brow[j]);
+                               }
+                             } else {
+                               for (int64_t j = 0; j < n; ++j)
+                                 orow[j] = WrapAdd(orow[j], WrapMul(av, brow[j]));
+                             }
+                           }
+                         }
+                       });
+  return Status::Ok();
+}
+
+Status RunDot(std::string_view op, const DotPlan& p, const View& lhs, const View& rhs,
+              const View& result) {
+  if (result.num_elements() == 0) return Status::Ok();
+  switch (p.acc_dtype) {
+    case ir::DType::kF32:
+    case ir::DType::kF64: {
+      if (p.k == 0) {  // empty sums: BLAS may leave C untouched
+        std::memset(result.data(), 0, result.byte_size());
+        return Status::Ok();
+      }
+      if (p.out_dtype == p.acc_dtype) {
+        if (p.acc_dtype == ir::DType::kF32)
+          return RunBlasDot<float>(op, p, lhs, rhs, result.data_as<float>());
+        return RunBlasDot<double>(op, p, lhs, rhs, result.data_as<double>());
+      }
+      // 16-bit float result: accumulate in f32, round once.
+      std::vector<float> tmp(static_cast<size_t>(result.num_elements()));
+      KILN_RETURN_IF_ERROR(RunBlasDot<float>(op, p, lhs, rhs, tmp.data()));
+      auto* dst = result.data_as<uint16_t>();
+      bool bf16 = p.out_dtype == ir::DType::kBF16;
+      for (size_t i = 0; i < tmp.size(); ++i)
+        dst[i] = bf16 ? FloatToBf16Bits(tmp[i]) : FloatToHalfBits(tmp[i]);
+      return Status::Ok();
+    }
+    case ir::DType::kC64:
+    case ir::DType::kC128:
+      if (p.k == 0) {
+        std::memset(result.data(), 0, result.byte_size());
+        return Status::Ok();
+      }
+      if (p.acc_dtype == ir::DType::kC64) {
+        return RunBlasDot<std::complex<float>>(op, p, lhs, rhs,
+                                               result.data_as<std::complex<float>>());
+      }
+      return RunBlasDot<std::complex<double>>(op, p, lhs, rhs,
+                                              result.data_as<std::complex<double>>());
+    case ir::DType::kPred:
+      return RunLoopDot<uint8_t, true>(op, p, lhs, rhs, result.data_as<uint8_t>());
+    default:
+      return DispatchInt(op, p.acc_dtype, [&]<typename T>() -> Status {
+        return RunLoopDot<T, false>(op, p, lhs, rhs, result.data_as<T>());
+      });
+  }
+}
+
+Kernel MakeDotKernel(std::string name, std::shared_ptr<const DotPlan> plan,
+                     std::vector<int64_t> lhs_dims, std::vector<int64_t> rhs_dims) {
+  return [name, plan, lhs_dims, rhs_dims](ExecContext&, std::span<const View> in,
+                                          std::span<const View> out) -> Status {
+    if (in.size() < 2 || !in[0].Is(plan->lhs_dtype, lhs_dims) ||
+        !in[1].Is(plan->rhs_dtype, rhs_dims)) {
+      return Internal(name + ": inputs do not match the lowered types");
+    }
+    const View& result = out[0];
+    KILN_RETURN_IF_ERROR(RunDot(name, *plan, in[0], in[1], result));
+    return Status::Ok();
+  };
+}
+
+}  // namespace
+
+StatusOr<Kernel> LowerDotGeneral(LowerContext& ctx) {
+  const ir::Op& op = ctx.op();
+  if (op.operands.size() != 2 || op.results.size() != 1)
+    return OpError(op, "expects two operands and one result");
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> lhs_batch,
+                        OptionalInts(op, "lhs_batching_dimensions"));
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> rhs_batch,
+                        OptionalInts(op, "rhs_batching_dimensions"));
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> lhs_contract,
+                        OptionalInts(op, "lhs_contracting_dimensions"));
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> rhs_contract,
+                        OptionalInts(op, "rhs_contracting_dimensions"));
+  // precision_config and the dot algorithm attributes only permit cheaper arithmetic; Kiln always
+  // computes at the accumulation type's full precision.
+  const ir::Type& lhs = ctx.operand_type(0);
+  const ir::Type& rhs = ctx.operand_type(1);
+  KILN_ASSIGN_OR_RETURN(
+      std::shared_ptr<const DotPlan> plan,
+      PlanDot(op, lhs, rhs, ctx.result_type(0), lhs_batch, rhs_batch, lhs_contract, rhs_contract));
+  return MakeDotKernel(op.name, std::move(plan), lhs.dims, rhs.dims);
+}
+
+// The legacy stablehlo.dot: vector/matrix operands contracting lhs's last axis with rhs's first.
+StatusOr<Kernel> LowerDot(LowerContext& ctx) {
+  const ir::Op& op = ctx.op();
+  if (op.operands.size() != 2 || op.results.size() != 1)
+    return OpError(op, "expects two operands and one result");
+  const ir::Type& lhs = ctx.operand_type(0);
+  const ir::Type& rhs = ctx.operand_type(1);
+  if (!lhs.is_tensor() || !rhs.is_tensor() || lhs.rank() < 1 || lhs.rank() > 2 || rhs.rank() < 1 ||
+      rhs.rank() > 2) {
+    return OpError(op, "operands must be vectors or matrices");
+  }
+  KILN_ASSIGN_OR_RETURN(std::shared_ptr<const DotPlan> plan,
+                        PlanDot(op, lhs, rhs, ctx.result_type(0), {}, {}, {lhs.rank() - 1}, {0}));
+  return MakeDotKernel(op.name, std::move(plan), lhs.dims, rhs.dims);
+}
+
+}  // namespace kiln::kernels::dot

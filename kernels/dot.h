@@ -1,0 +1,46 @@
+// stablehlo.dot_general and stablehlo.dot: their plan (kernels/dot_plan.cc) and lowering rules
+// (kernels/dot.cc), registered by RegisterLinalgOps in kernels/linalg.cc.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "compiler/kernel.h"
+#include "compiler/op_registry.h"
+#include "ir/module.h"
+#include "ir/type.h"
+#include "support/status.h"
+
+namespace kiln::kernels::dot {
+
+// How one operand is read as a batch of matrices: either directly (BLAS-compatible strides) or
+// after packing its axes, listed in [batch, rows, cols] order, into a contiguous buffer.
+struct OperandPlan {
+  std::vector<int64_t> pack_sizes, pack_strides;  // source axes in packed order
+  bool direct = false;                            // usable in place (only when no conversion)
+  bool trans = false;                             // direct: stored as [cols, rows]
+  int64_t ld = 0;                                 // direct: leading dimension
+  int64_t batch_stride = 0;                       // direct: elements between batches
+};
+
+struct DotPlan {
+  ir::DType lhs_dtype, rhs_dtype, out_dtype, acc_dtype;
+  std::vector<int64_t> out_dims;
+  int64_t batch = 1, m = 1, k = 1, n = 1;
+  OperandPlan lhs, rhs;
+};
+
+// A group of axes read as one flattened axis: ok when its non-unit axes are row-major
+
+StatusOr<std::shared_ptr<const DotPlan>> PlanDot(const ir::Op& op, const ir::Type& lhs,
+                                                 const ir::Type& rhs, const ir::Type& result,
+                                                 const std::vector<int64_t>& lhs_batch,
+                                                 const std::vector<int64_t>& rhs_batch,
+                                                 const std::vector<int64_t>& lhs_contract,
+                                                 const std::vector<int64_t>& rhs_contract);
+
+StatusOr<compiler::Kernel> LowerDotGeneral(compiler::LowerContext& ctx);
+StatusOr<compiler::Kernel> LowerDot(compiler::LowerContext& ctx);
+
+}  // namespace kiln::kernels::dot
