@@ -1,9 +1,9 @@
 // AVX2 loops for float and double reductions (add, multiply, maximum, minimum), used by
-// kernels/reduction.cc on CPUs that have AVX2. They compute exactly what the scalar loops compute:
-// the same lanes in the same order with the same NaN rule (ReducerFn), so results are
-// bit-identical with and without them (up to which NaN a sum of two NaNs is). Only
-// reduce_simd_avx2.cc is compiled for AVX2, and it runs only where ReduceSimdAvailable() says so;
-// the rest of the library stays baseline x86-64.
+// stablehlo.reduce's fast path (kernels/reduce_fast.h) on CPUs that have AVX2. They compute exactly
+// what the scalar loops compute: the same lanes in the same order with the same NaN rule
+// (ReducerFn), so results are bit-identical with and without them (up to which NaN a sum of two
+// NaNs is). Only reduce_simd_avx2.cc is compiled for AVX2, and it runs only where
+// ReduceSimdAvailable() says so; the rest of the library stays baseline x86-64.
 #pragma once
 
 #include <cstdint>

@@ -1,0 +1,302 @@
+// stablehlo.reduce's fast path (kernels/reduction.cc): the typed loops for known reducers over the
+// [kept-outer..., reduced-outer..., inner] view of the input.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <type_traits>
+#include <vector>
+
+#include "kernels/lowering.h"
+#include "kernels/reduce_simd.h"
+#include "kernels/scalar_body.h"
+#include "runtime/parallel.h"
+
+namespace kiln::kernels::reduce {
+
+// ---------------------------------------------------------------------------------------------
+// Contiguous row reduction: blocked pairwise tree with kLanes independent lanes per leaf (enough
+// for the vector loops to hide the latency of each add or max).
+
+constexpr int64_t kLanes = kReduceLanes;            // independent accumulators per row
+constexpr int64_t kLeaf = 2048;                     // elements per leaf of the pairwise tree
+constexpr int64_t kParallelRow = int64_t{1} << 18;  // rows this long are split across threads
+
+// Whether the AVX2 loops (kernels/reduce_simd.h) serve reducer K on T on this CPU.
+template <ReducerKind K, typename T>
+bool UseSimd() {
+  if constexpr ((std::is_same_v<T, float> || std::is_same_v<T, double>)&&ReduceSimdKind(K)) {
+    static const bool available = ReduceSimdAvailable();
+    return available;
+  }
+  return false;
+}
+
+// acc[j] = Apply(acc[j], row[j]) for j in [0, n).
+template <ReducerKind K, typename T>
+void CombineRow(T* acc, const T* row, int64_t n) {
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    if (UseSimd<K, T>()) return avx2::CombineRow(K, acc, row, n);
+  }
+  for (int64_t j = 0; j < n; ++j) acc[j] = ReducerFn<K, T>::Apply(acc[j], row[j]);
+}
+
+// CombineRow with rows[0], ..., rows[m - 1] in turn.
+template <ReducerKind K, typename T>
+void CombineRows(T* acc, const T* const* rows, int m, int64_t n) {
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    if (m == kReduceRows && UseSimd<K, T>()) return avx2::CombineRows4(K, acc, rows, n);
+  }
+  for (int r = 0; r < m; ++r) CombineRow<K, T>(acc, rows[r], n);
+}
+
+// The rest of a leaf whose first i elements are folded into acc: whole blocks, the tail into
+// lane 0, then the lanes as a tree.
+template <ReducerKind K, typename T>
+T FinishLeaf(const T* x, int64_t i, int64_t n, T acc[kLanes]) {
+  using F = ReducerFn<K, T>;
+  if (i == 0 && n < kLanes) {
+    // A short row (a loop body's few elements): nothing reached the lanes, which all still hold
+    // the identity, and the whole row goes into lane 0. The tree below would then combine lane 0
+    // with the identity once per level (and the identity with itself, which is the identity):
+    // the same bits without the other 31 lanes.
+    for (; i < n; ++i) acc[0] = F::Apply(acc[0], x[i]);
+    for (int64_t w = kLanes / 2; w > 0; w /= 2) acc[0] = F::Apply(acc[0], F::Identity());
+    return acc[0];
+  }
+  for (; i + kLanes <= n; i += kLanes) {
+    for (int64_t j = 0; j < kLanes; ++j) acc[j] = F::Apply(acc[j], x[i + j]);
+  }
+  for (; i < n; ++i) acc[0] = F::Apply(acc[0], x[i]);
+  for (int64_t w = kLanes / 2; w > 0; w /= 2) {
+    for (int64_t j = 0; j < w; ++j) acc[j] = F::Apply(acc[j], acc[j + w]);
+  }
+  return acc[0];
+}
+
+template <ReducerKind K, typename T>
+T ReduceLeaf(const T* x, int64_t n) {
+  T acc[kLanes];
+  for (T& a : acc) a = ReducerFn<K, T>::Identity();
+  int64_t i = 0;
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    if (UseSimd<K, T>()) i = avx2::ReduceLanes(K, x, n, acc);
+  }
+  return FinishLeaf<K, T>(x, i, n, acc);
+}
+
+// ReduceLeaf of kReduceRows rows at once (f32 with the AVX2 loops only): the same bits.
+template <ReducerKind K>
+void ReduceLeaves(const float* const rows[kReduceRows], int64_t n, float out[kReduceRows]) {
+  float acc[kReduceRows][kLanes];
+  for (auto& lanes : acc) {
+    for (float& a : lanes) a = ReducerFn<K, float>::Identity();
+  }
+  const int64_t i = avx2::ReduceLanes4(K, rows, n, acc);
+  for (int r = 0; r < kReduceRows; ++r) out[r] = FinishLeaf<K, float>(rows[r], i, n, acc[r]);
+}
+
+// Splits at a leaf boundary near the middle; 0 < result < n whenever n > kLeaf.
+inline int64_t PairwiseSplit(int64_t n) { return ((n / kLeaf + 1) / 2) * kLeaf; }
+
+template <ReducerKind K, typename T>
+T ReducePairwise(const T* x, int64_t n) {
+  if (n <= kLeaf) return ReduceLeaf<K, T>(x, n);
+  int64_t half = PairwiseSplit(n);
+  return ReducerFn<K, T>::Apply(ReducePairwise<K, T>(x, half),
+                                ReducePairwise<K, T>(x + half, n - half));
+}
+
+// Same tree as ReducePairwise, with the subtrees at depth `kDepth` evaluated in parallel.
+template <ReducerKind K, typename T>
+T ReducePairwiseParallel(const T* x, int64_t n) {
+  constexpr int kDepth = 5;
+  struct Range {
+    int64_t begin, n;
+  };
+  std::vector<Range> leaves;
+  auto split = [&](auto& self, int64_t begin, int64_t len, int depth) -> void {
+    if (depth == kDepth || len <= kLeaf) {
+      leaves.push_back({begin, len});
+      return;
+    }
+    int64_t half = PairwiseSplit(len);
+    self(self, begin, half, depth + 1);
+    self(self, begin + half, len - half, depth + 1);
+  };
+  split(split, 0, n, 0);
+  std::vector<T> partial(leaves.size());
+  runtime::ParallelFor(static_cast<int64_t>(leaves.size()), 1, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i)
+      partial[i] = ReducePairwise<K, T>(x + leaves[i].begin, leaves[i].n);
+  });
+  size_t next = 0;
+  auto combine = [&](auto& self, int64_t len, int depth) -> T {
+    if (depth == kDepth || len <= kLeaf) return partial[next++];
+    int64_t half = PairwiseSplit(len);
+    T left = self(self, half, depth + 1);
+    T right = self(self, len - half, depth + 1);
+    return ReducerFn<K, T>::Apply(left, right);
+  };
+  return combine(combine, n, 0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reduce geometry.
+
+struct ReduceGeometry {
+  std::vector<int64_t> kept_sizes, kept_strides;  // outer kept groups, input element strides
+  std::vector<int64_t> red_sizes, red_strides;    // outer reduced groups
+  int64_t inner = 1;                              // innermost group, contiguous in the input
+  bool inner_reduced = false;
+  int64_t outer_kept = 1;  // one output row per kept-outer index
+  int64_t outer_reduced = 1;
+  int64_t input_elements = 0;
+};
+
+// Defined in kernels/reduce_fast.cc.
+ReduceGeometry AnalyzeReduce(const std::vector<int64_t>& dims, const std::vector<bool>& reduced);
+int64_t KeptOffset(const ReduceGeometry& g, int64_t p);
+bool ReducesContiguousRows(const ReduceGeometry& g);
+
+// Visits the input offset of every reduced-outer index, in row-major order.
+template <typename Fn>
+void ForEachReducedOffset(const ReduceGeometry& g, Fn&& fn) {
+  std::vector<int64_t> idx(g.red_sizes.size(), 0);
+  int64_t off = 0;
+  for (;;) {
+    fn(off);
+    size_t i = idx.size();
+    for (; i-- > 0;) {
+      off += g.red_strides[i];
+      if (++idx[i] < g.red_sizes[i]) break;
+      off -= g.red_strides[i] * g.red_sizes[i];
+      idx[i] = 0;
+    }
+    if (i == static_cast<size_t>(-1)) return;
+  }
+}
+
+// Output columns per task when the inner axis is kept: at least, and at most (a stack block).
+constexpr int64_t kColumnChunk = 256;
+constexpr int64_t kMaxColumnChunk = 2048;
+constexpr int64_t kRowBlock = 64;  // rows summed into a partial before joining the output
+
+// Output columns o[0, w) (reading base + each reduced offset), kept-axis position fixed;
+// `partial` holds w elements.
+template <ReducerKind K, typename T>
+void ReduceColumns(const ReduceGeometry& g, const T* base, T init, T* o, int64_t w, T* partial) {
+  for (int64_t j = 0; j < w; ++j) o[j] = init;
+  // Rows combine into the output in order, four at a time. Long columns sum blocks of kRowBlock
+  // rows separately (starting from the block's first row), then join them to the output, to
+  // limit float error growth.
+  const bool blocks = g.outer_reduced > kRowBlock;
+  T* target = blocks ? partial : o;
+  const T* pending[kReduceRows];
+  int waiting = 0;
+  int64_t rows_in_block = 0;
+  auto flush = [&] {
+    CombineRows<K, T>(target, pending, waiting, w);
+    waiting = 0;
+  };
+  ForEachReducedOffset(g, [&](int64_t off) {
+    const T* row = base + off;
+    if (blocks && rows_in_block == 0) {
+      std::copy(row, row + w, partial);
+    } else {
+      pending[waiting++] = row;
+      if (waiting == kReduceRows) flush();
+    }
+    if (blocks && ++rows_in_block == kRowBlock) {
+      flush();
+      CombineRow<K, T>(o, partial, w);
+      rows_in_block = 0;
+    }
+  });
+  flush();
+  if (rows_in_block > 0) CombineRow<K, T>(o, partial, w);
+}
+
+// Rows [b, e) of a reduction whose reduced elements form rows (g.inner_reduced, one reduced-outer
+// index): out[p] = init op fold(row p), the fold ReducePairwise's, whose first leaf is the whole
+// row when it is at most kLeaf long (then kReduceRows rows share a pass over their leaves; the
+// same bits as one at a time).
+template <ReducerKind K, typename T>
+void ReduceRows(const ReduceGeometry& g, const T* x, T init, T* out, int64_t b, int64_t e) {
+  using F = ReducerFn<K, T>;
+  if constexpr (std::is_same_v<T, float>) {
+    if (g.inner <= kLeaf && UseSimd<K, T>()) {
+      int64_t p = b;
+      for (; p + kReduceRows <= e; p += kReduceRows) {
+        const T* rows[kReduceRows];
+        T v[kReduceRows];
+        for (int r = 0; r < kReduceRows; ++r) rows[r] = x + KeptOffset(g, p + r);
+        ReduceLeaves<K>(rows, g.inner, v);
+        for (int r = 0; r < kReduceRows; ++r) out[p + r] = F::Apply(init, v[r]);
+      }
+      for (; p < e; ++p) out[p] = F::Apply(init, ReduceLeaf<K, T>(x + KeptOffset(g, p), g.inner));
+      return;
+    }
+  }
+  for (int64_t p = b; p < e; ++p)
+    out[p] = F::Apply(init, ReducePairwise<K, T>(x + KeptOffset(g, p), g.inner));
+}
+
+template <ReducerKind K, typename T>
+void ReduceFast(const ReduceGeometry& g, const T* x, T init, T* out) {
+  using F = ReducerFn<K, T>;
+  if (g.input_elements == 0) {
+    int64_t n = g.outer_kept * (g.inner_reduced ? 1 : g.inner);
+    std::fill(out, out + n, init);  // a zero-sized kept axis gives n == 0 too
+    return;
+  }
+  if (g.inner_reduced) {
+    if (g.outer_kept == 1 && g.outer_reduced == 1 && g.inner >= kParallelRow) {
+      out[0] = F::Apply(init, ReducePairwiseParallel<K, T>(x, g.inner));
+      return;
+    }
+    int64_t work = g.outer_reduced * g.inner;
+    if (g.outer_reduced == 1) {
+      runtime::ParallelFor(g.outer_kept,
+                           std::max<int64_t>(kReduceRows, 32768 / std::max<int64_t>(work, 1)),
+                           [&](int64_t b, int64_t e) { ReduceRows<K, T>(g, x, init, out, b, e); });
+      return;
+    }
+    runtime::ParallelFor(g.outer_kept, std::max<int64_t>(1, 32768 / std::max<int64_t>(work, 1)),
+                         [&](int64_t b, int64_t e) {
+                           for (int64_t p = b; p < e; ++p) {
+                             const T* base = x + KeptOffset(g, p);
+                             T acc = init;
+                             ForEachReducedOffset(g, [&](int64_t off) {
+                               acc = F::Apply(acc, ReducePairwise<K, T>(base + off, g.inner));
+                             });
+                             out[p] = acc;
+                           }
+                         });
+    return;
+  }
+  // Inner axis kept: combine whole rows; tasks own disjoint column chunks of the output, as wide
+  // as an even split over the threads allows (up to kMaxColumnChunk): each row is then read in
+  // long runs (with 256-column chunks, 1 KiB per row 8 KiB apart, a f32[2048,2048] column sum
+  // streamed at a third of XLA:CPU's rate). Each column's order of operations does not depend on
+  // the chunking.
+  const int64_t threads = runtime::NumWorkerThreads();
+  const int64_t split = (g.inner + threads - 1) / threads;
+  const int64_t chunk = std::clamp<int64_t>((split + 15) / 16 * 16, kColumnChunk, kMaxColumnChunk);
+  int64_t chunks = (g.inner + chunk - 1) / chunk;
+  int64_t units = g.outer_kept * chunks;
+  int64_t work = g.outer_reduced * std::min(g.inner, chunk);
+  runtime::ParallelFor(units, std::max<int64_t>(1, 32768 / std::max<int64_t>(work, 1)),
+                       [&](int64_t b, int64_t e) {
+                         T partial[kMaxColumnChunk];
+                         for (int64_t u = b; u < e; ++u) {
+                           int64_t p = u / chunks, col = (u % chunks) * chunk;
+                           int64_t w = std::min(chunk, g.inner - col);
+                           T* o = out + p * g.inner + col;
+                           const T* base = x + KeptOffset(g, p) + col;
+                           ReduceColumns<K, T>(g, base, init, o, w, partial);
+                         }
+                       });
+}
+
+}  // namespace kiln::kernels::reduce
