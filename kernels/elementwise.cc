@@ -2,7 +2,8 @@
 // reduce_precision, complex/real/imag, and the registration of the whole family (with convert and
 // bitcast_convert from elementwise_convert.cc).
 //
-// Each op is a functor (kernels/elementwise_functors.h, on the scalar semantics of
+// Each op is a functor (kernels/elementwise_functors.h, binary ones in
+// kernels/elementwise_binary_functors.h, on the scalar semantics of
 // kernels/elementwise_ops.h) applied by a loop template instantiated per (op, element type)
 // (kernels/elementwise_map.h), so the common f32/int paths are plain contiguous loops over
 // __restrict pointers that g++ -O2 vectorises. Large arrays are split over runtime::ParallelFor.

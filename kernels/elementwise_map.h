@@ -13,6 +13,7 @@
 
 #include "compiler/kernel.h"
 #include "compiler/op_registry.h"
+#include "kernels/elementwise_binary_functors.h"
 #include "kernels/elementwise_functors.h"
 #include "kernels/vector_math.h"
 
