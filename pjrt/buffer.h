@@ -8,6 +8,7 @@
 #include <mutex>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "abi/pjrt_c_api.h"
@@ -119,4 +120,8 @@ Status CheckDefaultLayout(const PJRT_Buffer_MemoryLayout* layout, std::span<cons
 // Reads `dims`/`num_dims` and validates them (non-negative, byte size fits int64).
 StatusOr<std::vector<int64_t>> ReadDims(const int64_t* dims, size_t num_dims, ir::DType dtype,
                                         const char* function);
+// A new buffer on `device` holding `array` (pjrt/buffer.cc, pjrt/buffer_transfer.cc).
+inline PJRT_Buffer* NewBuffer(PJRT_Device* device, runtime::AsyncArrayRef array) {
+  return new PJRT_Buffer(device, std::move(array));
+}
 }  // namespace kiln::pjrt
