@@ -1,5 +1,5 @@
 // PJRT_Client_* entry points for client lifetime, devices and memories (compile, buffers and
-// executables live in executable.cc / buffer.cc / buffer_transfer.cc).
+// executables live in executable_compile.cc, buffer.cc / buffer_transfer.cc and executable.cc).
 #include "pjrt/client.h"
 
 #include <cerrno>
