@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -59,6 +60,50 @@ StatusOr<std::vector<int64_t>> WindowInts(const ir::Op& op, std::string_view nam
                            " entries; expected " + std::to_string(n));
   }
   return v;
+}
+
+// The phases of an lhs-dilated convolution (ConvPlan::phases). Along dim d output index y reads,
+// at kernel index k, dilated position y * stride + k * rhs_dil - pad_low, an input element only
+// when that is a multiple of lhs_dil = L. Output indices that agree modulo P = L / gcd(stride, L)
+// agree on which kernel indices can: one phase per combination of residues.
+void PlanPhases(ConvPlan& p) {
+  constexpr int64_t kMaxPhases = 64;
+  int64_t phases = 1;
+  std::vector<int64_t> period(p.rank, 1);
+  for (size_t d = 0; d < p.rank; ++d) {
+    period[d] = p.lhs_dil[d] / std::gcd(p.win_stride[d], p.lhs_dil[d]);
+    phases *= period[d];
+    if (phases > kMaxPhases) return;
+  }
+  if (phases == 1 || p.direct_lhs) return;
+  std::vector<int64_t> residue(p.rank, 0);
+  int64_t offset = 0;
+  for (int64_t i = 0; i < phases; ++i, NextIndex(residue, period)) {
+    ConvPhase ph;
+    ph.positions = 1;
+    for (size_t d = 0; d < p.rank; ++d) {
+      ph.first.push_back(residue[d]);
+      ph.step.push_back(period[d]);
+      const int64_t count =
+          residue[d] < p.out_size[d] ? (p.out_size[d] - residue[d] + period[d] - 1) / period[d] : 0;
+      ph.count.push_back(count);
+      ph.positions *= count;
+    }
+    if (ph.positions == 0) continue;
+    for (int64_t w = 0; w < p.window; ++w) {
+      bool meets = true;
+      for (size_t d = 0; d < p.rank && meets; ++d) {
+        const int64_t k = p.win_k[static_cast<size_t>(w) * p.rank + d];
+        const int64_t pos = residue[d] * p.win_stride[d] + k * p.rhs_dil[d] - p.pad_low[d];
+        meets = ((pos % p.lhs_dil[d]) + p.lhs_dil[d]) % p.lhs_dil[d] == 0;
+      }
+      if (meets) ph.windows.push_back(w);
+    }
+    ph.kk = static_cast<int64_t>(ph.windows.size()) * p.cg;
+    ph.weights = offset;
+    offset += p.groups * ph.kk * p.og;
+    p.phases.push_back(std::move(ph));
+  }
 }
 
 }  // namespace
@@ -161,6 +206,25 @@ StatusOr<std::shared_ptr<const ConvPlan>> PlanConv(const ir::Op& op, const ir::T
   p.rhs_in_stride = rs[static_cast<size_t>(dn.k_in)];
   p.out_batch_stride = os[static_cast<size_t>(dn.out_batch)];
   p.out_feature_stride = os[static_cast<size_t>(dn.out_feature)];
+  const int lhs_bytes = ir::DTypeByteSize(lhs.dtype);
+  if (p.lhs_feature_stride != 1 && p.cg > 1 && strided::IsSupportedWidth(lhs_bytes)) {
+    // [batch][spatial][features], row-major: the relayout's destination.
+    std::vector<int64_t> dims = {n};
+    dims.insert(dims.end(), p.in_size.begin(), p.in_size.end());
+    dims.push_back(c);
+    const std::vector<int64_t> to = strided::RowMajorStrides(dims);
+    p.relayout.dims = dims;
+    p.relayout.dst_strides = to;
+    p.relayout.src_strides = {p.lhs_batch_stride};
+    for (size_t d = 0; d < rank; ++d) p.relayout.src_strides.push_back(p.lhs_sp_stride[d]);
+    p.relayout.src_strides.push_back(p.lhs_feature_stride);
+    p.relayout.Simplify();
+    p.relaid = true;
+    p.relayout_bytes = AlignUp(static_cast<size_t>(strided::NumElements(dims) * lhs_bytes));
+    p.lhs_batch_stride = to[0];
+    for (size_t d = 0; d < rank; ++d) p.lhs_sp_stride[d] = to[d + 1];
+    p.lhs_feature_stride = 1;
+  }
   // Window positions, row-major over the kernel's spatial dims.
   p.k_size = k_size;
   p.rhs_dil = rhs_dil;
@@ -227,15 +291,34 @@ StatusOr<std::shared_ptr<const ConvPlan>> PlanConv(const ir::Op& op, const ir::T
     expect *= p.in_size[d];
   }
   p.direct_lhs = unit_window;
+  PlanPhases(p);
   // Tiles of output positions: the gathered rows of a tile take about 512 KiB (at least 32 rows).
-  const int64_t row_bytes = std::max<int64_t>(1, p.kk * acc_bytes);
+  int64_t kk = p.kk, weights = p.kk;
+  if (!p.phases.empty()) {
+    kk = weights = 0;
+    for (const ConvPhase& ph : p.phases) {
+      kk = std::max(kk, ph.kk);
+      weights += ph.kk;
+    }
+  }
+  const int64_t row_bytes = std::max<int64_t>(1, kk * acc_bytes);
   p.tile = std::clamp<int64_t>((512 << 10) / row_bytes, 32, std::max<int64_t>(p.positions, 1));
-  const int64_t tasks = p.groups * p.out_batch * ((p.positions + p.tile - 1) / p.tile);
+  int64_t tiles = (p.positions + p.tile - 1) / p.tile;
+  if (!p.phases.empty()) {
+    tiles = 0;
+    for (ConvPhase& ph : p.phases) tiles += ph.tiles = (ph.positions + p.tile - 1) / p.tile;
+  }
+  const int64_t tasks = p.groups * p.out_batch * tiles;
   p.slots = std::clamp<int64_t>(tasks, 1, runtime::NumWorkerThreads());
-  p.weights_bytes = AlignUp(static_cast<size_t>(p.groups * p.kk * p.og * acc_bytes));
+  // Phases pack only their window positions; a run whose weights are not all finite packs every
+  // one (RunDirect), so the larger of the two.
+  weights = std::max(weights, p.kk);
+  p.weights_bytes = AlignUp(static_cast<size_t>(p.groups * weights * p.og * acc_bytes));
   size_t slot = 0;
-  if (!p.direct_lhs) slot += AlignUp(static_cast<size_t>(p.tile * p.kk * acc_bytes));
-  if (!p.direct_out) slot += AlignUp(static_cast<size_t>(p.tile * p.og * acc_bytes));
+  if (!p.direct_lhs) slot += AlignUp(static_cast<size_t>(p.tile * kk * acc_bytes));
+  if (!p.direct_out || !p.phases.empty()) {
+    slot += AlignUp(static_cast<size_t>(p.tile * p.og * acc_bytes));
+  }
   p.slot_bytes = slot;
   return std::shared_ptr<const ConvPlan>(std::move(plan));
 }

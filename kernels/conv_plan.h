@@ -9,9 +9,24 @@
 
 #include "ir/module.h"
 #include "ir/type.h"
+#include "kernels/strided.h"
 #include "support/status.h"
 
 namespace kiln::kernels::conv {
+
+// The output positions of one phase of an lhs-dilated convolution: output index first[d] + step[d]
+// * j, j < count[d], along each spatial dim. At these positions a window position's taps land
+// either on input elements (or padding) for every one of them, or on dilation holes for every one:
+// only the first kind (`windows`) is gathered and multiplied, so a stride-2 input gradient does a
+// quarter of the products of the dilated convolution it is.
+struct ConvPhase {
+  std::vector<int64_t> first, step, count;
+  int64_t positions = 0;
+  std::vector<int64_t> windows;  // window positions that read input elements (or padding)
+  int64_t kk = 0;                // windows.size() * cg
+  int64_t weights = 0;           // element offset of its packed weights: [group][kk][og]
+  int64_t tiles = 0;
+};
 
 struct ConvPlan {
   ir::DType lhs_dtype = ir::DType::kInvalid, rhs_dtype = ir::DType::kInvalid;
@@ -39,10 +54,20 @@ struct ConvPlan {
   std::vector<std::vector<int64_t>> src_offset;
   std::vector<int64_t> k_size;
   std::vector<int64_t> rhs_offset;  // [window]: element offset of (reversed) kernel position
-  bool direct_out = false;          // GEMM writes into the output (feature-minor, acc == out type)
-  bool direct_lhs = false;          // 1x1 unit window over a feature-minor input of the acc type
-  int64_t tile = 1;                 // output positions per task
-  int64_t slots = 1;                // parallel scratch slots
+  // When the input's features are not its minor dim (a kernel gradient, whose features are the
+  // batch; NCHW inputs), the input is first copied to [batch][spatial][features] in scratch by
+  // this box, and the lhs strides above are those of the copy: gathers then copy runs of features
+  // instead of reading one element per cache line.
+  bool relaid = false;
+  strided::StridedBox relayout;
+  size_t relayout_bytes = 0;
+  bool direct_out = false;  // GEMM writes into the output (feature-minor, acc == out type)
+  bool direct_lhs = false;  // 1x1 unit window over a feature-minor input of the acc type
+  // lhs-dilated convolutions (with few phases): the output positions by phase; empty otherwise
+  // (one pass over every position with the whole window).
+  std::vector<ConvPhase> phases;
+  int64_t tile = 1;   // output positions per task
+  int64_t slots = 1;  // parallel scratch slots
   size_t weights_bytes = 0, slot_bytes = 0;
 };
 

@@ -15,6 +15,7 @@
 //
 // The plan (dimension numbers, geometry, tile and scratch sizes) is made in kernels/conv_plan.cc.
 #include <algorithm>
+#include <cmath>
 #include <complex>
 #include <cstring>
 #include <limits>
@@ -56,41 +57,51 @@ Status DispatchSource(std::string_view op, ir::DType t, Fn&& fn) {
 // ---------------------------------------------------------------------------------------------
 // Execution.
 
-// The row-major multi-index of an output position over the output's spatial dims, starting at
-// position p0 (inline storage for up to 8 dims, the heap beyond).
+// The output index along each spatial dim of the p0-th output position, in row-major order over
+// every position or over the positions of phase `ph` (inline storage for up to 8 dims, the heap
+// beyond).
 class SpatialIndex {
  public:
-  SpatialIndex(const ConvPlan& p, int64_t p0) : p_(p) {
-    if (p.rank > kInline) heap_.assign(p.rank, 0);
-    index_ = p.rank > kInline ? heap_.data() : inline_;
-    for (size_t d = p.rank; d-- > 0;) {
-      index_[d] = p0 % p.out_size[d];
-      p0 /= p.out_size[d];
+  SpatialIndex(const ConvPlan& p, int64_t p0, const ConvPhase* ph = nullptr)
+      : rank_(p.rank), count_(ph != nullptr ? ph->count.data() : p.out_size.data()), ph_(ph) {
+    if (rank_ > kInline) heap_.assign(rank_, 0);
+    j_ = rank_ > kInline ? heap_.data() : inline_;
+    for (size_t d = rank_; d-- > 0;) {
+      j_[d] = p0 % count_[d];
+      p0 /= count_[d];
     }
   }
-  int64_t operator[](size_t d) const { return index_[d]; }
+  int64_t operator[](size_t d) const {
+    return ph_ == nullptr ? j_[d] : ph_->first[d] + ph_->step[d] * j_[d];
+  }
   void Next() {
-    for (size_t d = p_.rank; d-- > 0;) {
-      if (++index_[d] < p_.out_size[d]) return;
-      index_[d] = 0;
+    for (size_t d = rank_; d-- > 0;) {
+      if (++j_[d] < count_[d]) return;
+      j_[d] = 0;
     }
   }
 
  private:
   static constexpr size_t kInline = 8;
-  const ConvPlan& p_;
+  size_t rank_;
+  const int64_t* count_;
+  const ConvPhase* ph_;
   int64_t inline_[kInline] = {};
   std::vector<int64_t> heap_;
-  int64_t* index_ = nullptr;
+  int64_t* j_ = nullptr;
 };
 
-// packed[g][w * cg + c][o] = rhs[o = g * og + o, c, window position w (reversed as asked)].
+// packed[g][i * cg + c][o] = rhs[o = g * og + o, c, window position w_i (reversed as asked)] for
+// the window positions w_0, w_1, ... of phase `ph` (every one when it is null).
 template <typename T, typename S>
-void PackWeights(const ConvPlan& p, const S* rhs, T* packed) {
+void PackWeights(const ConvPlan& p, const ConvPhase* ph, const S* rhs, T* packed) {
+  const int64_t windows = ph != nullptr ? static_cast<int64_t>(ph->windows.size()) : p.window;
+  const int64_t kk = windows * p.cg;
   for (int64_t g = 0; g < p.groups; ++g) {
-    for (int64_t w = 0; w < p.window; ++w) {
+    for (int64_t i = 0; i < windows; ++i) {
+      const int64_t w = ph != nullptr ? ph->windows[static_cast<size_t>(i)] : i;
       for (int64_t c = 0; c < p.cg; ++c) {
-        T* row = packed + (g * p.kk + w * p.cg + c) * p.og;
+        T* row = packed + (g * kk + i * p.cg + c) * p.og;
         const S* src = rhs + p.rhs_offset[static_cast<size_t>(w)] + c * p.rhs_in_stride +
                        g * p.og * p.rhs_out_stride;
         for (int64_t o = 0; o < p.og; ++o)
@@ -100,16 +111,21 @@ void PackWeights(const ConvPlan& p, const S* rhs, T* packed) {
   }
 }
 
-// col[r][w * cg + c] for output positions [p0, p0 + rows): the input element window position w of
-// output position p0 + r reads, feature c (relative to `lhs`, already offset to batch and group).
+// col[r][i * cg + c] for output positions [p0, p0 + rows) (of phase `ph`, when not null): the input
+// element window position w_i of output position p0 + r reads, feature c (relative to `lhs`,
+// already offset to batch and group); w_i as in PackWeights.
 template <typename T, typename S>
-void Gather(const ConvPlan& p, const S* lhs, int64_t p0, int64_t rows, T* col) {
+void Gather(const ConvPlan& p, const ConvPhase* ph, const S* lhs, int64_t p0, int64_t rows,
+            T* col) {
   const size_t rank = p.rank;
-  SpatialIndex out_index(p, p0);
+  SpatialIndex out_index(p, p0, ph);
   const int64_t fs = p.lhs_feature_stride;
+  const int64_t windows = ph != nullptr ? static_cast<int64_t>(ph->windows.size()) : p.window;
+  const int64_t kk = windows * p.cg;
   for (int64_t r = 0; r < rows; ++r) {
-    T* dst = col + r * p.kk;
-    for (int64_t w = 0; w < p.window; ++w, dst += p.cg) {
+    T* dst = col + r * kk;
+    for (int64_t i = 0; i < windows; ++i, dst += p.cg) {
+      const int64_t w = ph != nullptr ? ph->windows[static_cast<size_t>(i)] : i;
       const int64_t* win = p.win_k.data() + w * static_cast<int64_t>(rank);
       int64_t off = 0;
       bool inside = true;
@@ -153,15 +169,23 @@ void IntGemm(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* 
   }
 }
 
-// Writes tile[r][o] to the output at position p0 + r, feature f0 + o, converting to O.
+// Writes tile[r][o] to the output at position p0 + r (of phase `ph`, when not null), feature
+// f0 + o, converting to O.
 template <typename O, typename T>
-void Scatter(const ConvPlan& p, const T* tile, int64_t p0, int64_t rows, int64_t f0, O* out) {
-  SpatialIndex index(p, p0);
+void Scatter(const ConvPlan& p, const ConvPhase* ph, const T* tile, int64_t p0, int64_t rows,
+             int64_t f0, O* out) {
+  SpatialIndex index(p, p0, ph);
   for (int64_t r = 0; r < rows; ++r, index.Next()) {
     int64_t off = f0 * p.out_feature_stride;
     for (size_t d = 0; d < p.rank; ++d) off += index[d] * p.out_sp_stride[d];
     O* dst = out + off;
     const T* src = tile + r * p.og;
+    if constexpr (std::is_same_v<O, T>) {
+      if (p.out_feature_stride == 1) {
+        std::memcpy(dst, src, static_cast<size_t>(p.og) * sizeof(T));
+        continue;
+      }
+    }
     for (int64_t o = 0; o < p.og; ++o)
       dst[o * p.out_feature_stride] = ew::ConvertElement<O>(src[o]);
   }
@@ -193,7 +217,7 @@ void RunTiles(const ConvPlan& p, const L* lhs, const T* weights, O* out, std::by
           }
         }
         if (a == nullptr) {
-          Gather<T, L>(p, src, p0, rows, col);
+          Gather<T, L>(p, nullptr, src, p0, rows, col);
           a = col;
         }
         const T* b = weights + g * p.kk * p.og;
@@ -210,10 +234,104 @@ void RunTiles(const ConvPlan& p, const L* lhs, const T* weights, O* out, std::by
         } else {
           IntGemm<T>(rows, p.og, p.kk, a, lda, b, tile, p.og);
         }
-        Scatter<O, T>(p, tile, p0, rows, g * p.og, base);
+        Scatter<O, T>(p, nullptr, tile, p0, rows, g * p.og, base);
       }
     }
   });
+}
+
+// RunTiles for a plan with phases: tasks are (group, batch, phase, tile of the phase's positions),
+// each gathered with the phase's window positions only and scattered to its positions.
+template <typename T, typename L, typename O>
+void RunPhaseTiles(const ConvPlan& p, const L* lhs, const T* weights, O* out, std::byte* slots) {
+  int64_t tiles = 0;
+  for (const ConvPhase& ph : p.phases) tiles += ph.tiles;
+  const int64_t tasks = p.groups * p.out_batch * tiles;
+  runtime::ParallelFor(p.slots, 1, [&](int64_t first, int64_t last) {
+    for (int64_t s = first; s < last; ++s) {
+      std::byte* mem = slots + static_cast<size_t>(s) * p.slot_bytes;
+      T* col = reinterpret_cast<T*>(mem);
+      int64_t kk = 0;
+      for (const ConvPhase& ph : p.phases) kk = std::max(kk, ph.kk);
+      T* tile = reinterpret_cast<T*>(mem + AlignUp(static_cast<size_t>(p.tile * kk) * sizeof(T)));
+      for (int64_t task = s; task < tasks; task += p.slots) {
+        int64_t t = task % tiles;
+        const int64_t gn = task / tiles;
+        const int64_t n = gn % p.out_batch, g = gn / p.out_batch;
+        const ConvPhase* ph = p.phases.data();
+        while (t >= ph->tiles) t -= (ph++)->tiles;
+        const int64_t p0 = t * p.tile, rows = std::min(p.tile, ph->positions - p0);
+        const int64_t in_batch = p.batch_grouped ? g * p.out_batch + n : n;
+        const int64_t in_feature = p.batch_grouped ? 0 : g * p.cg;
+        const L* src = lhs + in_batch * p.lhs_batch_stride + in_feature * p.lhs_feature_stride;
+        Gather<T, L>(p, ph, src, p0, rows, col);
+        const T* b = weights + ph->weights + g * ph->kk * p.og;
+        if (ph->kk == 0) {
+          std::fill(tile, tile + rows * p.og, T(0));
+        } else if constexpr (std::is_floating_point_v<T> || ew::kIsComplex<T>) {
+          Gemm<T>(false, false, rows, p.og, ph->kk, col, ph->kk, b, p.og, tile, p.og);
+        } else {
+          IntGemm<T>(rows, p.og, ph->kk, col, ph->kk, b, tile, p.og);
+        }
+        Scatter<O, T>(p, ph, tile, p0, rows, g * p.og, out + n * p.out_batch_stride);
+      }
+    }
+  });
+}
+
+// Every output element as its sum over the window positions that read input elements: padding and
+// dilation holes are skipped, not multiplied as zeros. That is how XLA:CPU reads a convolution,
+// and it differs from im2col + GEMM only when a weight is infinite or NaN (0 x inf is NaN), the
+// one case this runs for. `weights` is packed with every window position (PackWeights, no phase).
+template <typename T, typename L, typename O>
+void RunDirect(const ConvPlan& p, const L* lhs, const T* weights, O* out) {
+  const int64_t rows = p.groups * p.out_batch * p.positions;
+  runtime::ParallelFor(rows, 64, [&](int64_t begin, int64_t end) {
+    std::vector<T> acc(static_cast<size_t>(p.og));
+    for (int64_t i = begin; i < end; ++i) {
+      const int64_t pos = i % p.positions, gn = i / p.positions;
+      const int64_t n = gn % p.out_batch, g = gn / p.out_batch;
+      const int64_t in_batch = p.batch_grouped ? g * p.out_batch + n : n;
+      const int64_t in_feature = p.batch_grouped ? 0 : g * p.cg;
+      const L* src = lhs + in_batch * p.lhs_batch_stride + in_feature * p.lhs_feature_stride;
+      const SpatialIndex index(p, pos);
+      std::fill(acc.begin(), acc.end(), T(0));
+      for (int64_t w = 0; w < p.window; ++w) {
+        const int64_t* win = p.win_k.data() + w * static_cast<int64_t>(p.rank);
+        int64_t off = 0;
+        bool inside = true;
+        for (size_t d = 0; d < p.rank && inside; ++d) {
+          const int64_t o = SourceOffset(p, d, index[d], win[d]);
+          inside = o >= 0;
+          off += o;
+        }
+        if (!inside) continue;
+        for (int64_t c = 0; c < p.cg; ++c) {
+          const T v = ew::ConvertElement<T>(src[off + c * p.lhs_feature_stride]);
+          const T* row = weights + (g * p.kk + w * p.cg + c) * p.og;
+          for (int64_t o = 0; o < p.og; ++o) acc[static_cast<size_t>(o)] += v * row[o];
+        }
+      }
+      int64_t at = n * p.out_batch_stride + g * p.og * p.out_feature_stride;
+      for (size_t d = 0; d < p.rank; ++d) at += index[d] * p.out_sp_stride[d];
+      for (int64_t o = 0; o < p.og; ++o) {
+        out[at + o * p.out_feature_stride] = ew::ConvertElement<O>(acc[static_cast<size_t>(o)]);
+      }
+    }
+  });
+}
+
+// Whether any of the n packed weights is infinite or NaN.
+template <typename T>
+bool AnyNonFinite(const T* w, size_t n) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return std::any_of(w, w + n, [](T v) { return !std::isfinite(v); });
+  } else if constexpr (ew::kIsComplex<T>) {
+    return std::any_of(w, w + n,
+                       [](T v) { return !std::isfinite(v.real()) || !std::isfinite(v.imag()); });
+  } else {
+    return false;
+  }
 }
 
 Status RunConv(std::string_view name, const ConvPlan& p, const View& lhs, const View& rhs,
@@ -225,21 +343,52 @@ Status RunConv(std::string_view name, const ConvPlan& p, const View& lhs, const 
   }
   return DispatchNumeric(name, p.acc_dtype, [&]<typename T>() -> Status {
     T* weights = reinterpret_cast<T*>(scratch);
+    bool direct = false;  // a weight is infinite or NaN: RunDirect
     KILN_RETURN_IF_ERROR(DispatchSource(name, p.rhs_dtype, [&]<typename R>() -> Status {
       if constexpr (ew::kIsComplex<R> && !ew::kIsComplex<T>) {
         return UnsupportedDType(name, p.rhs_dtype);
       } else {
-        PackWeights<T, R>(p, rhs.data_as<const R>(), weights);
+        if (p.phases.empty()) {
+          PackWeights<T, R>(p, nullptr, rhs.data_as<const R>(), weights);
+          direct = AnyNonFinite(weights, static_cast<size_t>(p.groups * p.kk * p.og));
+        } else {
+          for (const ConvPhase& ph : p.phases) {
+            PackWeights<T, R>(p, &ph, rhs.data_as<const R>(), weights + ph.weights);
+          }
+          const ConvPhase& last = p.phases.back();
+          direct =
+              AnyNonFinite(weights, static_cast<size_t>(last.weights + p.groups * last.kk * p.og));
+          if (direct) PackWeights<T, R>(p, nullptr, rhs.data_as<const R>(), weights);
+        }
         return Status::Ok();
       }
     }));
+    const void* input = lhs.data();
+    std::byte* slots = scratch + p.weights_bytes;
+    if (p.relaid) {
+      if (!strided::CopyBoxBytes(ir::DTypeByteSize(p.lhs_dtype), p.relayout, input, slots)) {
+        return Internal(std::string(name) + ": the input's relayout has an unsupported width");
+      }
+      input = slots;
+      slots += p.relayout_bytes;
+    }
     return DispatchSource(name, p.lhs_dtype, [&]<typename L>() -> Status {
       return DispatchSource(name, p.out_dtype, [&]<typename O>() -> Status {
         if constexpr ((ew::kIsComplex<L> || ew::kIsComplex<O>)&&!ew::kIsComplex<T>) {
           return UnsupportedDType(name, p.out_dtype);
         } else {
-          RunTiles<T, L, O>(p, lhs.data_as<const L>(), weights, out.data_as<O>(),
-                            scratch + p.weights_bytes);
+          const L* x = static_cast<const L*>(input);
+          if constexpr (std::is_floating_point_v<T> || ew::kIsComplex<T>) {
+            if (direct) {
+              RunDirect<T, L, O>(p, x, weights, out.data_as<O>());
+              return Status::Ok();
+            }
+          }
+          if (p.phases.empty()) {
+            RunTiles<T, L, O>(p, x, weights, out.data_as<O>(), slots);
+          } else {
+            RunPhaseTiles<T, L, O>(p, x, weights, out.data_as<O>(), slots);
+          }
           return Status::Ok();
         }
       });
@@ -262,7 +411,8 @@ StatusOr<Kernel> LowerConvolution(LowerContext& ctx) {
     }
     return RunConv(name, *plan, in[0], in[1], out[0], ec.scratch);
   });
-  k.scratch_bytes = plan->weights_bytes + static_cast<size_t>(plan->slots) * plan->slot_bytes;
+  k.scratch_bytes = plan->weights_bytes + plan->relayout_bytes +
+                    static_cast<size_t>(plan->slots) * plan->slot_bytes;
   return k;
 }
 

@@ -37,6 +37,11 @@ CASES = {
     "lhs_rhs_dilation": ((2, 3, 9, 8), (4, 3, 3, 2),
                          dict(window_strides=(2, 1), padding=[(1, 2), (0, -1)], lhs_dilation=(2, 1),
                               rhs_dilation=(1, 2))),
+    # Six output phases (lhs dilation 3 with stride 2, 2 with stride 1), padding that leaves some
+    # phases' taps on padding only, atrous taps: the phase-split path (kernels/conv_plan.h).
+    "lhs_dilation_phases": ((2, 5, 7, 6), (3, 3, 6, 4),
+                            dict(window_strides=(2, 1), padding=[(2, 1), (1, 2)],
+                                 lhs_dilation=(3, 2), rhs_dilation=(1, 2), dimension_numbers=NHWC)),
     "nhwc": ((2, 9, 8, 6), (3, 3, 6, 5),
              dict(window_strides=(1, 1), padding="SAME", dimension_numbers=NHWC)),
     "nhwc_1x1": ((2, 9, 8, 6), (1, 1, 6, 5),
@@ -76,7 +81,8 @@ def test_conv_f32(name):
 
 
 @pytest.mark.parametrize("name", ["nchw_same", "lhs_rhs_dilation", "feature_groups", "batch_groups",
-                                  "conv1d", "conv3d", "odd_dimension_numbers"])
+                                  "conv1d", "conv3d", "odd_dimension_numbers",
+                                  "lhs_dilation_phases"])
 def test_conv_gradients(name):
     lshape, rshape, kw = CASES[name]
     f = conv(**kw)
@@ -86,6 +92,27 @@ def test_conv_gradients(name):
 
     check(jax.grad(loss, argnums=(0, 1)), rand(F32, lshape, "unit"),
           rand(F32, rshape, "unit", seed=1), kind="composite", atol=1e-5)
+
+
+def test_padding_and_dilation_holes_meet_no_weight():
+    # Padding and the holes of an lhs-dilated input are not elements: XLA:CPU multiplies no weight
+    # by them, so an infinite or NaN weight spoils only the sums where it meets an input element
+    # (0 * inf would be NaN everywhere it reaches).
+    f = conv(window_strides=(1,), padding=[(1, 0)], dimension_numbers=("NWC", "WIO", "NWC"))
+    check(f, np.ones((1, 2, 1), F32), np.array([np.inf, 1.0], F32).reshape(2, 1, 1),
+          kind="reduction")
+    check(f, np.ones((1, 2, 1), C64), np.array([np.inf, 1.0], C64).reshape(2, 1, 1),
+          kind="reduction")
+    x = np.arange(1, 5, dtype=F32).reshape(1, 4, 1)
+    w = np.array([1.0, np.inf], F32).reshape(2, 1, 1)
+    f = conv(window_strides=(1,), padding=[(0, 0)], lhs_dilation=(2,),
+             dimension_numbers=("NWC", "WIO", "NWC"))
+    check(f, x, w, kind="reduction")
+    x2 = np.arange(1, 13, dtype=F32).reshape(1, 3, 4, 1)
+    w2 = np.array([[1.0, np.inf, 2.0], [np.nan, 3.0, -np.inf]], F32).reshape(2, 3, 1, 1)
+    for pad in ([(0, 0), (0, 0)], [(1, 2), (2, 0)]):
+        check(conv(window_strides=(1, 1), padding=pad, lhs_dilation=(2, 3),
+                   dimension_numbers=NHWC), x2, w2, kind="reduction")
 
 
 def test_conv_transpose_and_its_gradient():
