@@ -1,5 +1,5 @@
 // ParseCompileOptions on hand-encoded protobuf messages (the real ones jaxlib sends are covered by
-// ingest_test.cc's fixture tests).
+// ingest_jax_test.cc's fixture tests).
 #include "ingest/compile_options.h"
 
 #include <gtest/gtest.h>
