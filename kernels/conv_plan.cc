@@ -311,15 +311,13 @@ StatusOr<std::shared_ptr<const ConvPlan>> PlanConv(const ir::Op& op, const ir::T
   const int64_t tasks = p.groups * p.out_batch * tiles;
   p.slots = std::clamp<int64_t>(tasks, 1, runtime::NumWorkerThreads());
   // Phases pack only their window positions; a run whose weights are not all finite packs every
-  // one (RunDirect), so the larger of the two.
+  // one (DirectProducts), so the larger of the two.
   weights = std::max(weights, p.kk);
   p.weights_bytes = AlignUp(static_cast<size_t>(p.groups * weights * p.og * acc_bytes));
-  size_t slot = 0;
-  if (!p.direct_lhs) slot += AlignUp(static_cast<size_t>(p.tile * kk * acc_bytes));
-  if (!p.direct_out || !p.phases.empty()) {
-    slot += AlignUp(static_cast<size_t>(p.tile * p.og * acc_bytes));
-  }
-  p.slot_bytes = slot;
+  // A slot holds a tile's gathered rows (of every window position: a run whose weights are not
+  // all finite gathers them all) and its products.
+  p.slot_bytes = AlignUp(static_cast<size_t>(p.tile * std::max(kk, p.kk) * acc_bytes)) +
+                 AlignUp(static_cast<size_t>(p.tile * p.og * acc_bytes));
   return std::shared_ptr<const ConvPlan>(std::move(plan));
 }
 

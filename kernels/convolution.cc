@@ -191,131 +191,109 @@ void Scatter(const ConvPlan& p, const ConvPhase* ph, const T* tile, int64_t p0, 
   }
 }
 
+// The products of a gathered tile (rows output positions from p0, every window position) with the
+// weights b of its group, skipping at each row the window positions that read padding or dilation
+// holes instead of multiplying their zeros: how XLA:CPU reads a convolution. It differs from the
+// GEMM only when a weight is infinite or NaN (0 x inf is NaN), the one case it runs for.
+template <typename T>
+void DirectProducts(const ConvPlan& p, int64_t p0, int64_t rows, const T* col, const T* b,
+                    T* tile) {
+  SpatialIndex index(p, p0);
+  for (int64_t r = 0; r < rows; ++r, index.Next()) {
+    T* acc = tile + r * p.og;
+    std::fill(acc, acc + p.og, T(0));
+    for (int64_t w = 0; w < p.window; ++w) {
+      const int64_t* win = p.win_k.data() + w * static_cast<int64_t>(p.rank);
+      bool inside = true;
+      for (size_t d = 0; d < p.rank && inside; ++d) {
+        inside = SourceOffset(p, d, index[d], win[d]) >= 0;
+      }
+      if (!inside) continue;
+      for (int64_t c = 0; c < p.cg; ++c) {
+        const T v = col[r * p.kk + w * p.cg + c];
+        const T* row = b + (w * p.cg + c) * p.og;
+        for (int64_t o = 0; o < p.og; ++o) acc[o] += v * row[o];
+      }
+    }
+  }
+}
+
+// Tasks are (group, batch, tile of output positions), or with phases (group, batch, phase, tile of
+// the phase's positions), each gathered with its window positions and multiplied with one GEMM.
+// `direct`: a weight is not finite, so every position's products go through DirectProducts (with
+// weights packed for every window position, no phase).
 template <typename T, typename L, typename O>
-void RunTiles(const ConvPlan& p, const L* lhs, const T* weights, O* out, std::byte* slots) {
-  const int64_t tiles = (p.positions + p.tile - 1) / p.tile;
+void RunTiles(const ConvPlan& p, const L* lhs, const T* weights, O* out, std::byte* slots,
+              bool direct) {
+  const bool phased = !p.phases.empty() && !direct;
+  int64_t tiles = (p.positions + p.tile - 1) / p.tile, kk = p.kk;
+  if (phased) {
+    tiles = kk = 0;
+    for (const ConvPhase& ph : p.phases) {
+      tiles += ph.tiles;
+      kk = std::max(kk, ph.kk);
+    }
+  }
   const int64_t tasks = p.groups * p.out_batch * tiles;
   runtime::ParallelFor(p.slots, 1, [&](int64_t first, int64_t last) {
     for (int64_t s = first; s < last; ++s) {
       std::byte* mem = slots + static_cast<size_t>(s) * p.slot_bytes;
       T* col = reinterpret_cast<T*>(mem);
       T* tile = reinterpret_cast<T*>(
-          mem + (p.direct_lhs ? 0 : AlignUp(static_cast<size_t>(p.tile * p.kk) * sizeof(T))));
+          mem + AlignUp(static_cast<size_t>(p.tile * std::max(kk, p.kk)) * sizeof(T)));
       for (int64_t task = s; task < tasks; task += p.slots) {
-        const int64_t t = task % tiles, gn = task / tiles;
+        int64_t t = task % tiles;
+        const int64_t gn = task / tiles;
         const int64_t n = gn % p.out_batch, g = gn / p.out_batch;
-        const int64_t p0 = t * p.tile, rows = std::min(p.tile, p.positions - p0);
+        const ConvPhase* ph = nullptr;
+        int64_t count = p.positions, tkk = p.kk;
+        const T* b = weights + g * p.kk * p.og;
+        if (phased) {
+          ph = p.phases.data();
+          while (t >= ph->tiles) t -= (ph++)->tiles;
+          count = ph->positions;
+          tkk = ph->kk;
+          b = weights + ph->weights + g * ph->kk * p.og;
+        }
+        const int64_t p0 = t * p.tile, rows = std::min(p.tile, count - p0);
         const int64_t in_batch = p.batch_grouped ? g * p.out_batch + n : n;
         const int64_t in_feature = p.batch_grouped ? 0 : g * p.cg;
         const L* src = lhs + in_batch * p.lhs_batch_stride + in_feature * p.lhs_feature_stride;
         const T* a = nullptr;
-        int64_t lda = p.kk;
+        int64_t lda = tkk;
         if constexpr (std::is_same_v<L, T>) {
-          if (p.direct_lhs) {  // position stride = all input features
+          if (p.direct_lhs && !phased && !direct) {  // position stride = all input features
             lda = p.batch_grouped ? p.cg : p.groups * p.cg;
             a = src + p0 * lda;
           }
         }
         if (a == nullptr) {
-          Gather<T, L>(p, nullptr, src, p0, rows, col);
+          Gather<T, L>(p, ph, src, p0, rows, col);
           a = col;
         }
-        const T* b = weights + g * p.kk * p.og;
         O* base = out + n * p.out_batch_stride;
+        if constexpr (std::is_floating_point_v<T> || ew::kIsComplex<T>) {
+          if (direct) {
+            DirectProducts<T>(p, p0, rows, a, b, tile);
+            Scatter<O, T>(p, nullptr, tile, p0, rows, g * p.og, base);
+            continue;
+          }
+        }
         if constexpr (std::is_same_v<O, T> && (std::is_floating_point_v<T> || ew::kIsComplex<T>)) {
-          if (p.direct_out) {
+          if (p.direct_out && ph == nullptr) {
             Gemm<T>(false, false, rows, p.og, p.kk, a, lda, b, p.og,
                     base + p0 * p.out_features + g * p.og, p.out_features);
             continue;
           }
         }
-        if constexpr (std::is_floating_point_v<T> || ew::kIsComplex<T>) {
-          Gemm<T>(false, false, rows, p.og, p.kk, a, lda, b, p.og, tile, p.og);
-        } else {
-          IntGemm<T>(rows, p.og, p.kk, a, lda, b, tile, p.og);
-        }
-        Scatter<O, T>(p, nullptr, tile, p0, rows, g * p.og, base);
-      }
-    }
-  });
-}
-
-// RunTiles for a plan with phases: tasks are (group, batch, phase, tile of the phase's positions),
-// each gathered with the phase's window positions only and scattered to its positions.
-template <typename T, typename L, typename O>
-void RunPhaseTiles(const ConvPlan& p, const L* lhs, const T* weights, O* out, std::byte* slots) {
-  int64_t tiles = 0;
-  for (const ConvPhase& ph : p.phases) tiles += ph.tiles;
-  const int64_t tasks = p.groups * p.out_batch * tiles;
-  runtime::ParallelFor(p.slots, 1, [&](int64_t first, int64_t last) {
-    for (int64_t s = first; s < last; ++s) {
-      std::byte* mem = slots + static_cast<size_t>(s) * p.slot_bytes;
-      T* col = reinterpret_cast<T*>(mem);
-      int64_t kk = 0;
-      for (const ConvPhase& ph : p.phases) kk = std::max(kk, ph.kk);
-      T* tile = reinterpret_cast<T*>(mem + AlignUp(static_cast<size_t>(p.tile * kk) * sizeof(T)));
-      for (int64_t task = s; task < tasks; task += p.slots) {
-        int64_t t = task % tiles;
-        const int64_t gn = task / tiles;
-        const int64_t n = gn % p.out_batch, g = gn / p.out_batch;
-        const ConvPhase* ph = p.phases.data();
-        while (t >= ph->tiles) t -= (ph++)->tiles;
-        const int64_t p0 = t * p.tile, rows = std::min(p.tile, ph->positions - p0);
-        const int64_t in_batch = p.batch_grouped ? g * p.out_batch + n : n;
-        const int64_t in_feature = p.batch_grouped ? 0 : g * p.cg;
-        const L* src = lhs + in_batch * p.lhs_batch_stride + in_feature * p.lhs_feature_stride;
-        Gather<T, L>(p, ph, src, p0, rows, col);
-        const T* b = weights + ph->weights + g * ph->kk * p.og;
-        if (ph->kk == 0) {
+        if (tkk == 0) {
           std::fill(tile, tile + rows * p.og, T(0));
         } else if constexpr (std::is_floating_point_v<T> || ew::kIsComplex<T>) {
-          Gemm<T>(false, false, rows, p.og, ph->kk, col, ph->kk, b, p.og, tile, p.og);
+          Gemm<T>(false, false, rows, p.og, tkk, a, lda, b, p.og, tile, p.og);
         } else {
-          IntGemm<T>(rows, p.og, ph->kk, col, ph->kk, b, tile, p.og);
+          IntGemm<T>(rows, p.og, tkk, a, lda, b, tile, p.og);
         }
-        Scatter<O, T>(p, ph, tile, p0, rows, g * p.og, out + n * p.out_batch_stride);
-      }
-    }
-  });
-}
-
-// Every output element as its sum over the window positions that read input elements: padding and
-// dilation holes are skipped, not multiplied as zeros. That is how XLA:CPU reads a convolution,
-// and it differs from im2col + GEMM only when a weight is infinite or NaN (0 x inf is NaN), the
-// one case this runs for. `weights` is packed with every window position (PackWeights, no phase).
-template <typename T, typename L, typename O>
-void RunDirect(const ConvPlan& p, const L* lhs, const T* weights, O* out) {
-  const int64_t rows = p.groups * p.out_batch * p.positions;
-  runtime::ParallelFor(rows, 64, [&](int64_t begin, int64_t end) {
-    std::vector<T> acc(static_cast<size_t>(p.og));
-    for (int64_t i = begin; i < end; ++i) {
-      const int64_t pos = i % p.positions, gn = i / p.positions;
-      const int64_t n = gn % p.out_batch, g = gn / p.out_batch;
-      const int64_t in_batch = p.batch_grouped ? g * p.out_batch + n : n;
-      const int64_t in_feature = p.batch_grouped ? 0 : g * p.cg;
-      const L* src = lhs + in_batch * p.lhs_batch_stride + in_feature * p.lhs_feature_stride;
-      const SpatialIndex index(p, pos);
-      std::fill(acc.begin(), acc.end(), T(0));
-      for (int64_t w = 0; w < p.window; ++w) {
-        const int64_t* win = p.win_k.data() + w * static_cast<int64_t>(p.rank);
-        int64_t off = 0;
-        bool inside = true;
-        for (size_t d = 0; d < p.rank && inside; ++d) {
-          const int64_t o = SourceOffset(p, d, index[d], win[d]);
-          inside = o >= 0;
-          off += o;
-        }
-        if (!inside) continue;
-        for (int64_t c = 0; c < p.cg; ++c) {
-          const T v = ew::ConvertElement<T>(src[off + c * p.lhs_feature_stride]);
-          const T* row = weights + (g * p.kk + w * p.cg + c) * p.og;
-          for (int64_t o = 0; o < p.og; ++o) acc[static_cast<size_t>(o)] += v * row[o];
-        }
-      }
-      int64_t at = n * p.out_batch_stride + g * p.og * p.out_feature_stride;
-      for (size_t d = 0; d < p.rank; ++d) at += index[d] * p.out_sp_stride[d];
-      for (int64_t o = 0; o < p.og; ++o) {
-        out[at + o * p.out_feature_stride] = ew::ConvertElement<O>(acc[static_cast<size_t>(o)]);
+        Scatter<O, T>(p, ph, tile, p0, rows, g * p.og, base);
       }
     }
   });
@@ -343,7 +321,7 @@ Status RunConv(std::string_view name, const ConvPlan& p, const View& lhs, const 
   }
   return DispatchNumeric(name, p.acc_dtype, [&]<typename T>() -> Status {
     T* weights = reinterpret_cast<T*>(scratch);
-    bool direct = false;  // a weight is infinite or NaN: RunDirect
+    bool direct = false;  // a weight is infinite or NaN: DirectProducts
     KILN_RETURN_IF_ERROR(DispatchSource(name, p.rhs_dtype, [&]<typename R>() -> Status {
       if constexpr (ew::kIsComplex<R> && !ew::kIsComplex<T>) {
         return UnsupportedDType(name, p.rhs_dtype);
@@ -377,18 +355,8 @@ Status RunConv(std::string_view name, const ConvPlan& p, const View& lhs, const 
         if constexpr ((ew::kIsComplex<L> || ew::kIsComplex<O>)&&!ew::kIsComplex<T>) {
           return UnsupportedDType(name, p.out_dtype);
         } else {
-          const L* x = static_cast<const L*>(input);
-          if constexpr (std::is_floating_point_v<T> || ew::kIsComplex<T>) {
-            if (direct) {
-              RunDirect<T, L, O>(p, x, weights, out.data_as<O>());
-              return Status::Ok();
-            }
-          }
-          if (p.phases.empty()) {
-            RunTiles<T, L, O>(p, x, weights, out.data_as<O>(), slots);
-          } else {
-            RunPhaseTiles<T, L, O>(p, x, weights, out.data_as<O>(), slots);
-          }
+          RunTiles<T, L, O>(p, static_cast<const L*>(input), weights, out.data_as<O>(), slots,
+                            direct);
           return Status::Ok();
         }
       });
