@@ -115,8 +115,9 @@ void PackWeights(const ConvPlan& p, const ConvPhase* ph, const S* rhs, T* packed
 // element window position w_i of output position p0 + r reads, feature c (relative to `lhs`,
 // already offset to batch and group); w_i as in PackWeights.
 template <typename T, typename S>
-void Gather(const ConvPlan& p, const ConvPhase* ph, const S* lhs, int64_t p0, int64_t rows,
+void Gather(const ConvPlan& p, const ConvPhase* ph, const void* input, int64_t p0, int64_t rows,
             T* col) {
+  const S* lhs = static_cast<const S*>(input);
   const size_t rank = p.rank;
   SpatialIndex out_index(p, p0, ph);
   const int64_t fs = p.lhs_feature_stride;
@@ -173,7 +174,8 @@ void IntGemm(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* 
 // f0 + o, converting to O.
 template <typename O, typename T>
 void Scatter(const ConvPlan& p, const ConvPhase* ph, const T* tile, int64_t p0, int64_t rows,
-             int64_t f0, O* out) {
+             int64_t f0, void* output) {
+  O* out = static_cast<O*>(output);
   SpatialIndex index(p, p0, ph);
   for (int64_t r = 0; r < rows; ++r, index.Next()) {
     int64_t off = f0 * p.out_feature_stride;
@@ -218,13 +220,26 @@ void DirectProducts(const ConvPlan& p, int64_t p0, int64_t rows, const T* col, c
   }
 }
 
+// How RunTiles reads the input and writes the output: Gather and Scatter for their element types
+// (only they depend on those types, so RunTiles is compiled once per accumulation type), and
+// whether the input (output) is of the accumulation type, for the GEMM to read (write) in place.
+template <typename T>
+struct TileIo {
+  void (*gather)(const ConvPlan&, const ConvPhase*, const void*, int64_t, int64_t, T*);
+  void (*scatter)(const ConvPlan&, const ConvPhase*, const T*, int64_t, int64_t, int64_t, void*);
+  bool lhs_is_acc, out_is_acc;
+  int lhs_bytes, out_bytes;
+};
+
 // Tasks are (group, batch, tile of output positions), or with phases (group, batch, phase, tile of
 // the phase's positions), each gathered with its window positions and multiplied with one GEMM.
 // `direct`: a weight is not finite, so every position's products go through DirectProducts (with
 // weights packed for every window position, no phase).
-template <typename T, typename L, typename O>
-void RunTiles(const ConvPlan& p, const L* lhs, const T* weights, O* out, std::byte* slots,
-              bool direct) {
+template <typename T>
+void RunTiles(const ConvPlan& p, const TileIo<T>& io, const void* input, const T* weights,
+              void* output, std::byte* slots, bool direct) {
+  const auto* lhs = static_cast<const std::byte*>(input);
+  auto* out = static_cast<std::byte*>(output);
   const bool phased = !p.phases.empty() && !direct;
   int64_t tiles = (p.positions + p.tile - 1) / p.tile, kk = p.kk;
   if (phased) {
@@ -258,31 +273,29 @@ void RunTiles(const ConvPlan& p, const L* lhs, const T* weights, O* out, std::by
         const int64_t p0 = t * p.tile, rows = std::min(p.tile, count - p0);
         const int64_t in_batch = p.batch_grouped ? g * p.out_batch + n : n;
         const int64_t in_feature = p.batch_grouped ? 0 : g * p.cg;
-        const L* src = lhs + in_batch * p.lhs_batch_stride + in_feature * p.lhs_feature_stride;
+        const std::byte* src =
+            lhs +
+            (in_batch * p.lhs_batch_stride + in_feature * p.lhs_feature_stride) * io.lhs_bytes;
         const T* a = nullptr;
         int64_t lda = tkk;
-        if constexpr (std::is_same_v<L, T>) {
-          if (p.direct_lhs && !phased && !direct) {  // position stride = all input features
-            lda = p.batch_grouped ? p.cg : p.groups * p.cg;
-            a = src + p0 * lda;
-          }
+        if (io.lhs_is_acc && p.direct_lhs && !phased && !direct) {
+          lda = p.batch_grouped ? p.cg : p.groups * p.cg;  // position stride = all input features
+          a = reinterpret_cast<const T*>(src) + p0 * lda;
         }
         if (a == nullptr) {
-          Gather<T, L>(p, ph, src, p0, rows, col);
+          io.gather(p, ph, src, p0, rows, col);
           a = col;
         }
-        O* base = out + n * p.out_batch_stride;
+        std::byte* base = out + n * p.out_batch_stride * io.out_bytes;
         if constexpr (std::is_floating_point_v<T> || ew::kIsComplex<T>) {
           if (direct) {
             DirectProducts<T>(p, p0, rows, a, b, tile);
-            Scatter<O, T>(p, nullptr, tile, p0, rows, g * p.og, base);
+            io.scatter(p, nullptr, tile, p0, rows, g * p.og, base);
             continue;
           }
-        }
-        if constexpr (std::is_same_v<O, T> && (std::is_floating_point_v<T> || ew::kIsComplex<T>)) {
-          if (p.direct_out && ph == nullptr) {
+          if (io.out_is_acc && p.direct_out && ph == nullptr) {
             Gemm<T>(false, false, rows, p.og, p.kk, a, lda, b, p.og,
-                    base + p0 * p.out_features + g * p.og, p.out_features);
+                    reinterpret_cast<T*>(base) + p0 * p.out_features + g * p.og, p.out_features);
             continue;
           }
         }
@@ -293,7 +306,7 @@ void RunTiles(const ConvPlan& p, const L* lhs, const T* weights, O* out, std::by
         } else {
           IntGemm<T>(rows, p.og, tkk, a, lda, b, tile, p.og);
         }
-        Scatter<O, T>(p, ph, tile, p0, rows, g * p.og, base);
+        io.scatter(p, ph, tile, p0, rows, g * p.og, base);
       }
     }
   });
@@ -355,8 +368,13 @@ Status RunConv(std::string_view name, const ConvPlan& p, const View& lhs, const 
         if constexpr ((ew::kIsComplex<L> || ew::kIsComplex<O>)&&!ew::kIsComplex<T>) {
           return UnsupportedDType(name, p.out_dtype);
         } else {
-          RunTiles<T, L, O>(p, static_cast<const L*>(input), weights, out.data_as<O>(), slots,
-                            direct);
+          const TileIo<T> io{&Gather<T, L>,
+                             &Scatter<O, T>,
+                             std::is_same_v<L, T>,
+                             std::is_same_v<O, T>,
+                             static_cast<int>(sizeof(L)),
+                             static_cast<int>(sizeof(O))};
+          RunTiles<T>(p, io, input, weights, out.data(), slots, direct);
           return Status::Ok();
         }
       });
