@@ -46,12 +46,18 @@ def initialize() -> None:
         return
     # What JAX grants only to platforms it names: host-callback and LAPACK lowerings, buffer
     # donation, the persistent compilation cache, DLPack, platform_dependent's cpu branches.
-    from kiln import _callbacks, _compat, _dlpack, _linalg, _lowering
+    from kiln import _blas, _callbacks, _compat, _dlpack, _linalg, _lowering
     message = _compat.jaxlib_warning()
     if message:
         import warnings
         warnings.warn(message, RuntimeWarning, stacklevel=2)
     path = _callbacks.library_in_env(PLATFORM_NAME) or library_path()
+    # Before anything loads the library: OpenBLAS picks its kernels as it loads (kiln/_blas.py).
+    try:
+        _blas.preload(path)
+    except OSError as e:
+        import warnings
+        warnings.warn(f"Kiln could not choose OpenBLAS's kernels: {e}", RuntimeWarning, stacklevel=2)
     # Each of these adapts one JAX feature; one that fails (a JAX release that moved an internal)
     # must not take the others, or the plugin, with it.
     for what, register in (("host callbacks", lambda: _callbacks.register(PLATFORM_NAME, path)),

@@ -233,3 +233,32 @@ def test_arrays_default_to_kiln(kiln_device):
     x = jnp.arange(5.0)
     assert x.devices() == {kiln_device}
     np.testing.assert_array_equal(np.asarray(x * 2), np.arange(5.0, dtype=np.float32) * 2)
+
+
+# Sandybridge: OpenBLAS's AVX kernels without FMA, which its detection picks on no CPU with FMA.
+_OPENBLAS_PROBE = """
+    import json, os, jax, kiln, numpy as np
+    from kiln import _blas
+    x = np.arange(64 * 64, dtype=np.float32).reshape(64, 64) / 4096
+    y = np.asarray(jax.jit(lambda a: a @ a)(x))
+    print(json.dumps({"core": _blas.core(kiln.library_path()),
+                      "env": os.environ.get("OPENBLAS_CORETYPE"),
+                      "err": float(np.max(np.abs(y - x.astype(np.float64) @ x)))}))
+"""
+
+
+def test_openblas_coretype_of_the_process_does_not_pick_kilns_kernels():
+    # OPENBLAS_CORETYPE is set for the process's other OpenBLAS copies; Kiln's copy detects the CPU
+    # (python/kiln/_blas.py), and the process's environment is left as it was.
+    r = run_python(_OPENBLAS_PROBE, JAX_PLATFORMS="kiln", OPENBLAS_CORETYPE="Sandybridge")
+    assert r["core"] not in (None, "Sandybridge"), r
+    assert r["env"] == "Sandybridge", r
+    assert r["err"] < 1e-4, r
+
+
+def test_kiln_openblas_coretype_picks_kilns_kernels():
+    r = run_python(_OPENBLAS_PROBE, JAX_PLATFORMS="kiln", OPENBLAS_CORETYPE="Haswell",
+                   KILN_OPENBLAS_CORETYPE="Sandybridge")
+    assert r["core"] == "Sandybridge", r
+    assert r["env"] == "Haswell", r
+    assert r["err"] < 1e-4, r
