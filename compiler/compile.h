@@ -40,7 +40,7 @@ struct Executable {
   std::optional<SpmdLayout> spmd;
   ingest::CompileOptions options;
   std::string fingerprint;  // stable hash of the artifact and the options Kiln honours
-  // Small enough to run on the caller's thread when its device is idle: no loops, and every value
+  // Small enough to run on the caller's thread when its device is idle: every value
   // together under kInlineBytes. A thread handoff costs more than such a program.
   bool run_inline = false;
   static constexpr uint64_t kInlineBytes = 256 << 10;

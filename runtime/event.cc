@@ -1,5 +1,7 @@
 #include "runtime/event.h"
 
+#include "support/spin.h"
+
 namespace kiln::runtime {
 
 void Event::Set(Status status) {
@@ -7,8 +9,8 @@ void Event::Set(Status status) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (ready_) return;
-    ready_ = true;
     status_ = std::move(status);
+    ready_.store(true, std::memory_order_release);
     callbacks.swap(callbacks_);
   }
   cv_.notify_all();
@@ -22,8 +24,9 @@ bool Event::IsReady() const {
 }
 
 Status Event::Await() const {
+  SpinUntil([this] { return ready_.load(std::memory_order_acquire); });
   std::unique_lock<std::mutex> lock(mu_);
-  cv_.wait(lock, [this] { return ready_; });
+  cv_.wait(lock, [this] { return ready_.load(std::memory_order_relaxed); });
   return status_;
 }
 

@@ -5,6 +5,7 @@
 // the callback returns.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <functional>
 #include <memory>
@@ -38,7 +39,7 @@ class Event {
  private:
   mutable std::mutex mu_;
   mutable std::condition_variable cv_;
-  bool ready_ = false;
+  std::atomic<bool> ready_{false};  // written under mu_; Await polls it without the lock first
   Status status_;
   std::vector<Callback> callbacks_;
 };

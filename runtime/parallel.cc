@@ -34,12 +34,7 @@
 #include <thread>
 #include <vector>
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
-#define KILN_CPU_RELAX() _mm_pause()
-#else
-#define KILN_CPU_RELAX() ((void)0)
-#endif
+#include "support/spin.h"
 
 namespace kiln::runtime {
 namespace {
@@ -109,6 +104,7 @@ class Pool {
     {
       std::lock_guard<std::mutex> lock(mu_);
       for (int i = 0; i < helpers; ++i) queue_.push_back(job);
+      queued_.store(queue_.size(), std::memory_order_relaxed);
     }
     if (helpers == 1) {
       cv_.notify_one();
@@ -122,11 +118,14 @@ class Pool {
     for (;;) {
       std::shared_ptr<Job> job;
       {
+        // The next job usually follows within microseconds (the next kernel of the program).
+        SpinUntil([this] { return queued_.load(std::memory_order_relaxed) != 0; });
         std::unique_lock<std::mutex> lock(mu_);
         cv_.wait(lock, [this] { return stop_ || !queue_.empty(); });
         if (queue_.empty()) return;
         job = std::move(queue_.front());
         queue_.pop_front();
+        queued_.store(queue_.size(), std::memory_order_relaxed);
       }
       // A job whose chunks are all claimed already costs one atomic increment here.
       job->Participate();
@@ -137,6 +136,7 @@ class Pool {
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<std::shared_ptr<Job>> queue_;
+  std::atomic<size_t> queued_{0};  // queue_.size(), for workers polling without the lock
   bool stop_ = false;
   std::vector<std::thread> threads_;
 };
@@ -183,10 +183,9 @@ void ParallelFor(int64_t n, int64_t min_chunk, FunctionRef<void(int64_t, int64_t
   auto job = std::make_shared<Job>(fn, n, chunk, chunks);
   pool.Offer(job, static_cast<int>(std::min<int64_t>(threads - 1, chunks - 1)));
   job->Participate();
-  // Chunks claimed by workers may still be running: wait for them, spinning briefly first since
-  // they are usually about as long as the ones this thread just ran.
-  for (int spin = 0; spin < 4096 && !job->Finished(); ++spin) KILN_CPU_RELAX();
-  if (!job->Finished()) {
+  // Chunks claimed by workers may still be running: wait for them, spinning first since they are
+  // usually about as long as the ones this thread just ran.
+  if (!SpinUntil([&] { return job->Finished(); })) {
     std::unique_lock<std::mutex> lock(job->mu);
     job->cv.wait(lock, [&] { return job->Finished(); });
   }

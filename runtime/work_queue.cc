@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <utility>
 
+#include "support/spin.h"
+
 namespace kiln::runtime {
 
 WorkQueue::WorkQueue(std::string name, size_t max_in_flight)
@@ -37,6 +39,7 @@ void WorkQueue::Schedule(std::function<void()> task) {
       space_cv_.wait(lock, [this] { return tasks_.size() + running_ < max_in_flight_; });
     }
     tasks_.push_back(std::move(task));
+    queued_.store(tasks_.size(), std::memory_order_relaxed);
   }
   work_cv_.notify_one();
 }
@@ -54,11 +57,14 @@ void WorkQueue::Loop() {
   for (;;) {
     std::function<void()> task;
     {
+      // A caller launching executions back to back sends the next one within microseconds.
+      SpinUntil([this] { return queued_.load(std::memory_order_relaxed) != 0; });
       std::unique_lock<std::mutex> lock(mu_);
       work_cv_.wait(lock, [this] { return stopping_ || !tasks_.empty(); });
       if (tasks_.empty()) return;  // stopping and drained
       task = std::move(tasks_.front());
       tasks_.pop_front();
+      queued_.store(tasks_.size(), std::memory_order_relaxed);
       ++running_;
     }
     task();

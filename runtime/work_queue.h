@@ -6,8 +6,10 @@
 // caller that launches work faster than it completes (a loop calling a jitted function without
 // reading results) is slowed to the device's pace instead of piling up memory and a backlog that
 // takes minutes to drain (issue 14). Tasks scheduled from the worker thread itself never block.
+// An idle worker polls for the next task for kIdleSpin before it sleeps (support/spin.h).
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
@@ -45,6 +47,7 @@ class WorkQueue {
   std::condition_variable work_cv_;   // the worker waits for tasks
   std::condition_variable space_cv_;  // producers wait for room
   std::deque<std::function<void()>> tasks_;
+  std::atomic<size_t> queued_{0};  // tasks_.size(), for the worker polling without the lock
   size_t running_ = 0;
   bool stopping_ = false;
   Thread thread_;  // large stack: programs recurse once per nesting level of their regions
