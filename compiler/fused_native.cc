@@ -9,19 +9,24 @@
 //
 // The code: fn(ptrs, len) walks the tile two vectors of 32 bytes at a time (kWays); the rest, one
 // vector at a time, is read and written with vmaskmov (lanes past len are neither read nor
-// written; their values are never stored). Each member is an instruction on registers; values are
-// assigned to ymm0-ymm12 as they are computed and freed after their last reader; when registers run
-// out, the value read farthest ahead goes to its stack slot (or, for an input, is read again). An
-// inline function takes its scratch registers the same way; a called one clobbers every vector
-// register: values still needed are stored to their slots first. Member results that leave the run
-// are stored to their output as they are computed. Per lane this is exactly what the member's range
-// function computes (the same IEEE instructions, the same vector function on the same lanes;
-// maximum/minimum as EmitFloatOp documents), so fusion still changes no result.
+// written; their values are never stored). On CPUs with AVX512F and AVX512DQ, runs whose members
+// are all instructions or inline functions (no call: called functions take ymm0) use zmm
+// registers, 64 bytes per vector, with the rest under the lane mask k2 (k1 is scratch for
+// compares); KILN_FUSED_JIT_AVX512=0 keeps them to ymm. Same instructions per lane, same bits. Each
+// member is an instruction on registers; values are assigned to ymm0-ymm12 as they are computed and
+// freed after their last reader; when registers run out, the value read farthest ahead goes to its
+// stack slot (or, for an input, is read again). An inline function takes its scratch registers the
+// same way; a called one clobbers every vector register: values still needed are stored to their
+// slots first. Member results that leave the run are stored to their output as they are computed.
+// Per lane this is exactly what the member's range function computes (the same IEEE instructions,
+// the same vector function on the same lanes; maximum/minimum as EmitFloatOp documents), so fusion
+// still changes no result.
 #include "compiler/fused_native.h"
 
 #include <xbyak/xbyak.h>
 
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -64,8 +69,8 @@ struct Source {
 
 class TileEmitter : public Xbyak::CodeGenerator {
  public:
-  TileEmitter(const FusedPlan& f, bool f64)
-      : Xbyak::CodeGenerator(4096, Xbyak::AutoGrow), f_(f), f64_(f64) {}
+  TileEmitter(const FusedPlan& f, bool f64, bool avx512)
+      : Xbyak::CodeGenerator(4096, Xbyak::AutoGrow), f_(f), f64_(f64), avx512_(avx512) {}
 
   // False when a member is not one the generator handles.
   bool Plan();
@@ -88,7 +93,7 @@ class TileEmitter : public Xbyak::CodeGenerator {
   }
   void Body(bool masked, int ways);
   void EmitMember(int m, int way, bool masked);
-  // Values are held per way (the vector at byte offset 32 * way of the iteration): key = value *
+  // Values are held per way (the vector at byte offset VB() * way of the iteration): key = value *
   // kWays + way. A scalar input is the same in every way and has one key (way 0).
   int Key(int value, int way) const {
     const int p = value - Members();
@@ -100,10 +105,17 @@ class TileEmitter : public Xbyak::CodeGenerator {
   int NextUse(int key, int at) const;
   void Spill(int reg, int at);
   void EnsureMask();
-  Xbyak::Address Slot(int key) { return ptr[rsp + 32 * (key + 1)]; }
+  // Bytes per vector, and vector register r: zmm when the code is wide, else ymm.
+  int VB() const { return wide_ ? 64 : 32; }
+  Xbyak::Xmm V(int r) const {
+    return wide_ ? Xbyak::Xmm(Xbyak::Zmm(r)) : Xbyak::Xmm(Xbyak::Ymm(r));
+  }
+  Xbyak::Address Slot(int key) { return ptr[rsp + VB() * (key + 1)]; }
 
   const FusedPlan& f_;
   const bool f64_;
+  const bool avx512_;  // the CPU has it: Plan() makes the code wide if every member allows
+  bool wide_ = false;
   int ways_ = 1;                            // of the body being emitted
   std::vector<std::vector<Source>> reads_;  // per member: its operands
   std::vector<std::vector<int>> uses_;      // per value: the members reading it, in order
@@ -172,25 +184,33 @@ bool TileEmitter::Plan() {
       reads_.back().push_back(s);
     }
   }
+  // Called vector functions take and return 8 lanes in ymm0: such runs stay 32 bytes wide.
+  wide_ = avx512_;
+  for (const Member& mem : f_.members) {
+    if (!mem.absolute && mem.code.op == MapOp::kVectorCall &&
+        (f64_ || NativeMathOf(mem.code.fn) == NativeMath::kNone)) {
+      wide_ = false;
+    }
+  }
   return any;
 }
 
 void TileEmitter::Generate() {
-  const int lanes = f64_ ? 4 : 8;
-  const int frame = 32 * (values_ * kWays + 1);  // [rsp]: the lane mask; then a slot per key
+  const int lanes = VB() / (f64_ ? 8 : 4);
+  const int frame = VB() * (values_ * kWays + 1);  // [rsp]: the lane mask; then a slot per key
   push(rbp);
   mov(rbp, rsp);
   push(rbx);
   push(r12);
   push(r13);
   push(r14);
-  and_(rsp, -32);
+  and_(rsp, -VB());
   sub(rsp, frame);
   mov(rbx, rdi);
   mov(r13, rsi);
   mov(r14, r13);
-  shr(r14, f64_ ? 3 : 4);
-  shl(r14, 6);  // bytes in whole pairs of vectors
+  shr(r14, std::countr_zero(static_cast<unsigned>(lanes * kWays)));
+  shl(r14, std::countr_zero(static_cast<unsigned>(VB() * kWays)));  // bytes in whole iterations
   xor_(r12d, r12d);
   bool signs = false, calls = false;
   for (const Member& m : f_.members) {
@@ -200,13 +220,13 @@ void TileEmitter::Generate() {
         m.code.op == MapOp::kVectorCall && (f64_ || NativeMathOf(m.code.fn) == NativeMath::kNone);
   }
   sign_hoisted_ = signs && !calls;
-  if (sign_hoisted_) EmitSignMask(*this, f64_, true, Xbyak::Ymm(kSignReg));
+  if (sign_hoisted_) EmitSignMask(*this, f64_, true, V(kSignReg));
   Xbyak::Label loop, tail, done;
   L(loop);
   cmp(r12, r14);
   jae(tail, T_NEAR);
   Body(false, kWays);
-  add(r12, 32 * kWays);
+  add(r12, VB() * kWays);
   jmp(loop, T_NEAR);
   // The rest (fewer than two vectors): one vector at a time under a mask of its first
   // min(lanes, rest) lanes, the table read from lane lanes - that.
@@ -216,15 +236,27 @@ void TileEmitter::Generate() {
   sub(rax, r12);
   jle(done, T_NEAR);
   shr(rax, f64_ ? 3 : 2);  // elements left
-  mov(rcx, lanes);
-  sub(rcx, rax);
-  mov(rax, 0);
-  cmovl(rcx, rax);  // more than a vector left: every lane
-  lea(rdx, ptr[rip + table_]);
-  vmovdqu(Xbyak::Ymm(kMaskReg), ptr[rdx + rcx * (f64_ ? 8 : 4)]);
-  vmovdqa(ptr[rsp], Xbyak::Ymm(kMaskReg));
+  if (wide_) {
+    // k2 = the first min(lanes, rest) lanes; no member changes it (calls make code narrow).
+    mov(rcx, lanes);
+    cmp(rax, rcx);
+    cmovg(rax, rcx);
+    mov(ecx, eax);
+    mov(eax, 1);
+    shl(eax, cl);
+    sub(eax, 1);
+    kmovw(k2, eax);
+  } else {
+    mov(rcx, lanes);
+    sub(rcx, rax);
+    mov(rax, 0);
+    cmovl(rcx, rax);  // more than a vector left: every lane
+    lea(rdx, ptr[rip + table_]);
+    vmovdqu(Xbyak::Ymm(kMaskReg), ptr[rdx + rcx * (f64_ ? 8 : 4)]);
+    vmovdqa(ptr[rsp], Xbyak::Ymm(kMaskReg));
+  }
   Body(true, 1);
-  add(r12, 32);
+  add(r12, VB());
   jmp(tail, T_NEAR);
   L(done);
   vzeroupper();
@@ -258,7 +290,7 @@ void TileEmitter::Spill(int reg, int at) {
   const int k = reg_value_[reg];
   if (k < 0) return;
   if (k / kWays < Members() && !in_slot_[static_cast<size_t>(k)] && NextUse(k, at) != INT32_MAX) {
-    vmovaps(Slot(k), Xbyak::Ymm(reg));
+    vmovaps(Slot(k), V(reg));
     in_slot_[static_cast<size_t>(k)] = true;
   }
   value_reg_[static_cast<size_t>(k)] = -1;
@@ -282,7 +314,7 @@ int TileEmitter::Allocate(int pin0, int pin1, int at) {
 }
 
 void TileEmitter::EnsureMask() {
-  if (!mask_loaded_) vmovdqa(Xbyak::Ymm(kMaskReg), ptr[rsp]);
+  if (!mask_loaded_ && !wide_) vmovdqa(Xbyak::Ymm(kMaskReg), ptr[rsp]);
   mask_loaded_ = true;
 }
 
@@ -291,20 +323,29 @@ int TileEmitter::Get(int value, int way, int pin0, int pin1, bool masked, int at
   const int key = Key(value, way);
   if (value_reg_[static_cast<size_t>(key)] >= 0) return value_reg_[static_cast<size_t>(key)];
   const int reg = Allocate(pin0, pin1, at);
-  const Xbyak::Ymm y(reg);
+  const Xbyak::Xmm y = V(reg);
   if (value < Members()) {
     vmovaps(y, Slot(key));
   } else {
     const int p = value - Members();
     mov(rax, ptr[rbx + 8 * p]);
     if (pointer_scalar_[static_cast<size_t>(p)]) {
-      f64_ ? vbroadcastsd(y, qword[rax]) : vbroadcastss(y, dword[rax]);
+      if (!f64_) {
+        vbroadcastss(y, dword[rax]);
+      } else if (wide_) {
+        vbroadcastsd(Xbyak::Zmm(reg), qword[rax]);
+      } else {
+        vbroadcastsd(Xbyak::Ymm(reg), qword[rax]);
+      }
+    } else if (masked && wide_) {
+      // Masked-off lanes are not read (no fault); the mask is per element, so per type.
+      f64_ ? vmovupd(y | k2 | T_z, ptr[rax + r12]) : vmovups(y | k2 | T_z, ptr[rax + r12]);
     } else if (masked) {
       EnsureMask();
       f64_ ? vmaskmovpd(y, Xbyak::Ymm(kMaskReg), ptr[rax + r12])
            : vmaskmovps(y, Xbyak::Ymm(kMaskReg), ptr[rax + r12]);
     } else {
-      vmovups(y, ptr[rax + r12 + 32 * way]);
+      vmovups(y, ptr[rax + r12 + VB() * way]);
     }
   }
   value_reg_[static_cast<size_t>(key)] = reg;
@@ -342,15 +383,15 @@ void TileEmitter::EmitMember(int m, int way, bool masked) {
     // taken from the pool (their values spilled as for any allocation).
     d = Allocate(a, -1, at + 1);
     reserved_ = (1u << a) | (1u << d);
-    Xbyak::Ymm temps[8];
+    Xbyak::Xmm temps[8];
     for (int i = 0; i < NativeMathTemps(own); ++i) {
       const int t = Allocate(-1, -1, at + 1);
       reserved_ |= 1u << t;
-      temps[i] = Xbyak::Ymm(t);
+      temps[i] = V(t);
     }
     reserved_ = 0;
-    vmovaps(Xbyak::Ymm(d), Xbyak::Ymm(a));
-    EmitNativeMath(*this, own, Xbyak::Ymm(d), temps, rax);
+    vmovaps(V(d), V(a));
+    EmitNativeMath(*this, own, V(d), temps, rax);
   } else if (op == MapOp::kVectorCall) {
     // Everything still needed after this member goes to its slot; the call clobbers all.
     for (int r = 0; r < kPool; ++r) {
@@ -365,24 +406,25 @@ void TileEmitter::EmitMember(int m, int way, bool masked) {
     d = 0;
   } else {
     if ((op == MapOp::kNegate || op == MapOp::kAbs) && !sign_ready_) {
-      EmitSignMask(*this, f64_, true, Xbyak::Ymm(kSignReg));
+      EmitSignMask(*this, f64_, true, V(kSignReg));
       sign_ready_ = true;
     }
     d = Allocate(a, b, at + 1);
-    EmitFloatOp(*this, op, f64_, true, Xbyak::Ymm(d), Xbyak::Ymm(a), Xbyak::Ymm(b),
-                Xbyak::Ymm(kTempReg), Xbyak::Ymm(kSignReg));
+    EmitFloatOp(*this, op, f64_, true, V(d), V(a), V(b), V(kTempReg), V(kSignReg));
   }
   const int key = Key(m, way);
   reg_value_[d] = key;
   value_reg_[static_cast<size_t>(key)] = d;
   if (mem.out.kind == Ref::kOutput) {
     mov(rax, ptr[rbx + 8 * PointerOf(mem.out)]);
-    if (masked) {
+    if (masked && wide_) {
+      f64_ ? vmovupd(ptr[rax + r12] | k2, V(d)) : vmovups(ptr[rax + r12] | k2, V(d));
+    } else if (masked) {
       EnsureMask();
       f64_ ? vmaskmovpd(ptr[rax + r12], Xbyak::Ymm(kMaskReg), Xbyak::Ymm(d))
            : vmaskmovps(ptr[rax + r12], Xbyak::Ymm(kMaskReg), Xbyak::Ymm(d));
     } else {
-      vmovups(ptr[rax + r12 + 32 * way], Xbyak::Ymm(d));
+      vmovups(ptr[rax + r12 + VB() * way], V(d));
     }
   }
   // Free the registers of values no later position reads.
@@ -398,7 +440,7 @@ void TileEmitter::EmitMember(int m, int way, bool masked) {
 
 struct FusedNative::Code {
   TileEmitter gen;
-  Code(const FusedPlan& f, bool f64) : gen(f, f64) {}
+  Code(const FusedPlan& f, bool f64, bool avx512) : gen(f, f64, avx512) {}
 };
 
 FusedNative::~FusedNative() = default;
@@ -414,7 +456,8 @@ std::shared_ptr<const FusedNative> FusedNative::Build(const FusedPlan& plan) {
     }
   }
   try {
-    auto code = std::make_unique<Code>(plan, f64);
+    static const bool avx512 = Avx512Available("KILN_FUSED_JIT_AVX512");
+    auto code = std::make_unique<Code>(plan, f64, avx512);
     if (!code->gen.Plan()) return nullptr;
     code->gen.Generate();
     code->gen.readyRE();

@@ -257,7 +257,7 @@ void NativeEmitter::Map(Form form, const MapCode& code, int64_t n, uint8_t scala
         vmovups(ymm0, ptr[src]);
       }
       if (own != NativeMath::kNone) {
-        static const Xbyak::Ymm kScratch[] = {ymm1, ymm2, ymm3, ymm7, ymm4, ymm5, ymm6};
+        static const Xbyak::Xmm kScratch[] = {ymm1, ymm2, ymm3, ymm7, ymm4, ymm5, ymm6};
         EmitNativeMath(*this, own, ymm0, kScratch, r11);
       } else {
         mov(rax, reinterpret_cast<uint64_t>(code.fn));

@@ -41,8 +41,9 @@ enum Const : int {
   kConsts
 };
 
-struct alignas(32) Table {
-  uint32_t v[kConsts][8];
+// 16 lanes per constant: a full zmm operand; ymm code reads the first 8.
+struct alignas(64) Table {
+  uint32_t v[kConsts][16];
 };
 
 uint32_t Bits(float f) { return std::bit_cast<uint32_t>(f); }
@@ -85,10 +86,12 @@ const Table kTable = MakeTable();
 
 // v = P(r) (e^r - 1 = r + r^2 P(r)), with r2 = r^2 and r4 = r^4 computed into their registers;
 // `u` is scratch.
-void EmitPoly(Xbyak::CodeGenerator& g, const Xbyak::Ymm& v, const Xbyak::Ymm& r,
-              const Xbyak::Ymm& r2, const Xbyak::Ymm& r4, const Xbyak::Ymm& u,
+constexpr int kStride = sizeof(Table::v[0]);
+
+void EmitPoly(Xbyak::CodeGenerator& g, const Xbyak::Xmm& v, const Xbyak::Xmm& r,
+              const Xbyak::Xmm& r2, const Xbyak::Xmm& r4, const Xbyak::Xmm& u,
               const Xbyak::Reg64& tb) {
-  auto c = [&](Const k) { return g.ptr[tb + 32 * k]; };
+  auto c = [&](Const k) { return g.ptr[tb + kStride * k]; };
   g.vmulps(r2, r, r);
   g.vmulps(r4, r2, r2);
   g.vmovaps(v, c(kP1));
@@ -101,9 +104,9 @@ void EmitPoly(Xbyak::CodeGenerator& g, const Xbyak::Ymm& v, const Xbyak::Ymm& r,
   g.vfmadd213ps(v, r4, u);      // ... r^4 + u
 }
 
-void EmitExp(Xbyak::CodeGenerator& g, const Xbyak::Ymm& x, const Xbyak::Ymm* t,
+void EmitExp(Xbyak::CodeGenerator& g, const Xbyak::Xmm& x, const Xbyak::Xmm* t,
              const Xbyak::Reg64& tb) {
-  auto c = [&](Const k) { return g.ptr[tb + 32 * k]; };
+  auto c = [&](Const k) { return g.ptr[tb + kStride * k]; };
   // max/min return their second operand when either is NaN: the constant goes first.
   g.vmovaps(t[0], c(kExpLo));
   g.vmaxps(t[0], t[0], x);
@@ -134,9 +137,9 @@ void EmitExp(Xbyak::CodeGenerator& g, const Xbyak::Ymm& x, const Xbyak::Ymm* t,
   g.vmulps(x, x, t[1]);
 }
 
-void EmitTanh(Xbyak::CodeGenerator& g, const Xbyak::Ymm& x, const Xbyak::Ymm* t,
+void EmitTanh(Xbyak::CodeGenerator& g, const Xbyak::Xmm& x, const Xbyak::Xmm* t,
               const Xbyak::Reg64& tb) {
-  auto c = [&](Const k) { return g.ptr[tb + 32 * k]; };
+  auto c = [&](Const k) { return g.ptr[tb + kStride * k]; };
   g.vandps(t[0], x, c(kSignMask));  // x's sign, put back last
   g.vandps(x, x, c(kAbsMask));
   g.vmovaps(t[1], c(kTanhClamp));
@@ -167,8 +170,13 @@ void EmitTanh(Xbyak::CodeGenerator& g, const Xbyak::Ymm& x, const Xbyak::Ymm* t,
   g.vfmadd213ps(t[6], t[3], t[4]);  // Q
   g.vmulps(t[2], x, t[2]);          // a^3
   g.vfmadd213ps(t[2], t[6], x);     // small
-  g.vcmpltps(t[3], x, c(kTanhSplit));
-  g.vblendvps(x, t[1], t[2], t[3]);
+  if (x.isZMM()) {  // compares write a mask register; k1 is scratch in generated code
+    g.vcmpltps(g.k1, x, c(kTanhSplit));
+    g.vblendmps(x | g.k1, t[1], t[2]);
+  } else {
+    g.vcmpltps(t[3], x, c(kTanhSplit));
+    g.vblendvps(x, t[1], t[2], t[3]);
+  }
   g.vorps(x, x, t[0]);
 }
 
@@ -176,7 +184,7 @@ void EmitTanh(Xbyak::CodeGenerator& g, const Xbyak::Ymm& x, const Xbyak::Ymm* t,
 class Forms : public Xbyak::CodeGenerator {
  public:
   Forms() : Xbyak::CodeGenerator(8192) {
-    const Xbyak::Ymm temps[7] = {ymm1, ymm2, ymm3, ymm4, ymm5, ymm6, ymm7};
+    const Xbyak::Xmm temps[7] = {ymm1, ymm2, ymm3, ymm4, ymm5, ymm6, ymm7};
     for (NativeMath fn : {NativeMath::kExpF32, NativeMath::kTanhF32}) {
       const int i = static_cast<int>(fn);
       align(32);
@@ -253,8 +261,8 @@ int NativeMathTemps(NativeMath fn) {
   return 0;
 }
 
-void EmitNativeMath(Xbyak::CodeGenerator& g, NativeMath fn, const Xbyak::Ymm& x,
-                    const Xbyak::Ymm* temps, const Xbyak::Reg64& table) {
+void EmitNativeMath(Xbyak::CodeGenerator& g, NativeMath fn, const Xbyak::Xmm& x,
+                    const Xbyak::Xmm* temps, const Xbyak::Reg64& table) {
   g.mov(table, reinterpret_cast<uint64_t>(&kTable));
   switch (fn) {
     case NativeMath::kExpF32:

@@ -18,6 +18,13 @@ bool NativeCodeAllowed(const char* switch_var) {
   return cpu.has(Xbyak::util::Cpu::tAVX);
 }
 
+bool Avx512Available(const char* switch_var) {
+  const char* env = std::getenv(switch_var);
+  if (env != nullptr && std::strcmp(env, "0") == 0) return false;
+  const Xbyak::util::Cpu cpu;  // its AVX-512 bits require the OS to save the zmm and mask state
+  return cpu.has(Xbyak::util::Cpu::tAVX512F) && cpu.has(Xbyak::util::Cpu::tAVX512DQ);
+}
+
 void DumpNativeCode(const char* env_var, const uint8_t* code, size_t size) {
   const char* prefix = std::getenv(env_var);
   if (prefix == nullptr || *prefix == '\0') return;
@@ -65,8 +72,18 @@ int ArityOf(MapOp op) {
 }
 
 // The lanes' sign mask (negate) or its complement (abs), in the low 16 bytes of dst, or all 32 if
-// `wide`; uses r8.
-void EmitSignMask(Xbyak::CodeGenerator& g, bool f64, bool wide, const Xbyak::Ymm& dst) {
+// `wide`, or all 64 if dst is a zmm; uses r8.
+void EmitSignMask(Xbyak::CodeGenerator& g, bool f64, bool wide, const Xbyak::Xmm& dst) {
+  if (dst.isZMM()) {
+    if (f64) {
+      g.mov(g.r8, uint64_t{0x8000000000000000});
+      g.vpbroadcastq(dst, g.r8);
+    } else {
+      g.mov(g.r8d, 0x80000000u);
+      g.vpbroadcastd(dst, g.r8d);
+    }
+    return;
+  }
   const Xbyak::Xmm x(dst.getIdx());
   if (f64) {
     g.mov(g.r8, uint64_t{0x8000000000000000});
@@ -77,7 +94,7 @@ void EmitSignMask(Xbyak::CodeGenerator& g, bool f64, bool wide, const Xbyak::Ymm
     g.vmovd(x, g.r8d);
     g.vpshufd(x, x, 0);
   }
-  if (wide) g.vinsertf128(dst, dst, x, 1);
+  if (wide) g.vinsertf128(Xbyak::Ymm(dst.getIdx()), Xbyak::Ymm(dst.getIdx()), x, 1);
 }
 
 void EmitFloatOp(Xbyak::CodeGenerator& g, MapOp op, bool f64, bool packed, const Xbyak::Xmm& d,
@@ -137,7 +154,15 @@ void EmitFloatOp(Xbyak::CodeGenerator& g, MapOp op, bool f64, bool packed, const
         g.vorps(d, d, t);
       }
       for (const Xbyak::Xmm* nan : {&b, &a}) {
-        if (f64) {
+        if (d.isZMM()) {  // zmm compares write a mask register: k1, scratch in generated code
+          if (f64) {
+            g.vcmpunordpd(g.k1, *nan, *nan);
+            g.vmovapd(d | g.k1, *nan);
+          } else {
+            g.vcmpunordps(g.k1, *nan, *nan);
+            g.vmovaps(d | g.k1, *nan);
+          }
+        } else if (f64) {
           g.vcmpunordpd(t, *nan, *nan);
           g.vblendvpd(d, d, *nan, t);
         } else {

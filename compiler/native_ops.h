@@ -16,6 +16,10 @@ namespace kiln::compiler {
 // not "0" (KILN_LOOP_JIT, KILN_FUSED_JIT).
 bool NativeCodeAllowed(const char* switch_var);
 
+// Whether generated code may use zmm registers: the CPU (and OS) have AVX512F and AVX512DQ and
+// the environment variable `switch_var` is not "0" (KILN_FUSED_JIT_AVX512).
+bool Avx512Available(const char* switch_var);
+
 // With environment variable `env_var` (KILN_LOOP_JIT_DUMP, KILN_FUSED_JIT_DUMP) set to a prefix,
 // writes `size` bytes of generated code to <prefix>.<n> (raw x86-64, for
 // `objdump -D -b binary -m i386:x86-64`); n counts the dumps of the process.
@@ -25,14 +29,15 @@ void DumpNativeCode(const char* env_var, const uint8_t* code, size_t size);
 bool IsFloatArithmetic(MapOp op);
 int ArityOf(MapOp op);
 
-// d = op(a, b) for float op `op` (IsFloatArithmetic): every lane of the registers (`packed`, xmm
-// or ymm as they are) or the low element. d must differ from a and b; t is a temporary; `sign`
-// holds EmitSignMask's lanes (the sign bit) for negate and abs. The same bits as the ops' C++
-// (elementwise_ops.h).
+// d = op(a, b) for float op `op` (IsFloatArithmetic): every lane of the registers (`packed`, xmm,
+// ymm or zmm as they are; a zmm maximum/minimum uses k1) or the low element. d must differ from a
+// and b; t is a temporary; `sign` holds EmitSignMask's lanes (the sign bit) for negate and abs. The
+// same bits as the ops' C++ (elementwise_ops.h).
 void EmitFloatOp(Xbyak::CodeGenerator& g, MapOp op, bool f64, bool packed, const Xbyak::Xmm& d,
                  const Xbyak::Xmm& a, const Xbyak::Xmm& b, const Xbyak::Xmm& t,
                  const Xbyak::Xmm& sign);
-// dst = the sign bit in every f32 (f64) lane of its xmm, or of its ymm when `wide`.
-void EmitSignMask(Xbyak::CodeGenerator& g, bool f64, bool wide, const Xbyak::Ymm& dst);
+// dst = the sign bit in every f32 (f64) lane of its xmm, or of its ymm when `wide`, or of dst
+// when it is a zmm.
+void EmitSignMask(Xbyak::CodeGenerator& g, bool f64, bool wide, const Xbyak::Xmm& dst);
 
 }  // namespace kiln::compiler

@@ -17,30 +17,66 @@ namespace kiln::kernels::vector_math_detail {
 
 namespace {
 
+// SLEEF's sin, cos and tan pick their argument reduction per vector: one lane with a huge or
+// infinite argument sends every lane of its vector down the slow path, whose last bit may differ.
+// Native code calls them 8 f32 (4 f64) lanes at a time (VectorMathRegister, zero-extended), so
+// for these the array forms also call them on each 8-lane (4-lane) half, zero-extended: the same
+// groups of lanes, hence the same bits, fused or not (tests/python/test_fused_native.py).
+constexpr bool HalfVectors(MathFn fn) {
+  return fn == MathFn::kSin || fn == MathFn::kCos || fn == MathFn::kTan;
+}
+
+template <bool kHalves, typename F>
+__m512 ApplyF32(F f, __m512 v) {
+  if constexpr (!kHalves) {
+    return f(v);
+  } else {
+    const __m256 lo = _mm512_castps512_ps256(f(_mm512_zextps256_ps512(_mm512_castps512_ps256(v))));
+    const __m256 hi = _mm512_castps512_ps256(f(
+        _mm512_zextps256_ps512(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)))));
+    return _mm512_castpd_ps(
+        _mm512_insertf64x4(_mm512_castps_pd(_mm512_zextps256_ps512(lo)), _mm256_castps_pd(hi), 1));
+  }
+}
+
+template <bool kHalves, typename F>
+__m512d ApplyF64(F f, __m512d v) {
+  if constexpr (!kHalves) {
+    return f(v);
+  } else {
+    const __m256d lo = _mm512_castpd512_pd256(f(_mm512_zextpd256_pd512(_mm512_castpd512_pd256(v))));
+    const __m256d hi =
+        _mm512_castpd512_pd256(f(_mm512_zextpd256_pd512(_mm512_extractf64x4_pd(v, 1))));
+    return _mm512_insertf64x4(_mm512_zextpd256_pd512(lo), hi, 1);
+  }
+}
+
 // y[i] = f(x[i]) for i < n, 16 floats (8 doubles) at a time; the tail goes through a
 // zero-padded register so no element past n is read or written.
-template <typename F>
+template <bool kHalves = false, typename F>
 void LoopF32(F f, const float* x, float* y, int64_t n) {
+  auto g = [&](__m512 v) { return ApplyF32<kHalves>(f, v); };
   int64_t i = 0;
-  for (; i + 16 <= n; i += 16) _mm512_storeu_ps(y + i, f(_mm512_loadu_ps(x + i)));
+  for (; i + 16 <= n; i += 16) _mm512_storeu_ps(y + i, g(_mm512_loadu_ps(x + i)));
   if (i < n) {
     float buf[16] = {};
     const size_t rest = static_cast<size_t>(n - i) * sizeof(float);
     std::memcpy(buf, x + i, rest);
-    _mm512_storeu_ps(buf, f(_mm512_loadu_ps(buf)));
+    _mm512_storeu_ps(buf, g(_mm512_loadu_ps(buf)));
     std::memcpy(y + i, buf, rest);
   }
 }
 
-template <typename F>
+template <bool kHalves = false, typename F>
 void LoopF64(F f, const double* x, double* y, int64_t n) {
+  auto g = [&](__m512d v) { return ApplyF64<kHalves>(f, v); };
   int64_t i = 0;
-  for (; i + 8 <= n; i += 8) _mm512_storeu_pd(y + i, f(_mm512_loadu_pd(x + i)));
+  for (; i + 8 <= n; i += 8) _mm512_storeu_pd(y + i, g(_mm512_loadu_pd(x + i)));
   if (i < n) {
     double buf[8] = {};
     const size_t rest = static_cast<size_t>(n - i) * sizeof(double);
     std::memcpy(buf, x + i, rest);
-    _mm512_storeu_pd(buf, f(_mm512_loadu_pd(buf)));
+    _mm512_storeu_pd(buf, g(_mm512_loadu_pd(buf)));
     std::memcpy(y + i, buf, rest);
   }
 }
@@ -48,12 +84,14 @@ void LoopF64(F f, const double* x, double* y, int64_t n) {
 }  // namespace
 
 // One wrapper per function and width, then the tables (in MathFn order).
-#define KILN_WRAP(e, f)                                                      \
-  void f##_f32(const float* x, float* y, int64_t n) {                        \
-    LoopF32([](__m512 v) { return Sleef_##f##f16_u10avx512f(v); }, x, y, n); \
-  }                                                                          \
-  void f##_f64(const double* x, double* y, int64_t n) {                      \
-    LoopF64([](__m512d v) { return Sleef_##f##d8_u10avx512f(v); }, x, y, n); \
+#define KILN_WRAP(e, f)                                                                          \
+  void f##_f32(const float* x, float* y, int64_t n) {                                            \
+    LoopF32<HalfVectors(MathFn::e)>([](__m512 v) { return Sleef_##f##f16_u10avx512f(v); }, x, y, \
+                                    n);                                                          \
+  }                                                                                              \
+  void f##_f64(const double* x, double* y, int64_t n) {                                          \
+    LoopF64<HalfVectors(MathFn::e)>([](__m512d v) { return Sleef_##f##d8_u10avx512f(v); }, x, y, \
+                                    n);                                                          \
   }
 namespace {
 KILN_VECTOR_MATH_FUNCTIONS(KILN_WRAP)

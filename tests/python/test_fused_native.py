@@ -1,6 +1,6 @@
 """Native code for fused elementwise runs (compiler/fused_native.cc): float arithmetic and vector
-functions over a tile in registers, 8 f32 (4 f64) lanes at a time, two vectors per iteration, the
-rest one vector at a time under a lane mask.
+functions over a tile in registers, 8 f32 (4 f64) lanes at a time, or 16 (8) in zmm registers on
+CPUs with AVX-512, two vectors per iteration, the rest one vector at a time under a lane mask.
 
 Every op the generator emits runs on f32 and f64 at sizes that take each path (runs of at least
 256 elements are native code: pairs of whole vectors, a last whole vector alone, a partial one,
@@ -12,7 +12,8 @@ Three checks:
   * the fused steps ran as native code (the trace names them "(native code)");
   * bit for bit against Kiln's interpreted tiles (KILN_FUSED_JIT=0, in a subprocess): the code
     must compute exactly what the members' range functions compute (any NaN equals any NaN);
-  * against JAX's CPU backend (tolerances below).
+  * against JAX's CPU backend (tolerances below);
+  * on AVX-512 machines, zmm code bit for bit against ymm code (KILN_FUSED_JIT_AVX512=0).
 """
 
 from __future__ import annotations
@@ -30,8 +31,9 @@ from jax import lax
 from native_code import differing, results_with, traced_step_names
 
 # Tiles are 1024 elements; whole iterations take two vectors, the rest goes one vector at a time:
-# 264 ends on one whole vector, 5003 (last tile 907) on a whole vector and a partial one.
-SIZES = (1, 5, 8, 13, 264, 1029, 5003)
+# 264 ends on one whole ymm vector (a partial zmm one), 277 on a whole zmm vector and a partial
+# one, 5003 (last tile 907) on a whole vector and a partial one.
+SIZES = (1, 5, 8, 13, 264, 277, 1029, 5003)
 FLOATS = ("float32", "float64")
 
 BINARY = {
@@ -153,6 +155,24 @@ def test_native_tiles_match_the_interpreter_bit_for_bit(tmp_path):
     assert os.environ.get("KILN_FUSED_JIT", "1") != "0", "this test compares native code"
     interpreted = results_with(__file__, "KILN_FUSED_JIT", tmp_path)
     differ = differing(run_all(jax.devices("kiln")[0]), interpreted)
+    assert not differ, differ[:20]
+
+
+def _has_avx512() -> bool:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            flags = next((l.split(":", 1)[1].split() for l in f if l.startswith("flags")), [])
+    except OSError:
+        return False
+    return "avx512f" in flags and "avx512dq" in flags
+
+
+@pytest.mark.requires_kiln
+@pytest.mark.skipif(not _has_avx512(), reason="zmm code needs a CPU with AVX512F and AVX512DQ")
+def test_zmm_tiles_match_ymm_tiles_bit_for_bit(tmp_path):
+    assert os.environ.get("KILN_FUSED_JIT_AVX512", "1") != "0", "this test compares zmm code"
+    narrow = results_with(__file__, "KILN_FUSED_JIT_AVX512", tmp_path)
+    differ = differing(run_all(jax.devices("kiln")[0]), narrow)
     assert not differ, differ[:20]
 
 
