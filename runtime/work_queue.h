@@ -6,7 +6,7 @@
 // caller that launches work faster than it completes (a loop calling a jitted function without
 // reading results) is slowed to the device's pace instead of piling up memory and a backlog that
 // takes minutes to drain (issue 14). Tasks scheduled from the worker thread itself never block.
-// An idle worker polls for the next task for kIdleSpin before it sleeps (support/spin.h).
+// An idle worker polls for the next task for a while (IdleSpin) before it sleeps (support/spin.h).
 #pragma once
 
 #include <atomic>

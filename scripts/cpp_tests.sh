@@ -33,7 +33,7 @@ for v in "${variants[@]}"; do
       # OpenBLAS's own threads are not instrumented: scripts/tsan.supp names what is theirs.
       TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$KILN_ROOT/scripts/tsan.supp${TSAN_OPTIONS:+:$TSAN_OPTIONS}" \
         ctest --test-dir build/tsan -j "$KILN_JOBS" --output-on-failure --no-tests=error \
-          -R '^(ParallelStressTest|ParallelForTest|WorkQueueTest|EventTest|AsyncArrayTest|ArrayTest|RendezvousTest|Pjrt)'
+          -R '^(ParallelStressTest|ParallelForTest|WorkQueueTest|EventTest|SpinTest|AsyncArrayTest|ArrayTest|RendezvousTest|Pjrt)'
       ;;
     dev)
       kiln_cmake_build build/dev -DKILN_BUILD_TESTS=ON -DKILN_SANITIZE=OFF -DKILN_EXCLUDE_REGEX= \

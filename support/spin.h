@@ -9,7 +9,10 @@
 // the CPU's pause hint before they sleep; their condition variables stay, for longer waits.
 #pragma once
 
+#include <sched.h>
+
 #include <chrono>
+#include <cstdlib>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -21,22 +24,40 @@
 namespace kiln {
 
 // How long an idle thread polls before it sleeps: a few times the cost of waking it, and longer
-// than the gap between two executions a Python loop launches back to back (~5-30 us).
-inline constexpr std::chrono::microseconds kIdleSpin{100};
+// than the gap between two executions a Python loop launches back to back (~5-30 us). The
+// environment variable KILN_SPIN_US (0 to 10000) sets it; 0 sleeps at once.
+inline std::chrono::microseconds IdleSpin() {
+  static const std::chrono::microseconds spin = [] {
+    long us = 100;
+    if (const char* env = std::getenv("KILN_SPIN_US"); env != nullptr && *env != '\0') {
+      char* end = nullptr;
+      const long v = std::strtol(env, &end, 10);
+      if (end != nullptr && *end == '\0' && v >= 0 && v <= 10000) us = v;
+    }
+    return std::chrono::microseconds(us);
+  }();
+  return spin;
+}
 
 // Polls `ready` until it returns true (then returns true) or `budget` has passed (then returns
 // its last answer). `ready` must be cheap and safe to call from this thread without a lock
 // (typically an atomic load with acquire or relaxed ordering).
+// After the first 20 us it also yields the CPU between polls, so that a machine with more runnable
+// threads than cores (several processes, a test running subprocesses) runs them instead.
 template <typename Ready>
-bool SpinUntil(Ready&& ready, std::chrono::microseconds budget = kIdleSpin) {
+bool SpinUntil(Ready&& ready, std::chrono::microseconds budget = IdleSpin()) {
   using Clock = std::chrono::steady_clock;
-  const Clock::time_point deadline = Clock::now() + budget;
+  const Clock::time_point start = Clock::now();
+  const Clock::time_point polite = start + std::chrono::microseconds(20);
+  const Clock::time_point deadline = start + budget;
   for (;;) {
     for (int i = 0; i < 32; ++i) {
       if (ready()) return true;
       KILN_CPU_RELAX();
     }
-    if (Clock::now() >= deadline) return ready();
+    const Clock::time_point now = Clock::now();
+    if (now >= deadline) return ready();
+    if (now >= polite) sched_yield();
   }
 }
 

@@ -16,6 +16,7 @@
 #include "runtime/large_blocks.h"
 #include "runtime/parallel.h"
 #include "runtime/work_queue.h"
+#include "support/spin.h"
 
 namespace kiln::runtime {
 namespace {
@@ -63,6 +64,27 @@ TEST(EventTest, AwaitWakesAcrossThreads) {
   std::thread t([event] { event->Set(Status::Ok()); });
   EXPECT_TRUE(event->Await().ok());
   t.join();
+}
+
+TEST(SpinTest, SeesAStoreFromAnotherThread) {
+  std::atomic<bool> flag{false};
+  std::thread t([&] { flag.store(true, std::memory_order_release); });
+  // Polls up to 10 s: the store lands long before, unless SpinUntil never re-reads the flag.
+  EXPECT_TRUE(
+      SpinUntil([&] { return flag.load(std::memory_order_acquire); }, std::chrono::seconds(10)));
+  t.join();
+}
+
+TEST(SpinTest, GivesUpWhenTheBudgetRunsOut) {
+  int polls = 0;
+  EXPECT_FALSE(SpinUntil(
+      [&] {
+        ++polls;
+        return false;
+      },
+      std::chrono::microseconds(50)));
+  EXPECT_GT(polls, 1);
+  EXPECT_TRUE(SpinUntil([] { return true; }, std::chrono::microseconds(0)));
 }
 
 TEST(WorkQueueTest, RunsTasksInSubmissionOrder) {
