@@ -69,8 +69,13 @@ struct Source {
 
 class TileEmitter : public Xbyak::CodeGenerator {
  public:
-  TileEmitter(const FusedPlan& f, bool f64, bool avx512)
-      : Xbyak::CodeGenerator(4096, Xbyak::AutoGrow), f_(f), f64_(f64), avx512_(avx512) {}
+  TileEmitter(const FusedPlan& f, size_t begin, size_t end, bool f64, bool avx512)
+      : Xbyak::CodeGenerator(4096, Xbyak::AutoGrow),
+        f_(f),
+        begin_(static_cast<int>(begin)),
+        end_(static_cast<int>(end)),
+        f64_(f64),
+        avx512_(avx512) {}
 
   // False when a member is not one the generator handles.
   bool Plan();
@@ -78,6 +83,10 @@ class TileEmitter : public Xbyak::CodeGenerator {
 
  private:
   int Members() const { return static_cast<int>(f_.members.size()); }
+  // Members this code computes: [begin_, end_) and not index maps.
+  bool Computes(int m) const {
+    return m >= begin_ && m < end_ && !f_.members[static_cast<size_t>(m)].absolute;
+  }
   int PointerOf(const Ref& r) const {
     const int inputs = static_cast<int>(f_.input_elements.size());
     const int temps = static_cast<int>(f_.temp_widths.size());
@@ -113,6 +122,7 @@ class TileEmitter : public Xbyak::CodeGenerator {
   Xbyak::Address Slot(int key) { return ptr[rsp + VB() * (key + 1)]; }
 
   const FusedPlan& f_;
+  const int begin_, end_;  // the members this code covers (the rest ran before or run after)
   const bool f64_;
   const bool avx512_;  // the CPU has it: Plan() makes the code wide if every member allows
   bool wide_ = false;
@@ -121,6 +131,7 @@ class TileEmitter : public Xbyak::CodeGenerator {
   std::vector<std::vector<int>> uses_;      // per value: the members reading it, in order
   std::vector<int> pointer_value_;          // per pointer: its value id
   std::vector<bool> pointer_scalar_;
+  std::vector<bool> store_;  // per member: its result goes to memory (an output, or read later)
   int values_ = 0;
   // Register state while emitting one body.
   int reg_value_[kPool];        // keys
@@ -138,15 +149,17 @@ class TileEmitter : public Xbyak::CodeGenerator {
 bool TileEmitter::Plan() {
   const ir::DType t = f64_ ? ir::DType::kF64 : ir::DType::kF32;
   const int width = f64_ ? 8 : 4;
+  // Outputs: one per member at most, and the row reduction's.
   const int pointers = static_cast<int>(f_.input_elements.size() + f_.temp_widths.size()) +
-                       static_cast<int>(f_.members.size());
+                       static_cast<int>(f_.members.size()) + 1;
   values_ = Members() + pointers;
   pointer_value_.resize(static_cast<size_t>(pointers));
   pointer_scalar_.assign(static_cast<size_t>(pointers), false);
   for (int p = 0; p < pointers; ++p) pointer_value_[static_cast<size_t>(p)] = Members() + p;
   uses_.assign(static_cast<size_t>(values_), {});
   // Which member writes each temporary / output.
-  std::vector<int> temp_member(f_.temp_widths.size(), -1), out_member(f_.members.size(), -1);
+  std::vector<int> temp_member(f_.temp_widths.size(), -1), out_member(f_.members.size() + 1, -1);
+  store_.assign(f_.members.size(), false);
   bool any = false;
   for (int m = 0; m < Members(); ++m) {
     const Member& mem = f_.members[static_cast<size_t>(m)];
@@ -158,7 +171,9 @@ bool TileEmitter::Plan() {
       if (mem.out.kind != Ref::kTemp) return false;
       continue;
     }
+    if (!Computes(m)) continue;  // the other part's: its results are in memory
     any = true;
+    store_[static_cast<size_t>(m)] = mem.out.kind == Ref::kOutput;
     const MapCode& c = mem.code;
     const bool known = IsFloatArithmetic(c.op) || (c.op == MapOp::kVectorCall && c.fn != nullptr);
     if (!known || c.in != t || c.out != t || mem.out.width != width ||
@@ -172,11 +187,14 @@ bool TileEmitter::Plan() {
         const int w =
             (r.kind == Ref::kTemp ? temp_member : out_member)[static_cast<size_t>(r.index)];
         if (w < 0) return false;
-        if (!f_.members[static_cast<size_t>(w)].absolute) s.value = w;
+        if (Computes(w)) s.value = w;
+        // A row broadcast in tiles of one row: RunFused points at the row's value.
+        const Member& writer = f_.members[static_cast<size_t>(w)];
+        s.scalar = writer.absolute && writer.row_broadcast == f_.tile && r.kind == Ref::kTemp;
       }
       if (s.value < 0) {
         s.pointer = PointerOf(r);
-        s.scalar = r.kind == Ref::kInput && r.scalar;
+        s.scalar = s.scalar || (r.kind == Ref::kInput && r.scalar);
         s.value = pointer_value_[static_cast<size_t>(s.pointer)];
         pointer_scalar_[static_cast<size_t>(s.pointer)] = s.scalar;
       }
@@ -184,10 +202,22 @@ bool TileEmitter::Plan() {
       reads_.back().push_back(s);
     }
   }
+  // Temporaries read after this code (by the members after it, or the row reduction between)
+  // are stored too.
+  auto read_later = [&](const Ref& r) {
+    if (r.kind != Ref::kTemp) return;
+    const int w = temp_member[static_cast<size_t>(r.index)];
+    if (w >= 0 && Computes(w)) store_[static_cast<size_t>(w)] = true;
+  };
+  for (int m = end_; m < Members(); ++m) {
+    for (const Ref& r : f_.members[static_cast<size_t>(m)].in) read_later(r);
+  }
+  if (f_.rows.fn != nullptr) read_later(f_.rows.x);
   // Called vector functions take and return 8 lanes in ymm0: such runs stay 32 bytes wide.
   wide_ = avx512_;
-  for (const Member& mem : f_.members) {
-    if (!mem.absolute && mem.code.op == MapOp::kVectorCall &&
+  for (int m = 0; m < Members(); ++m) {
+    const Member& mem = f_.members[static_cast<size_t>(m)];
+    if (Computes(m) && mem.code.op == MapOp::kVectorCall &&
         (f64_ || NativeMathOf(mem.code.fn) == NativeMath::kNone)) {
       wide_ = false;
     }
@@ -213,8 +243,9 @@ void TileEmitter::Generate() {
   shl(r14, std::countr_zero(static_cast<unsigned>(VB() * kWays)));  // bytes in whole iterations
   xor_(r12d, r12d);
   bool signs = false, calls = false;
-  for (const Member& m : f_.members) {
-    if (m.absolute) continue;
+  for (int i = 0; i < Members(); ++i) {
+    if (!Computes(i)) continue;
+    const Member& m = f_.members[static_cast<size_t>(i)];
     signs |= m.code.op == MapOp::kNegate || m.code.op == MapOp::kAbs;
     calls |=
         m.code.op == MapOp::kVectorCall && (f64_ || NativeMathOf(m.code.fn) == NativeMath::kNone);
@@ -361,8 +392,7 @@ void TileEmitter::Body(bool masked, int ways) {
   mask_loaded_ = false;
   sign_ready_ = sign_hoisted_;
   for (int m = 0; m < Members(); ++m) {
-    const Member& mem = f_.members[static_cast<size_t>(m)];
-    if (mem.absolute) continue;
+    if (!Computes(m)) continue;
     for (int way = 0; way < ways; ++way) EmitMember(m, way, masked);
   }
 }
@@ -415,7 +445,7 @@ void TileEmitter::EmitMember(int m, int way, bool masked) {
   const int key = Key(m, way);
   reg_value_[d] = key;
   value_reg_[static_cast<size_t>(key)] = d;
-  if (mem.out.kind == Ref::kOutput) {
+  if (store_[static_cast<size_t>(m)]) {
     mov(rax, ptr[rbx + 8 * PointerOf(mem.out)]);
     if (masked && wide_) {
       f64_ ? vmovupd(ptr[rax + r12] | k2, V(d)) : vmovups(ptr[rax + r12] | k2, V(d));
@@ -440,24 +470,27 @@ void TileEmitter::EmitMember(int m, int way, bool masked) {
 
 struct FusedNative::Code {
   TileEmitter gen;
-  Code(const FusedPlan& f, bool f64, bool avx512) : gen(f, f64, avx512) {}
+  Code(const FusedPlan& f, size_t begin, size_t end, bool f64, bool avx512)
+      : gen(f, begin, end, f64, avx512) {}
 };
 
 FusedNative::~FusedNative() = default;
 
-std::shared_ptr<const FusedNative> FusedNative::Build(const FusedPlan& plan) {
-  if (!Allowed() || plan.members.empty() || plan.elements < kMinElements) return nullptr;
+std::shared_ptr<const FusedNative> FusedNative::Build(const FusedPlan& plan, size_t begin,
+                                                      size_t end) {
+  end = std::min(end, plan.members.size());
+  if (!Allowed() || begin >= end || plan.elements < kMinElements) return nullptr;
   // The element type of the first element-wise member decides; Plan() checks the rest.
   bool f64 = false;
-  for (const Member& m : plan.members) {
-    if (!m.absolute) {
-      f64 = m.code.in == ir::DType::kF64;
+  for (size_t i = begin; i < end; ++i) {
+    if (!plan.members[i].absolute) {
+      f64 = plan.members[i].code.in == ir::DType::kF64;
       break;
     }
   }
   try {
     static const bool avx512 = Avx512Available("KILN_FUSED_JIT_AVX512");
-    auto code = std::make_unique<Code>(plan, f64, avx512);
+    auto code = std::make_unique<Code>(plan, begin, end, f64, avx512);
     if (!code->gen.Plan()) return nullptr;
     code->gen.Generate();
     code->gen.readyRE();

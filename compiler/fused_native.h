@@ -5,6 +5,7 @@
 // pair of vectors of 8 f32 (4 f64) goes through all members before the next pair is loaded.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 
@@ -14,10 +15,12 @@ struct FusedPlan;
 
 class FusedNative {
  public:
-  // The code for `plan`, or null when it has a member the generator does not know (fused_native.cc
-  // lists the ones it does), when it covers fewer than 256 elements, when the CPU lacks AVX, or
-  // with KILN_FUSED_JIT=0.
-  static std::shared_ptr<const FusedNative> Build(const FusedPlan& plan);
+  // The code for members [begin, end) of `plan` (the others' results, when these read them, are in
+  // memory), or null when one of them is a member the generator does not know (fused_native.cc
+  // lists the ones it does), when the plan covers fewer than 256 elements, when the CPU lacks AVX,
+  // or with KILN_FUSED_JIT=0. Results read after the code (outputs, temporaries that later
+  // members or the plan's row reduction read) are stored.
+  static std::shared_ptr<const FusedNative> Build(const FusedPlan& plan, size_t begin, size_t end);
   ~FusedNative();
 
   // Runs the members that are not index maps (FusedPlan::Member::absolute, which the caller runs

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_set>
 #include <utility>
@@ -18,7 +19,7 @@ namespace {
 constexpr size_t kMaxMembers = 32;
 constexpr size_t kTileScratchBytes = 48 << 10;
 // Pointers a native tile reads (FusedNative::Run): inputs, temporaries and outputs.
-constexpr size_t kMaxPointers = kMaxMembers * (kMaxMapInputs + 2);
+constexpr size_t kMaxPointers = kMaxMembers * (kMaxMapInputs + 2) + 2;
 using Ref = FusedPlan::Ref;
 using Member = FusedPlan::Member;
 
@@ -33,14 +34,7 @@ Status RunFused(const FusedPlan& f, std::span<const runtime::View> in,
   }
   const int64_t n = f.elements;
   const int64_t tiles = (n + f.tile - 1) / f.tile;
-  // The members' outputs (a joined row reduction writes the last one, row by row).
-  const size_t member_outputs = out.size() - (f.rows.fn != nullptr ? 1 : 0);
-  auto reduce_rows = [&](int64_t b, int64_t len) {
-    if (f.rows.fn == nullptr) return;
-    f.rows.fn(f.rows.state.get(), out[static_cast<size_t>(f.rows.x)].ptr,
-              in[static_cast<size_t>(f.rows.init)].ptr, out[static_cast<size_t>(f.rows.result)].ptr,
-              b / f.rows.row_length, (b + len) / f.rows.row_length);
-  };
+  const size_t members = f.members.size();
   runtime::ParallelFor(tiles, f.chunk, [&](int64_t t0, int64_t t1) {
     alignas(64) std::byte scratch[kTileScratchBytes];
     std::byte* temps[kMaxMembers];
@@ -64,6 +58,30 @@ Status RunFused(const FusedPlan& f, std::span<const runtime::View> in,
       }
       return temps[r.index];
     };
+    // The tile's rows, reduced from the tile's part of the value they reduce.
+    auto reduce_rows = [&](int64_t b, int64_t len) {
+      if (f.rows.fn == nullptr) return;
+      const size_t result = static_cast<size_t>(f.rows.result);
+      const int64_t row0 = b / f.rows.row_length;
+      f.rows.fn(
+          f.rows.state.get(), address(f.rows.x, b), in[static_cast<size_t>(f.rows.init)].ptr,
+          static_cast<std::byte*>(out[result].ptr) + row0 * ir::DTypeByteSize(out[result].dtype), 0,
+          len / f.rows.row_length);
+    };
+    // Index maps (absolute members) of [m0, m1) into their tiles: they read inputs whole, or, after
+    // the reduction, its output.
+    auto index_maps = [&](size_t m0, size_t m1, int64_t b, int64_t len, bool native = false) {
+      for (size_t i = m0; i < m1; ++i) {
+        const Member& m = f.members[i];
+        if (!m.absolute || (native && m.row_broadcast == f.tile)) continue;
+        const void* whole[kMaxMapInputs] = {nullptr, nullptr, nullptr};
+        for (size_t r = 0; r < m.in.size(); ++r) {
+          const Ref& ref = m.in[r];
+          whole[r] = (ref.kind == Ref::kOutput ? out : in)[static_cast<size_t>(ref.index)].ptr;
+        }
+        m.range(whole, address(m.out, b), b, b + len, m.state.get());
+      }
+    };
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t b = t * f.tile;
       const int64_t len = std::min(n, b + f.tile) - b;
@@ -77,42 +95,54 @@ Status RunFused(const FusedPlan& f, std::span<const runtime::View> in,
               static_cast<std::byte*>(in[i].ptr) + (elementwise ? b * f.input_widths[i] : 0);
         }
         for (size_t i = 0; i < f.temp_widths.size(); ++i) ptrs[k++] = temps[i];
-        for (size_t i = 0; i < member_outputs; ++i) {
+        for (size_t i = 0; i < out.size(); ++i) {  // the reduction's output too (never read)
           ptrs[k++] = static_cast<std::byte*>(out[i].ptr) + b * ir::DTypeByteSize(out[i].dtype);
         }
+        // A broadcast of one value per row, in tiles of one row: the code reads that value.
         for (const Member& m : f.members) {
-          if (!m.absolute) continue;
-          const void* whole[kMaxMapInputs] = {nullptr, nullptr, nullptr};
-          for (size_t r = 0; r < m.in.size(); ++r)
-            whole[r] = in[static_cast<size_t>(m.in[r].index)].ptr;
-          m.range(whole, address(m.out, b), b, b + len, m.state.get());
+          if (!m.absolute || m.row_broadcast != f.tile) continue;
+          const Ref& src = m.in[0];
+          ptrs[in.size() + static_cast<size_t>(m.out.index)] =
+              static_cast<std::byte*>(
+                  (src.kind == Ref::kOutput ? out : in)[static_cast<size_t>(src.index)].ptr) +
+              b / f.tile * src.width;
         }
+        index_maps(0, f.post_begin, b, len, true);
         f.native->Run(ptrs, len);
         reduce_rows(b, len);
+        if (f.post_begin < members) {
+          index_maps(f.post_begin, members, b, len, true);
+          f.native_post->Run(ptrs, len);
+        }
         continue;
       }
-      for (const Member& m : f.members) {
-        const void* ptrs[kMaxMapInputs] = {nullptr, nullptr, nullptr};
-        if (m.absolute) {  // whole inputs, indexed by the member itself
-          for (size_t r = 0; r < m.in.size(); ++r)
-            ptrs[r] = in[static_cast<size_t>(m.in[r].index)].ptr;
-          m.range(ptrs, address(m.out, b), b, b + len, m.state.get());
+      for (size_t i = 0; i < members; ++i) {
+        if (i == f.post_begin) reduce_rows(b, len);
+        const Member& m = f.members[i];
+        if (m.absolute) {
+          index_maps(i, i + 1, b, len);
           continue;
         }
+        const void* ptrs[kMaxMapInputs] = {nullptr, nullptr, nullptr};
         for (size_t r = 0; r < m.in.size(); ++r) ptrs[r] = address(m.in[r], b);
         m.range(ptrs, address(m.out, b), 0, len, m.state.get());
       }
-      reduce_rows(b, len);
+      if (f.post_begin >= members) reduce_rows(b, len);
     }
   });
   return Status::Ok();
 }
 
-// Fuses steps[group] (map steps, in order) into one step; `external` says which member outputs are
-// read outside the group or returned. `rows`, if not null, is a row reduction (Direct::rows) of a
-// member's output that may join the run: *joined says whether it did.
-Step MakeFusedStep(const Program& p, const std::vector<size_t>& group,
-                   const std::vector<bool>& used_outside, const Step* rows, bool* joined) {
+// Fuses steps[group] (map steps, in order) into one step; `used_outside` says which member
+// outputs are read outside the group or returned. `rows`, if not null, is a row reduction
+// (Direct::rows) of a member's output that may join the run: *joined says whether it did. Members
+// from `post_begin` on (group.size() when none) run after the reduction: they may read its output,
+// or an alias of it (`rows_aliases`), only through index maps that broadcast it along its rows;
+// such a group is made only if the reduction joins (else nullopt).
+std::optional<Step> MakeFusedStep(const Program& p, const std::vector<size_t>& group,
+                                  size_t post_begin, const std::vector<bool>& used_outside,
+                                  const Step* rows, const std::vector<int32_t>& rows_aliases,
+                                  bool* joined) {
   *joined = false;
   auto f = std::make_shared<FusedPlan>();
   Step fused;
@@ -122,7 +152,26 @@ Step MakeFusedStep(const Program& p, const std::vector<size_t>& group,
   std::vector<bool> input_absolute;  // per fused-step input: read whole by an index-map member
   int64_t min_chunk = INT64_MAX;
   int max_width = 1;
+  // The reduction's initial value (an input) and result (an output): registered before the
+  // members that read the result, else after all members.
+  auto add_rows = [&]() {
+    const Ref& x = slot_ref[static_cast<size_t>(rows->inputs[0])];
+    f->rows.fn = rows->direct.rows;
+    f->rows.state = rows->direct.state;
+    f->rows.row_length = rows->direct.row_length;
+    f->rows.x = x;
+    f->rows.init = static_cast<int32_t>(fused.inputs.size());
+    fused.inputs.push_back(rows->inputs[1]);
+    input_scalar.push_back(true);
+    input_absolute.push_back(false);
+    f->input_elements.push_back(1);
+    f->input_widths.push_back(x.width);
+    f->rows.result = static_cast<int32_t>(fused.outputs.size());
+    fused.outputs.push_back(rows->outputs[0]);
+  };
+  const bool post = post_begin < group.size();
   for (size_t gi = 0; gi < group.size(); ++gi) {
+    if (post && gi == post_begin) add_rows();
     const Step& s = p.steps[group[gi]];
     const MapInfo& map = *s.map;
     Member m;
@@ -130,6 +179,7 @@ Step MakeFusedStep(const Program& p, const std::vector<size_t>& group,
     m.state = map.state;
     m.code = map.code;
     m.absolute = map.absolute;
+    m.row_broadcast = map.row_broadcast;
     for (size_t r = 0; r < map.input_order.size(); ++r) {
       const size_t ki = static_cast<size_t>(map.input_order[r]);
       const int32_t slot = s.inputs[ki];
@@ -137,12 +187,18 @@ Step MakeFusedStep(const Program& p, const std::vector<size_t>& group,
         m.in.push_back(slot_ref[static_cast<size_t>(slot)]);
         continue;
       }
+      if (gi >= post_begin &&
+          std::find(rows_aliases.begin(), rows_aliases.end(), slot) != rows_aliases.end()) {
+        // A row broadcast of the reduction's result (FuseElementwise checked): read whole.
+        m.in.push_back(Ref{Ref::kOutput, f->rows.result, false, map.in_widths[ki]});
+        continue;
+      }
       // An input from outside the group: one fused-step input per distinct slot and kind.
       const bool scalar = map.scalar[r] && !map.absolute;
       int32_t index = -1;
       for (size_t i = 0; i < fused.inputs.size(); ++i) {
         if (fused.inputs[i] == slot && input_scalar[i] == scalar &&
-            input_absolute[i] == map.absolute) {
+            input_absolute[i] == map.absolute && static_cast<int32_t>(i) != f->rows.init) {
           index = static_cast<int32_t>(i);
         }
       }
@@ -215,27 +271,22 @@ Step MakeFusedStep(const Program& p, const std::vector<size_t>& group,
   if (row_length > 0 && row_length <= tile && f->elements % row_length == 0 &&
       f->elements > tile / row_length * row_length) {
     tile = tile / row_length * row_length;
-    const Ref& x = slot_ref[static_cast<size_t>(rows->inputs[0])];
-    f->rows.fn = rows->direct.rows;
-    f->rows.state = rows->direct.state;
-    f->rows.row_length = row_length;
-    f->rows.x = x.index;
-    f->rows.init = static_cast<int32_t>(fused.inputs.size());
-    fused.inputs.push_back(rows->inputs[1]);
-    input_scalar.push_back(true);
-    input_absolute.push_back(false);
-    f->input_elements.push_back(1);
-    f->input_widths.push_back(x.width);
-    f->rows.result = static_cast<int32_t>(fused.outputs.size());
-    fused.outputs.push_back(rows->outputs[0]);
+    if (!post) add_rows();
     fused.overwritable.resize(fused.outputs.size());
     *joined = true;
+  } else if (post) {
+    return std::nullopt;
   }
+  f->post_begin = post ? post_begin : f->members.size();
   f->tile = tile;
   f->chunk = std::max<int64_t>(1, min_chunk / tile);
-  f->native = FusedNative::Build(*f);
+  f->native = FusedNative::Build(*f, 0, f->post_begin);
+  if (post) {
+    f->native_post = FusedNative::Build(*f, f->post_begin, f->members.size());
+    if (f->native == nullptr || f->native_post == nullptr) f->native = f->native_post = nullptr;
+  }
   f->name = "fused " + std::to_string(group.size()) + " elementwise ops" +
-            (*joined ? " and a row reduction" : "") +
+            (*joined ? (post ? " around a row reduction" : " and a row reduction") : "") +
             (f->native != nullptr ? " (native code)" : "") + " from " + p.steps[group.front()].what;
   fused.what = f->name;
   fused.family = "fused elementwise";
@@ -333,8 +384,86 @@ void FuseElementwise(Program& p) {
         }
       }
     }
+    // A run after the reduction that reads the reduction's result only through broadcasts along
+    // its rows, and the first run's values only element by element, may join as well: it then
+    // runs on each tile after the tile's rows are reduced (softmax's division by each row's sum).
+    std::vector<size_t> post_group, post_passive;
+    std::vector<int32_t> rows_aliases;
+    if (rows != nullptr) {
+      const int64_t row_length = rows->direct.row_length;
+      rows_aliases.push_back(rows->outputs[0]);
+      std::unordered_set<size_t> post_members;
+      for (size_t k = next + 1; k < num_steps && group.size() + post_group.size() < kMaxMembers;
+           ++k) {
+        const Step& s = p.steps[k];
+        if (!s.fn) {
+          const bool view_of_result =
+              s.inputs.size() == 1 && s.outputs.size() == 1 && s.aliases.size() == 1 &&
+              s.aliases[0].input == 0 && s.aliases[0].byte_offset == 0 &&
+              std::find(rows_aliases.begin(), rows_aliases.end(), s.inputs[0]) !=
+                  rows_aliases.end();
+          if (view_of_result) rows_aliases.push_back(s.outputs[0]);
+          post_passive.push_back(k);
+          continue;
+        }
+        if (!fusible(s) || s.map->elements != n) break;
+        bool ok = true;
+        for (int32_t slot : s.inputs) {
+          const size_t prod = producer[static_cast<size_t>(slot)];
+          if (std::find(rows_aliases.begin(), rows_aliases.end(), slot) != rows_aliases.end()) {
+            ok = ok && s.map->absolute && s.map->row_broadcast == row_length;
+          } else if (members.count(prod) != 0 || post_members.count(prod) != 0) {
+            ok = ok && !s.map->absolute;
+          } else {
+            ok = ok &&
+                 (prod == SIZE_MAX || prod < i || (!p.steps[prod].fn && p.steps[prod].constant));
+          }
+        }
+        if (!ok) break;
+        post_group.push_back(k);
+        post_members.insert(k);
+      }
+      // Only a run that reads the result joins; passive steps after it stay where they are.
+      bool reads_result = false;
+      for (size_t k : post_group) {
+        for (int32_t slot : p.steps[k].inputs) {
+          reads_result = reads_result || std::find(rows_aliases.begin(), rows_aliases.end(),
+                                                   slot) != rows_aliases.end();
+        }
+      }
+      if (!reads_result) post_group.clear();
+      while (!post_passive.empty() &&
+             (post_group.empty() || post_passive.back() > post_group.back())) {
+        post_passive.pop_back();
+      }
+    }
+    if (!post_group.empty()) {
+      std::vector<size_t> all = group;
+      all.insert(all.end(), post_group.begin(), post_group.end());
+      std::unordered_set<size_t> all_members(all.begin(), all.end());
+      std::vector<bool> outside_all(all.size(), false);
+      for (size_t gi = 0; gi < all.size(); ++gi) {
+        const int32_t slot = p.steps[all[gi]].outputs[0];
+        bool outside = returned[static_cast<size_t>(slot)];
+        for (size_t r : readers[static_cast<size_t>(slot)]) {
+          if (!all_members.count(r) && r != next) outside = true;
+        }
+        outside_all[gi] = outside;
+      }
+      bool joined = false;
+      std::optional<Step> fused =
+          MakeFusedStep(p, all, group.size(), outside_all, rows, rows_aliases, &joined);
+      if (fused.has_value()) {
+        out.push_back(std::move(*fused));
+        for (size_t k : passive) out.push_back(std::move(p.steps[k]));
+        for (size_t k = end; k < next; ++k) out.push_back(std::move(p.steps[k]));
+        for (size_t k : post_passive) out.push_back(std::move(p.steps[k]));
+        i = post_group.back() + 1;
+        continue;
+      }
+    }
     bool joined = false;
-    Step fused = MakeFusedStep(p, group, used_outside, rows, &joined);
+    Step fused = *MakeFusedStep(p, group, group.size(), used_outside, rows, {}, &joined);
     out.push_back(std::move(fused));
     for (size_t k : passive) out.push_back(std::move(p.steps[k]));
     i = end;

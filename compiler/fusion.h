@@ -5,8 +5,12 @@
 // through memory; only values read outside the run, or returned, are written out. A reduction of
 // one of the run's values over its last axis (Direct::rows) that follows the run joins it too:
 // tiles then hold whole rows, and each tile's rows are reduced right after the tile is written,
-// while they are still in cache (a softmax's row sum of its exponentials). Runs on a Program's
-// steps before the buffer plan, so fused-away intermediates never get a buffer.
+// while they are still in cache (a softmax's row sum of its exponentials). And a second run that
+// reads the reduction's result broadcast back along its rows, with the first run's values (the
+// division of each exponential by its row's sum), may follow it into the same tile loop: its
+// members run on each tile after the tile's rows are reduced, so the first run's values need not
+// leave the tile. Runs on a Program's steps before the buffer plan, so fused-away intermediates
+// never get a buffer.
 #pragma once
 
 #include <cstdint>
@@ -32,8 +36,11 @@ struct FusedPlan {
   struct Member {
     RangeFn range;
     std::shared_ptr<const void> state;
-    MapCode code = {};      // MapInfo::code
-    bool absolute = false;  // MapInfo::absolute: `in` are fused-step inputs, read whole
+    MapCode code = {};          // MapInfo::code
+    bool absolute = false;      // MapInfo::absolute: `in` are read whole (fused-step inputs, or the
+                                // row reduction's output for a row broadcast after it)
+    int64_t row_broadcast = 0;  // MapInfo::row_broadcast: when it equals `tile`, each tile is one
+                                // row, and native code reads the row's one value instead
     Ref out;
     std::vector<Ref> in;  // per range input
   };
@@ -44,18 +51,25 @@ struct FusedPlan {
   int64_t elements = 0;
   int64_t tile = 0;   // elements per tile
   int64_t chunk = 1;  // tiles per parallel chunk
-  // The row reduction that joined the run, if one did: rows(state, out[x], in[init], out[result],
-  // r0, r1) after each tile, for the rows the tile holds (`tile` is a multiple of row_length).
-  // `result` is the last output; the members write the others.
+  // The row reduction that joined the run, if one did: after members [0, post_begin) of each tile,
+  // rows(state, x, in[init], out[result] + the tile's first row, 0, rows in the tile), x being the
+  // tile's first element of member output or temporary `x` (`tile` is a multiple of row_length).
+  // The members write every output but `result`.
   struct Rows {
     RowsFn fn = nullptr;
     std::shared_ptr<const void> state;
     int64_t row_length = 0;
-    int32_t x = -1, init = -1, result = -1;
+    int32_t init = -1, result = -1;
+    Ref x{Ref::kTemp, -1};
   } rows;
+  // Members [post_begin, size) run on each tile after its rows are reduced; their index maps may
+  // read the reduction's output (an absolute member's Ref kOutput `rows.result`).
+  size_t post_begin = 0;
   std::string name;
-  // The element-wise members as native code (fused_native.h), when the generator handles them all.
+  // The element-wise members as native code (fused_native.h), when the generator handles them all:
+  // those before post_begin, and those from it on.
   std::shared_ptr<const FusedNative> native;
+  std::shared_ptr<const FusedNative> native_post;
 };
 
 // Rewrites program.steps in place. Steps without code (constants, views) between elementwise steps

@@ -123,6 +123,11 @@ struct MapInfo {
   // whole, at positions of its own choosing, and writes output elements [begin, end) to
   // out[0 .. end - begin). It only runs inside fused loops; the kernel's own code does the rest.
   bool absolute = false;
+  // For an index map that broadcasts along the last axis: the length L of that axis when output
+  // element i reads input element i / L (a row broadcast, e.g. softmax's sum over each row back to
+  // the row), else 0. Lets the fusion pass read it tile by tile from a row reduction joined to
+  // the same run (compiler/fusion.h).
+  int64_t row_broadcast = 0;
 };
 
 // The kernel inputs a map kernel's output may be computed into: those read element by element

@@ -31,6 +31,22 @@ void BroadcastRange(const void* const* in, void* out, int64_t b, int64_t e, cons
              static_cast<W*>(out), b, e - b);
 }
 
+// L when the row-major destination of `box` reads source element i / L at flat element i (the
+// last axis, of length L > 1, broadcast; the others in the source's own row-major order), else 0.
+int64_t RowBroadcastLength(const StridedBox& box, int64_t in_elements) {
+  const size_t r = box.dims.size();
+  if (r < 2 || box.src_offset != 0 || box.dims[r - 1] <= 1 || box.src_strides[r - 1] != 0) {
+    return 0;
+  }
+  int64_t stride = 1;  // the source's row-major stride for the next axis outward
+  for (size_t i = r - 1; i-- > 0;) {
+    if (box.dims[i] == 1) continue;  // any stride: only index 0 is read
+    if (box.src_strides[i] != stride) return 0;
+    stride *= box.dims[i];
+  }
+  return stride == in_elements ? box.dims[r - 1] : 0;
+}
+
 // A box copy that is a broadcast (the destination is the whole result, row-major) also describes
 // itself as an index map, so the fusion pass can compute it tile by tile inside the loop of the
 // elementwise ops that read it, instead of writing the whole broadcast to memory.
@@ -48,6 +64,7 @@ Kernel MakeBroadcastKernel(const std::string& name, const ir::Type& out, int64_t
   map->chunk = std::max<int64_t>(1, (64 << 10) / width);
   map->absolute = true;
   if (in_elements == 1) map->code = {compiler::MapOp::kBroadcast, out.dtype, out.dtype};
+  map->row_broadcast = RowBroadcastLength(box, in_elements);
   Kernel k = MakeBoxKernel(name, out, in_elements, width, std::move(box));
   if (row_major && map->range != nullptr && map->elements > 0 &&
       static_cast<const StridedBox*>(map->state.get())->dims.size() <= kMaxGatherRank) {
