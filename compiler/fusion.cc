@@ -321,6 +321,21 @@ void FuseElementwise(Program& p) {
     return true;
   };
 
+  // Per step of `steps`: whether its output is returned or read by a step other than those and
+  // `joined` (a reduction that joins them).
+  auto UsedOutside = [&](const std::vector<size_t>& steps, size_t joined) {
+    std::unordered_set<size_t> inside(steps.begin(), steps.end());
+    std::vector<bool> outside(steps.size(), false);
+    for (size_t gi = 0; gi < steps.size(); ++gi) {
+      const int32_t slot = p.steps[steps[gi]].outputs[0];
+      outside[gi] = returned[static_cast<size_t>(slot)];
+      for (size_t r : readers[static_cast<size_t>(slot)]) {
+        if (!inside.count(r) && r != joined) outside[gi] = true;
+      }
+    }
+    return outside;
+  };
+
   auto fusible = [&](const Step& s) {
     return s.fn && s.map != nullptr && s.outputs.size() == 1 && s.map->elements > 0 &&
            s.map->input_order.size() <= kMaxMapInputs;
@@ -360,15 +375,7 @@ void FuseElementwise(Program& p) {
       continue;
     }
     std::unordered_set<size_t> members(group.begin(), group.end());
-    std::vector<bool> used_outside(group.size(), false);
-    for (size_t gi = 0; gi < group.size(); ++gi) {
-      const int32_t slot = p.steps[group[gi]].outputs[0];
-      bool outside = returned[static_cast<size_t>(slot)];
-      for (size_t r : readers[static_cast<size_t>(slot)]) {
-        if (!members.count(r)) outside = true;
-      }
-      used_outside[gi] = outside;
-    }
+    const std::vector<bool> used_outside = UsedOutside(group, SIZE_MAX);
     // A row reduction of a member's output right after the run (passive steps between) may join
     // it, when its initial value is there before the run starts.
     size_t next = end;
@@ -440,16 +447,7 @@ void FuseElementwise(Program& p) {
     if (!post_group.empty()) {
       std::vector<size_t> all = group;
       all.insert(all.end(), post_group.begin(), post_group.end());
-      std::unordered_set<size_t> all_members(all.begin(), all.end());
-      std::vector<bool> outside_all(all.size(), false);
-      for (size_t gi = 0; gi < all.size(); ++gi) {
-        const int32_t slot = p.steps[all[gi]].outputs[0];
-        bool outside = returned[static_cast<size_t>(slot)];
-        for (size_t r : readers[static_cast<size_t>(slot)]) {
-          if (!all_members.count(r) && r != next) outside = true;
-        }
-        outside_all[gi] = outside;
-      }
+      const std::vector<bool> outside_all = UsedOutside(all, next);  // the reduction joins
       bool joined = false;
       std::optional<Step> fused =
           MakeFusedStep(p, all, group.size(), outside_all, rows, rows_aliases, &joined);
