@@ -2,7 +2,8 @@
 // x86-64 loop, generated once at compile time with Xbyak, that keeps every intermediate in a vector
 // register. The interpreted tile loop (RunFused) calls one range function per member over the whole
 // tile, so each intermediate makes a round trip through L1 and each member pays a call; here a
-// pair of vectors of 8 f32 (4 f64) goes through all members before the next pair is loaded.
+// pair of vectors of 8 f32 (4 f64), or 16 (8) in zmm registers on AVX-512 CPUs, goes through all
+// members before the next pair is loaded.
 #pragma once
 
 #include <cstddef>
