@@ -189,8 +189,7 @@ bool TileEmitter::Plan() {
         if (w < 0) return false;
         if (Computes(w)) s.value = w;
         // A row broadcast in tiles of one row: RunFused points at the row's value.
-        const Member& writer = f_.members[static_cast<size_t>(w)];
-        s.scalar = writer.absolute && writer.row_broadcast == f_.tile && r.kind == Ref::kTemp;
+        s.scalar = f_.members[static_cast<size_t>(w)].row_value;
       }
       if (s.value < 0) {
         s.pointer = PointerOf(r);

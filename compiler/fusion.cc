@@ -73,7 +73,7 @@ Status RunFused(const FusedPlan& f, std::span<const runtime::View> in,
     auto index_maps = [&](size_t m0, size_t m1, int64_t b, int64_t len, bool native = false) {
       for (size_t i = m0; i < m1; ++i) {
         const Member& m = f.members[i];
-        if (!m.absolute || (native && m.row_broadcast == f.tile)) continue;
+        if (!m.absolute || (native && m.row_value)) continue;
         const void* whole[kMaxMapInputs] = {nullptr, nullptr, nullptr};
         for (size_t r = 0; r < m.in.size(); ++r) {
           const Ref& ref = m.in[r];
@@ -100,7 +100,7 @@ Status RunFused(const FusedPlan& f, std::span<const runtime::View> in,
         }
         // A broadcast of one value per row, in tiles of one row: the code reads that value.
         for (const Member& m : f.members) {
-          if (!m.absolute || m.row_broadcast != f.tile) continue;
+          if (!m.row_value) continue;
           const Ref& src = m.in[0];
           ptrs[in.size() + static_cast<size_t>(m.out.index)] =
               static_cast<std::byte*>(
@@ -179,7 +179,6 @@ std::optional<Step> MakeFusedStep(const Program& p, const std::vector<size_t>& g
     m.state = map.state;
     m.code = map.code;
     m.absolute = map.absolute;
-    m.row_broadcast = map.row_broadcast;
     for (size_t r = 0; r < map.input_order.size(); ++r) {
       const size_t ki = static_cast<size_t>(map.input_order[r]);
       const int32_t slot = s.inputs[ki];
@@ -198,7 +197,7 @@ std::optional<Step> MakeFusedStep(const Program& p, const std::vector<size_t>& g
       int32_t index = -1;
       for (size_t i = 0; i < fused.inputs.size(); ++i) {
         if (fused.inputs[i] == slot && input_scalar[i] == scalar &&
-            input_absolute[i] == map.absolute && static_cast<int32_t>(i) != f->rows.init) {
+            input_absolute[i] == map.absolute) {
           index = static_cast<int32_t>(i);
         }
       }
@@ -279,6 +278,12 @@ std::optional<Step> MakeFusedStep(const Program& p, const std::vector<size_t>& g
   }
   f->post_begin = post ? post_begin : f->members.size();
   f->tile = tile;
+  for (size_t gi = 0; gi < group.size(); ++gi) {
+    Member& m = f->members[gi];
+    const bool reduced =
+        f->rows.fn != nullptr && f->rows.x.kind == m.out.kind && f->rows.x.index == m.out.index;
+    m.row_value = m.absolute && p.steps[group[gi]].map->row_broadcast == tile && !reduced;
+  }
   f->chunk = std::max<int64_t>(1, min_chunk / tile);
   f->native = FusedNative::Build(*f, 0, f->post_begin);
   if (post) {

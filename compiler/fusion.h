@@ -36,11 +36,13 @@ struct FusedPlan {
   struct Member {
     RangeFn range;
     std::shared_ptr<const void> state;
-    MapCode code = {};          // MapInfo::code
-    bool absolute = false;      // MapInfo::absolute: `in` are read whole (fused-step inputs, or the
-                                // row reduction's output for a row broadcast after it)
-    int64_t row_broadcast = 0;  // MapInfo::row_broadcast: when it equals `tile`, each tile is one
-                                // row, and native code reads the row's one value instead
+    MapCode code = {};      // MapInfo::code
+    bool absolute = false;  // MapInfo::absolute: `in` are read whole (fused-step inputs, or the
+                            // row reduction's output for a row broadcast after it)
+    // An index map broadcasting one value per row (MapInfo::row_broadcast) in tiles of exactly one
+    // row, whose tile only native code reads: that code reads the row's value from the source
+    // instead (RunFused points at it and skips the fill).
+    bool row_value = false;
     Ref out;
     std::vector<Ref> in;  // per range input
   };

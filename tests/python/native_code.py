@@ -1,6 +1,7 @@
 """Helpers for the tests of Kiln's generated code (test_loop_native.py, test_fused_native.py) and
 of what the compiler made of a program (test_fusion.py): results of the same script with a code
-generator switched off, compared byte for byte, and the names of the steps a traced run ran."""
+generator switched off, compared byte for byte, the names of the steps a traced run ran, and the
+CPU's feature flags (for tests of paths only some CPUs take)."""
 
 from __future__ import annotations
 
@@ -52,3 +53,15 @@ def traced_step_names(code: str, tmp_path: Path) -> list[str]:
     assert proc.returncode == 0, proc.stderr[-3000:]
     return [e["name"] for e in json.loads(trace.read_text())["traceEvents"]
             if e.get("ph") == "X" and e.get("cat") != "compile"]
+
+
+def cpu_flags() -> frozenset[str]:
+    """The feature flags /proc/cpuinfo lists for the first CPU (empty where it cannot be read)."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return frozenset(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return frozenset()

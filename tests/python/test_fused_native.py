@@ -28,7 +28,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from native_code import differing, results_with, traced_step_names
+from native_code import cpu_flags, differing, results_with, traced_step_names
 
 # Tiles are 1024 elements; whole iterations take two vectors, the rest goes one vector at a time:
 # 264 ends on one whole ymm vector (a partial zmm one), 277 on a whole zmm vector and a partial
@@ -160,17 +160,8 @@ def test_native_tiles_match_the_interpreter_bit_for_bit(tmp_path):
     assert not differ, differ[:20]
 
 
-def _has_avx512() -> bool:
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            flags = next((l.split(":", 1)[1].split() for l in f if l.startswith("flags")), [])
-    except OSError:
-        return False
-    return "avx512f" in flags and "avx512dq" in flags
-
-
 @pytest.mark.requires_kiln
-@pytest.mark.skipif(not _has_avx512(), reason="zmm code needs a CPU with AVX512F and AVX512DQ")
+@pytest.mark.skipif(not {"avx512f", "avx512dq"} <= cpu_flags(), reason="zmm code needs a CPU with AVX512F and AVX512DQ")
 def test_zmm_tiles_match_ymm_tiles_bit_for_bit(tmp_path):
     assert os.environ.get("KILN_FUSED_JIT_AVX512", "1") != "0", "this test compares zmm code"
     narrow = results_with(__file__, "KILN_FUSED_JIT_AVX512", tmp_path)

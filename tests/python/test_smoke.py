@@ -20,6 +20,7 @@ import jax
 import jax.numpy as jnp
 
 from conftest import KILN_PLATFORM, SELFCHECK
+from native_code import cpu_flags
 
 pytestmark = pytest.mark.requires_kiln
 
@@ -247,15 +248,7 @@ _OPENBLAS_PROBE = """
 """
 
 
-def _cpu_has_fma() -> bool:
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            return any(l.startswith("flags") and " fma " in f" {l.split(':', 1)[1]} " for l in f)
-    except OSError:
-        return False
-
-
-@pytest.mark.skipif(not _cpu_has_fma(), reason="OpenBLAS detects a CPU without FMA as Sandybridge")
+@pytest.mark.skipif("fma" not in cpu_flags(), reason="OpenBLAS detects a CPU without FMA as Sandybridge")
 def test_openblas_coretype_of_the_process_does_not_pick_kilns_kernels():
     # OPENBLAS_CORETYPE is set for the process's other OpenBLAS copies; Kiln's copy detects the CPU
     # (python/kiln/_blas.py), and the process's environment is left as it was.
