@@ -239,6 +239,11 @@ StatusOr<std::shared_ptr<const ConvPlan>> PlanConv(const ir::Op& op, const ir::T
     }
   }
   p.src_offset = std::move(src_offset);
+  if (rank > 0 && !p.src_offset.empty()) {
+    const size_t last = rank - 1;
+    p.row_runs = p.lhs_feature_stride == 1 && p.lhs_sp_stride[last] == p.cg &&
+                 p.lhs_dil[last] == 1 && p.rhs_dil[last] == 1;
+  }
   std::vector<int64_t> k_index(rank, 0);
   for (int64_t w = 0; w < p.window; ++w) {
     int64_t off = 0;
@@ -250,6 +255,22 @@ StatusOr<std::shared_ptr<const ConvPlan>> PlanConv(const ir::Op& op, const ir::T
     p.rhs_offset.push_back(off);
     NextIndex(k_index, k_size);
   }
+  p.pack.dims = {p.groups};
+  p.pack.src_strides = {p.og * p.rhs_out_stride};
+  for (size_t d = 0; d < rank; ++d) {
+    p.pack.dims.push_back(k_size[d]);
+    p.pack.src_strides.push_back(reversal[d] ? -k_stride[d] : k_stride[d]);
+    if (reversal[d] && k_size[d] > 0) p.pack.src_offset += (k_size[d] - 1) * k_stride[d];
+  }
+  p.pack.dims.insert(p.pack.dims.end(), {p.cg, p.og});
+  p.pack.src_strides.insert(p.pack.src_strides.end(), {p.rhs_in_stride, p.rhs_out_stride});
+  p.pack.dst_strides = strided::RowMajorStrides(p.pack.dims);
+  p.pack.Simplify();
+  p.pack_strided = strided::IsSupportedWidth(ir::DTypeByteSize(rhs.dtype));
+  p.weights_in_place =
+      p.pack.src_offset == 0 &&
+      (p.pack.dims.empty() ||
+       (p.pack.dims.size() == 1 && p.pack.src_strides[0] == 1 && p.pack.dst_strides[0] == 1));
   // Types.
   // pred results are refused below (pred operands are not readable here).
   std::optional<ir::DType> acc = ProductAccumulationType(out.dtype);
@@ -302,22 +323,34 @@ StatusOr<std::shared_ptr<const ConvPlan>> PlanConv(const ir::Op& op, const ir::T
     }
   }
   const int64_t row_bytes = std::max<int64_t>(1, kk * acc_bytes);
-  p.tile = std::clamp<int64_t>((512 << 10) / row_bytes, 32, std::max<int64_t>(p.positions, 1));
+  const int64_t tile_rows = std::max<int64_t>((512 << 10) / row_bytes, 32);
+  p.tile = std::min(tile_rows, std::max<int64_t>(p.positions, 1));
+  // Few positions per batch (kernel gradients: the kernel's few positions, a long contraction):
+  // whole batches per task, enough for a GEMM of about tile_rows rows (a batch of 9 rows at a time
+  // multiplied 2.9x slower than 36), while each worker still gets a task where the batches allow.
+  const int64_t workers = runtime::NumWorkerThreads();
+  if (p.phases.empty() && !p.direct_lhs && p.positions > 0 && p.positions < tile_rows &&
+      p.out_batch > 1) {
+    const int64_t wanted = (tile_rows + p.positions - 1) / p.positions;
+    const int64_t per_worker = (p.out_batch * p.groups + workers - 1) / workers;
+    p.batches = std::clamp<int64_t>(std::min(wanted, per_worker), 1, p.out_batch);
+  }
   int64_t tiles = (p.positions + p.tile - 1) / p.tile;
   if (!p.phases.empty()) {
     tiles = 0;
     for (ConvPhase& ph : p.phases) tiles += ph.tiles = (ph.positions + p.tile - 1) / p.tile;
   }
-  const int64_t tasks = p.groups * p.out_batch * tiles;
-  p.slots = std::clamp<int64_t>(tasks, 1, runtime::NumWorkerThreads());
+  const int64_t tasks = p.groups * ((p.out_batch + p.batches - 1) / p.batches) * tiles;
+  p.slots = std::clamp<int64_t>(tasks, 1, workers);
   // Phases pack only their window positions; a run whose weights are not all finite packs every
   // one (DirectProducts), so the larger of the two.
   weights = std::max(weights, p.kk);
   p.weights_bytes = AlignUp(static_cast<size_t>(p.groups * weights * p.og * acc_bytes));
   // A slot holds a tile's gathered rows (of every window position: a run whose weights are not
   // all finite gathers them all) and its products.
-  p.slot_bytes = AlignUp(static_cast<size_t>(p.tile * std::max(kk, p.kk) * acc_bytes)) +
-                 AlignUp(static_cast<size_t>(p.tile * p.og * acc_bytes));
+  const int64_t task_rows = p.batches * p.tile;
+  p.slot_bytes = AlignUp(static_cast<size_t>(task_rows * std::max(kk, p.kk) * acc_bytes)) +
+                 AlignUp(static_cast<size_t>(task_rows * p.og * acc_bytes));
   return std::shared_ptr<const ConvPlan>(std::move(plan));
 }
 

@@ -63,11 +63,22 @@ struct ConvPlan {
   size_t relayout_bytes = 0;
   bool direct_out = false;  // GEMM writes into the output (feature-minor, acc == out type)
   bool direct_lhs = false;  // 1x1 unit window over a feature-minor input of the acc type
+  // Packing the weights without phases as one strided copy of rhs: [group][window][cg][og] (used
+  // when rhs has the accumulation type). weights_in_place: that copy is the identity (an HWIO
+  // kernel, unreversed, one group): the GEMM reads rhs itself.
+  strided::StridedBox pack;
+  bool pack_strided = false, weights_in_place = false;
+  // Along the last spatial dim the window's taps read consecutive input positions (no dilation)
+  // whose features are contiguous (feature-minor input, one group's features are all of them), and
+  // the offset tables exist: a window row of k_size[last] taps is one run of k_size[last] * cg
+  // elements wherever all of it reads the input, so the gather copies runs instead of taps.
+  bool row_runs = false;
   // lhs-dilated convolutions (with few phases): the output positions by phase; empty otherwise
   // (one pass over every position with the whole window).
   std::vector<ConvPhase> phases;
-  int64_t tile = 1;   // output positions per task
-  int64_t slots = 1;  // parallel scratch slots
+  int64_t tile = 1;     // output positions per task
+  int64_t batches = 1;  // output batches per task (more than 1: whole batches, tile == positions)
+  int64_t slots = 1;    // parallel scratch slots
   size_t weights_bytes = 0, slot_bytes = 0;
 };
 

@@ -111,6 +111,74 @@ void PackWeights(const ConvPlan& p, const ConvPhase* ph, const S* rhs, T* packed
   }
 }
 
+// dst[0, n) = src[0, n), converted to T. Runs are short (a window row: a few taps' features), so
+// same-type copies move fixed 32-byte blocks (the last one overlapping) instead of calling memcpy.
+template <typename T, typename S>
+inline void CopyRun(T* dst, const S* src, int64_t n) {
+  if constexpr (std::is_same_v<T, S>) {
+    auto* d = reinterpret_cast<std::byte*>(dst);
+    const auto* s = reinterpret_cast<const std::byte*>(src);
+    const size_t bytes = static_cast<size_t>(n) * sizeof(T);
+    if (bytes >= 32) {
+      size_t i = 0;
+      for (; i + 32 <= bytes; i += 32) std::memcpy(d + i, s + i, 32);
+      if (i < bytes) std::memcpy(d + bytes - 32, s + bytes - 32, 32);
+    } else if (bytes >= 16) {
+      std::memcpy(d, s, 16);
+      std::memcpy(d + bytes - 16, s + bytes - 16, 16);
+    } else if (bytes >= 8) {
+      std::memcpy(d, s, 8);
+      std::memcpy(d + bytes - 8, s + bytes - 8, 8);
+    } else {
+      for (size_t i = 0; i < bytes; ++i) d[i] = s[i];
+    }
+  } else {
+    for (int64_t i = 0; i < n; ++i) dst[i] = ew::ConvertElement<T>(src[i]);
+  }
+}
+
+// Gather for plans with row_runs (no phase): per output position and window prefix (the kernel
+// indices of every spatial dim but the last), the k_size[last] taps along the last dim are one run
+// of the input when the first and the last read it (positions are consecutive, so the ones between
+// do too); runs that reach into padding are copied tap by tap.
+template <typename T, typename S>
+void GatherRuns(const ConvPlan& p, const S* lhs, int64_t p0, int64_t rows, T* col) {
+  const size_t rank = p.rank, last = rank - 1;
+  const int64_t kl = p.k_size[last], cg = p.cg, run = kl * cg, prefixes = p.window / kl;
+  SpatialIndex out_index(p, p0);
+  for (int64_t r = 0; r < rows; ++r, out_index.Next()) {
+    T* dst = col + r * p.kk;
+    const int64_t* taps = p.src_offset[last].data() + out_index[last] * kl;
+    const bool whole = taps[0] >= 0 && taps[kl - 1] >= 0;
+    for (int64_t q = 0; q < prefixes; ++q, dst += run) {
+      const int64_t* win = p.win_k.data() + q * kl * static_cast<int64_t>(rank);
+      int64_t off = 0;
+      bool inside = true;
+      for (size_t d = 0; d < last; ++d) {
+        const int64_t o = p.src_offset[d][static_cast<size_t>(out_index[d] * p.k_size[d] + win[d])];
+        if (o < 0) {
+          inside = false;
+          break;
+        }
+        off += o;
+      }
+      if (!inside) {
+        std::fill(dst, dst + run, T(0));
+      } else if (whole) {
+        CopyRun(dst, lhs + off + taps[0], run);
+      } else {
+        for (int64_t k = 0; k < kl; ++k) {
+          if (taps[k] < 0) {
+            std::fill(dst + k * cg, dst + (k + 1) * cg, T(0));
+          } else {
+            CopyRun(dst + k * cg, lhs + off + taps[k], cg);
+          }
+        }
+      }
+    }
+  }
+}
+
 // col[r][i * cg + c] for output positions [p0, p0 + rows) (of phase `ph`, when not null): the input
 // element window position w_i of output position p0 + r reads, feature c (relative to `lhs`,
 // already offset to batch and group); w_i as in PackWeights.
@@ -118,6 +186,7 @@ template <typename T, typename S>
 void Gather(const ConvPlan& p, const ConvPhase* ph, const void* input, int64_t p0, int64_t rows,
             T* col) {
   const S* lhs = static_cast<const S*>(input);
+  if (ph == nullptr && p.row_runs) return GatherRuns(p, lhs, p0, rows, col);
   const size_t rank = p.rank;
   SpatialIndex out_index(p, p0, ph);
   const int64_t fs = p.lhs_feature_stride;
@@ -142,7 +211,7 @@ void Gather(const ConvPlan& p, const ConvPhase* ph, const void* input, int64_t p
         std::fill(dst, dst + p.cg, T(0));
       } else if constexpr (std::is_same_v<T, S>) {
         if (fs == 1) {
-          std::memcpy(dst, lhs + off, static_cast<size_t>(p.cg) * sizeof(T));
+          CopyRun(dst, lhs + off, p.cg);
         } else {
           for (int64_t c = 0; c < p.cg; ++c) dst[c] = lhs[off + c * fs];
         }
@@ -184,7 +253,7 @@ void Scatter(const ConvPlan& p, const ConvPhase* ph, const T* tile, int64_t p0, 
     const T* src = tile + r * p.og;
     if constexpr (std::is_same_v<O, T>) {
       if (p.out_feature_stride == 1) {
-        std::memcpy(dst, src, static_cast<size_t>(p.og) * sizeof(T));
+        CopyRun(dst, src, p.og);
         continue;
       }
     }
@@ -231,8 +300,11 @@ struct TileIo {
   int lhs_bytes, out_bytes;
 };
 
-// Tasks are (group, batch, tile of output positions), or with phases (group, batch, phase, tile of
-// the phase's positions), each gathered with its window positions and multiplied with one GEMM.
+// Tasks are (group, batches, tile of output positions), or with phases (group, batch, phase, tile
+// of the phase's positions), each gathered with its window positions and multiplied with one GEMM.
+// A task spans p.batches batches (whole ones: the tile is then every position) when one batch has
+// too few positions for a GEMM of useful height (kernel gradients: a handful of positions per
+// batch); their rows are gathered one batch after the other and multiplied together.
 // `direct`: a weight is not finite, so every position's products go through DirectProducts (with
 // weights packed for every window position, no phase).
 template <typename T>
@@ -249,17 +321,19 @@ void RunTiles(const ConvPlan& p, const TileIo<T>& io, const void* input, const T
       kk = std::max(kk, ph.kk);
     }
   }
-  const int64_t tasks = p.groups * p.out_batch * tiles;
+  const int64_t batch_tasks = (p.out_batch + p.batches - 1) / p.batches;
+  const int64_t tasks = p.groups * batch_tasks * tiles;
   runtime::ParallelFor(p.slots, 1, [&](int64_t first, int64_t last) {
     for (int64_t s = first; s < last; ++s) {
       std::byte* mem = slots + static_cast<size_t>(s) * p.slot_bytes;
       T* col = reinterpret_cast<T*>(mem);
       T* tile = reinterpret_cast<T*>(
-          mem + AlignUp(static_cast<size_t>(p.tile * std::max(kk, p.kk)) * sizeof(T)));
+          mem + AlignUp(static_cast<size_t>(p.batches * p.tile * std::max(kk, p.kk)) * sizeof(T)));
       for (int64_t task = s; task < tasks; task += p.slots) {
         int64_t t = task % tiles;
         const int64_t gn = task / tiles;
-        const int64_t n = gn % p.out_batch, g = gn / p.out_batch;
+        const int64_t n0 = (gn % batch_tasks) * p.batches, g = gn / batch_tasks;
+        const int64_t nb = std::min(p.batches, p.out_batch - n0);
         const ConvPhase* ph = nullptr;
         int64_t count = p.positions, tkk = p.kk;
         const T* b = weights + g * p.kk * p.og;
@@ -271,55 +345,66 @@ void RunTiles(const ConvPlan& p, const TileIo<T>& io, const void* input, const T
           b = weights + ph->weights + g * ph->kk * p.og;
         }
         const int64_t p0 = t * p.tile, rows = std::min(p.tile, count - p0);
-        const int64_t in_batch = p.batch_grouped ? g * p.out_batch + n : n;
-        const int64_t in_feature = p.batch_grouped ? 0 : g * p.cg;
-        const std::byte* src =
-            lhs +
-            (in_batch * p.lhs_batch_stride + in_feature * p.lhs_feature_stride) * io.lhs_bytes;
+        auto source = [&](int64_t n) {
+          const int64_t in_batch = p.batch_grouped ? g * p.out_batch + n : n;
+          const int64_t in_feature = p.batch_grouped ? 0 : g * p.cg;
+          return lhs +
+                 (in_batch * p.lhs_batch_stride + in_feature * p.lhs_feature_stride) * io.lhs_bytes;
+        };
+        auto target = [&](int64_t n) { return out + n * p.out_batch_stride * io.out_bytes; };
         const T* a = nullptr;
         int64_t lda = tkk;
-        if (io.lhs_is_acc && p.direct_lhs && !phased && !direct) {
+        if (io.lhs_is_acc && p.direct_lhs && !phased && !direct) {  // one batch per task
           lda = p.batch_grouped ? p.cg : p.groups * p.cg;  // position stride = all input features
-          a = reinterpret_cast<const T*>(src) + p0 * lda;
+          a = reinterpret_cast<const T*>(source(n0)) + p0 * lda;
         }
         if (a == nullptr) {
-          io.gather(p, ph, src, p0, rows, col);
+          for (int64_t i = 0; i < nb; ++i)
+            io.gather(p, ph, source(n0 + i), p0, rows, col + i * rows * tkk);
           a = col;
         }
-        std::byte* base = out + n * p.out_batch_stride * io.out_bytes;
         if constexpr (std::is_floating_point_v<T> || ew::kIsComplex<T>) {
           if (direct) {
-            DirectProducts<T>(p, p0, rows, a, b, tile);
-            io.scatter(p, nullptr, tile, p0, rows, g * p.og, base);
+            for (int64_t i = 0; i < nb; ++i) {
+              DirectProducts<T>(p, p0, rows, a + i * rows * tkk, b, tile);
+              io.scatter(p, nullptr, tile, p0, rows, g * p.og, target(n0 + i));
+            }
             continue;
           }
-          if (io.out_is_acc && p.direct_out && ph == nullptr) {
-            Gemm<T>(false, false, rows, p.og, p.kk, a, lda, b, p.og,
-                    reinterpret_cast<T*>(base) + p0 * p.out_features + g * p.og, p.out_features);
+          // Batches one after another in the output too when their positions are (NHWC).
+          if (io.out_is_acc && p.direct_out && ph == nullptr &&
+              (nb == 1 || p.out_batch_stride == p.positions * p.out_features)) {
+            Gemm<T>(false, false, nb * rows, p.og, p.kk, a, lda, b, p.og,
+                    reinterpret_cast<T*>(target(n0)) + p0 * p.out_features + g * p.og,
+                    p.out_features);
             continue;
           }
         }
         if (tkk == 0) {
-          std::fill(tile, tile + rows * p.og, T(0));
+          std::fill(tile, tile + nb * rows * p.og, T(0));
         } else if constexpr (std::is_floating_point_v<T> || ew::kIsComplex<T>) {
-          Gemm<T>(false, false, rows, p.og, tkk, a, lda, b, p.og, tile, p.og);
+          Gemm<T>(false, false, nb * rows, p.og, tkk, a, lda, b, p.og, tile, p.og);
         } else {
-          IntGemm<T>(rows, p.og, tkk, a, lda, b, tile, p.og);
+          IntGemm<T>(nb * rows, p.og, tkk, a, lda, b, tile, p.og);
         }
-        io.scatter(p, ph, tile, p0, rows, g * p.og, base);
+        for (int64_t i = 0; i < nb; ++i) {
+          io.scatter(p, ph, tile + i * rows * p.og, p0, rows, g * p.og, target(n0 + i));
+        }
       }
     }
   });
 }
 
-// Whether any of the n packed weights is infinite or NaN.
+// Whether any of the n packed weights is infinite or NaN (written so the loop vectorizes: an or of
+// compares, no early exit; |v| <= max is false exactly for infinities and NaNs).
 template <typename T>
 bool AnyNonFinite(const T* w, size_t n) {
   if constexpr (std::is_floating_point_v<T>) {
-    return std::any_of(w, w + n, [](T v) { return !std::isfinite(v); });
+    bool bad = false;
+    for (size_t i = 0; i < n; ++i) bad |= !(std::fabs(w[i]) <= std::numeric_limits<T>::max());
+    return bad;
   } else if constexpr (ew::kIsComplex<T>) {
-    return std::any_of(w, w + n,
-                       [](T v) { return !std::isfinite(v.real()) || !std::isfinite(v.imag()); });
+    return AnyNonFinite(reinterpret_cast<const typename T::value_type*>(w), 2 * n);
   } else {
     return false;
   }
@@ -333,23 +418,34 @@ Status RunConv(std::string_view name, const ConvPlan& p, const View& lhs, const 
     return Status::Ok();
   }
   return DispatchNumeric(name, p.acc_dtype, [&]<typename T>() -> Status {
-    T* weights = reinterpret_cast<T*>(scratch);
+    T* packed = reinterpret_cast<T*>(scratch);
+    const T* weights = packed;
     bool direct = false;  // a weight is infinite or NaN: DirectProducts
     KILN_RETURN_IF_ERROR(DispatchSource(name, p.rhs_dtype, [&]<typename R>() -> Status {
       if constexpr (ew::kIsComplex<R> && !ew::kIsComplex<T>) {
         return UnsupportedDType(name, p.rhs_dtype);
       } else {
         if (p.phases.empty()) {
-          PackWeights<T, R>(p, nullptr, rhs.data_as<const R>(), weights);
+          if (!std::is_same_v<R, T> || !p.pack_strided) {
+            PackWeights<T, R>(p, nullptr, rhs.data_as<const R>(), packed);
+          } else if (p.weights_in_place) {
+            weights = rhs.data_as<const T>();
+          } else if (!strided::CopyBoxBytes(sizeof(T), p.pack, rhs.data(), packed)) {
+            PackWeights<T, R>(p, nullptr, rhs.data_as<const R>(), packed);
+          }
           direct = AnyNonFinite(weights, static_cast<size_t>(p.groups * p.kk * p.og));
+          if (direct && weights != packed) {
+            PackWeights<T, R>(p, nullptr, rhs.data_as<const R>(), packed);
+            weights = packed;
+          }
         } else {
           for (const ConvPhase& ph : p.phases) {
-            PackWeights<T, R>(p, &ph, rhs.data_as<const R>(), weights + ph.weights);
+            PackWeights<T, R>(p, &ph, rhs.data_as<const R>(), packed + ph.weights);
           }
           const ConvPhase& last = p.phases.back();
           direct =
-              AnyNonFinite(weights, static_cast<size_t>(last.weights + p.groups * last.kk * p.og));
-          if (direct) PackWeights<T, R>(p, nullptr, rhs.data_as<const R>(), weights);
+              AnyNonFinite(packed, static_cast<size_t>(last.weights + p.groups * last.kk * p.og));
+          if (direct) PackWeights<T, R>(p, nullptr, rhs.data_as<const R>(), packed);
         }
         return Status::Ok();
       }

@@ -12,9 +12,11 @@
 #include <string>
 #include <vector>
 
+#include "kernels/conv_plan.h"
 #include "kernels/families.h"
 #include "kernels/lowering.h"
 #include "kernels_test_util.h"
+#include "runtime/parallel.h"
 
 namespace kiln::testing {
 namespace {
@@ -234,6 +236,107 @@ TEST(ConvolutionTest, RandomGeometriesMatchReference) {
     ASSERT_TRUE(out_i.ok()) << out_i.status().ToString();
     std::vector<int32_t> got_i = ToVector<int32_t>((*out_i)[0]);
     for (size_t i = 0; i < got_i.size(); ++i) ASSERT_EQ(got_i[i], want_i[i]) << i;
+  }
+}
+
+// A layout JAX uses, with the plan's fast paths it must take: copying whole window rows
+// (row_runs), several batches per GEMM (batches > 1), reading an HWIO kernel in place.
+struct FastCase {
+  const char* name;
+  Geometry g;
+  bool row_runs, merged, in_place;
+};
+
+Geometry Layout(size_t r, int64_t n, int64_t c, int64_t o, std::vector<int64_t> in,
+                std::vector<int64_t> k, int64_t stride, int64_t pad, int64_t rhs_dil,
+                std::vector<int64_t> lhs_perm, std::vector<int64_t> rhs_perm,
+                std::vector<int64_t> out_perm) {
+  Geometry g;
+  g.n = n, g.c = c, g.o = o, g.in = std::move(in), g.k = std::move(k);
+  g.stride.assign(r, stride), g.pad_lo.assign(r, pad), g.pad_hi.assign(r, pad);
+  g.lhs_dil.assign(r, 1), g.rhs_dil.assign(r, rhs_dil), g.rev.assign(r, false);
+  g.lhs_perm = std::move(lhs_perm), g.rhs_perm = std::move(rhs_perm);
+  g.out_perm = std::move(out_perm);
+  return g;
+}
+
+std::vector<FastCase> FastCases() {
+  const std::vector<int64_t> nhwc = {0, 3, 1, 2}, hwio = {3, 2, 0, 1};
+  return {
+      // Forward NHWC/HWIO, 3x3 SAME: window rows are runs except at the borders; 20 positions
+      // per batch, so batches share a GEMM; the kernel is read in place.
+      {"forward 3x3", Layout(2, 5, 3, 4, {4, 5}, {3, 3}, 1, 1, 1, nhwc, hwio, nhwc), true, true,
+       true},
+      {"forward 3x3 stride 2", Layout(2, 3, 2, 3, {9, 8}, {3, 3}, 2, 1, 1, nhwc, hwio, nhwc), true,
+       true, true},
+      {"forward 1-D", Layout(1, 4, 5, 2, {7}, {3}, 1, 1, 1, {0, 2, 1}, {2, 1, 0}, {0, 2, 1}), true,
+       true, true},
+      {"forward 3-D",
+       Layout(3, 4, 2, 3, {2, 2, 2}, {2, 3, 2}, 1, 1, 1, {0, 4, 1, 2, 3}, {4, 3, 0, 1, 2},
+              {0, 4, 1, 2, 3}),
+       true, true, true},
+      {"forward 3x3, many positions", Layout(2, 2, 3, 4, {9, 9}, {3, 3}, 1, 1, 1, nhwc, hwio, nhwc),
+       true, false, true},
+      // The kernel gradient JAX emits for a stride-1 NHWC convolution: the input's features
+      // are its batch (so it is relaid out), the output gradient is the kernel, 3x3 positions.
+      {"kernel gradient",
+       Layout(2, 6, 4, 5, {8, 8}, {8, 8}, 1, 1, 1, {3, 0, 1, 2}, {3, 0, 1, 2}, {2, 3, 0, 1}), true,
+       true, false},
+      // ... and of a stride-2 one: the window is dilated, so no runs.
+      {"kernel gradient stride 2",
+       Layout(2, 4, 3, 2, {8, 8}, {4, 4}, 1, 1, 2, {3, 0, 1, 2}, {3, 0, 1, 2}, {2, 3, 0, 1}), false,
+       true, false},
+  };
+}
+
+template <typename T>
+void CheckFastCase(const FastCase& fc, DType dtype, double tol, bool infinite_weight) {
+  SCOPED_TRACE(std::string(fc.name) + (infinite_weight ? ", an infinite weight" : "") +
+               (dtype == DType::kF32 ? ", f32" : ", f64"));
+  OpBuilder b = Build(fc.g, dtype, dtype);
+  const ir::Module& m = b.module();
+  const ir::Type& lt = m.type_of(b.op().operands[0]);
+  const ir::Type& rt = m.type_of(b.op().operands[1]);
+  auto plan = kernels::conv::PlanConv(b.op(), lt, rt, m.type_of(b.op().results[0]));
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  EXPECT_EQ((*plan)->row_runs, fc.row_runs);
+  // Batches share a task only while every worker still gets one.
+  const int64_t workers = runtime::NumWorkerThreads();
+  EXPECT_EQ((*plan)->batches > 1, fc.merged && fc.g.n > workers);
+  EXPECT_EQ((*plan)->weights_in_place, fc.in_place);
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> val(-1, 1);
+  std::vector<double> l(static_cast<size_t>(lt.num_elements())),
+      r(static_cast<size_t>(rt.num_elements()));
+  for (double& x : l) x = static_cast<T>(val(rng));
+  for (double& x : r) x = static_cast<T>(val(rng));
+  if (infinite_weight) r[r.size() / 2] = INFINITY;
+  std::vector<double> want = Reference(fc.g, l, r);
+  std::vector<T> lt_values(l.begin(), l.end()), rt_values(r.begin(), r.end());
+  FakeLowerContext ctx(b);
+  auto out = LowerAndRun(
+      Conv(), ctx, {MakeArray(dtype, lt.dims, lt_values), MakeArray(dtype, rt.dims, rt_values)});
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  std::vector<T> got = ToVector<T>((*out)[0]);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    if (std::isfinite(want[i])) {
+      ASSERT_NEAR(got[i], want[i], tol) << i;
+    } else {  // inf times a padding zero is skipped, as XLA:CPU does: the same inf or NaN
+      ASSERT_EQ(std::isnan(static_cast<double>(got[i])), std::isnan(want[i])) << i;
+      if (!std::isnan(want[i])) {
+        ASSERT_EQ(static_cast<double>(got[i]), want[i]) << i;
+      }
+    }
+  }
+}
+
+TEST(ConvolutionTest, FastPathsMatchReference) {
+  for (const FastCase& fc : FastCases()) {
+    for (bool inf : {false, true}) {
+      CheckFastCase<float>(fc, DType::kF32, 1e-4, inf);
+      CheckFastCase<double>(fc, DType::kF64, 1e-12, inf);
+    }
   }
 }
 
