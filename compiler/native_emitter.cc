@@ -3,6 +3,8 @@
 // compute, bit for bit, is explained in compiler/flat_program_native.cc.
 #include "compiler/native_emitter.h"
 
+#include <xbyak/xbyak_util.h>
+
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -295,7 +297,7 @@ void NativeEmitter::FloatPacked(MapOp op, bool f64, int64_t n, uint8_t scalar, A
     const bool packed = bytes > width;
     if (bytes == 32) upper_dirty_ = true;
     const bool wide = bytes == 32;
-    const Xbyak::Ymm ya(0), yb(1), yd(2), yt(3), ymask(7);
+    const Xbyak::Ymm yt(3), ymask(7);
     Xbyak::Xmm xa(0), xb(1), xd(2);
     const Xbyak::Xmm xt(3), xmask(7);
     // One element: operands from the register cache (or loaded into it), the result into a
@@ -313,35 +315,71 @@ void NativeEmitter::FloatPacked(MapOp op, bool f64, int64_t n, uint8_t scalar, A
       }
       xd = Xbyak::Xmm(Allocate(used[0], used[1]));
     }
-    const Xbyak::Xmm& a = wide ? static_cast<const Xbyak::Xmm&>(ya) : xa;
-    const Xbyak::Xmm& b = wide ? static_cast<const Xbyak::Xmm&>(yb) : xb;
-    const Xbyak::Xmm& d = wide ? static_cast<const Xbyak::Xmm&>(yd) : xd;
-    const Xbyak::Xmm& t = wide ? yt : xt;
-    const Xbyak::Xmm& mask = wide ? ymask : xmask;
-    auto load = [&](const Xbyak::Xmm& x, int r) {
-      const Xbyak::RegExp e = at(r, j, width);
-      if (!packed) {
-        LoadFloat(x, e, f64);
-      } else if (((scalar >> r) & 1) == 0) {
-        vmovups(x, ptr[e]);
-      } else if (!f64) {
-        vbroadcastss(x, dword[e]);
-      } else if (wide) {
-        vbroadcastsd(Xbyak::Ymm(x.getIdx()), qword[e]);
-      } else {
-        vmovddup(x, qword[e]);
+    if (packed) {
+      // Operands and result in cache registers too, as whole vectors: a vector operand from the
+      // register holding it, else from the register every element of it was splat from, else
+      // loaded into a register it is remembered in; a broadcast element from its register (AVX2)
+      // into xmm0/xmm1.
+      static const bool avx2 = Xbyak::util::Cpu().has(Xbyak::util::Cpu::tAVX2);
+      const int64_t count = bytes / width;
+      auto vec = [&](int idx) -> Xbyak::Xmm {
+        return wide ? Xbyak::Xmm(Xbyak::Ymm(idx)) : Xbyak::Xmm(idx);
+      };
+      auto broadcast = [&](int to, int from) {
+        if (f64) {
+          wide ? vbroadcastsd(Xbyak::Ymm(to), Xbyak::Xmm(from))
+               : vmovddup(Xbyak::Xmm(to), Xbyak::Xmm(from));
+        } else {
+          vbroadcastss(vec(to), Xbyak::Xmm(from));
+        }
+      };
+      auto load = [&](const Xbyak::Xmm& x, int r) {  // a broadcast element, without AVX2
+        const Xbyak::RegExp e = at(r, j, width);
+        if (!f64) {
+          vbroadcastss(x, dword[e]);
+        } else if (wide) {
+          vbroadcastsd(Xbyak::Ymm(x.getIdx()), qword[e]);
+        } else {
+          vmovddup(x, qword[e]);
+        }
+      };
+      int regs[2] = {-1, -1};
+      for (int r = 0; r < ArityOf(op); ++r) {
+        const uint64_t off = offset(r);
+        int reg = -1;
+        if (((scalar >> r) & 1) != 0) {
+          if (avx2) {
+            const int from =
+                Fetch([&] { return at(r, j, width); }, keys.key[r], off, f64, regs[0], regs[1]);
+            broadcast(r, from);
+          } else {
+            load(vec(r), r);
+          }
+          reg = r;
+        } else if ((reg = FindVector(keys.key[r], off, bytes)) < 0) {
+          const int from = avx2 ? FindSplat(keys.key[r], off, f64, count) : -1;
+          if (from >= 0) {
+            broadcast(r, from);
+            reg = r;
+          } else {
+            reg = Allocate(regs[0], regs[1]);
+            vmovups(vec(reg), ptr[at(r, j, width)]);
+            RememberVector(keys.key[r], off, reg, bytes);
+          }
+        }
+        regs[r] = reg;
       }
-    };
-    if (packed) {
-      load(a, 0);
-      if (ArityOf(op) == 2) load(b, 1);
-    }
-    EmitFloatOp(*this, op, f64, packed, d, a, b, t, mask);
-    if (packed) {
+      const int dreg = Allocate(regs[0], regs[1]);
+      const Xbyak::Xmm d = vec(dreg);
+      EmitFloatOp(*this, op, f64, true, d, vec(regs[0]), vec(regs[1] < 0 ? regs[0] : regs[1]),
+                  wide ? static_cast<const Xbyak::Xmm&>(yt) : xt,
+                  wide ? static_cast<const Xbyak::Xmm&>(ymask) : xmask);
       vmovups(ptr[at_out(j)], d);
+      RememberVector(keys.key[3], keys.base[3] + static_cast<uint64_t>(j * width), dreg, bytes);
     } else {
-      StoreFloat(at_out(j), d, f64);
-      Remember(keys.key[3], keys.base[3] + static_cast<uint64_t>(j * width), d.getIdx(), f64);
+      EmitFloatOp(*this, op, f64, false, xd, xa, xb, xt, xmask);
+      StoreFloat(at_out(j), xd, f64);
+      Remember(keys.key[3], keys.base[3] + static_cast<uint64_t>(j * width), xd.getIdx(), f64);
     }
     j += bytes / width;
   }

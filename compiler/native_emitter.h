@@ -114,6 +114,11 @@ class NativeEmitter : public Xbyak::CodeGenerator {
   void FloatPacked(MapOp op, bool f64, int64_t n, uint8_t scalar, At at, AtOut at_out,
                    const OperandKeys& keys);
   int Find(uint64_t key, uint64_t offset, bool f64);
+  // The cache register holding the `bytes` (16 or 32) at (key, offset) as one vector, or -1.
+  int FindVector(uint64_t key, uint64_t offset, int bytes);
+  // The register holding every one of the `count` elements from (key, offset) (a splat's copies),
+  // or -1.
+  int FindSplat(uint64_t key, uint64_t offset, bool f64, int64_t count);
   // The cache register holding element (key, offset), else a pool register other than pin0 and
   // pin1 that it is loaded into from at() (called only then: it may load a pointer first).
   template <typename At>
@@ -148,18 +153,21 @@ class NativeEmitter : public Xbyak::CodeGenerator {
   // `reg` now holds these bytes and nothing else / also these bytes (a copy's destination).
   void Remember(uint64_t key, uint64_t offset, int reg, bool f64);
   void Alias(uint64_t key, uint64_t offset, int reg, bool f64);
+  // `reg` now holds the `bytes` (16 or 32) at (key, offset) as one vector, and nothing else.
+  void RememberVector(uint64_t key, uint64_t offset, int reg, int bytes);
 
-  // The register cache: which xmm registers (of kPool) hold which float elements, so that a
-  // value a step has just computed or loaded is read from its register by the next steps instead
-  // of from memory (every result is still stored). A register may stand for several places
-  // (a value and its copies made by slices, concatenates and broadcasts). Emptied at calls, at
-  // the start of the condition and of the body; a step's output key is dropped before the step
-  // writes it.
+  // The register cache: which xmm/ymm registers (of kPool) hold which float elements or 16- and
+  // 32-byte vectors of them, so that a value a step has just computed or loaded is read from its
+  // register by the next steps instead of from memory (every result is still stored). A register
+  // may stand for several places (a value and its copies made by slices, concatenates and
+  // broadcasts). Emptied at calls, at the start of the condition and of the body; a step's output
+  // key is dropped before the step writes it.
   struct Cached {
     uint64_t key, offset;
     int reg;
     bool f64;
     uint64_t used;
+    int bytes = 0;  // 0: one element (f64 or f32); 16 or 32: a vector of them
   };
   static constexpr int kPool[] = {4, 5, 6, 8, 9, 10, 11, 12, 13, 14, 15};
   std::vector<Cached> cache_;

@@ -192,12 +192,31 @@ void NativeEmitter::ForgetKey(uint64_t key) {
 
 int NativeEmitter::Find(uint64_t key, uint64_t offset, bool f64) {
   for (Cached& c : cache_) {
-    if (c.key == key && c.offset == offset && c.f64 == f64) {
+    if (c.key == key && c.offset == offset && c.f64 == f64 && c.bytes == 0) {
       c.used = ++clock_;
       return c.reg;
     }
   }
   return -1;
+}
+
+int NativeEmitter::FindVector(uint64_t key, uint64_t offset, int bytes) {
+  for (Cached& c : cache_) {
+    if (c.key == key && c.offset == offset && c.bytes == bytes) {
+      c.used = ++clock_;
+      return c.reg;
+    }
+  }
+  return -1;
+}
+
+int NativeEmitter::FindSplat(uint64_t key, uint64_t offset, bool f64, int64_t count) {
+  const int reg = Find(key, offset, f64);
+  const uint64_t width = f64 ? 8 : 4;
+  for (int64_t k = 1; k < count && reg >= 0; ++k) {
+    if (Find(key, offset + static_cast<uint64_t>(k) * width, f64) != reg) return -1;
+  }
+  return reg;
 }
 
 // A pool register other than `a` and `b`: a free one, else the least recently used one.
@@ -228,6 +247,13 @@ void NativeEmitter::CopyFloat(const Xbyak::RegExp& src, uint64_t src_key, uint64
 void NativeEmitter::Alias(uint64_t key, uint64_t offset, int reg, bool f64) {
   std::erase_if(cache_, [&](const Cached& c) { return c.key == key && c.offset == offset; });
   cache_.push_back({key, offset, reg, f64, ++clock_});
+}
+
+void NativeEmitter::RememberVector(uint64_t key, uint64_t offset, int reg, int bytes) {
+  std::erase_if(cache_, [&](const Cached& c) {
+    return (c.key == key && c.offset == offset) || c.reg == reg;
+  });
+  cache_.push_back({key, offset, reg, false, ++clock_, bytes});
 }
 
 void NativeEmitter::Remember(uint64_t key, uint64_t offset, int reg, bool f64) {
