@@ -128,7 +128,7 @@ void FlatProgram::Inline(const Program& p, std::span<const int32_t> param_slots,
       continue;
     }
     if (step.fused != nullptr && step.fused->elements <= step.fused->tile &&
-        step.fused->rows.fn == nullptr) {
+        step.fused->rows.fn == nullptr && step.fused->pre.fn == nullptr) {
       // One tile: the members run one after another over all elements, as RunFused would,
       // with the temporaries in the table instead of on the stack.
       const FusedPlan& plan = *step.fused;

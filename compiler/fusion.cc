@@ -59,15 +59,16 @@ Status RunFused(const FusedPlan& f, std::span<const runtime::View> in,
       return temps[r.index];
     };
     // The tile's rows, reduced from the tile's part of the value they reduce.
-    auto reduce_rows = [&](int64_t b, int64_t len) {
-      if (f.rows.fn == nullptr) return;
-      const size_t result = static_cast<size_t>(f.rows.result);
-      const int64_t row0 = b / f.rows.row_length;
-      f.rows.fn(
-          f.rows.state.get(), address(f.rows.x, b), in[static_cast<size_t>(f.rows.init)].ptr,
+    auto reduce = [&](const FusedPlan::Rows& rows, int64_t b, int64_t len) {
+      if (rows.fn == nullptr) return;
+      const size_t result = static_cast<size_t>(rows.result);
+      const int64_t row0 = b / rows.row_length;
+      rows.fn(
+          rows.state.get(), address(rows.x, b), in[static_cast<size_t>(rows.init)].ptr,
           static_cast<std::byte*>(out[result].ptr) + row0 * ir::DTypeByteSize(out[result].dtype), 0,
-          len / f.rows.row_length);
+          len / rows.row_length);
     };
+    auto reduce_rows = [&](int64_t b, int64_t len) { reduce(f.rows, b, len); };
     // Index maps (absolute members) of [m0, m1) into their tiles: they read inputs whole, or, after
     // the reduction, its output.
     auto index_maps = [&](size_t m0, size_t m1, int64_t b, int64_t len, bool native = false) {
@@ -85,6 +86,7 @@ Status RunFused(const FusedPlan& f, std::span<const runtime::View> in,
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t b = t * f.tile;
       const int64_t len = std::min(n, b + f.tile) - b;
+      reduce(f.pre, b, len);
       if (f.native != nullptr) {
         // Index maps into their tiles, then every other member in registers.
         void* ptrs[kMaxPointers];
@@ -139,10 +141,14 @@ Status RunFused(const FusedPlan& f, std::span<const runtime::View> in,
 // from `post_begin` on (group.size() when none) run after the reduction: they may read its output,
 // or an alias of it (`rows_aliases`), only through index maps that broadcast it along its rows;
 // such a group is made only if the reduction joins (else nullopt).
+// `pre`, if not null, is a row reduction of a value complete before the run, which the members
+// read only through index maps broadcasting its result (or an alias of it, `pre_aliases`) along
+// its rows: it joins ahead of the members, or no step is made (nullopt).
 std::optional<Step> MakeFusedStep(const Program& p, const std::vector<size_t>& group,
                                   size_t post_begin, const std::vector<bool>& used_outside,
                                   const Step* rows, const std::vector<int32_t>& rows_aliases,
-                                  bool* joined) {
+                                  bool* joined, const Step* pre = nullptr,
+                                  const std::vector<int32_t>& pre_aliases = {}) {
   *joined = false;
   auto f = std::make_shared<FusedPlan>();
   Step fused;
@@ -169,6 +175,28 @@ std::optional<Step> MakeFusedStep(const Program& p, const std::vector<size_t>& g
     f->rows.result = static_cast<int32_t>(fused.outputs.size());
     fused.outputs.push_back(rows->outputs[0]);
   };
+  if (pre != nullptr) {  // its operand read element by element, its initial value, its result
+    const int32_t x = pre->inputs[0];
+    const ir::Type& xt = p.slot_types[static_cast<size_t>(x)];
+    f->pre.fn = pre->direct.rows;
+    f->pre.state = pre->direct.state;
+    f->pre.row_length = pre->direct.row_length;
+    const int width = ir::DTypeByteSize(xt.dtype);
+    f->pre.x = Ref{Ref::kInput, static_cast<int32_t>(fused.inputs.size()), false, width};
+    fused.inputs.push_back(x);
+    input_scalar.push_back(false);
+    input_absolute.push_back(false);
+    f->input_elements.push_back(xt.num_elements());
+    f->input_widths.push_back(width);
+    f->pre.init = static_cast<int32_t>(fused.inputs.size());
+    fused.inputs.push_back(pre->inputs[1]);
+    input_scalar.push_back(true);
+    input_absolute.push_back(false);
+    f->input_elements.push_back(1);
+    f->input_widths.push_back(width);
+    f->pre.result = static_cast<int32_t>(fused.outputs.size());
+    fused.outputs.push_back(pre->outputs[0]);
+  }
   const bool post = post_begin < group.size();
   for (size_t gi = 0; gi < group.size(); ++gi) {
     if (post && gi == post_begin) add_rows();
@@ -184,6 +212,12 @@ std::optional<Step> MakeFusedStep(const Program& p, const std::vector<size_t>& g
       const int32_t slot = s.inputs[ki];
       if (producer_ref[static_cast<size_t>(slot)] >= 0) {  // FuseElementwise keeps absolute out
         m.in.push_back(slot_ref[static_cast<size_t>(slot)]);
+        continue;
+      }
+      if (pre != nullptr &&
+          std::find(pre_aliases.begin(), pre_aliases.end(), slot) != pre_aliases.end()) {
+        // A row broadcast of the leading reduction's result (FuseElementwise checked).
+        m.in.push_back(Ref{Ref::kOutput, f->pre.result, false, map.in_widths[ki]});
         continue;
       }
       if (gi >= post_begin &&
@@ -264,11 +298,22 @@ std::optional<Step> MakeFusedStep(const Program& p, const std::vector<size_t>& g
              kTileScratchBytes) {
     tile /= 2;
   }
-  // The row reduction joins when whole rows fit a tile and there are several tiles (a single
-  // tile's members run inline in loops: flat_program.h).
+  // A row reduction joins when whole rows fit a tile and there are several tiles (a single
+  // tile's members run inline in loops: flat_program.h); both, when their rows are as long.
+  auto fits = [&](int64_t length) {
+    return length > 0 && length <= tile && f->elements % length == 0 &&
+           f->elements > tile / length * length;
+  };
   const int64_t row_length = rows != nullptr ? rows->direct.row_length : 0;
-  if (row_length > 0 && row_length <= tile && f->elements % row_length == 0 &&
-      f->elements > tile / row_length * row_length) {
+  if (pre != nullptr) {
+    const int64_t length = pre->direct.row_length;
+    if (!fits(length) || (row_length > 0 && row_length != length) ||
+        f->input_elements[static_cast<size_t>(f->pre.x.index)] != f->elements) {
+      return std::nullopt;
+    }
+    tile = tile / length * length;
+  }
+  if (fits(row_length)) {
     tile = tile / row_length * row_length;
     if (!post) add_rows();
     fused.overwritable.resize(fused.outputs.size());
@@ -291,7 +336,10 @@ std::optional<Step> MakeFusedStep(const Program& p, const std::vector<size_t>& g
     if (f->native == nullptr || f->native_post == nullptr) f->native = f->native_post = nullptr;
   }
   f->name = "fused " + std::to_string(group.size()) + " elementwise ops" +
-            (*joined ? (post ? " around a row reduction" : " and a row reduction") : "") +
+            (pre != nullptr && *joined ? " with two row reductions"
+             : pre != nullptr          ? " after a row reduction"
+             : *joined                 ? (post ? " around a row reduction" : " and a row reduction")
+                                       : "") +
             (f->native != nullptr ? " (native code)" : "") + " from " + p.steps[group.front()].what;
   fused.what = f->name;
   fused.family = "fused elementwise";
@@ -381,6 +429,61 @@ void FuseElementwise(Program& p) {
     }
     std::unordered_set<size_t> members(group.begin(), group.end());
     const std::vector<bool> used_outside = UsedOutside(group, SIZE_MAX);
+    // A row reduction just before the run (passive steps between), over rows of as many elements
+    // as the run has, whose result (or a view of it) the run reads only through broadcasts along
+    // its rows, may join ahead of the members (softmax's row maximum): out[pre_at].
+    size_t pre_at = out.size();
+    while (pre_at > 0 && !out[pre_at - 1].fn) --pre_at;
+    const Step* pre = nullptr;
+    std::vector<int32_t> pre_aliases;
+    if (pre_at > 0) {
+      const Step& r = out[pre_at - 1];
+      const int64_t length = r.direct.row_length;
+      if (r.direct.rows != nullptr && r.fused == nullptr && r.inputs.size() == 2 &&
+          r.outputs.size() == 1 && length > 0 &&
+          p.slot_types[static_cast<size_t>(r.inputs[0])].num_elements() == n) {
+        pre_aliases.push_back(r.outputs[0]);
+        for (size_t k = pre_at; k < out.size(); ++k) {
+          const Step& v = out[k];
+          if (v.inputs.size() == 1 && v.outputs.size() == 1 && v.aliases.size() == 1 &&
+              v.aliases[0].input == 0 && v.aliases[0].byte_offset == 0 &&
+              std::find(pre_aliases.begin(), pre_aliases.end(), v.inputs[0]) != pre_aliases.end()) {
+            pre_aliases.push_back(v.outputs[0]);
+          }
+        }
+        bool reads = false, ok = true;
+        for (size_t k : group) {
+          const Step& s = p.steps[k];
+          for (int32_t slot : s.inputs) {
+            if (std::find(pre_aliases.begin(), pre_aliases.end(), slot) == pre_aliases.end()) {
+              continue;
+            }
+            reads = true;
+            ok = ok && s.map->absolute && s.map->row_broadcast == length;
+          }
+        }
+        if (reads && ok) pre = &r;
+      }
+    }
+    // With the leading reduction when it joins: it leaves `out`, and the views of its result after
+    // it follow the fused step.
+    auto emit = [&](std::optional<Step> fused, bool with_pre) {
+      if (!with_pre) {
+        out.push_back(std::move(*fused));
+        return;
+      }
+      std::vector<Step> kept, views;
+      for (size_t k = pre_at; k < out.size(); ++k) {
+        const bool view = !out[k].outputs.empty() &&
+                          std::find(pre_aliases.begin(), pre_aliases.end(), out[k].outputs[0]) !=
+                              pre_aliases.end();
+        (view ? views : kept).push_back(std::move(out[k]));
+      }
+      out.resize(pre_at - 1);
+      for (Step& k : kept) out.push_back(std::move(k));
+      out.push_back(std::move(*fused));
+      for (Step& v : views) out.push_back(std::move(v));
+    };
     // A row reduction of a member's output right after the run (passive steps between) may join
     // it, when its initial value is there before the run starts.
     size_t next = end;
@@ -454,10 +557,18 @@ void FuseElementwise(Program& p) {
       all.insert(all.end(), post_group.begin(), post_group.end());
       const std::vector<bool> outside_all = UsedOutside(all, next);  // the reduction joins
       bool joined = false;
-      std::optional<Step> fused =
-          MakeFusedStep(p, all, group.size(), outside_all, rows, rows_aliases, &joined);
+      std::optional<Step> fused;
+      bool with_pre = pre != nullptr;
+      if (with_pre) {
+        fused = MakeFusedStep(p, all, group.size(), outside_all, rows, rows_aliases, &joined, pre,
+                              pre_aliases);
+      }
+      if (!fused.has_value()) {
+        with_pre = false;
+        fused = MakeFusedStep(p, all, group.size(), outside_all, rows, rows_aliases, &joined);
+      }
       if (fused.has_value()) {
-        out.push_back(std::move(*fused));
+        emit(std::move(fused), with_pre);
         for (size_t k : passive) out.push_back(std::move(p.steps[k]));
         for (size_t k = end; k < next; ++k) out.push_back(std::move(p.steps[k]));
         for (size_t k : post_passive) out.push_back(std::move(p.steps[k]));
@@ -466,8 +577,17 @@ void FuseElementwise(Program& p) {
       }
     }
     bool joined = false;
-    Step fused = *MakeFusedStep(p, group, group.size(), used_outside, rows, {}, &joined);
-    out.push_back(std::move(fused));
+    std::optional<Step> fused;
+    bool with_pre = pre != nullptr;
+    if (with_pre) {
+      fused =
+          MakeFusedStep(p, group, group.size(), used_outside, rows, {}, &joined, pre, pre_aliases);
+    }
+    if (!fused.has_value()) {
+      with_pre = false;
+      fused = MakeFusedStep(p, group, group.size(), used_outside, rows, {}, &joined);
+    }
+    emit(std::move(fused), with_pre);
     for (size_t k : passive) out.push_back(std::move(p.steps[k]));
     i = end;
     if (joined) {

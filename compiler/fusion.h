@@ -64,6 +64,11 @@ struct FusedPlan {
     int32_t init = -1, result = -1;
     Ref x{Ref::kTemp, -1};
   } rows;
+  // A row reduction of a fused-step input (`pre.x`, read element by element) that joined the run
+  // ahead of it, if one did: first on each tile, rows(state, x, in[init], out[result] + the tile's
+  // first row, 0, rows in the tile); the members read its output only through broadcasts along the
+  // rows (absolute members' Ref kOutput `pre.result`). Softmax's row maximum.
+  Rows pre;
   // Members [post_begin, size) run on each tile after its rows are reduced; their index maps may
   // read the reduction's output (an absolute member's Ref kOutput `rows.result`).
   size_t post_begin = 0;

@@ -1,6 +1,7 @@
 #include "compiler/program_builder.h"
 
 #include <algorithm>
+#include <limits>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -45,6 +46,48 @@ void FoldConstantStep(Step& step, const std::vector<ir::Type>& slot_types,
   step.direct = {};
   step.inputs.clear();
   step.overwritable.clear();
+}
+
+// maximum(x, -inf) and minimum(x, +inf) (JAX's max and min with `initial`: softmax's row maximum)
+// are x bit for bit: the maximum rule returns a NaN operand itself, and an equal -inf is the same
+// bits. Such a step becomes a view of x, so what reads it reads x (and a row reduction before it
+// can join the run after it: compiler/fusion.cc).
+void SimplifyIdentityStep(Step& step, const std::vector<ir::Type>& slot_types,
+                          const std::vector<const void*>& constant_of) {
+  if (!step.fn || step.map == nullptr || step.outputs.size() != 1 || step.inputs.size() != 2 ||
+      !step.aliases.empty()) {
+    return;
+  }
+  const MapCode& code = step.map->code;
+  const bool max = code.op == MapOp::kMaximum;
+  if ((!max && code.op != MapOp::kMinimum) || code.in != code.out) return;
+  const ir::Type& out = slot_types[static_cast<size_t>(step.outputs[0])];
+  for (size_t k = 0; k < 2; ++k) {
+    const auto c = static_cast<size_t>(step.inputs[k]);
+    const int32_t x = step.inputs[1 - k];
+    if (constant_of[c] == nullptr || !(slot_types[static_cast<size_t>(x)] == out)) continue;
+    const int64_t n = slot_types[c].num_elements();
+    bool identity = n > 0;
+    auto check = [&]<typename T>(const T* v) {
+      const T want = max ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::infinity();
+      for (int64_t i = 0; i < n && identity; ++i) identity = v[i] == want;
+    };
+    if (code.in == ir::DType::kF32) {
+      check(static_cast<const float*>(constant_of[c]));
+    } else if (code.in == ir::DType::kF64) {
+      check(static_cast<const double*>(constant_of[c]));
+    } else {
+      return;
+    }
+    if (!identity) continue;
+    step.fn = nullptr;
+    step.map = nullptr;
+    step.direct = {};
+    step.overwritable.clear();
+    step.inputs = {x};
+    step.aliases = {OutputAlias{0, 0}};
+    return;
+  }
 }
 
 void CollectUses(const ir::Op& op, std::unordered_set<ir::ValueId>& defined,
@@ -243,6 +286,7 @@ StatusOr<std::shared_ptr<const Program>> ProgramBuilder::BuildRegion(
     }
     constant_of.resize(static_cast<size_t>(program->num_slots), nullptr);
     FoldConstantStep(step, program->slot_types, constant_of);
+    SimplifyIdentityStep(step, program->slot_types, constant_of);
     if (step.constant != nullptr && step.outputs.size() == 1) {
       constant_of[static_cast<size_t>(step.outputs[0])] = step.constant.get();
     }

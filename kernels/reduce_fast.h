@@ -68,6 +68,9 @@ T FinishLeaf(const T* x, int64_t i, int64_t n, T acc[kLanes]) {
     for (int64_t j = 0; j < kLanes; ++j) acc[j] = F::Apply(acc[j], x[i + j]);
   }
   for (; i < n; ++i) acc[0] = F::Apply(acc[0], x[i]);
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    if (UseSimd<K, T>()) return avx2::FoldLanes(K, acc);
+  }
   for (int64_t w = kLanes / 2; w > 0; w /= 2) {
     for (int64_t j = 0; j < w; ++j) acc[j] = F::Apply(acc[j], acc[j + w]);
   }

@@ -41,6 +41,12 @@ int64_t ReduceLanes(ReducerKind kind, const double* x, int64_t n, double lanes[k
 int64_t ReduceLanes4(ReducerKind kind, const float* const rows[kReduceRows], int64_t n,
                      float lanes[kReduceRows][kReduceLanes]);
 
+// The lanes' tree: lanes[j] = Apply(lanes[j], lanes[j + w]) for j < w, w = kReduceLanes / 2, ...,
+// 1; returns lanes[0]. Levels of at least a vector's width run as vector ops (lane-wise, the same
+// bits).
+float FoldLanes(ReducerKind kind, float lanes[kReduceLanes]);
+double FoldLanes(ReducerKind kind, double lanes[kReduceLanes]);
+
 // acc[j] = Apply(acc[j], row[j]) for j in [0, n).
 void CombineRow(ReducerKind kind, float* acc, const float* row, int64_t n);
 void CombineRow(ReducerKind kind, double* acc, const double* row, int64_t n);

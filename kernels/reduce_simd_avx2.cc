@@ -110,6 +110,20 @@ int64_t Lanes4(const typename S::T* const rows[kReduceRows], int64_t n,
 }
 
 template <typename S, ReducerKind K>
+typename S::T Fold(typename S::T* lanes) {
+  int w = kReduceLanes / 2;
+  for (; w >= S::kWidth; w /= 2) {
+    for (int j = 0; j < w; j += S::kWidth) {
+      S::Store(lanes + j, Apply<S, K>(S::Load(lanes + j), S::Load(lanes + j + w)));
+    }
+  }
+  for (; w > 0; w /= 2) {
+    for (int j = 0; j < w; ++j) lanes[j] = ApplyScalar<K>(lanes[j], lanes[j + w]);
+  }
+  return lanes[0];
+}
+
+template <typename S, ReducerKind K>
 void Combine(typename S::T* acc, const typename S::T* row, int64_t n) {
   int64_t j = 0;
   for (; j + S::kWidth <= n; j += S::kWidth) {
@@ -163,6 +177,12 @@ int64_t ReduceLanes(ReducerKind kind, const float* x, int64_t n, float lanes[kRe
 }
 int64_t ReduceLanes(ReducerKind kind, const double* x, int64_t n, double lanes[kReduceLanes]) {
   return ForVectorKind<int64_t>(kind, [&]<ReducerKind K>() { return Lanes<F64, K>(x, n, lanes); });
+}
+float FoldLanes(ReducerKind kind, float lanes[kReduceLanes]) {
+  return ForVectorKind<float>(kind, [&]<ReducerKind K>() { return Fold<F32, K>(lanes); });
+}
+double FoldLanes(ReducerKind kind, double lanes[kReduceLanes]) {
+  return ForVectorKind<double>(kind, [&]<ReducerKind K>() { return Fold<F64, K>(lanes); });
 }
 void CombineRow(ReducerKind kind, float* acc, const float* row, int64_t n) {
   ForVectorKind<void>(kind, [&]<ReducerKind K>() { Combine<F32, K>(acc, row, n); });

@@ -146,10 +146,11 @@ def test_fused_runs_are_native_code(tmp_path):
     assert os.environ.get("KILN_FUSED_JIT", "1") != "0", "this test checks native code is used"
     names = traced_step_names(TRACED, tmp_path)
     fused = [n for n in names if n.startswith("fused")]
-    # The chain; the product of broadcasts; softmax's x - max -> exp, its row sum and e / sum in
-    # one loop (two pieces of native code around the reduction).
+    # The chain; the product of broadcasts, its row maximum and x - max -> exp in one loop (two
+    # pieces of native code around the reduction); the row sum ahead of e / sum.
     assert len(fused) == 3 and all("(native code)" in n for n in fused), names
-    assert "around a row reduction" in fused[2], names
+    assert "around a row reduction" in fused[1], names
+    assert "after a row reduction" in fused[2], names
 
 
 @pytest.mark.requires_kiln

@@ -2,7 +2,8 @@
 joins it, a second run that reads the reduction's result only through broadcasts along its rows
 (and the first run's values, and inputs from before) joins the same tile loop and runs on each
 tile after its rows are reduced: softmax's division of each exponential by its row's sum never
-stores the exponentials.
+stores the exponentials. And a row reduction of an input just before a run that reads its result
+through row broadcasts joins ahead of it (softmax's row maximum).
 
 Each program runs three ways: in one jit on Kiln (the joined loop), split at the reduction into two
 jits on Kiln (the first run with its reduction, then the division: nothing joins across a jit
@@ -54,6 +55,27 @@ CASES = {
         lambda x, y: (lambda v: v * jnp.sum(v * v, axis=-1, keepdims=True) - x)(x * y + 0.5),
         lambda x, y: (lambda v: (v, jnp.sum(v * v, axis=-1)))(x * y + 0.5),
         lambda v, s, x, y: v * s[..., None] - x,
+    ),
+    # A row reduction of an input joins ahead of the run that reads it through a row broadcast
+    # (compiler/fusion.cc: FusedPlan::pre): split at that reduction, nothing joins.
+    "max_then_exp": (
+        lambda x, y: jnp.exp(x - jnp.max(x, axis=-1, keepdims=True)) * y,
+        lambda x, y: (x, jnp.max(x, axis=-1)),
+        lambda v, s, x, y: jnp.exp(v - s[..., None]) * y,
+    ),
+    # JAX's softmax takes the maximum with initial=-inf, maximum(m, -inf), a view of m (the
+    # program builder's identity rule): its reduction then joins ahead, and the row sum after.
+    "softmax_split_at_the_max": (
+        lambda x, y: jax.nn.softmax(x, axis=-1),
+        lambda x, y: (x, jnp.max(x, axis=-1, initial=-jnp.inf)),
+        lambda v, s, x, y: (lambda e: e / e.sum(axis=-1, keepdims=True))(jnp.exp(v - s[..., None])),
+    ),
+    # The leading reduction's result also returned, and a minimum with initial=+inf.
+    "min_returned": (
+        lambda x, y: (lambda m: (m, (x - m) * y))(jnp.min(x, axis=-1, keepdims=True,
+                                                          initial=jnp.inf)),
+        lambda x, y: (x, jnp.min(x, axis=-1, initial=jnp.inf)),
+        lambda v, s, x, y: (s[..., None], (v - s[..., None]) * y),
     ),
     # The result is scaled before its broadcast: the second run does not join (checked by the
     # trace test below), and the program is still right.
@@ -111,15 +133,22 @@ x = jax.device_put(np.random.default_rng(0).normal(size=(64, 300)).astype(np.flo
 jax.block_until_ready(jax.jit(lambda x: jax.nn.softmax(x, axis=-1) * x)(x))
 jax.block_until_ready(jax.jit(
     lambda x: (lambda v: v - jnp.sum(v, axis=-1, keepdims=True) / 300)(x * 2 + 1))(x))
+jax.block_until_ready(jax.jit(lambda x: x - jnp.max(x, axis=-1, keepdims=True))(x))
 """
 
 
 @pytest.mark.requires_kiln
 def test_which_runs_join(tmp_path):
-    names = [n for n in traced_step_names(TRACED, tmp_path) if n.startswith("fused")]
-    # softmax(x) * x: one loop around the row sum, in native code.
-    assert "around a row reduction (native code)" in names[0], names
+    all_names = traced_step_names(TRACED, tmp_path)
+    names = [n for n in all_names if n.startswith("fused")]
+    # softmax(x) * x: one loop with its row maximum ahead and its row sum inside, in native code;
+    # no reduction of its own.
+    assert "with two row reductions (native code)" in names[0], names
     # Centering by the mean: the sum is divided before its broadcast, so the subtraction is a run
     # of its own after the joined reduction.
     assert "and a row reduction" in names[1] and "around" not in names[1], names
-    assert len(names) == 3, names
+    assert "around" not in names[2] and "reduction" not in names[2], names
+    # x - max: the broadcast and the subtraction, with the row maximum ahead.
+    assert "2 elementwise ops after a row reduction (native code)" in names[3], names
+    assert len(names) == 4, names
+    assert not [n for n in all_names if n.startswith("stablehlo.reduce")], all_names
