@@ -1,4 +1,5 @@
-// The reduce loops of kernels/reduce_simd.h directly: the AVX2 loops against the scalar ones' bits.
+// The reduce loops of kernels/reduce_simd.h directly: the AVX2 loops (and the lanes' tree) against
+// the scalar ones' bits.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -71,6 +72,22 @@ void ExpectSimdMatchesScalar() {
           ASSERT_TRUE(SameBitsOrBothNan(lanes[j], want[j]))
               << kernels::ReducerName(kind) << " n=" << n << " lane " << j;
         }
+        // The lanes' tree, over lanes with NaNs, without, and of signed zeros and negatives only
+        // (where a maximum's ties decide the bits).
+        T tree[L];
+        const T zeros[] = {T(0), -T(0), -std::numeric_limits<T>::infinity(), T(-2.25)};
+        for (int j = 0; j < L; ++j) {
+          const int mode = trial % 3;
+          tree[j] = want[j] =
+              mode == 0   ? specials[rng() % 8]
+              : mode == 1 ? (rng() % 2 == 0 ? specials[1 + rng() % 7] : static_cast<T>(value(rng)))
+                          : zeros[rng() % 4];
+        }
+        for (int w = L / 2; w > 0; w /= 2) {
+          for (int j = 0; j < w; ++j) want[j] = apply(want[j], want[j + w]);
+        }
+        ASSERT_TRUE(SameBitsOrBothNan(kernels::avx2::FoldLanes(kind, tree), want[0]))
+            << kernels::ReducerName(kind) << " n=" << n << " tree";
         // Rows.
         std::vector<T> got = acc;
         kernels::avx2::CombineRow(kind, got.data(), x.data(), n);
