@@ -9,12 +9,14 @@
 // reads the reduction's result broadcast back along its rows, with the first run's values (the
 // division of each exponential by its row's sum), may follow it into the same tile loop: its
 // members run on each tile after the tile's rows are reduced, so the first run's values need not
-// leave the tile. Runs on a Program's steps before the buffer plan, so fused-away intermediates
-// never get a buffer.
+// leave the tile. A row reduction of an input just before a run that reads its result broadcast
+// along its rows joins ahead of it (softmax's row maximum). Runs on a Program's steps before the
+// buffer plan, so fused-away intermediates never get a buffer.
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -22,6 +24,10 @@
 #include "compiler/program.h"
 
 namespace kiln::compiler {
+
+// Longest run fused into one step, and the per-thread tile scratch (bytes) its temporaries share.
+inline constexpr size_t kMaxMembers = 32;
+inline constexpr size_t kTileScratchBytes = 48 << 10;
 
 // A fused step's plan (Step::fused): its members in order, each a map kernel's range function
 // reading fused-step inputs, earlier members' temporaries or outputs.
@@ -78,6 +84,11 @@ struct FusedPlan {
   std::shared_ptr<const FusedNative> native;
   std::shared_ptr<const FusedNative> native_post;
 };
+
+// Runs a fused step (compiler/fused_run.cc): tile by tile, in parallel, each tile's members in
+// order (native code when the plan has it) with the joined reductions between them.
+Status RunFused(const FusedPlan& f, std::span<const runtime::View> in,
+                std::span<const runtime::View> out);
 
 // Rewrites program.steps in place. Steps without code (constants, views) between elementwise steps
 // do not break a run.
