@@ -86,7 +86,7 @@ struct FusedPlan {
 };
 
 // Runs a fused step (compiler/fused_run.cc): tile by tile, in parallel, each tile's members in
-// order (native code when the plan has it) with the joined reductions between them.
+// order (native code when the plan has it), the joined reductions ahead of and between them.
 Status RunFused(const FusedPlan& f, std::span<const runtime::View> in,
                 std::span<const runtime::View> out);
 
