@@ -162,14 +162,28 @@ void RunTiles(const ConvPlan& p, const TileIo<T>& io, const void* input, const T
   });
 }
 
-// Whether any of the n packed weights is infinite or NaN (written so the loop vectorizes: an or of
-// compares, no early exit; |v| <= max is false exactly for infinities and NaNs).
+// Whether any of the n packed weights is infinite or NaN: its exponent bits all ones. Blocks of a
+// fixed 32 elements, an or of integer compares without an early exit, so that GCC's -O2 cost
+// model (which leaves loops of unknown trip count scalar) vectorizes the block: a 1 MB kernel
+// gradient's weights were 10% of its time with a scalar loop of comiss.
 template <typename T>
 bool AnyNonFinite(const T* w, size_t n) {
   if constexpr (std::is_floating_point_v<T>) {
-    bool bad = false;
-    for (size_t i = 0; i < n; ++i) bad |= !(std::fabs(w[i]) <= std::numeric_limits<T>::max());
-    return bad;
+    using U = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
+    constexpr U kExponent = static_cast<U>(sizeof(T) == 4 ? 0x7f800000ull : 0x7ff0000000000000ull);
+    constexpr size_t kBlock = 32;
+    U hits = 0;
+    size_t i = 0;
+    for (; i + kBlock <= n; i += kBlock) {
+      U bits[kBlock];
+      std::memcpy(bits, w + i, sizeof(bits));
+      U block = 0;
+      for (size_t j = 0; j < kBlock; ++j)
+        block |= static_cast<U>((bits[j] & kExponent) == kExponent);
+      hits |= block;
+    }
+    for (; i < n; ++i) hits |= static_cast<U>(!std::isfinite(w[i]));
+    return hits != 0;
   } else if constexpr (ew::kIsComplex<T>) {
     return AnyNonFinite(reinterpret_cast<const typename T::value_type*>(w), 2 * n);
   } else {
