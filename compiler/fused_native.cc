@@ -149,16 +149,16 @@ class TileEmitter : public Xbyak::CodeGenerator {
 bool TileEmitter::Plan() {
   const ir::DType t = f64_ ? ir::DType::kF64 : ir::DType::kF32;
   const int width = f64_ ? 8 : 4;
-  // Outputs: one per member at most, and the row reduction's.
+  // Outputs: one per member at most, and the two row reductions' (ahead of and inside the run).
   const int pointers = static_cast<int>(f_.input_elements.size() + f_.temp_widths.size()) +
-                       static_cast<int>(f_.members.size()) + 1;
+                       static_cast<int>(f_.members.size()) + 2;
   values_ = Members() + pointers;
   pointer_value_.resize(static_cast<size_t>(pointers));
   pointer_scalar_.assign(static_cast<size_t>(pointers), false);
   for (int p = 0; p < pointers; ++p) pointer_value_[static_cast<size_t>(p)] = Members() + p;
   uses_.assign(static_cast<size_t>(values_), {});
   // Which member writes each temporary / output.
-  std::vector<int> temp_member(f_.temp_widths.size(), -1), out_member(f_.members.size() + 1, -1);
+  std::vector<int> temp_member(f_.temp_widths.size(), -1), out_member(f_.members.size() + 2, -1);
   store_.assign(f_.members.size(), false);
   bool any = false;
   for (int m = 0; m < Members(); ++m) {

@@ -12,7 +12,8 @@
 namespace kiln::compiler {
 namespace {
 
-// Pointers a native tile reads (FusedNative::Run): inputs, temporaries and outputs.
+// Pointers a native tile reads (FusedNative::Run): inputs (up to kMaxMapInputs per member and 3 for
+// the joined reductions), temporaries and outputs (one per member, 2 for the reductions): fewer.
 constexpr size_t kMaxPointers = kMaxMembers * (kMaxMapInputs + 2) + 2;
 using Ref = FusedPlan::Ref;
 using Member = FusedPlan::Member;

@@ -39,44 +39,35 @@ std::optional<Step> MakeFusedStep(const Program& p, const std::vector<size_t>& g
   std::vector<bool> input_absolute;  // per fused-step input: read whole by an index-map member
   int64_t min_chunk = INT64_MAX;
   int max_width = 1;
-  // The reduction's initial value (an input) and result (an output): registered before the
-  // members that read the result, else after all members.
-  auto add_rows = [&]() {
-    const Ref& x = slot_ref[static_cast<size_t>(rows->inputs[0])];
-    f->rows.fn = rows->direct.rows;
-    f->rows.state = rows->direct.state;
-    f->rows.row_length = rows->direct.row_length;
-    f->rows.x = x;
-    f->rows.init = static_cast<int32_t>(fused.inputs.size());
-    fused.inputs.push_back(rows->inputs[1]);
-    input_scalar.push_back(true);
-    input_absolute.push_back(false);
-    f->input_elements.push_back(1);
-    f->input_widths.push_back(x.width);
-    f->rows.result = static_cast<int32_t>(fused.outputs.size());
-    fused.outputs.push_back(rows->outputs[0]);
+  auto add_input = [&](int32_t slot, bool scalar, int64_t elements, int width,
+                       bool absolute = false) {
+    fused.inputs.push_back(slot);
+    input_scalar.push_back(scalar);
+    input_absolute.push_back(absolute);
+    f->input_elements.push_back(elements);
+    f->input_widths.push_back(width);
+    return static_cast<int32_t>(fused.inputs.size() - 1);
   };
-  if (pre != nullptr) {  // its operand read element by element, its initial value, its result
-    const int32_t x = pre->inputs[0];
-    const ir::Type& xt = p.slot_types[static_cast<size_t>(x)];
-    f->pre.fn = pre->direct.rows;
-    f->pre.state = pre->direct.state;
-    f->pre.row_length = pre->direct.row_length;
+  // A joined row reduction `s` of x: its initial value an input, its result an output.
+  auto add_reduction = [&](FusedPlan::Rows& r, const Step& s, const Ref& x) {
+    r.fn = s.direct.rows;
+    r.state = s.direct.state;
+    r.row_length = s.direct.row_length;
+    r.x = x;
+    r.init = add_input(s.inputs[1], true, 1, x.width);
+    r.result = static_cast<int32_t>(fused.outputs.size());
+    fused.outputs.push_back(s.outputs[0]);
+  };
+  // The trailing reduction is registered before the members that read its result, else after all
+  // members; it reduces a member's value.
+  auto add_rows = [&]() {
+    add_reduction(f->rows, *rows, slot_ref[static_cast<size_t>(rows->inputs[0])]);
+  };
+  if (pre != nullptr) {  // its operand is an input read element by element
+    const ir::Type& xt = p.slot_types[static_cast<size_t>(pre->inputs[0])];
     const int width = ir::DTypeByteSize(xt.dtype);
-    f->pre.x = Ref{Ref::kInput, static_cast<int32_t>(fused.inputs.size()), false, width};
-    fused.inputs.push_back(x);
-    input_scalar.push_back(false);
-    input_absolute.push_back(false);
-    f->input_elements.push_back(xt.num_elements());
-    f->input_widths.push_back(width);
-    f->pre.init = static_cast<int32_t>(fused.inputs.size());
-    fused.inputs.push_back(pre->inputs[1]);
-    input_scalar.push_back(true);
-    input_absolute.push_back(false);
-    f->input_elements.push_back(1);
-    f->input_widths.push_back(width);
-    f->pre.result = static_cast<int32_t>(fused.outputs.size());
-    fused.outputs.push_back(pre->outputs[0]);
+    const int32_t x = add_input(pre->inputs[0], false, xt.num_elements(), width);
+    add_reduction(f->pre, *pre, Ref{Ref::kInput, x, false, width});
   }
   const bool post = post_begin < group.size();
   for (size_t gi = 0; gi < group.size(); ++gi) {
@@ -117,14 +108,10 @@ std::optional<Step> MakeFusedStep(const Program& p, const std::vector<size_t>& g
         }
       }
       if (index < 0) {
-        index = static_cast<int32_t>(fused.inputs.size());
-        fused.inputs.push_back(slot);
-        input_scalar.push_back(scalar);
-        input_absolute.push_back(map.absolute);
-        f->input_elements.push_back(map.absolute
-                                        ? p.slot_types[static_cast<size_t>(slot)].num_elements()
-                                        : (scalar ? 1 : map.elements));
-        f->input_widths.push_back(map.in_widths[ki]);
+        index = add_input(slot, scalar,
+                          map.absolute ? p.slot_types[static_cast<size_t>(slot)].num_elements()
+                                       : (scalar ? 1 : map.elements),
+                          map.in_widths[ki], map.absolute);
       }
       m.in.push_back(Ref{Ref::kInput, index, scalar, map.in_widths[ki]});
     }
@@ -270,6 +257,15 @@ void FuseElementwise(Program& p) {
     return outside;
   };
 
+  auto contains = [](const std::vector<int32_t>& slots, int32_t slot) {
+    return std::find(slots.begin(), slots.end(), slot) != slots.end();
+  };
+  // A step without code whose output is its input from byte 0 (a reshape) of one of `slots`.
+  auto whole_view_of = [&](const Step& v, const std::vector<int32_t>& slots) {
+    return v.inputs.size() == 1 && v.outputs.size() == 1 && v.aliases.size() == 1 &&
+           v.aliases[0].input == 0 && v.aliases[0].byte_offset == 0 && contains(slots, v.inputs[0]);
+  };
+
   auto fusible = [&](const Step& s) {
     return s.fn && s.map != nullptr && s.outputs.size() == 1 && s.map->elements > 0 &&
            s.map->input_order.size() <= kMaxMapInputs;
@@ -325,20 +321,13 @@ void FuseElementwise(Program& p) {
           p.slot_types[static_cast<size_t>(r.inputs[0])].num_elements() == n) {
         pre_aliases.push_back(r.outputs[0]);
         for (size_t k = pre_at; k < out.size(); ++k) {
-          const Step& v = out[k];
-          if (v.inputs.size() == 1 && v.outputs.size() == 1 && v.aliases.size() == 1 &&
-              v.aliases[0].input == 0 && v.aliases[0].byte_offset == 0 &&
-              std::find(pre_aliases.begin(), pre_aliases.end(), v.inputs[0]) != pre_aliases.end()) {
-            pre_aliases.push_back(v.outputs[0]);
-          }
+          if (whole_view_of(out[k], pre_aliases)) pre_aliases.push_back(out[k].outputs[0]);
         }
         bool reads = false, ok = true;
         for (size_t k : group) {
           const Step& s = p.steps[k];
           for (int32_t slot : s.inputs) {
-            if (std::find(pre_aliases.begin(), pre_aliases.end(), slot) == pre_aliases.end()) {
-              continue;
-            }
+            if (!contains(pre_aliases, slot)) continue;
             reads = true;
             ok = ok && s.map->absolute && s.map->row_broadcast == length;
           }
@@ -346,18 +335,32 @@ void FuseElementwise(Program& p) {
         if (reads && ok) pre = &r;
       }
     }
-    // With the leading reduction when it joins: it leaves `out`, and the views of its result after
+    // The fused step, with the leading reduction if it joins, else without; nullopt when a
+    // trailing reduction with a run after it (post_begin < steps) does not join.
+    bool with_pre = false;
+    auto make = [&](const std::vector<size_t>& steps, size_t post_begin,
+                    const std::vector<bool>& outside, const Step* rows,
+                    const std::vector<int32_t>& rows_aliases, bool* joined) {
+      std::optional<Step> fused;
+      if (pre != nullptr) {
+        fused = MakeFusedStep(p, steps, post_begin, outside, rows, rows_aliases, joined, pre,
+                              pre_aliases);
+      }
+      with_pre = fused.has_value();
+      if (!with_pre)
+        fused = MakeFusedStep(p, steps, post_begin, outside, rows, rows_aliases, joined);
+      return fused;
+    };
+    // Appends it: a leading reduction that joined leaves `out`, and the views of its result after
     // it follow the fused step.
-    auto emit = [&](std::optional<Step> fused, bool with_pre) {
+    auto emit = [&](std::optional<Step> fused) {
       if (!with_pre) {
         out.push_back(std::move(*fused));
         return;
       }
       std::vector<Step> kept, views;
       for (size_t k = pre_at; k < out.size(); ++k) {
-        const bool view = !out[k].outputs.empty() &&
-                          std::find(pre_aliases.begin(), pre_aliases.end(), out[k].outputs[0]) !=
-                              pre_aliases.end();
+        const bool view = !out[k].outputs.empty() && contains(pre_aliases, out[k].outputs[0]);
         (view ? views : kept).push_back(std::move(out[k]));
       }
       out.resize(pre_at - 1);
@@ -393,12 +396,7 @@ void FuseElementwise(Program& p) {
            ++k) {
         const Step& s = p.steps[k];
         if (!s.fn) {
-          const bool view_of_result =
-              s.inputs.size() == 1 && s.outputs.size() == 1 && s.aliases.size() == 1 &&
-              s.aliases[0].input == 0 && s.aliases[0].byte_offset == 0 &&
-              std::find(rows_aliases.begin(), rows_aliases.end(), s.inputs[0]) !=
-                  rows_aliases.end();
-          if (view_of_result) rows_aliases.push_back(s.outputs[0]);
+          if (whole_view_of(s, rows_aliases)) rows_aliases.push_back(s.outputs[0]);
           post_passive.push_back(k);
           continue;
         }
@@ -406,7 +404,7 @@ void FuseElementwise(Program& p) {
         bool ok = true;
         for (int32_t slot : s.inputs) {
           const size_t prod = producer[static_cast<size_t>(slot)];
-          if (std::find(rows_aliases.begin(), rows_aliases.end(), slot) != rows_aliases.end()) {
+          if (contains(rows_aliases, slot)) {
             ok = ok && s.map->absolute && s.map->row_broadcast == row_length;
           } else if (members.count(prod) != 0 || post_members.count(prod) != 0) {
             ok = ok && !s.map->absolute;
@@ -423,8 +421,7 @@ void FuseElementwise(Program& p) {
       bool reads_result = false;
       for (size_t k : post_group) {
         for (int32_t slot : p.steps[k].inputs) {
-          reads_result = reads_result || std::find(rows_aliases.begin(), rows_aliases.end(),
-                                                   slot) != rows_aliases.end();
+          reads_result = reads_result || contains(rows_aliases, slot);
         }
       }
       if (!reads_result) post_group.clear();
@@ -438,18 +435,9 @@ void FuseElementwise(Program& p) {
       all.insert(all.end(), post_group.begin(), post_group.end());
       const std::vector<bool> outside_all = UsedOutside(all, next);  // the reduction joins
       bool joined = false;
-      std::optional<Step> fused;
-      bool with_pre = pre != nullptr;
-      if (with_pre) {
-        fused = MakeFusedStep(p, all, group.size(), outside_all, rows, rows_aliases, &joined, pre,
-                              pre_aliases);
-      }
-      if (!fused.has_value()) {
-        with_pre = false;
-        fused = MakeFusedStep(p, all, group.size(), outside_all, rows, rows_aliases, &joined);
-      }
+      std::optional<Step> fused = make(all, group.size(), outside_all, rows, rows_aliases, &joined);
       if (fused.has_value()) {
-        emit(std::move(fused), with_pre);
+        emit(std::move(fused));
         for (size_t k : passive) out.push_back(std::move(p.steps[k]));
         for (size_t k = end; k < next; ++k) out.push_back(std::move(p.steps[k]));
         for (size_t k : post_passive) out.push_back(std::move(p.steps[k]));
@@ -458,17 +446,7 @@ void FuseElementwise(Program& p) {
       }
     }
     bool joined = false;
-    std::optional<Step> fused;
-    bool with_pre = pre != nullptr;
-    if (with_pre) {
-      fused =
-          MakeFusedStep(p, group, group.size(), used_outside, rows, {}, &joined, pre, pre_aliases);
-    }
-    if (!fused.has_value()) {
-      with_pre = false;
-      fused = MakeFusedStep(p, group, group.size(), used_outside, rows, {}, &joined);
-    }
-    emit(std::move(fused), with_pre);
+    emit(make(group, group.size(), used_outside, rows, {}, &joined));
     for (size_t k : passive) out.push_back(std::move(p.steps[k]));
     i = end;
     if (joined) {
