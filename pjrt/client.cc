@@ -62,6 +62,30 @@ StatusOr<int64_t> DeviceCount(const PJRT_NamedValue* options, size_t num_options
   return 1;
 }
 
+// jaxlib passes `num_nodes` (and `node_id`) when `jax.distributed.initialize` has made this one of
+// several processes. Kiln does not yet exchange values between processes: a client that believed
+// itself alone would run collectives over its own devices only and return wrong sums silently, so
+// a multi-process world is refused here, where the user sees it at the first use of the backend.
+Status RefuseMultiProcess(const PJRT_NamedValue* options, size_t num_options) {
+  if (options == nullptr) return Status::Ok();
+  for (size_t i = 0; i < num_options; ++i) {
+    const PJRT_NamedValue& o = options[i];
+    if (o.name == nullptr || std::string_view(o.name, o.name_size) != "num_nodes") continue;
+    if (RawEnum(o.type) != PJRT_NamedValue_kInt64) {
+      return InvalidArgument("PJRT_Client_Create: option 'num_nodes' must be an int64");
+    }
+    if (o.int64_value > 1) {
+      return Unimplemented(
+          "PJRT_Client_Create: Kiln runs in one process only, and this is one of " +
+          std::to_string(o.int64_value) +
+          " processes (jax.distributed.initialize). Collectives would see this process's devices "
+          "alone and compute wrong results, so Kiln refuses to start; run multi-process programs "
+          "on JAX's CPU backend (JAX_PLATFORMS=cpu) until Kiln supports them");
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 StatusOr<std::unique_ptr<PJRT_Client>> MakeClient(int64_t device_count) {
@@ -90,8 +114,9 @@ StatusOr<std::unique_ptr<PJRT_Client>> MakeClient(int64_t device_count) {
 PJRT_Error* Client_Create(PJRT_Client_Create_Args* args) {
   return Guard("PJRT_Client_Create", [&]() -> Status {
     // In single-process mode jaxlib leaves the kv_* callbacks (and the `client` out-field)
-    // uninitialised, so only create_options/num_options are read; Kiln is single-process.
+    // uninitialised, so only create_options/num_options are read.
     KILN_CHECK_ARGS(args, PJRT_Client_Create_Args, client, "PJRT_Client_Create");
+    KILN_RETURN_IF_ERROR(RefuseMultiProcess(args->create_options, args->num_options));
     KILN_ASSIGN_OR_RETURN(int64_t count, DeviceCount(args->create_options, args->num_options));
     KILN_ASSIGN_OR_RETURN(std::unique_ptr<PJRT_Client> client, MakeClient(count));
     KILN_LOG(kInfo, "client created: " + std::to_string(count) + " device" +

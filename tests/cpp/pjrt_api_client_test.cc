@@ -375,6 +375,39 @@ TEST_F(PjrtTest, DeviceCountFromCreateOptionAndEnvironment) {
   unsetenv("KILN_DEVICE_COUNT");
 }
 
+// Under jax.distributed jaxlib passes num_nodes; until Kiln exchanges values between processes a
+// client of several must not start (its collectives would see one process's devices only).
+TEST_F(PjrtTest, MoreThanOneProcessIsRefused) {
+  PJRT_NamedValue nodes{};
+  nodes.struct_size = PJRT_NamedValue_STRUCT_SIZE;
+  nodes.name = "num_nodes";
+  nodes.name_size = std::strlen(nodes.name);
+  nodes.type = PJRT_NamedValue_kInt64;
+  nodes.int64_value = 2;
+  nodes.value_size = 1;
+  PJRT_NamedValue node_id = nodes;
+  node_id.name = "node_id";
+  node_id.name_size = std::strlen(node_id.name);
+  node_id.int64_value = 1;
+  PJRT_NamedValue options[] = {node_id, nodes};
+  PJRT_Client_Create_Args args{};
+  args.struct_size = 88;
+  args.create_options = options;
+  args.num_options = 2;
+  Outcome refused = Take(Api()->PJRT_Client_Create(&args));
+  EXPECT_EQ(refused.code, PJRT_Error_Code_UNIMPLEMENTED);
+  EXPECT_NE(refused.message.find("2 processes"), std::string::npos) << refused.message;
+  EXPECT_EQ(args.client, nullptr);
+
+  // One process of one (jax.distributed.initialize with num_processes=1) is the ordinary world.
+  options[0].int64_value = 0;
+  options[1].int64_value = 1;
+  PJRT_Client* one = CreateClient({options[0], options[1]});
+  ASSERT_NE(one, nullptr);
+  EXPECT_EQ(Devices(one).size(), 1u);
+  DestroyClient(one);
+}
+
 TEST_F(PjrtTest, DefaultDeviceAssignment) {
   std::vector<int> out(8, -1);
   PJRT_Client_DefaultDeviceAssignment_Args args{};
