@@ -132,7 +132,7 @@ if(KILN_USE_SLEEF)
 endif()
 
 # --- Xbyak (required, header-only) ----------------------------------------------------------------
-# The x86-64 assembler compiler/flat_program_native.cc generates loop code with (libxbyak-dev,
+# The x86-64 assembler codegen/native_loop.cc generates loop code with (libxbyak-dev,
 # BSD-3-Clause). Header-only: nothing to link or bundle.
 find_path(KILN_XBYAK_INCLUDE_DIR NAMES xbyak/xbyak.h)
 if(NOT KILN_XBYAK_INCLUDE_DIR)

@@ -6,6 +6,12 @@
 #include <string>
 
 namespace kiln::compiler {
+
+using lower::AlignUp64;
+using lower::Program;
+using lower::SlotKind;
+using lower::SlotPlan;
+using lower::Step;
 namespace {
 
 // Larger than any buffer a machine could hold; keeps offset arithmetic far from overflow.

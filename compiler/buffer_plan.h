@@ -15,7 +15,7 @@
 
 #include <vector>
 
-#include "compiler/program.h"
+#include "lower/program.h"
 #include "support/status.h"
 
 namespace kiln::compiler {
@@ -24,6 +24,6 @@ namespace kiln::compiler {
 // `fresh_results` (per result; missing = false): the result is a buffer of its own for the whole
 // run (the entry function's, unless a donated argument may become it), so a value that dies into
 // the step computing it may be computed in its buffer.
-Status PlanBuffers(Program& program, const std::vector<bool>& fresh_results = {});
+Status PlanBuffers(lower::Program& program, const std::vector<bool>& fresh_results = {});
 
 }  // namespace kiln::compiler

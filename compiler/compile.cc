@@ -10,8 +10,11 @@
 #include "compiler/program_builder.h"
 #include "compiler/verifier.h"
 #include "ingest/artifact_reader.h"
+#include "kernels/families.h"
 
 namespace kiln::compiler {
+
+using lower::OpRegistry;
 namespace {
 
 // JAX gives ops inside private functions (jnp.fft.fft, log_softmax, ...) bare name locations with
@@ -107,7 +110,7 @@ bool IsCheap(const ir::Module& module, uint64_t budget) {
 // Lists every op the registry cannot compile, so users see the whole gap at once instead of
 // fixing one op per compile.
 Status CheckAllOpsSupported(const ir::Module& module) {
-  UnsupportedOpCollector collector(module, OpRegistry::Get());
+  UnsupportedOpCollector collector(module, kernels::Registry());
   if (const ir::Function* main = module.MainFunction()) collector.VisitFunction(*main, "", 0);
   // Functions main never calls still get checked, without call-site context.
   for (const ir::Function& fn : module.functions) {

@@ -11,16 +11,16 @@
 #include <vector>
 
 #include "compiler/partition.h"
-#include "compiler/program.h"
 #include "ingest/compile_options.h"
 #include "ir/module.h"
+#include "lower/program.h"
 
 namespace kiln::compiler {
 
 struct Executable {
   std::string name;  // the module name, e.g. "jit_add"
   std::shared_ptr<const ir::Module> module;
-  std::shared_ptr<const Program> main;
+  std::shared_ptr<const lower::Program> main;
   // Types at the PJRT boundary. A `!stablehlo.token` parameter or result of @main (ordered
   // effects) is a pred[0] buffer there, as JAX passes and expects its runtime tokens; inside, the
   // program still sees a token (token_args / token_results mark them).

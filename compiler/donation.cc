@@ -3,6 +3,11 @@
 #include <algorithm>
 
 namespace kiln::compiler {
+
+using lower::Program;
+using lower::SlotKind;
+using lower::SlotPlan;
+using lower::Step;
 namespace {
 
 size_t Root(const Program& p, int32_t slot) {

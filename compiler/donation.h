@@ -13,7 +13,7 @@
 #include <span>
 #include <vector>
 
-#include "compiler/program.h"
+#include "lower/program.h"
 
 namespace kiln::compiler {
 
@@ -21,6 +21,7 @@ namespace kiln::compiler {
 // donation without one (`jax.buffer_donor`: the first result of its type that can take it), or
 // -1. Returns, per result, the parameter whose buffer it may take, or -1.
 inline constexpr int32_t kAnyResult = -2;
-std::vector<int32_t> PlanDonations(const Program& program, std::span<const int32_t> donated_to);
+std::vector<int32_t> PlanDonations(const lower::Program& program,
+                                   std::span<const int32_t> donated_to);
 
 }  // namespace kiln::compiler

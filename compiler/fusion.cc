@@ -10,7 +10,20 @@
 #include <utility>
 #include <vector>
 
+#include "codegen/fused_native.h"
+#include "engine/fused_run.h"
+
 namespace kiln::compiler {
+
+using engine::RunFused;
+using lower::ExecContext;
+using lower::FusedPlan;
+using lower::kMaxMapInputs;
+using lower::kMaxMembers;
+using lower::kTileScratchBytes;
+using lower::MapInfo;
+using lower::Program;
+using lower::Step;
 namespace {
 
 using Ref = FusedPlan::Ref;
@@ -198,9 +211,9 @@ std::optional<Step> MakeFusedStep(const Program& p, const std::vector<size_t>& g
     m.row_value = m.absolute && p.steps[group[gi]].map->row_broadcast == tile && !reduced;
   }
   f->chunk = std::max<int64_t>(1, min_chunk / tile);
-  f->native = FusedNative::Build(*f, 0, f->post_begin);
+  f->native = codegen::BuildNativeTile(*f, 0, f->post_begin);
   if (post) {
-    f->native_post = FusedNative::Build(*f, f->post_begin, f->members.size());
+    f->native_post = codegen::BuildNativeTile(*f, f->post_begin, f->members.size());
     if (f->native == nullptr || f->native_post == nullptr) f->native = f->native_post = nullptr;
   }
   f->name = "fused " + std::to_string(group.size()) + " elementwise ops" +
@@ -212,7 +225,7 @@ std::optional<Step> MakeFusedStep(const Program& p, const std::vector<size_t>& g
   fused.what = f->name;
   fused.family = "fused elementwise";
   fused.fn = [f](ExecContext&, std::span<const runtime::View> in,
-                 std::span<const runtime::View> out) { return RunFused(*f, in, out); };
+                 std::span<const runtime::View> out) { return engine::RunFused(*f, in, out); };
   fused.fused = std::move(f);
   return fused;
 }

@@ -4,9 +4,17 @@
 #include <string>
 #include <utility>
 
-#include "compiler/op_registry.h"
+#include "kernels/families.h"
+#include "lower/op_registry.h"
 
 namespace kiln::compiler {
+
+using lower::MeshTable;
+using lower::OpDef;
+using lower::ParseSharding;
+using lower::ShardBox;
+using lower::ShardOf;
+using lower::TensorSharding;
 namespace {
 
 StatusOr<ValueLayout> Layout(const ir::Type& type, const ir::Attr* attrs, const MeshTable& meshes,
@@ -119,7 +127,7 @@ const ir::Attr* ArgumentSharding(const ir::Module& module, const ir::Function& m
   }
   for (const ir::Op& op : body.ops) {
     if (op.results.size() != 1 || op.results[0] != v) continue;
-    const OpDef* def = OpRegistry::Get().Find(op.name);
+    const OpDef* def = kernels::Registry().Find(op.name);
     if (def == nullptr || def->family != "elementwise") return nullptr;
     for (ir::ValueId operand : op.operands) {
       if (module.type_of(operand).dims != module.type_of(v).dims) continue;

@@ -24,18 +24,18 @@
 #include <optional>
 #include <vector>
 
-#include "compiler/sharding.h"
 #include "ingest/compile_options.h"
 #include "ir/module.h"
+#include "lower/sharding.h"
 
 namespace kiln::compiler {
 
 struct ValueLayout {
   ir::Type global;
-  ir::Type local;                               // the shard type every device holds
-  TensorSharding sharding;                      // replicated when the value has no sdy.sharding
-  std::vector<ShardBox> pieces;                 // per device (logical id = partition)
-  std::vector<TensorSharding::Holder> holders;  // per device
+  ir::Type local;                       // the shard type every device holds
+  lower::TensorSharding sharding;       // replicated when the value has no sdy.sharding
+  std::vector<lower::ShardBox> pieces;  // per device (logical id = partition)
+  std::vector<lower::TensorSharding::Holder> holders;  // per device
   // Values that pass per device: an unreduced argument's partial sums go to the manual
   // computations that take it (these operand values; other uses see the total), a result made
   // by a manual computation comes from its instances (that result value). Empty otherwise.

@@ -11,6 +11,17 @@
 #include "runtime/view.h"
 
 namespace kiln::compiler {
+
+using lower::ExecContext;
+using lower::Kernel;
+using lower::LowerContext;
+using lower::MapCode;
+using lower::MapOp;
+using lower::MapOverwritableInputs;
+using lower::OpDef;
+using lower::OutputAlias;
+using lower::Program;
+using lower::Step;
 namespace {
 
 // Largest result folded at compile time (FoldConstantStep).

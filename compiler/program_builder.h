@@ -9,9 +9,10 @@
 #include <string_view>
 #include <vector>
 
-#include "compiler/op_registry.h"
-#include "compiler/program.h"
 #include "ir/module.h"
+#include "kernels/families.h"
+#include "lower/op_registry.h"
+#include "lower/program.h"
 
 namespace kiln::compiler {
 
@@ -27,18 +28,18 @@ std::string DescribeOp(const ir::Module& module, const ir::Op& op);
 class ProgramBuilder {
  public:
   explicit ProgramBuilder(std::shared_ptr<const ir::Module> module)
-      : module_(std::move(module)), registry_(OpRegistry::Get()) {}
+      : module_(std::move(module)), registry_(kernels::Registry()) {}
 
   const ir::Module& module() const { return *module_; }
 
   // Compiles a single-block region. Parameters: the block's arguments, then `captures`.
   // `fresh_results`: per result, whether it is a buffer of its own for the whole run (PlanBuffers).
-  StatusOr<std::shared_ptr<const Program>> BuildRegion(const ir::Region& region,
-                                                       const std::vector<ir::ValueId>& captures,
-                                                       const std::vector<bool>& fresh_results = {});
+  StatusOr<std::shared_ptr<const lower::Program>> BuildRegion(
+      const ir::Region& region, const std::vector<ir::ValueId>& captures,
+      const std::vector<bool>& fresh_results = {});
   // Compiles a function once; later requests return the cached program. `fresh_results`: as above,
   // for the function an executable runs (its results are the PJRT buffers it returns).
-  StatusOr<std::shared_ptr<const Program>> BuildFunction(
+  StatusOr<std::shared_ptr<const lower::Program>> BuildFunction(
       std::string_view name, const std::vector<bool>& fresh_results = {});
 
   // The boundary values of a partitioned program that pass per device between the caller and
@@ -48,8 +49,8 @@ class ProgramBuilder {
 
  private:
   std::shared_ptr<const ir::Module> module_;
-  const OpRegistry& registry_;
-  std::map<std::string, std::shared_ptr<const Program>, std::less<>> functions_;
+  const lower::OpRegistry& registry_;
+  std::map<std::string, std::shared_ptr<const lower::Program>, std::less<>> functions_;
   std::set<std::string, std::less<>> in_progress_;  // detects call cycles
   int depth_ = 0;                                   // bounds region nesting on hostile input
   std::set<ir::ValueId> per_device_values_;

@@ -1,7 +1,7 @@
 // Shardy (sdy) attribute encodings: `varint code` then the fields of the attribute, in the order
 // Shardy's bytecode definition lists them (nested attributes by index, strings by string-table
 // index, sizes as zigzag varints, booleans as one raw byte). Each becomes a dictionary whose first
-// entry `sdy` names the attribute kind, read by compiler/sharding.h:
+// entry `sdy` names the attribute kind, read by lower/sharding.h:
 //   mesh               {sdy, axes: [{name, size}], device_ids: [i64]}
 //   axis_ref           {sdy, name, sub_axis_info?: {pre_size, size}}
 //   dim_sharding       {sdy, axes: [axis_ref], closed: bool, priority?: i64}

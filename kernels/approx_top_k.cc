@@ -14,18 +14,18 @@
 #include <string>
 #include <vector>
 
-#include "compiler/op_registry.h"
 #include "kernels/custom_call.h"
 #include "kernels/elementwise_ops.h"
 #include "kernels/families.h"
 #include "kernels/lowering.h"
+#include "lower/op_registry.h"
 
 namespace kiln::kernels {
 namespace {
 
-using compiler::ExecContext;
-using compiler::Kernel;
-using compiler::LowerContext;
+using lower::ExecContext;
+using lower::Kernel;
+using lower::LowerContext;
 using runtime::View;
 
 // "GT" or "LT" from the comparator the op names (the first compare in its body).
@@ -124,10 +124,10 @@ StatusOr<Kernel> LowerApproxTopK(LowerContext& ctx) {
 }  // namespace
 }  // namespace kiln::kernels
 
-namespace kiln::compiler {
+namespace kiln::kernels {
 
 void RegisterApproxTopKTarget(OpRegistry& registry) {
   registry.AddCustomCall({"ApproxTopK", "sort", &kernels::LowerApproxTopK});
 }
 
-}  // namespace kiln::compiler
+}  // namespace kiln::kernels

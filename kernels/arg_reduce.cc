@@ -181,9 +181,9 @@ bool RunIota(const Geometry& g, const V* values, V init_v, I init_i, V* out_v, I
 }
 
 template <bool kMax, typename V, typename I>
-compiler::Kernel MakeKernel(std::string name, std::vector<ir::Type> types, Geometry g) {
-  return compiler::Kernel([name, types, g](compiler::ExecContext&, std::span<const View> in,
-                                           std::span<const View> out) -> Status {
+lower::Kernel MakeKernel(std::string name, std::vector<ir::Type> types, Geometry g) {
+  return lower::Kernel([name, types, g](lower::ExecContext&, std::span<const View> in,
+                                        std::span<const View> out) -> Status {
     if (in.size() < 4 || out.size() != 2) return Internal(name + ": wrong number of operands");
     for (size_t i = 0; i < 4; ++i) {
       if (in[i].dtype != types[i].dtype || in[i].elements != types[i].num_elements()) {
@@ -235,16 +235,16 @@ compiler::Kernel MakeKernel(std::string name, std::vector<ir::Type> types, Geome
 }
 
 template <typename V, typename I>
-std::optional<compiler::Kernel> Try(const std::string& name, const ScalarEvaluator& ev,
-                                    const std::vector<ir::Type>& types, const Geometry& g) {
+std::optional<lower::Kernel> Try(const std::string& name, const ScalarEvaluator& ev,
+                                 const std::vector<ir::Type>& types, const Geometry& g) {
   if (Agrees<true, V, I>(ev)) return MakeKernel<true, V, I>(name, types, g);
   if (Agrees<false, V, I>(ev)) return MakeKernel<false, V, I>(name, types, g);
   return std::nullopt;
 }
 
 template <typename V>
-std::optional<compiler::Kernel> TryIndex(const std::string& name, const ScalarEvaluator& ev,
-                                         const std::vector<ir::Type>& types, const Geometry& g) {
+std::optional<lower::Kernel> TryIndex(const std::string& name, const ScalarEvaluator& ev,
+                                      const std::vector<ir::Type>& types, const Geometry& g) {
   switch (types[1].dtype) {
     case ir::DType::kS32:
       return Try<V, int32_t>(name, ev, types, g);
@@ -257,10 +257,10 @@ std::optional<compiler::Kernel> TryIndex(const std::string& name, const ScalarEv
 
 }  // namespace
 
-std::optional<compiler::Kernel> TryLowerArgReduce(const std::string& name, const ScalarRegion& body,
-                                                  const std::vector<ir::Type>& all_types,
-                                                  const std::vector<bool>& reduced,
-                                                  bool iota_indices) {
+std::optional<lower::Kernel> TryLowerArgReduce(const std::string& name, const ScalarRegion& body,
+                                               const std::vector<ir::Type>& all_types,
+                                               const std::vector<bool>& reduced,
+                                               bool iota_indices) {
   const ScalarEvaluator* ev = body.evaluator();
   if (ev == nullptr || ev->has_constants() || all_types.size() != 4) return std::nullopt;
   const std::vector<int64_t>& dims = all_types[0].dims;

@@ -15,9 +15,9 @@
 #include <string>
 #include <vector>
 
-#include "compiler/kernel.h"
 #include "ir/type.h"
 #include "kernels/scalar_body.h"
+#include "lower/kernel.h"
 
 namespace kiln::kernels {
 
@@ -27,9 +27,8 @@ namespace kiln::kernels {
 // `iota_indices`: the indices are an iota along the one reduced axis (each element's index is its
 // position along it), so the kernel computes them instead of reading them and walks the values
 // in memory order (several outputs at once), folding each output in the same order.
-std::optional<compiler::Kernel> TryLowerArgReduce(const std::string& name, const ScalarRegion& body,
-                                                  const std::vector<ir::Type>& all_types,
-                                                  const std::vector<bool>& reduced,
-                                                  bool iota_indices);
+std::optional<lower::Kernel> TryLowerArgReduce(const std::string& name, const ScalarRegion& body,
+                                               const std::vector<ir::Type>& all_types,
+                                               const std::vector<bool>& reduced, bool iota_indices);
 
 }  // namespace kiln::kernels

@@ -8,18 +8,18 @@
 #include <string>
 #include <vector>
 
-#include "compiler/op_registry.h"
 #include "kernels/custom_call.h"
 #include "kernels/families.h"
 #include "kernels/lowering.h"
+#include "lower/op_registry.h"
 #include "runtime/host_callback.h"
 
 namespace kiln::kernels {
 namespace {
 
-using compiler::ExecContext;
-using compiler::Kernel;
-using compiler::LowerContext;
+using lower::ExecContext;
+using lower::Kernel;
+using lower::LowerContext;
 using runtime::View;
 
 StatusOr<Kernel> LowerHostCallback(LowerContext& ctx) {
@@ -69,10 +69,10 @@ StatusOr<Kernel> LowerHostCallback(LowerContext& ctx) {
 }  // namespace
 }  // namespace kiln::kernels
 
-namespace kiln::compiler {
+namespace kiln::kernels {
 
 void RegisterCallbackTargets(OpRegistry& registry) {
   registry.AddCustomCall({"kiln_host_callback", "callback", &kernels::LowerHostCallback});
 }
 
-}  // namespace kiln::compiler
+}  // namespace kiln::kernels

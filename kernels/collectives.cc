@@ -17,19 +17,19 @@
 #include <utility>
 #include <vector>
 
-#include "compiler/op_registry.h"
 #include "kernels/dispatch.h"
 #include "kernels/families.h"
 #include "kernels/scalar_body.h"
+#include "lower/op_registry.h"
 #include "runtime/box_copy.h"
 #include "runtime/rendezvous.h"
 
 namespace kiln::kernels {
 namespace {
 
-using compiler::ExecContext;
-using compiler::Kernel;
-using compiler::LowerContext;
+using lower::ExecContext;
+using lower::Kernel;
+using lower::LowerContext;
 using runtime::View;
 
 enum class GroupMode { kCrossReplica, kCrossReplicaAndPartition, kFlattenedIds, kCrossPartition };
@@ -442,7 +442,7 @@ StatusOr<Kernel> LowerCollectiveBroadcast(LowerContext& ctx) {
 }  // namespace
 }  // namespace kiln::kernels
 
-namespace kiln::compiler {
+namespace kiln::kernels {
 
 void RegisterCollectiveOps(OpRegistry& registry) {
   static constexpr char kFamily[] = "collective";  // outlives the registry's string_views
@@ -454,4 +454,4 @@ void RegisterCollectiveOps(OpRegistry& registry) {
   registry.Add({"stablehlo.collective_broadcast", kFamily, &kernels::LowerCollectiveBroadcast});
 }
 
-}  // namespace kiln::compiler
+}  // namespace kiln::kernels

@@ -11,13 +11,15 @@
 #include <string>
 #include <vector>
 
-#include "compiler/flat_program.h"
-#include "compiler/op_registry.h"
-#include "compiler/program.h"
+#include "codegen/native_loop.h"
+#include "engine/flat_program.h"
+#include "engine/run_program.h"
 #include "kernels/families.h"
+#include "lower/op_registry.h"
+#include "lower/program.h"
 #include "runtime/trace.h"
 
-namespace kiln::compiler {
+namespace kiln::kernels {
 namespace {
 
 using runtime::View;
@@ -38,7 +40,7 @@ StatusOr<Kernel> LowerFunctionCall(LowerContext& ctx, const char* attr_name) {
                            " does not match the op's operands and results");
   }
   Kernel k([body](ExecContext& ec, std::span<const View> in, std::span<const View> out) -> Status {
-    return RunProgram(*body, ec, in, out, ec.scratch);
+    return engine::RunProgram(*body, ec, in, out, ec.scratch);
   });
   k.scratch_bytes = body->total_bytes;
   k.callee = std::move(body);
@@ -63,7 +65,7 @@ StatusOr<Kernel> LowerComposite(LowerContext& ctx) {
 //    that nothing else reads, FlatProgram::UpdatesInPlace) is the same buffer in both sets, so an
 //    iteration writes only the slice instead of copying the whole array.
 //
-// The condition and body run as flat programs (compiler/flat_program.h): their operand views are
+// The condition and body run as flat programs (engine/flat_program.h): their operand views are
 // resolved once per execution of the loop for each direction of the carries, not once per
 // iteration; the loop itself then runs as native code generated at compile time (NativeLoop),
 // or, without it, by walking the flat programs. With KILN_TRACE on they run through RunProgram
@@ -73,10 +75,10 @@ StatusOr<Kernel> LowerComposite(LowerContext& ctx) {
 // [sub-program memory][flat tables: cond reading 0, cond reading 1, body 0 -> 1, body 1 -> 0].
 struct WhilePlan {
   std::shared_ptr<const Program> cond, body;
-  std::shared_ptr<const FlatProgram> flat_cond, flat_body;
-  std::shared_ptr<const NativeLoop> native;  // null: the flat programs are interpreted
-  size_t n = 0;                              // carried values
-  std::vector<size_t> bytes;                 // per carry
+  std::shared_ptr<const engine::FlatProgram> flat_cond, flat_body;
+  std::shared_ptr<const engine::NativeLoop> native;  // null: the flat programs are interpreted
+  size_t n = 0;                                      // carried values
+  std::vector<size_t> bytes;                         // per carry
   std::vector<bool> passthrough;
   std::vector<size_t> offset[2];  // per set, per carry: where it is in the scratch
   size_t views_offset = 0, pred_offset = 0, sub_offset = 0, table_offset = 0;
@@ -111,11 +113,11 @@ Status RunWhile(const WhilePlan& w, ExecContext& ec, std::span<const View> in,
   int s = 0;  // the set holding the current carries
   if (runtime::TraceEnabled()) {
     for (;;) {
-      if (Status st = RunProgram(*w.cond, ec, params(s), pred_result, sub); !st.ok()) {
+      if (Status st = engine::RunProgram(*w.cond, ec, params(s), pred_result, sub); !st.ok()) {
         return st.WithContext("in the condition of stablehlo.while");
       }
       if (*pred == 0) break;
-      if (Status st = RunProgram(*w.body, ec, params(s), results(s), sub); !st.ok()) {
+      if (Status st = engine::RunProgram(*w.body, ec, params(s), results(s), sub); !st.ok()) {
         return st.WithContext("in the body of stablehlo.while");
       }
       s ^= 1;
@@ -176,9 +178,9 @@ StatusOr<Kernel> LowerWhile(LowerContext& ctx) {
   if (w->cond->param_slots.size() != n + m || w->body->param_slots.size() != n + m)
     return InvalidArgument("stablehlo.while: regions do not take the carried values and captures");
   w->n = n;
-  w->flat_cond = FlatProgram::Build(w->cond);
-  w->flat_body = FlatProgram::Build(w->body);
-  w->native = NativeLoop::Build(w->flat_cond, w->flat_body);
+  w->flat_cond = engine::FlatProgram::Build(w->cond);
+  w->flat_body = engine::FlatProgram::Build(w->body);
+  w->native = codegen::BuildNativeLoop(w->flat_cond, w->flat_body);
   std::vector<bool> in_place;
   for (size_t i = 0; i < n; ++i) {
     const ir::Type& t = ctx.result_type(i);
@@ -259,7 +261,7 @@ StatusOr<Kernel> LowerBranches(LowerContext& ctx, bool is_if) {
                    ? branches.size() - 1
                    : static_cast<size_t>(index);
     }
-    return RunProgram(*branches[chosen], ec, in.subspan(1), out, ec.scratch);
+    return engine::RunProgram(*branches[chosen], ec, in.subspan(1), out, ec.scratch);
   });
   k.scratch_bytes = scratch;
   return k;
@@ -278,4 +280,4 @@ void RegisterControlFlowOps(OpRegistry& registry) {
   registry.Add({"stablehlo.if", "control_flow", &LowerIf});
 }
 
-}  // namespace kiln::compiler
+}  // namespace kiln::kernels

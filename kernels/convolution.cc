@@ -25,21 +25,21 @@
 #include <type_traits>
 #include <vector>
 
-#include "compiler/op_registry.h"
 #include "kernels/conv_plan.h"
 #include "kernels/conv_tiles.h"
 #include "kernels/elementwise_ops.h"
 #include "kernels/families.h"
 #include "kernels/gemm.h"
 #include "kernels/lowering.h"
+#include "lower/op_registry.h"
 #include "runtime/parallel.h"
 
 namespace kiln::kernels {
 namespace {
 
-using compiler::ExecContext;
-using compiler::Kernel;
-using compiler::LowerContext;
+using lower::ExecContext;
+using lower::Kernel;
+using lower::LowerContext;
 using runtime::View;
 
 using namespace conv;  // NOLINT
@@ -282,10 +282,10 @@ StatusOr<Kernel> LowerConvolution(LowerContext& ctx) {
 }  // namespace
 }  // namespace kiln::kernels
 
-namespace kiln::compiler {
+namespace kiln::kernels {
 
 void RegisterConvolutionOps(OpRegistry& registry) {
   registry.Add({"stablehlo.convolution", "convolution", &kernels::LowerConvolution});
 }
 
-}  // namespace kiln::compiler
+}  // namespace kiln::kernels

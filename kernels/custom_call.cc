@@ -1,5 +1,5 @@
 // stablehlo.custom_call: the op is one registry entry whose lowering hands the call to the
-// lowering rule its target registered (compiler::OpRegistry::AddCustomCall). Target families:
+// lowering rule its target registered (lower::OpRegistry::AddCustomCall). Target families:
 // kernels/lapack_*.cc (JAX's CPU linear-algebra calls), kernels/callback.cc,
 // kernels/approx_top_k.cc; here: @dce_sink.
 #include "kernels/custom_call.h"
@@ -12,8 +12,8 @@
 namespace kiln::kernels {
 namespace {
 
-using compiler::Kernel;
-using compiler::LowerContext;
+using lower::Kernel;
+using lower::LowerContext;
 
 const ir::Attr* ConfigDict(const ir::Op& op) {
   for (const char* key : {"mhlo.backend_config", "backend_config"}) {
@@ -54,7 +54,7 @@ StatusOr<std::vector<int64_t>> Layout(const ir::Op& op, std::string_view attr, s
 // removes the ops computing them; it computes nothing itself.
 StatusOr<Kernel> LowerDceSink(LowerContext& ctx) {
   if (!ctx.op().results.empty()) return OpError(ctx.op(), "@dce_sink has no results");
-  return Kernel([](compiler::ExecContext&, std::span<const runtime::View>,
+  return Kernel([](lower::ExecContext&, std::span<const runtime::View>,
                    std::span<const runtime::View>) -> Status { return Status::Ok(); });
 }
 
@@ -62,7 +62,7 @@ StatusOr<Kernel> LowerCustomCall(LowerContext& ctx) {
   const ir::Op& op = ctx.op();
   const ir::Attr* target = op.attr("call_target_name");
   if (target == nullptr) return OpError(op, "has no call_target_name");
-  const compiler::CustomCallDef* def = compiler::OpRegistry::Get().FindCustomCall(target->str);
+  const lower::CustomCallDef* def = kernels::Registry().FindCustomCall(target->str);
   if (def == nullptr)
     return Unimplemented("custom call target @" + target->str + " is not supported");
   return def->lower(ctx);
@@ -116,11 +116,11 @@ bool IsBatchedColumnMajor(const std::vector<int64_t>& m2m) {
 
 }  // namespace kiln::kernels
 
-namespace kiln::compiler {
+namespace kiln::kernels {
 
 void RegisterCustomCallOps(OpRegistry& registry) {
   registry.Add({"stablehlo.custom_call", "custom_call", &kernels::LowerCustomCall});
   registry.AddCustomCall({"dce_sink", "custom_call", &kernels::LowerDceSink});
 }
 
-}  // namespace kiln::compiler
+}  // namespace kiln::kernels

@@ -1,4 +1,4 @@
-// Helpers for the lowering rules of stablehlo.custom_call targets (compiler::CustomCallDef).
+// Helpers for the lowering rules of stablehlo.custom_call targets (lower::CustomCallDef).
 //
 // JAX's typed-FFI custom calls (api_version 4) carry their attributes in the discardable dictionary
 // `mhlo.backend_config`; older ones put a dictionary or an opaque string in `backend_config`.
@@ -10,8 +10,8 @@
 #include <string_view>
 #include <vector>
 
-#include "compiler/op_registry.h"
 #include "ir/module.h"
+#include "lower/op_registry.h"
 #include "support/status.h"
 
 namespace kiln::kernels {

@@ -6,10 +6,10 @@
 #include <memory>
 #include <vector>
 
-#include "compiler/kernel.h"
-#include "compiler/op_registry.h"
 #include "ir/module.h"
 #include "ir/type.h"
+#include "lower/kernel.h"
+#include "lower/op_registry.h"
 #include "support/status.h"
 
 namespace kiln::kernels::dot {
@@ -40,7 +40,7 @@ StatusOr<std::shared_ptr<const DotPlan>> PlanDot(const ir::Op& op, const ir::Typ
                                                  const std::vector<int64_t>& lhs_contract,
                                                  const std::vector<int64_t>& rhs_contract);
 
-StatusOr<compiler::Kernel> LowerDotGeneral(compiler::LowerContext& ctx);
-StatusOr<compiler::Kernel> LowerDot(compiler::LowerContext& ctx);
+StatusOr<lower::Kernel> LowerDotGeneral(lower::LowerContext& ctx);
+StatusOr<lower::Kernel> LowerDot(lower::LowerContext& ctx);
 
 }  // namespace kiln::kernels::dot

@@ -14,9 +14,9 @@
 #include <utility>
 #include <vector>
 
-#include "compiler/op_registry.h"
 #include "kernels/elementwise_map.h"
 #include "kernels/families.h"
+#include "lower/op_registry.h"
 #include "runtime/parallel.h"
 
 namespace kiln::kernels::elementwise {
@@ -48,9 +48,9 @@ StatusOr<Kernel> LowerUnaryWith(LowerContext& ctx, Op op) {
                     kVectorMathOf<Op> >= 0) {
         const auto fn = static_cast<MathFn>(kVectorMathOf<Op>);
         if (VectorFnOf<T> vf = FindVectorMath<T>(fn)) {
-          compiler::MapCode code = MapCodeOf<Op>(in->dtype, out->dtype);
+          lower::MapCode code = MapCodeOf<Op>(in->dtype, out->dtype);
           if (const void* reg = VectorMathRegister(fn, std::is_same_v<T, double>)) {
-            code = {compiler::MapOp::kVectorCall, in->dtype, out->dtype, reg};
+            code = {lower::MapOp::kVectorCall, in->dtype, out->dtype, reg};
           }
           return MakeMapKernel({.name = name,
                                 .out_type = *out,
@@ -245,7 +245,7 @@ StatusOr<Kernel> LowerSelect(LowerContext& ctx) {
                         .chunk = kCheapChunk,
                         .range = range,
                         .state = nullptr,
-                        .code = {compiler::MapOp::kSelect, out->dtype, out->dtype}});
+                        .code = {lower::MapOp::kSelect, out->dtype, out->dtype}});
 }
 
 // ---- clamp ----
@@ -324,7 +324,7 @@ StatusOr<Kernel> LowerReducePrecision(LowerContext& ctx) {
 
 }  // namespace kiln::kernels::elementwise
 
-namespace kiln::compiler {
+namespace kiln::kernels {
 
 void RegisterElementwiseOps(OpRegistry& registry) {
   using namespace kernels::elementwise;  // NOLINT
@@ -381,4 +381,4 @@ void RegisterElementwiseOps(OpRegistry& registry) {
   registry.Add({"stablehlo.bitcast_convert", kFamily, &LowerBitcastConvert});
 }
 
-}  // namespace kiln::compiler
+}  // namespace kiln::kernels

@@ -86,7 +86,7 @@ StatusOr<Kernel> LowerConvert(LowerContext& ctx) {
                                 .state = nullptr,
                                 .saturate = saturate,
                                 .sign_extend_bits = SignExtendBits(in->dtype, name),
-                                .code = {compiler::MapOp::kCopy, in->dtype, out->dtype}});
+                                .code = {lower::MapOp::kCopy, in->dtype, out->dtype}});
         } else {
           return MakeMapKernel({.name = name,
                                 .out_type = *out,
@@ -98,7 +98,7 @@ StatusOr<Kernel> LowerConvert(LowerContext& ctx) {
                                 .state = nullptr,
                                 .saturate = saturate,
                                 .sign_extend_bits = SignExtendBits(in->dtype, name),
-                                .code = {compiler::MapOp::kConvert, in->dtype, out->dtype}});
+                                .code = {lower::MapOp::kConvert, in->dtype, out->dtype}});
         }
       });
     }

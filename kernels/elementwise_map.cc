@@ -27,8 +27,8 @@ void SubByteRange(const void* const* in, void* out, int64_t b, int64_t e, const 
   constexpr int64_t kBlock = 256;
   for (int64_t c = b; c < e; c += kBlock) {
     const int64_t len = std::min(kBlock, e - c);
-    alignas(64) int8_t extended[compiler::kMaxMapInputs][kBlock];
-    const void* ptrs[compiler::kMaxMapInputs] = {nullptr, nullptr, nullptr};
+    alignas(64) int8_t extended[lower::kMaxMapInputs][kBlock];
+    const void* ptrs[lower::kMaxMapInputs] = {nullptr, nullptr, nullptr};
     for (size_t r = 0; r < s.scalar.size(); ++r) {
       const auto* x = static_cast<const uint8_t*>(in[r]) + (s.scalar[r] ? 0 : c * s.widths[r]);
       if (s.sign_extend_bits == 0) {
@@ -73,7 +73,7 @@ Kernel MakeMapKernel(MapSpec spec) {
     spec.code = {};
   }
   auto s = std::make_shared<const MapSpec>(std::move(spec));
-  auto map = std::make_shared<compiler::MapInfo>();
+  auto map = std::make_shared<lower::MapInfo>();
   map->range = s->range;
   map->code = s->code;
   map->state = s->state;
@@ -100,7 +100,7 @@ Kernel MakeMapKernel(MapSpec spec) {
                          [&](int64_t b, int64_t e) { s->range(ptrs, y, b, e, s->state.get()); });
     return Status::Ok();
   });
-  if (s->input_order.size() <= compiler::kMaxMapInputs) kernel.map = std::move(map);
+  if (s->input_order.size() <= lower::kMaxMapInputs) kernel.map = std::move(map);
   return kernel;
 }
 

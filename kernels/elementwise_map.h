@@ -11,17 +11,17 @@
 #include <type_traits>
 #include <vector>
 
-#include "compiler/kernel.h"
-#include "compiler/op_registry.h"
 #include "kernels/elementwise_binary_functors.h"
 #include "kernels/elementwise_functors.h"
 #include "kernels/vector_math.h"
+#include "lower/kernel.h"
+#include "lower/op_registry.h"
 
 namespace kiln::kernels::elementwise {
 
-using compiler::ExecContext;
-using compiler::Kernel;
-using compiler::LowerContext;
+using lower::ExecContext;
+using lower::Kernel;
+using lower::LowerContext;
 using runtime::View;
 
 // ================================================================================================
@@ -103,7 +103,7 @@ KILN_LOOP void ConvertLoop(const From* __restrict x, To* __restrict y, int64_t n
 // [begin, end) chunks in parallel. Only the range function is instantiated per (op, type); the
 // kernel itself is one non-template lambda, which keeps compile time and code size in check.
 
-using compiler::RangeFn;
+using lower::RangeFn;
 
 struct MapSpec {
   std::string name;
@@ -119,15 +119,15 @@ struct MapSpec {
   // many bits (0: read as stored).
   bool saturate = false;
   int sign_extend_bits = 0;
-  compiler::MapCode code = {};  // what `range` computes (MapInfo::code)
+  lower::MapCode code = {};  // what `range` computes (MapInfo::code)
 };
 
 // The MapCode of op functor Op (MapOp::kNone for those the loop code generator does not know).
 template <typename Op>
-inline constexpr compiler::MapOp kMapOpOf = compiler::MapOp::kNone;
+inline constexpr lower::MapOp kMapOpOf = lower::MapOp::kNone;
 #define KILN_MAP_OP(Op, code) \
   template <>                 \
-  inline constexpr compiler::MapOp kMapOpOf<Op> = compiler::MapOp::code;
+  inline constexpr lower::MapOp kMapOpOf<Op> = lower::MapOp::code;
 KILN_MAP_OP(AddOp, kAdd)
 KILN_MAP_OP(SubtractOp, kSubtract)
 KILN_MAP_OP(MultiplyOp, kMultiply)
@@ -143,14 +143,14 @@ KILN_MAP_OP(SqrtOp, kSqrt)
 KILN_MAP_OP(NotOp, kNot)
 #undef KILN_MAP_OP
 template <CmpDir kDir>
-inline constexpr compiler::MapOp kMapOpOf<CompareOp<kDir, false>> =
-    kDir == CmpDir::kEq   ? compiler::MapOp::kEq
-    : kDir == CmpDir::kNe ? compiler::MapOp::kNe
-    : kDir == CmpDir::kLt ? compiler::MapOp::kLt
-                          : compiler::MapOp::kLe;
+inline constexpr lower::MapOp kMapOpOf<CompareOp<kDir, false>> =
+    kDir == CmpDir::kEq   ? lower::MapOp::kEq
+    : kDir == CmpDir::kNe ? lower::MapOp::kNe
+    : kDir == CmpDir::kLt ? lower::MapOp::kLt
+                          : lower::MapOp::kLe;
 
 template <typename Op>
-compiler::MapCode MapCodeOf(ir::DType in, ir::DType out) {
+lower::MapCode MapCodeOf(ir::DType in, ir::DType out) {
   return {kMapOpOf<Op>, in, out};
 }
 

@@ -1,8 +1,9 @@
 #include "kernels/families.h"
 
-namespace kiln::compiler {
+namespace kiln::kernels {
+namespace {
 
-void RegisterKernelFamilies(OpRegistry& registry) {
+void Register(OpRegistry& registry) {
   RegisterElementwiseOps(registry);
   RegisterShapeOps(registry);
   RegisterReductionOps(registry);
@@ -23,4 +24,16 @@ void RegisterKernelFamilies(OpRegistry& registry) {
   RegisterRandomOps(registry);
 }
 
-}  // namespace kiln::compiler
+}  // namespace
+
+const OpRegistry& Registry() {
+  // Built once, on first use, and never mutated afterwards: lowering threads only read it.
+  static const OpRegistry* registry = [] {
+    auto* r = new OpRegistry();
+    Register(*r);
+    return r;
+  }();
+  return *registry;
+}
+
+}  // namespace kiln::kernels

@@ -1,12 +1,16 @@
 // The kernel families: each registers its ops with the registry (jax-mps' Register<Family>Handlers
-// pattern), and RegisterKernelFamilies (families.cc) calls them all, once, for OpRegistry::Get().
-// Adding a family: define its Register function next to its kernels, declare it here and add it
-// to the list in families.cc.
+// pattern), and Registry() (families.cc) calls them all, once, into the one registry of every op
+// Kiln compiles. Adding a family: define its Register function next to its kernels, declare it
+// here and add it to the list in families.cc.
 #pragma once
 
-#include "compiler/op_registry.h"
+#include "kernels/lower_names.h"
+#include "lower/op_registry.h"
 
-namespace kiln::compiler {
+namespace kiln::kernels {
+
+// The registry of every op and custom-call target kernels/ implements, filled on first use.
+const OpRegistry& Registry();
 
 void RegisterElementwiseOps(OpRegistry& registry);
 void RegisterShapeOps(OpRegistry& registry);
@@ -27,4 +31,4 @@ void RegisterCallbackTargets(OpRegistry& registry);
 void RegisterLapackTargets(OpRegistry& registry);
 void RegisterApproxTopKTarget(OpRegistry& registry);
 
-}  // namespace kiln::compiler
+}  // namespace kiln::kernels

@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "compiler/op_registry.h"
 #include "kernels/families.h"
 #include "kernels/lowering.h"
+#include "lower/op_registry.h"
 #include "runtime/parallel.h"
 
 #define POCKETFFT_NO_MULTITHREADING
@@ -21,9 +21,9 @@
 namespace kiln::kernels {
 namespace {
 
-using compiler::ExecContext;
-using compiler::Kernel;
-using compiler::LowerContext;
+using lower::ExecContext;
+using lower::Kernel;
+using lower::LowerContext;
 using runtime::View;
 
 enum class FftKind { kFft, kIfft, kRfft, kIrfft };
@@ -207,10 +207,10 @@ StatusOr<Kernel> LowerFft(LowerContext& ctx) {
 }  // namespace
 }  // namespace kiln::kernels
 
-namespace kiln::compiler {
+namespace kiln::kernels {
 
 void RegisterFftOps(OpRegistry& registry) {
   registry.Add({"stablehlo.fft", "fft", &kernels::LowerFft});
 }
 
-}  // namespace kiln::compiler
+}  // namespace kiln::kernels

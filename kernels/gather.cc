@@ -14,9 +14,9 @@
 
 namespace kiln::kernels::indexing {
 
-using compiler::ExecContext;
-using compiler::Kernel;
-using compiler::LowerContext;
+using lower::ExecContext;
+using lower::Kernel;
+using lower::LowerContext;
 using runtime::View;
 
 namespace {

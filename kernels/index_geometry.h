@@ -13,10 +13,10 @@
 #include <utility>
 #include <vector>
 
-#include "compiler/kernel.h"
-#include "compiler/op_registry.h"
 #include "ir/module.h"
 #include "ir/type.h"
+#include "lower/kernel.h"
+#include "lower/op_registry.h"
 #include "runtime/view.h"
 #include "support/status.h"
 
@@ -101,7 +101,7 @@ Status BuildIndexGeometry(const ir::Op& op, const ir::Type& operand, const ir::T
 Status CheckShape(const ir::Op& op, const ir::Type& t, ir::DType dtype,
                   const std::vector<int64_t>& dims, std::string_view what);
 
-StatusOr<compiler::Kernel> LowerGather(compiler::LowerContext& ctx);
-StatusOr<compiler::Kernel> LowerScatter(compiler::LowerContext& ctx);
+StatusOr<lower::Kernel> LowerGather(lower::LowerContext& ctx);
+StatusOr<lower::Kernel> LowerScatter(lower::LowerContext& ctx);
 
 }  // namespace kiln::kernels::indexing

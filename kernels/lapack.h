@@ -28,11 +28,11 @@
 #include <string_view>
 #include <vector>
 
-#include "compiler/op_registry.h"
 #include "kernels/custom_call.h"
 #include "kernels/dispatch.h"
 #include "kernels/gemm.h"
 #include "kernels/lapack_calls.h"
+#include "lower/op_registry.h"
 #include "runtime/view.h"
 #include "support/function_ref.h"
 #include "support/status.h"
@@ -61,7 +61,7 @@ struct Call {
 // Reads a call with `operands` operands and `results` results whose operand `matrix_operand` is a
 // batch of matrices of the element type its target names ("lapack_d..." -> f64; for
 // "tridiagonal_solve_perturbed_ffi", that operand's own type). Its leading dims are the batch.
-StatusOr<Call> ReadCall(const compiler::LowerContext& ctx, size_t operands, size_t results,
+StatusOr<Call> ReadCall(const lower::LowerContext& ctx, size_t operands, size_t results,
                         size_t matrix_operand = 0);
 
 // INVALID_ARGUMENT "<call name>: <message>".
@@ -69,16 +69,16 @@ Status CallError(const Call& call, std::string_view message);
 
 // Operand / result `index` must be `dtype`[batch dims..., trailing...]; two trailing dims make a
 // matrix, which must be column-major (operand_layouts / result_layouts), anything else row-major.
-Status ExpectOperand(const compiler::LowerContext& ctx, const Call& call, size_t index,
+Status ExpectOperand(const lower::LowerContext& ctx, const Call& call, size_t index,
                      ir::DType dtype, std::initializer_list<int64_t> trailing);
-Status ExpectResult(const compiler::LowerContext& ctx, const Call& call, size_t index,
-                    ir::DType dtype, std::initializer_list<int64_t> trailing);
+Status ExpectResult(const lower::LowerContext& ctx, const Call& call, size_t index, ir::DType dtype,
+                    std::initializer_list<int64_t> trailing);
 
 // The last two dims of operand `index` (rows, cols), checked to fit LAPACK's 32-bit indexing.
 StatusOr<std::pair<int, int>> MatrixShape(const Call& call, size_t index);
 
 // A one-character enum attribute of the backend config (LAPACK's 'L', 'V', ...), one of `allowed`.
-StatusOr<char> CharAttr(const compiler::LowerContext& ctx, const Call& call, std::string_view name,
+StatusOr<char> CharAttr(const lower::LowerContext& ctx, const Call& call, std::string_view name,
                         std::string_view allowed);
 
 // A LAPACK workspace size from a size query's work[0] (a float for s/c: rounded up so that a size
@@ -142,9 +142,9 @@ Status CheckArrays(const Call& call, std::span<const runtime::View> in,
 // `run.template operator()<T>(plan, scratch, in, out)`, run for the call's element type T after
 // the arrays were checked. An empty batch does nothing.
 template <typename Plan, typename Run>
-compiler::Kernel MakeKernel(std::shared_ptr<const Plan> plan, Run run) {
-  compiler::Kernel kernel([plan, run](compiler::ExecContext& ctx, std::span<const runtime::View> in,
-                                      std::span<const runtime::View> out) -> Status {
+lower::Kernel MakeKernel(std::shared_ptr<const Plan> plan, Run run) {
+  lower::Kernel kernel([plan, run](lower::ExecContext& ctx, std::span<const runtime::View> in,
+                                   std::span<const runtime::View> out) -> Status {
     const Call& call = plan->call;
     KILN_RETURN_IF_ERROR(CheckArrays(call, in, out));
     if (call.batch == 0) return Status::Ok();
@@ -202,10 +202,10 @@ bool AllFinite(const T* a, int64_t count) {
 }
 
 // Registration of each family's targets (one LowerFn per routine, all four element types).
-void RegisterLapackFactorTargets(compiler::OpRegistry& registry);
-void RegisterLapackEigenTargets(compiler::OpRegistry& registry);
-void RegisterLapackSvdTargets(compiler::OpRegistry& registry);
-void RegisterLapackSolveTargets(compiler::OpRegistry& registry);
+void RegisterLapackFactorTargets(lower::OpRegistry& registry);
+void RegisterLapackEigenTargets(lower::OpRegistry& registry);
+void RegisterLapackSvdTargets(lower::OpRegistry& registry);
+void RegisterLapackSolveTargets(lower::OpRegistry& registry);
 
 }  // namespace kiln::kernels::lapack
 

@@ -13,7 +13,7 @@
 namespace kiln::kernels::lapack {
 namespace {
 
-using compiler::LowerContext;
+using lower::LowerContext;
 
 bool IsLapackType(ir::DType t) {
   return t == ir::DType::kF32 || t == ir::DType::kF64 || t == ir::DType::kC64 ||
@@ -204,7 +204,7 @@ Status CheckArrays(const Call& call, std::span<const runtime::View> in,
 
 }  // namespace kiln::kernels::lapack
 
-namespace kiln::compiler {
+namespace kiln::kernels {
 
 void RegisterLapackTargets(OpRegistry& registry) {
   kernels::lapack::RegisterLapackFactorTargets(registry);
@@ -213,4 +213,4 @@ void RegisterLapackTargets(OpRegistry& registry) {
   kernels::lapack::RegisterLapackSolveTargets(registry);
 }
 
-}  // namespace kiln::compiler
+}  // namespace kiln::kernels

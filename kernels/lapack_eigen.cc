@@ -23,8 +23,8 @@
 namespace kiln::kernels::lapack {
 namespace {
 
-using compiler::Kernel;
-using compiler::LowerContext;
+using lower::Kernel;
+using lower::LowerContext;
 using runtime::View;
 
 constexpr ir::DType kI32 = ir::DType::kS32;
@@ -419,7 +419,7 @@ StatusOr<Kernel> LowerSytrd(LowerContext& ctx) { return LowerReduction(ctx, true
 
 }  // namespace
 
-void RegisterLapackEigenTargets(compiler::OpRegistry& registry) {
+void RegisterLapackEigenTargets(lower::OpRegistry& registry) {
   KILN_LAPACK_TARGETS(registry, "syevd", "heevd", &LowerSyevd);
   KILN_LAPACK_TARGETS(registry, "geev", "geev", &LowerGeev);
   KILN_LAPACK_TARGETS(registry, "gees", "gees", &LowerGees);

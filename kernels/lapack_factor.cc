@@ -20,8 +20,8 @@
 namespace kiln::kernels::lapack {
 namespace {
 
-using compiler::Kernel;
-using compiler::LowerContext;
+using lower::Kernel;
+using lower::LowerContext;
 using runtime::View;
 
 constexpr ir::DType kI32 = ir::DType::kS32;
@@ -353,7 +353,7 @@ StatusOr<Kernel> LowerOrmqr(LowerContext& ctx) {
 
 }  // namespace
 
-void RegisterLapackFactorTargets(compiler::OpRegistry& registry) {
+void RegisterLapackFactorTargets(lower::OpRegistry& registry) {
   KILN_LAPACK_TARGETS(registry, "potrf", "potrf", &LowerPotrf);
   KILN_LAPACK_TARGETS(registry, "getrf", "getrf", &LowerGetrf);
   KILN_LAPACK_TARGETS(registry, "geqrf", "geqrf", &LowerGeqrf);

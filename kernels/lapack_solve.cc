@@ -21,8 +21,8 @@
 namespace kiln::kernels::lapack {
 namespace {
 
-using compiler::Kernel;
-using compiler::LowerContext;
+using lower::Kernel;
+using lower::LowerContext;
 using runtime::View;
 
 // ---- trsm ----
@@ -297,7 +297,7 @@ StatusOr<Kernel> LowerPerturbed(LowerContext& ctx) { return LowerTridiagonal(ctx
 
 }  // namespace
 
-void RegisterLapackSolveTargets(compiler::OpRegistry& registry) {
+void RegisterLapackSolveTargets(lower::OpRegistry& registry) {
   KILN_LAPACK_TARGETS(registry, "trsm", "trsm", &LowerTrsm);
   KILN_LAPACK_TARGETS(registry, "gtsv", "gtsv", &LowerGtsv);
   registry.AddCustomCall({"tridiagonal_solve_perturbed_ffi", "linalg", &LowerPerturbed});

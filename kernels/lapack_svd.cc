@@ -12,8 +12,8 @@
 namespace kiln::kernels::lapack {
 namespace {
 
-using compiler::Kernel;
-using compiler::LowerContext;
+using lower::Kernel;
+using lower::LowerContext;
 using runtime::View;
 
 struct SvdPlan {
@@ -142,7 +142,7 @@ StatusOr<Kernel> LowerGesvd(LowerContext& ctx) { return LowerSvd(ctx, false); }
 
 }  // namespace
 
-void RegisterLapackSvdTargets(compiler::OpRegistry& registry) {
+void RegisterLapackSvdTargets(lower::OpRegistry& registry) {
   KILN_LAPACK_TARGETS(registry, "gesdd", "gesdd", &LowerGesdd);
   KILN_LAPACK_TARGETS(registry, "gesvd", "gesvd", &LowerGesvd);
 }

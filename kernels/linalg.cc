@@ -8,19 +8,19 @@
 #include <type_traits>
 #include <vector>
 
-#include "compiler/op_registry.h"
 #include "kernels/blas.h"
 #include "kernels/dispatch.h"
 #include "kernels/dot.h"
 #include "kernels/families.h"
 #include "kernels/lowering.h"
+#include "lower/op_registry.h"
 
 namespace kiln::kernels {
 namespace {
 
-using compiler::ExecContext;
-using compiler::Kernel;
-using compiler::LowerContext;
+using lower::ExecContext;
+using lower::Kernel;
+using lower::LowerContext;
 using runtime::Array;
 using runtime::View;
 
@@ -181,7 +181,7 @@ StatusOr<Kernel> LowerTriangularSolve(LowerContext& ctx) {
 }  // namespace
 }  // namespace kiln::kernels
 
-namespace kiln::compiler {
+namespace kiln::kernels {
 
 void RegisterLinalgOps(OpRegistry& registry) {
   registry.Add({"stablehlo.dot_general", "linalg", &kernels::dot::LowerDotGeneral});
@@ -190,4 +190,4 @@ void RegisterLinalgOps(OpRegistry& registry) {
   registry.Add({"stablehlo.triangular_solve", "linalg", &kernels::LowerTriangularSolve});
 }
 
-}  // namespace kiln::compiler
+}  // namespace kiln::kernels

@@ -14,11 +14,11 @@
 #include <string_view>
 #include <vector>
 
-#include "compiler/op_registry.h"
 #include "ir/dtype.h"
 #include "ir/module.h"
 #include "ir/type.h"
 #include "kernels/strided.h"
+#include "lower/op_registry.h"
 #include "runtime/array.h"
 #include "runtime/view.h"
 #include "support/status.h"
@@ -122,8 +122,8 @@ inline std::string TypeString(const ir::Type& t) {
 }
 
 // Checks operand and result counts (min..max operands; results exactly).
-inline Status ExpectArity(const compiler::LowerContext& ctx, size_t min_operands,
-                          size_t max_operands, size_t results) {
+inline Status ExpectArity(const lower::LowerContext& ctx, size_t min_operands, size_t max_operands,
+                          size_t results) {
   const ir::Op& op = ctx.op();
   if (op.operands.size() < min_operands || op.operands.size() > max_operands) {
     std::string want = min_operands == max_operands
@@ -148,7 +148,7 @@ inline Status ExpectArity(const compiler::LowerContext& ctx, size_t min_operands
 }
 
 // A tensor type with a static shape whose element width the runtime can store.
-inline Status ExpectStaticTensor(const compiler::LowerContext& ctx, const ir::Type& t,
+inline Status ExpectStaticTensor(const lower::LowerContext& ctx, const ir::Type& t,
                                  std::string_view what) {
   const std::string& name = ctx.op().name;
   if (!t.is_tensor()) return InvalidArgument(name + ": " + std::string(what) + " must be a tensor");
@@ -168,18 +168,18 @@ inline std::string OperandName(size_t i) { return "operand #" + std::to_string(i
 inline std::string ResultName(size_t i) { return "result #" + std::to_string(i); }
 
 // Validated static tensor types of operand i / result i.
-inline StatusOr<const ir::Type*> OperandTensor(const compiler::LowerContext& ctx, size_t i) {
+inline StatusOr<const ir::Type*> OperandTensor(const lower::LowerContext& ctx, size_t i) {
   const ir::Type& t = ctx.operand_type(i);
   KILN_RETURN_IF_ERROR(ExpectStaticTensor(ctx, t, OperandName(i)));
   return &t;
 }
-inline StatusOr<const ir::Type*> ResultTensor(const compiler::LowerContext& ctx, size_t i) {
+inline StatusOr<const ir::Type*> ResultTensor(const lower::LowerContext& ctx, size_t i) {
   const ir::Type& t = ctx.result_type(i);
   KILN_RETURN_IF_ERROR(ExpectStaticTensor(ctx, t, ResultName(i)));
   return &t;
 }
 
-inline Status ExpectSameShape(const compiler::LowerContext& ctx, const ir::Type& a,
+inline Status ExpectSameShape(const lower::LowerContext& ctx, const ir::Type& a,
                               std::string_view a_name, const ir::Type& b, std::string_view b_name) {
   if (a.dims != b.dims) {
     return InvalidArgument(ctx.op().name + ": " + std::string(a_name) + " shape " +
@@ -189,7 +189,7 @@ inline Status ExpectSameShape(const compiler::LowerContext& ctx, const ir::Type&
   return Status::Ok();
 }
 
-inline Status ExpectSameDType(const compiler::LowerContext& ctx, const ir::Type& a,
+inline Status ExpectSameDType(const lower::LowerContext& ctx, const ir::Type& a,
                               std::string_view a_name, const ir::Type& b, std::string_view b_name) {
   if (a.dtype != b.dtype) {
     return InvalidArgument(ctx.op().name + ": " + std::string(a_name) + " element type " +
@@ -201,7 +201,7 @@ inline Status ExpectSameDType(const compiler::LowerContext& ctx, const ir::Type&
 }
 
 // Required attributes. Missing or malformed attributes are INVALID_ARGUMENT.
-inline StatusOr<std::vector<int64_t>> IntsAttr(const compiler::LowerContext& ctx,
+inline StatusOr<std::vector<int64_t>> IntsAttr(const lower::LowerContext& ctx,
                                                std::string_view name) {
   const ir::Attr* a = ctx.op().attr(name);
   if (a == nullptr || a->is_none()) {
@@ -214,7 +214,7 @@ inline StatusOr<std::vector<int64_t>> IntsAttr(const compiler::LowerContext& ctx
   return *std::move(v);
 }
 
-inline StatusOr<int64_t> IntAttr(const compiler::LowerContext& ctx, std::string_view name) {
+inline StatusOr<int64_t> IntAttr(const lower::LowerContext& ctx, std::string_view name) {
   const ir::Attr* a = ctx.op().attr(name);
   if (a == nullptr || a->is_none()) {
     return InvalidArgument(ctx.op().name + ": missing attribute '" + std::string(name) + "'");
@@ -227,8 +227,7 @@ inline StatusOr<int64_t> IntAttr(const compiler::LowerContext& ctx, std::string_
 }
 
 // Enum attribute spelling ("LT", "FLOAT"); nullopt when absent or None.
-inline std::optional<std::string> EnumAttr(const compiler::LowerContext& ctx,
-                                           std::string_view name) {
+inline std::optional<std::string> EnumAttr(const lower::LowerContext& ctx, std::string_view name) {
   const ir::Attr* a = ctx.op().attr(name);
   if (a == nullptr || a->is_none()) return std::nullopt;
   if (a->kind == ir::Attr::Kind::kEnum || a->kind == ir::Attr::Kind::kString) return a->str;

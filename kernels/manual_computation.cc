@@ -20,10 +20,11 @@
 #include <string>
 #include <vector>
 
-#include "compiler/op_registry.h"
-#include "compiler/program.h"
-#include "compiler/sharding.h"
+#include "engine/run_program.h"
 #include "kernels/families.h"
+#include "lower/op_registry.h"
+#include "lower/program.h"
+#include "lower/sharding.h"
 #include "runtime/box_copy.h"
 #include "runtime/rendezvous.h"
 #include "support/thread.h"
@@ -31,21 +32,20 @@
 namespace kiln::kernels {
 namespace {
 
-using compiler::ExecContext;
-using compiler::Kernel;
-using compiler::LowerContext;
-using compiler::ShardBox;
-using compiler::TensorSharding;
+using lower::ExecContext;
+using lower::Kernel;
+using lower::LowerContext;
+using lower::ShardBox;
+using lower::TensorSharding;
 using runtime::View;
 
 // The sharding restricted to the manual axes (the only ones the body sees split).
 TensorSharding ManualPart(const TensorSharding& s, const std::vector<bool>& manual) {
   TensorSharding out = s;
   for (auto& refs : out.dims) {
-    refs.erase(std::remove_if(refs.begin(), refs.end(),
-                              [&](const compiler::AxisRef& a) {
-                                return !manual[static_cast<size_t>(a.axis)];
-                              }),
+    refs.erase(std::remove_if(
+                   refs.begin(), refs.end(),
+                   [&](const lower::AxisRef& a) { return !manual[static_cast<size_t>(a.axis)]; }),
                refs.end());
   }
   out.unreduced.erase(std::remove_if(out.unreduced.begin(), out.unreduced.end(),
@@ -65,7 +65,7 @@ struct Piece {
 };
 
 struct ManualPlan {
-  std::shared_ptr<const compiler::Program> body;
+  std::shared_ptr<const lower::Program> body;
   int devices = 1;
   std::vector<ir::Type> in_global, out_global;  // operand / result types
   std::vector<ir::Type> in_local, out_local;    // the body's parameter / result types
@@ -82,9 +82,9 @@ struct ManualPlan {
   std::string name;
 };
 
-StatusOr<const compiler::DeviceValues*> FindDeviceValues(const ExecContext& ec, ir::ValueId value,
-                                                         int devices, const std::string& name) {
-  for (const compiler::DeviceValues& p : ec.device_values) {
+StatusOr<const lower::DeviceValues*> FindDeviceValues(const ExecContext& ec, ir::ValueId value,
+                                                      int devices, const std::string& name) {
+  for (const lower::DeviceValues& p : ec.device_values) {
     if (p.value == value && p.per_device.size() == static_cast<size_t>(devices) &&
         p.offsets.size() == p.per_device.size()) {
       return &p;
@@ -95,8 +95,8 @@ StatusOr<const compiler::DeviceValues*> FindDeviceValues(const ExecContext& ec, 
 
 // Copies device d's piece of instance d's local result `local` (whose global box is `box`) into
 // device d's own buffer of a boundary result.
-Status WriteDeviceValue(const compiler::DeviceValues& dst, int d, int devices,
-                        const std::byte* local, const ir::Type& local_type, const ShardBox& box) {
+Status WriteDeviceValue(const lower::DeviceValues& dst, int d, int devices, const std::byte* local,
+                        const ir::Type& local_type, const ShardBox& box) {
   if (dst.per_device.size() != static_cast<size_t>(devices) ||
       dst.offsets.size() != dst.per_device.size() ||
       dst.offsets[static_cast<size_t>(d)].size() != box.offsets.size()) {
@@ -127,7 +127,7 @@ Status RunInstance(const ManualPlan& p, ExecContext& ec, const ExecContext& oute
   for (size_t i = 0; i < n_in; ++i) {
     const Piece& piece = p.in[static_cast<size_t>(d)][i];
     if (p.in_per_device[i] >= 0) {
-      KILN_ASSIGN_OR_RETURN(const compiler::DeviceValues* partials,
+      KILN_ASSIGN_OR_RETURN(const lower::DeviceValues* partials,
                             FindDeviceValues(outer, p.in_per_device[i], p.devices, p.name));
       const View& mine = partials->per_device[static_cast<size_t>(d)];
       if (!mine.Is(p.in_local[i].dtype, p.in_local[i].dims)) {
@@ -160,13 +160,13 @@ Status RunInstance(const ManualPlan& p, ExecContext& ec, const ExecContext& oute
   for (size_t r = 0; r < p.out_local.size(); ++r) {
     results.push_back(View::Of(p.out_local[r], base + p.out[static_cast<size_t>(d)][r].offset));
   }
-  KILN_RETURN_IF_ERROR(RunProgram(*p.body, ec, params, results, base + p.frame_offset));
+  KILN_RETURN_IF_ERROR(engine::RunProgram(*p.body, ec, params, results, base + p.frame_offset));
   for (size_t r = 0; r < p.out_local.size(); ++r) {
     if (p.out_per_device[r] < 0) continue;
     // Every boundary result this value is (the program may return it more than once).
     const Piece& piece = p.out[static_cast<size_t>(d)][r];
     bool written = false;
-    for (const compiler::DeviceValues& values : outer.device_values) {
+    for (const lower::DeviceValues& values : outer.device_values) {
       if (values.value != p.out_per_device[r]) continue;
       KILN_RETURN_IF_ERROR(
           WriteDeviceValue(values, d, p.devices, base + piece.offset, p.out_local[r], piece.box));
@@ -289,7 +289,7 @@ Status RunManual(const ManualPlan& p, ExecContext& ec, std::span<const View> in,
 }
 
 // ManualPlan::peers and group_holders (used when the op runs nested).
-Status PlanGroups(ManualPlan& plan, const compiler::Mesh& mesh, const std::vector<bool>& manual,
+Status PlanGroups(ManualPlan& plan, const lower::Mesh& mesh, const std::vector<bool>& manual,
                   const std::vector<TensorSharding>& outs) {
   std::vector<std::vector<int64_t>> coords;
   for (int d = 0; d < plan.devices; ++d) {
@@ -335,7 +335,7 @@ Status PlanGroups(ManualPlan& plan, const compiler::Mesh& mesh, const std::vecto
 StatusOr<Kernel> LowerManualComputation(LowerContext& ctx) {
   const ir::Op& op = ctx.op();
   const ir::Module& m = ctx.module();
-  KILN_ASSIGN_OR_RETURN(compiler::MeshTable meshes, compiler::MeshTable::FromModule(m));
+  KILN_ASSIGN_OR_RETURN(lower::MeshTable meshes, lower::MeshTable::FromModule(m));
   const ir::Attr* in_attr = op.attr("in_shardings");
   const ir::Attr* out_attr = op.attr("out_shardings");
   const ir::Attr* axes_attr = op.attr("manual_axes");
@@ -349,13 +349,13 @@ StatusOr<Kernel> LowerManualComputation(LowerContext& ctx) {
   for (size_t i = 0; i < op.results.size(); ++i) plan->out_global.push_back(ctx.result_type(i));
   KILN_ASSIGN_OR_RETURN(
       std::vector<TensorSharding> ins,
-      compiler::ParseShardingPerValue(*in_attr, meshes, plan->in_global, op.name + " operand"));
+      lower::ParseShardingPerValue(*in_attr, meshes, plan->in_global, op.name + " operand"));
   KILN_ASSIGN_OR_RETURN(
       std::vector<TensorSharding> outs,
-      compiler::ParseShardingPerValue(*out_attr, meshes, plan->out_global, op.name + " result"));
+      lower::ParseShardingPerValue(*out_attr, meshes, plan->out_global, op.name + " result"));
   // The mesh: that of the shardings (they must agree); a program without operands or results
   // has nothing to split and runs on the module's only mesh.
-  const compiler::Mesh* mesh = nullptr;
+  const lower::Mesh* mesh = nullptr;
   for (const auto* list : {&ins, &outs}) {
     for (const TensorSharding& s : *list) {
       if (mesh == nullptr) mesh = &s.mesh;
@@ -412,8 +412,8 @@ StatusOr<Kernel> LowerManualComputation(LowerContext& ctx) {
   size_t offset = 0;
   auto reserve = [&offset](const ir::Type& t) {
     const size_t at = offset;
-    offset += compiler::AlignUp64(static_cast<size_t>(t.num_elements()) *
-                                  static_cast<size_t>(ir::DTypeByteSize(t.dtype)));
+    offset += lower::AlignUp64(static_cast<size_t>(t.num_elements()) *
+                               static_cast<size_t>(ir::DTypeByteSize(t.dtype)));
     return at;
   };
   for (int d = 0; d < plan->devices; ++d) {
@@ -421,7 +421,7 @@ StatusOr<Kernel> LowerManualComputation(LowerContext& ctx) {
     offset = 0;
     for (size_t i = 0; i < ins.size(); ++i) {
       Piece piece;
-      KILN_ASSIGN_OR_RETURN(piece.box, compiler::ShardOf(ins[i], plan->in_global[i].dims, d));
+      KILN_ASSIGN_OR_RETURN(piece.box, lower::ShardOf(ins[i], plan->in_global[i].dims, d));
       if (piece.box.dims != plan->in_local[i].dims) {
         return InvalidArgument(op.name + ": operand #" + std::to_string(i) + " " +
                                plan->in_global[i].ToString() + " split by its sharding does not " +
@@ -435,7 +435,7 @@ StatusOr<Kernel> LowerManualComputation(LowerContext& ctx) {
     }
     for (size_t r = 0; r < outs.size(); ++r) {
       Piece piece;
-      KILN_ASSIGN_OR_RETURN(piece.box, compiler::ShardOf(outs[r], plan->out_global[r].dims, d));
+      KILN_ASSIGN_OR_RETURN(piece.box, lower::ShardOf(outs[r], plan->out_global[r].dims, d));
       if (piece.box.dims != plan->out_local[r].dims) {
         return InvalidArgument(op.name + ": result #" + std::to_string(r) + " " +
                                plan->out_local[r].ToString() + " does not make " +
@@ -449,7 +449,7 @@ StatusOr<Kernel> LowerManualComputation(LowerContext& ctx) {
     plan->out.push_back(std::move(out_pieces));
   }
   plan->frame_offset = offset;  // the same layout for every instance
-  plan->instance_bytes = compiler::AlignUp64(offset + plan->body->total_bytes);
+  plan->instance_bytes = lower::AlignUp64(offset + plan->body->total_bytes);
   Kernel k([plan](ExecContext& ec, std::span<const View> in, std::span<const View> out) {
     return RunManual(*plan, ec, in, out);
   });
@@ -460,10 +460,10 @@ StatusOr<Kernel> LowerManualComputation(LowerContext& ctx) {
 }  // namespace
 }  // namespace kiln::kernels
 
-namespace kiln::compiler {
+namespace kiln::kernels {
 
 void RegisterManualComputation(OpRegistry& registry) {
   registry.Add({"sdy.manual_computation", "sharding", &kernels::LowerManualComputation});
 }
 
-}  // namespace kiln::compiler
+}  // namespace kiln::kernels

@@ -3,16 +3,16 @@
 #include <cstdint>
 #include <string>
 
-#include "compiler/op_registry.h"
 #include "kernels/families.h"
 #include "kernels/lowering.h"
+#include "lower/op_registry.h"
 
 namespace kiln::kernels {
 namespace {
 
-using compiler::ExecContext;
-using compiler::Kernel;
-using compiler::LowerContext;
+using lower::ExecContext;
+using lower::Kernel;
+using lower::LowerContext;
 using runtime::Array;
 using runtime::View;
 using namespace lowering;  // NOLINT
@@ -70,7 +70,7 @@ StatusOr<Kernel> LowerDeviceId(LowerContext& ctx) {
 }  // namespace
 }  // namespace kiln::kernels
 
-namespace kiln::compiler {
+namespace kiln::kernels {
 
 void RegisterMiscOps(OpRegistry& registry) {
   using namespace kernels;  // NOLINT
@@ -82,4 +82,4 @@ void RegisterMiscOps(OpRegistry& registry) {
   registry.Add({"stablehlo.replica_id", kFamily, &LowerDeviceId<false>});
 }
 
-}  // namespace kiln::compiler
+}  // namespace kiln::kernels

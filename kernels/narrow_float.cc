@@ -224,8 +224,8 @@ inline constexpr bool kConvertible = !std::is_void_v<T> && !ew::kIsComplex<T>;
 
 }  // namespace
 
-compiler::RangeFn NarrowDecodeRange(ir::DType to) {
-  return ew::DispatchElem(to, [&]<typename T>() -> compiler::RangeFn {
+lower::RangeFn NarrowDecodeRange(ir::DType to) {
+  return ew::DispatchElem(to, [&]<typename T>() -> lower::RangeFn {
     if constexpr (kConvertible<T>)
       return &DecodeRange<T>;
     else
@@ -233,8 +233,8 @@ compiler::RangeFn NarrowDecodeRange(ir::DType to) {
   });
 }
 
-compiler::RangeFn NarrowEncodeRange(ir::DType from) {
-  return ew::DispatchElem(from, [&]<typename T>() -> compiler::RangeFn {
+lower::RangeFn NarrowEncodeRange(ir::DType from) {
+  return ew::DispatchElem(from, [&]<typename T>() -> lower::RangeFn {
     if constexpr (kConvertible<T>)
       return &EncodeRange<T>;
     else

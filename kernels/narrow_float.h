@@ -14,8 +14,8 @@
 
 #include <cstdint>
 
-#include "compiler/kernel.h"
 #include "ir/dtype.h"
+#include "lower/kernel.h"
 
 namespace kiln::kernels {
 
@@ -41,9 +41,9 @@ const NarrowFormat* NarrowFormatOf(ir::DType t);
 // 2^-126 there, unlike the value-based rule elsewhere).
 uint8_t EncodeNarrow(const NarrowFormat& f, double v, bool float_source);
 
-// Range functions for compiler::MapInfo over one input: the stored codes to `to`, or `from`'s
+// Range functions for lower::MapInfo over one input: the stored codes to `to`, or `from`'s
 // values to codes. nullptr when the other type is not a real, integer or predicate type.
-compiler::RangeFn NarrowDecodeRange(ir::DType to);
-compiler::RangeFn NarrowEncodeRange(ir::DType from);
+lower::RangeFn NarrowDecodeRange(ir::DType to);
+lower::RangeFn NarrowEncodeRange(ir::DType from);
 
 }  // namespace kiln::kernels

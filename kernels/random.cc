@@ -20,18 +20,18 @@
 #include <string>
 #include <vector>
 
-#include "compiler/op_registry.h"
 #include "kernels/dispatch.h"
 #include "kernels/families.h"
 #include "kernels/lowering.h"
+#include "lower/op_registry.h"
 #include "runtime/parallel.h"
 
 namespace kiln::kernels {
 namespace {
 
-using compiler::ExecContext;
-using compiler::Kernel;
-using compiler::LowerContext;
+using lower::ExecContext;
+using lower::Kernel;
+using lower::LowerContext;
 using runtime::View;
 
 enum class Algorithm { kThreeFry, kPhilox };
@@ -282,10 +282,10 @@ StatusOr<Kernel> LowerRngBitGenerator(LowerContext& ctx) {
 }  // namespace
 }  // namespace kiln::kernels
 
-namespace kiln::compiler {
+namespace kiln::kernels {
 
 void RegisterRandomOps(OpRegistry& registry) {
   registry.Add({"stablehlo.rng_bit_generator", "random", &kernels::LowerRngBitGenerator});
 }
 
-}  // namespace kiln::compiler
+}  // namespace kiln::kernels

@@ -15,20 +15,20 @@
 #include <string>
 #include <vector>
 
-#include "compiler/op_registry.h"
 #include "kernels/dispatch.h"
 #include "kernels/families.h"
 #include "kernels/lowering.h"
 #include "kernels/scalar_body.h"
 #include "kernels/window.h"
+#include "lower/op_registry.h"
 #include "runtime/parallel.h"
 
 namespace kiln::kernels {
 namespace {
 
-using compiler::ExecContext;
-using compiler::Kernel;
-using compiler::LowerContext;
+using lower::ExecContext;
+using lower::Kernel;
+using lower::LowerContext;
 using runtime::View;
 
 // Rows [o, inner) of the output viewed as [outer, count, inner]; `row(o)` = fold of the input
@@ -313,11 +313,11 @@ StatusOr<Kernel> LowerSelectAndScatter(LowerContext& ctx) {
 }  // namespace
 }  // namespace kiln::kernels
 
-namespace kiln::compiler {
+namespace kiln::kernels {
 
 void RegisterWindowOps(OpRegistry& registry) {
   registry.Add({"stablehlo.reduce_window", "reduction", &kernels::LowerReduceWindow});
   registry.Add({"stablehlo.select_and_scatter", "reduction", &kernels::LowerSelectAndScatter});
 }
 
-}  // namespace kiln::compiler
+}  // namespace kiln::kernels

@@ -22,7 +22,6 @@
 #include <type_traits>
 #include <vector>
 
-#include "compiler/op_registry.h"
 #include "kernels/arg_reduce.h"
 #include "kernels/dispatch.h"
 #include "kernels/families.h"
@@ -30,14 +29,15 @@
 #include "kernels/reduce_fast.h"
 #include "kernels/reduce_simd.h"
 #include "kernels/scalar_body.h"
+#include "lower/op_registry.h"
 #include "runtime/parallel.h"
 
 namespace kiln::kernels {
 namespace {
 
-using compiler::ExecContext;
-using compiler::Kernel;
-using compiler::LowerContext;
+using lower::ExecContext;
+using lower::Kernel;
+using lower::LowerContext;
 using runtime::Array;
 using runtime::View;
 using namespace reduce;  // NOLINT
@@ -76,16 +76,16 @@ Status ForEachOffset(const Axes& axes, Fn&& fn) {
 // Largest whole-array reduce the loop generator emits inline (Direct::reduce_all).
 constexpr int64_t kMaxInlineReduce = 16;
 
-std::optional<compiler::MapOp> MapOpOfReducer(ReducerKind kind) {
+std::optional<lower::MapOp> MapOpOfReducer(ReducerKind kind) {
   switch (kind) {
     case ReducerKind::kAdd:
-      return compiler::MapOp::kAdd;
+      return lower::MapOp::kAdd;
     case ReducerKind::kMultiply:
-      return compiler::MapOp::kMultiply;
+      return lower::MapOp::kMultiply;
     case ReducerKind::kMaximum:
-      return compiler::MapOp::kMaximum;
+      return lower::MapOp::kMaximum;
     case ReducerKind::kMinimum:
-      return compiler::MapOp::kMinimum;
+      return lower::MapOp::kMinimum;
     default:
       return std::nullopt;
   }
@@ -175,7 +175,7 @@ StatusOr<Kernel> LowerReduce(LowerContext& ctx) {
     const ReduceGeometry& g = fast->geometry;
     const bool small_all = g.outer_kept == 1 && g.outer_reduced == 1 && g.inner_reduced &&
                            g.inner >= 1 && g.inner <= kMaxInlineReduce;
-    const std::optional<compiler::MapOp> code = MapOpOfReducer(*kind);
+    const std::optional<lower::MapOp> code = MapOpOfReducer(*kind);
     if (small_all && code && (dtypes[0] == ir::DType::kF32 || dtypes[0] == ir::DType::kF64)) {
       kernel.direct.reduce_all = {*code, dtypes[0], dtypes[0]};
       kernel.direct.reduce_elements = g.inner;
@@ -260,10 +260,10 @@ StatusOr<Kernel> LowerReduce(LowerContext& ctx) {
 
 }  // namespace kiln::kernels
 
-namespace kiln::compiler {
+namespace kiln::kernels {
 
 void RegisterReductionOps(OpRegistry& registry) {
   registry.Add({"stablehlo.reduce", "reduction", &kernels::LowerReduce});
 }
 
-}  // namespace kiln::compiler
+}  // namespace kiln::kernels

@@ -3,6 +3,7 @@
 #include <string>
 #include <utility>
 
+#include "engine/run_program.h"
 #include "kernels/lowering.h"
 #include "kernels/scalar_eval.h"
 
@@ -162,7 +163,7 @@ ReducerKind PredReducerKind(ReducerKind kind) {
 }
 
 StatusOr<std::shared_ptr<const ScalarRegion>> ScalarRegion::Compile(
-    compiler::LowerContext& ctx, size_t index, std::vector<ir::DType> arg_dtypes,
+    lower::LowerContext& ctx, size_t index, std::vector<ir::DType> arg_dtypes,
     std::vector<ir::DType> result_dtypes) {
   const ir::Op& op = ctx.op();
   const ir::Module& module = ctx.module();
@@ -200,8 +201,7 @@ StatusOr<std::shared_ptr<const ScalarRegion>> ScalarRegion::Compile(
   if (std::optional<ScalarEvaluator> ev = ScalarEvaluator::Build(module, region)) {
     region_ptr->evaluator_ = std::make_shared<const ScalarEvaluator>(std::move(*ev));
   } else {
-    KILN_ASSIGN_OR_RETURN(std::shared_ptr<const compiler::Program> program,
-                          ctx.CompileRegion(index));
+    KILN_ASSIGN_OR_RETURN(std::shared_ptr<const lower::Program> program, ctx.CompileRegion(index));
     if (program->param_slots.size() != arg_dtypes.size() + ctx.captures().size() ||
         program->result_slots.size() != result_dtypes.size()) {
       return Internal(op.name + ": compiled region does not match its block signature");
@@ -214,11 +214,11 @@ StatusOr<std::shared_ptr<const ScalarRegion>> ScalarRegion::Compile(
 }
 
 StatusOr<ScalarRegionRunner> ScalarRegionRunner::Create(const ScalarRegion& region,
-                                                        const compiler::ExecContext& ctx,
+                                                        const lower::ExecContext& ctx,
                                                         std::span<const runtime::View> captures) {
   ScalarRegionRunner runner(region, ctx);
   if (region.evaluator() != nullptr) return runner;  // constants are built in; captures unused
-  const compiler::Program& program = *region.program();
+  const lower::Program& program = *region.program();
   for (ir::DType t : region.arg_dtypes()) {
     runtime::View v;
     v.dtype = t;
@@ -255,7 +255,7 @@ Status ScalarRegionRunner::Run(std::span<const void* const> args, std::span<void
   // Kernels never write their inputs, so the arguments are read where they are.
   for (size_t i = 0; i < args.size(); ++i) params_[i].ptr = const_cast<void*>(args[i]);
   KILN_RETURN_IF_ERROR(
-      compiler::RunProgram(*region_->program(), ctx_, params_, results_, memory_.data()));
+      engine::RunProgram(*region_->program(), ctx_, params_, results_, memory_.data()));
   for (size_t i = 0; i < results.size(); ++i) {
     std::memcpy(results[i], results_[i].ptr,
                 static_cast<size_t>(ir::DTypeByteSize(result_dtypes[i])));
@@ -263,7 +263,7 @@ Status ScalarRegionRunner::Run(std::span<const void* const> args, std::span<void
   return Status::Ok();
 }
 
-StatusOr<ReduceOperands> ReadReduceOperands(compiler::LowerContext& ctx) {
+StatusOr<ReduceOperands> ReadReduceOperands(lower::LowerContext& ctx) {
   const ir::Op& op = ctx.op();
   const size_t n = op.results.size();
   if (n == 0 || op.operands.size() != 2 * n) {

@@ -22,10 +22,10 @@
 #include <type_traits>
 #include <vector>
 
-#include "compiler/op_registry.h"
-#include "compiler/program.h"
 #include "ir/module.h"
 #include "kernels/dispatch.h"
+#include "lower/op_registry.h"
+#include "lower/program.h"
 #include "runtime/aligned_buffer.h"
 #include "runtime/array.h"
 #include "runtime/view.h"
@@ -57,7 +57,7 @@ struct ReduceOperands {
   std::vector<ir::Type> types;
   std::vector<ir::DType> dtypes;
 };
-StatusOr<ReduceOperands> ReadReduceOperands(compiler::LowerContext& ctx);
+StatusOr<ReduceOperands> ReadReduceOperands(lower::LowerContext& ctx);
 
 std::optional<ReducerKind> MatchBinaryReducer(const ir::Module& module, const ir::Region& region,
                                               ir::DType dtype);
@@ -234,16 +234,16 @@ class ScalarRegion {
   // tensors of `result_dtypes`, then prepares a ScalarEvaluator for it or, failing that, compiles
   // it to a Program.
   static StatusOr<std::shared_ptr<const ScalarRegion>> Compile(
-      compiler::LowerContext& ctx, size_t index, std::vector<ir::DType> arg_dtypes,
+      lower::LowerContext& ctx, size_t index, std::vector<ir::DType> arg_dtypes,
       std::vector<ir::DType> result_dtypes);
 
-  const compiler::Program* program() const { return program_.get(); }    // null with an evaluator
+  const lower::Program* program() const { return program_.get(); }       // null with an evaluator
   const ScalarEvaluator* evaluator() const { return evaluator_.get(); }  // null with a program
   const std::vector<ir::DType>& arg_dtypes() const { return arg_dtypes_; }
   const std::vector<ir::DType>& result_dtypes() const { return result_dtypes_; }
 
  private:
-  std::shared_ptr<const compiler::Program> program_;
+  std::shared_ptr<const lower::Program> program_;
   std::shared_ptr<const ScalarEvaluator> evaluator_;
   std::vector<ir::DType> arg_dtypes_;
   std::vector<ir::DType> result_dtypes_;
@@ -255,7 +255,7 @@ class ScalarRegionRunner {
  public:
   // `captures` are the kernel inputs after the op's own operands (the region's captured values).
   static StatusOr<ScalarRegionRunner> Create(const ScalarRegion& region,
-                                             const compiler::ExecContext& ctx,
+                                             const lower::ExecContext& ctx,
                                              std::span<const runtime::View> captures);
 
   // Runs the region on one element per argument, read from `args[i]` (dtype arg_dtypes()[i]),
@@ -263,11 +263,11 @@ class ScalarRegionRunner {
   Status Run(std::span<const void* const> args, std::span<void* const> results);
 
  private:
-  ScalarRegionRunner(const ScalarRegion& region, const compiler::ExecContext& ctx)
+  ScalarRegionRunner(const ScalarRegion& region, const lower::ExecContext& ctx)
       : region_(&region), ctx_(ctx) {}
 
   const ScalarRegion* region_;
-  compiler::ExecContext ctx_;          // a copy: the program sets its scratch pointer while it runs
+  lower::ExecContext ctx_;             // a copy: the program sets its scratch pointer while it runs
   std::vector<runtime::View> params_;  // program: the arguments (re-pointed each call), captures
   std::vector<runtime::View> results_;  // program: views of result_slots_
   std::vector<uint64_t> result_slots_;  // two words per result (complex128 is the widest)

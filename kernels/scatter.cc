@@ -19,9 +19,9 @@
 
 namespace kiln::kernels::indexing {
 
-using compiler::ExecContext;
-using compiler::Kernel;
-using compiler::LowerContext;
+using lower::ExecContext;
+using lower::Kernel;
+using lower::LowerContext;
 using runtime::Array;
 using runtime::View;
 

@@ -13,9 +13,9 @@
 
 namespace kiln::kernels::shape {
 
-using compiler::ExecContext;
-using compiler::Kernel;
-using compiler::LowerContext;
+using lower::ExecContext;
+using lower::Kernel;
+using lower::LowerContext;
 using runtime::View;
 using namespace lowering;  // NOLINT
 using namespace strided;   // NOLINT
@@ -53,7 +53,7 @@ int64_t RowBroadcastLength(const StridedBox& box, int64_t in_elements) {
 Kernel MakeBroadcastKernel(const std::string& name, const ir::Type& out, int64_t in_elements,
                            int width, StridedBox box) {
   const bool row_major = box.dst_offset == 0 && box.dst_strides == RowMajorStrides(box.dims);
-  auto map = std::make_shared<compiler::MapInfo>();
+  auto map = std::make_shared<lower::MapInfo>();
   DispatchByWidth(width, [&]<typename W>() { map->range = &BroadcastRange<W>; });
   map->state = std::make_shared<const StridedBox>(box);
   map->input_order = {0};
@@ -63,7 +63,7 @@ Kernel MakeBroadcastKernel(const std::string& name, const ir::Type& out, int64_t
   map->out_width = width;
   map->chunk = std::max<int64_t>(1, (64 << 10) / width);
   map->absolute = true;
-  if (in_elements == 1) map->code = {compiler::MapOp::kBroadcast, out.dtype, out.dtype};
+  if (in_elements == 1) map->code = {lower::MapOp::kBroadcast, out.dtype, out.dtype};
   map->row_broadcast = RowBroadcastLength(box, in_elements);
   Kernel k = MakeBoxKernel(name, out, in_elements, width, std::move(box));
   if (row_major && map->range != nullptr && map->elements > 0 &&

@@ -17,19 +17,19 @@
 #include <string>
 #include <vector>
 
-#include "compiler/op_registry.h"
 #include "kernels/dispatch.h"
 #include "kernels/elementwise_ops.h"
 #include "kernels/families.h"
 #include "kernels/lowering.h"
 #include "kernels/shape_util.h"
+#include "lower/op_registry.h"
 #include "runtime/parallel.h"
 
 namespace kiln::kernels::shape {
 
-using compiler::ExecContext;
-using compiler::Kernel;
-using compiler::LowerContext;
+using lower::ExecContext;
+using lower::Kernel;
+using lower::LowerContext;
 using runtime::Array;
 using runtime::View;
 using namespace lowering;  // NOLINT
@@ -153,7 +153,7 @@ StatusOr<Kernel> LowerGetDimensionSize(LowerContext& ctx) {
 
 }  // namespace kiln::kernels::shape
 
-namespace kiln::compiler {
+namespace kiln::kernels {
 
 void RegisterShapeOps(OpRegistry& registry) {
   using namespace kernels::shape;  // NOLINT
@@ -173,4 +173,4 @@ void RegisterShapeOps(OpRegistry& registry) {
   registry.Add({"stablehlo.get_dimension_size", kFamily, &LowerGetDimensionSize});
 }
 
-}  // namespace kiln::compiler
+}  // namespace kiln::kernels

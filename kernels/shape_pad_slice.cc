@@ -14,9 +14,9 @@
 
 namespace kiln::kernels::shape {
 
-using compiler::ExecContext;
-using compiler::Kernel;
-using compiler::LowerContext;
+using lower::ExecContext;
+using lower::Kernel;
+using lower::LowerContext;
 using runtime::View;
 using namespace lowering;  // NOLINT
 using namespace strided;   // NOLINT
@@ -255,7 +255,7 @@ StatusOr<Kernel> LowerDynamicUpdateSlice(LowerContext& ctx) {
   // One contiguous run of bytes (a scan writing its step's row): loops emit it inline.
   const StridedBox& b = direct->box;
   if (b.dims.empty() || (b.dims.size() == 1 && b.src_strides[0] == 1 && b.dst_strides[0] == 1)) {
-    auto code = std::make_shared<compiler::UpdateSliceCode>();
+    auto code = std::make_shared<lower::UpdateSliceCode>();
     code->operand_bytes = static_cast<uint64_t>(n_in) * static_cast<uint64_t>(width);
     code->update_bytes = static_cast<uint64_t>(n_upd) * static_cast<uint64_t>(width);
     for (size_t i = 0; i < in_dims.size(); ++i) {

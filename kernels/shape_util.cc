@@ -12,8 +12,8 @@
 
 namespace kiln::kernels::shape {
 
-using compiler::ExecContext;
-using compiler::Kernel;
+using lower::ExecContext;
+using lower::Kernel;
 using runtime::View;
 using namespace lowering;  // NOLINT
 using namespace strided;   // NOLINT
@@ -37,11 +37,11 @@ void RunBoxCopies(const void* state, const View* in, const View* out) {
 }
 
 // The contiguous byte copies a BoxCopies makes, in its order, when they are few (the loop code
-// generator emits them inline: compiler::Direct::pieces); null otherwise.
-std::shared_ptr<const std::vector<compiler::BytePiece>> PiecesOf(const BoxCopies& c) {
+// generator emits them inline: lower::Direct::pieces); null otherwise.
+std::shared_ptr<const std::vector<lower::BytePiece>> PiecesOf(const BoxCopies& c) {
   constexpr size_t kMaxPieces = 32;
   constexpr int64_t kMaxBytes = 1024;
-  auto pieces = std::make_shared<std::vector<compiler::BytePiece>>();
+  auto pieces = std::make_shared<std::vector<lower::BytePiece>>();
   int64_t total = 0;
   for (size_t i = 0; i < c.boxes.size(); ++i) {
     const StridedBox& box = c.boxes[i];

@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "compiler/kernel.h"
-#include "compiler/op_registry.h"
 #include "ir/type.h"
 #include "kernels/strided.h"
+#include "lower/kernel.h"
+#include "lower/op_registry.h"
 #include "runtime/view.h"
 #include "support/status.h"
 
@@ -27,28 +27,28 @@ struct BoxCopies {
   std::vector<strided::StridedBox> boxes;
 };
 void RunBoxCopies(const void* state, const runtime::View* in, const runtime::View* out);
-std::shared_ptr<const std::vector<compiler::BytePiece>> PiecesOf(const BoxCopies& c);
-compiler::Kernel MakeBoxKernel(std::string name, ir::Type out_type, int64_t in_elements, int width,
-                               strided::StridedBox box);
-compiler::Kernel MakeAliasKernel(std::string, std::vector<int64_t>, int64_t, int,
-                                 size_t byte_offset = 0);
+std::shared_ptr<const std::vector<lower::BytePiece>> PiecesOf(const BoxCopies& c);
+lower::Kernel MakeBoxKernel(std::string name, ir::Type out_type, int64_t in_elements, int width,
+                            strided::StridedBox box);
+lower::Kernel MakeAliasKernel(std::string, std::vector<int64_t>, int64_t, int,
+                              size_t byte_offset = 0);
 
 // The lowering rules: constant, iota and get_dimension_size (kernels/shape_ops.cc);
 // broadcast_in_dim, broadcast, reshape, transpose, slice, reverse and concatenate
 // (kernels/shape_copy.cc); pad, dynamic_slice and dynamic_update_slice
 // (kernels/shape_pad_slice.cc).
-StatusOr<compiler::Kernel> LowerConstant(compiler::LowerContext& ctx);
-StatusOr<compiler::Kernel> LowerIota(compiler::LowerContext& ctx);
-StatusOr<compiler::Kernel> LowerGetDimensionSize(compiler::LowerContext& ctx);
-StatusOr<compiler::Kernel> LowerBroadcastInDim(compiler::LowerContext& ctx);
-StatusOr<compiler::Kernel> LowerBroadcast(compiler::LowerContext& ctx);
-StatusOr<compiler::Kernel> LowerReshape(compiler::LowerContext& ctx);
-StatusOr<compiler::Kernel> LowerTranspose(compiler::LowerContext& ctx);
-StatusOr<compiler::Kernel> LowerSlice(compiler::LowerContext& ctx);
-StatusOr<compiler::Kernel> LowerReverse(compiler::LowerContext& ctx);
-StatusOr<compiler::Kernel> LowerConcatenate(compiler::LowerContext& ctx);
-StatusOr<compiler::Kernel> LowerPad(compiler::LowerContext& ctx);
-StatusOr<compiler::Kernel> LowerDynamicSlice(compiler::LowerContext& ctx);
-StatusOr<compiler::Kernel> LowerDynamicUpdateSlice(compiler::LowerContext& ctx);
+StatusOr<lower::Kernel> LowerConstant(lower::LowerContext& ctx);
+StatusOr<lower::Kernel> LowerIota(lower::LowerContext& ctx);
+StatusOr<lower::Kernel> LowerGetDimensionSize(lower::LowerContext& ctx);
+StatusOr<lower::Kernel> LowerBroadcastInDim(lower::LowerContext& ctx);
+StatusOr<lower::Kernel> LowerBroadcast(lower::LowerContext& ctx);
+StatusOr<lower::Kernel> LowerReshape(lower::LowerContext& ctx);
+StatusOr<lower::Kernel> LowerTranspose(lower::LowerContext& ctx);
+StatusOr<lower::Kernel> LowerSlice(lower::LowerContext& ctx);
+StatusOr<lower::Kernel> LowerReverse(lower::LowerContext& ctx);
+StatusOr<lower::Kernel> LowerConcatenate(lower::LowerContext& ctx);
+StatusOr<lower::Kernel> LowerPad(lower::LowerContext& ctx);
+StatusOr<lower::Kernel> LowerDynamicSlice(lower::LowerContext& ctx);
+StatusOr<lower::Kernel> LowerDynamicUpdateSlice(lower::LowerContext& ctx);
 
 }  // namespace kiln::kernels::shape

@@ -4,10 +4,10 @@
 // that sdy ops work on; both sides describe the same dense array.
 #include <string>
 
-#include "compiler/op_registry.h"
 #include "kernels/families.h"
+#include "lower/op_registry.h"
 
-namespace kiln::compiler {
+namespace kiln::kernels {
 namespace {
 
 using runtime::Array;
@@ -38,4 +38,4 @@ void RegisterShardingOps(OpRegistry& registry) {
   registry.Add({"sdy.reshard", "sharding", &LowerIdentity});
 }
 
-}  // namespace kiln::compiler
+}  // namespace kiln::kernels

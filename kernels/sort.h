@@ -1,10 +1,10 @@
 // stablehlo.sort's lowering rule (registered by RegisterIndexingOps in kernels/indexing.cc).
 #pragma once
 
-#include "compiler/op_registry.h"
+#include "lower/op_registry.h"
 
 namespace kiln::kernels {
 
-StatusOr<compiler::Kernel> LowerSort(compiler::LowerContext& ctx);
+StatusOr<lower::Kernel> LowerSort(lower::LowerContext& ctx);
 
 }  // namespace kiln::kernels

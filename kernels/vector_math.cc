@@ -3,7 +3,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "compiler/native_math.h"
+#include "codegen/native_math.h"
 
 namespace kiln::kernels {
 namespace {
@@ -26,24 +26,24 @@ Isa TheIsa() {
   return isa;
 }
 
-// Kiln's own function for f32 `fn` (compiler/native_math.h), if it has one and it could be built:
+// Kiln's own function for f32 `fn` (codegen/native_math.h), if it has one and it could be built:
 // the same on both vector paths.
-compiler::NativeMath OwnF32(MathFn fn) {
-  if (TheIsa() == Isa::kNone) return compiler::NativeMath::kNone;
+codegen::NativeMath OwnF32(MathFn fn) {
+  if (TheIsa() == Isa::kNone) return codegen::NativeMath::kNone;
   switch (fn) {
     case MathFn::kExp:
-      return compiler::NativeMath::kExpF32;
+      return codegen::NativeMath::kExpF32;
     case MathFn::kTanh:
-      return compiler::NativeMath::kTanhF32;
+      return codegen::NativeMath::kTanhF32;
     default:
-      return compiler::NativeMath::kNone;
+      return codegen::NativeMath::kNone;
   }
 }
 
 }  // namespace
 
 VectorF32 VectorMathF32(MathFn fn) {
-  if (auto own = compiler::NativeMathArray(OwnF32(fn))) return own;
+  if (auto own = codegen::NativeMathArray(OwnF32(fn))) return own;
   const int i = static_cast<int>(fn);
   switch (TheIsa()) {
     case Isa::kAvx512:
@@ -71,7 +71,7 @@ VectorF64 VectorMathF64(MathFn fn) {
 
 const void* VectorMathRegister(MathFn fn, bool f64) {
   if (!f64) {
-    if (const void* own = compiler::NativeMathRegister(OwnF32(fn))) return own;
+    if (const void* own = codegen::NativeMathRegister(OwnF32(fn))) return own;
   }
   const int i = static_cast<int>(fn);
   switch (TheIsa()) {

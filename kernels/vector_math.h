@@ -1,6 +1,6 @@
 // Vector math: bulk transcendental functions on f32 and f64 arrays with the widest vectors the CPU
 // has, chosen at run time (AVX-512F, else AVX2+FMA, else none), from SLEEF's 1.0-ulp ("u10")
-// functions, except f32 exp and tanh: Kiln's own (compiler/native_math.h: 8-lane AVX2 code on both
+// functions, except f32 exp and tanh: Kiln's own (codegen/native_math.h: 8-lane AVX2 code on both
 // paths, which native code emits inline; 0.95 and 1.48 ulp). The library is built for baseline
 // x86-64; only vector_math_avx2.cc and vector_math_avx512.cc are compiled for those instruction
 // sets, and they run only on CPUs that have them. Measured accuracy: docs/vector_math.md
@@ -39,7 +39,7 @@ using VectorF64 = void (*)(const double* x, double* y, int64_t n);
 // caller then uses the C library). KILN_VECTOR_MATH=off disables the vector path.
 VectorF32 VectorMathF32(MathFn fn);
 VectorF64 VectorMathF64(MathFn fn);
-// The same function for native code (compiler::MapCode::fn): 32 bytes of lanes (8 f32 or 4 f64)
+// The same function for native code (lower::MapCode::fn): 32 bytes of lanes (8 f32 or 4 f64)
 // in ymm0, the results in ymm0 (System V vector convention), the same bits per lane as
 // VectorMathF32/F64 on this machine; nullptr for kSqrt (an instruction) or without a vector path.
 const void* VectorMathRegister(MathFn fn, bool f64);

@@ -7,8 +7,8 @@
 #include <utility>
 
 #include "compiler/cost.h"
-#include "compiler/program.h"
 #include "ingest/compile_options.h"
+#include "lower/program.h"
 #include "pjrt/args_check.h"
 #include "pjrt/client.h"
 #include "pjrt/device.h"
@@ -131,7 +131,7 @@ std::shared_ptr<const ExecutableInfo> MakeExecutableInfo(
   }
   info->code_size_estimate =
       exe->main == nullptr ? 0
-                           : static_cast<int64_t>(exe->main->steps.size() * sizeof(compiler::Step));
+                           : static_cast<int64_t>(exe->main->steps.size() * sizeof(lower::Step));
   if (exe->spmd.has_value()) {
     auto fill = [&](ExecutableInfo::ShardingList& list,
                     const std::vector<compiler::ValueLayout>& values) {

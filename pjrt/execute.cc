@@ -10,7 +10,8 @@
 #include <utility>
 #include <vector>
 
-#include "compiler/program.h"
+#include "engine/run_program.h"
+#include "lower/program.h"
 #include "pjrt/args_check.h"
 #include "pjrt/buffer.h"
 #include "pjrt/client.h"
@@ -31,7 +32,7 @@ namespace {
 // One device's share of an Execute call, run on that device's work queue.
 struct Launch {
   std::shared_ptr<const ExecutableInfo> info;
-  compiler::ExecContext ctx;
+  lower::ExecContext ctx;
   std::vector<runtime::AsyncArrayRef> args;
   std::vector<bool> donated;  // per argument: this call consumed the caller's buffer
   std::vector<runtime::AsyncArrayRef> outputs;
@@ -48,9 +49,9 @@ runtime::AlignedBuffer& ThreadWorkingMemory() {
 
 // Runs @main over `inputs` into `results` (typed as the program's boundary; tokens cross it as
 // pred[0] buffers, and the program sees a token, which has no data: any address will do).
-Status RunMain(const compiler::Executable& exe, const compiler::ExecContext& launch_ctx,
+Status RunMain(const compiler::Executable& exe, const lower::ExecContext& launch_ctx,
                const std::vector<runtime::Array>& inputs, std::vector<runtime::Array>& results) {
-  const compiler::Program& main = *exe.main;
+  const lower::Program& main = *exe.main;
   if (main.result_slots.size() != results.size()) {
     return Internal(exe.name + " returns " + std::to_string(main.result_slots.size()) +
                     " results but declares " + std::to_string(results.size()));
@@ -70,8 +71,8 @@ Status RunMain(const compiler::Executable& exe, const compiler::ExecContext& lau
   }
   runtime::AlignedBuffer& memory = ThreadWorkingMemory();
   KILN_RETURN_IF_ERROR(memory.Reserve(main.total_bytes));
-  compiler::ExecContext ctx = launch_ctx;
-  return compiler::RunProgram(main, ctx, in_views, out_views, memory.data());
+  lower::ExecContext ctx = launch_ctx;
+  return engine::RunProgram(main, ctx, in_views, out_views, memory.data());
 }
 
 StatusOr<runtime::Array> AwaitArgument(const runtime::AsyncArrayRef& arg, size_t i,
@@ -126,12 +127,12 @@ Status RunLaunch(const Launch& launch) {
 // A partitioned program's one run for all its devices.
 struct SpmdLaunch {
   std::shared_ptr<const ExecutableInfo> info;
-  compiler::ExecContext ctx;
+  lower::ExecContext ctx;
   std::vector<std::vector<runtime::AsyncArrayRef>> args, outputs;  // [device][index]
   std::vector<runtime::EventRef> done;                             // per device
 };
 
-using Holder = compiler::TensorSharding::Holder;
+using Holder = lower::TensorSharding::Holder;
 
 size_t ElementBytes(const ir::Type& t) { return static_cast<size_t>(ir::DTypeByteSize(t.dtype)); }
 
@@ -144,7 +145,7 @@ Status RunSpmd(const SpmdLaunch& launch) {
   // (which also pass per device to the manual computations that take them).
   std::vector<runtime::Array> inputs;
   std::vector<runtime::Array> kept;  // device buffers the program reads through `device_values`
-  std::vector<compiler::DeviceValues> device_values;
+  std::vector<lower::DeviceValues> device_values;
   for (size_t a = 0; a < layout.args.size(); ++a) {
     const compiler::ValueLayout& v = layout.args[a];
     if (v.replicated()) {
@@ -183,7 +184,7 @@ Status RunSpmd(const SpmdLaunch& launch) {
       }
     }
     for (ir::ValueId link : v.device_links) {
-      compiler::DeviceValues p;
+      lower::DeviceValues p;
       p.value = link;
       for (size_t d = 0; d < devices; ++d) {
         KILN_ASSIGN_OR_RETURN(runtime::Array shard, shard_of(d));
@@ -205,7 +206,7 @@ Status RunSpmd(const SpmdLaunch& launch) {
     KILN_ASSIGN_OR_RETURN(runtime::Array a, runtime::Array::Allocate(v.global));
     results.push_back(std::move(a));
     if (v.device_links.empty()) continue;
-    compiler::DeviceValues p;
+    lower::DeviceValues p;
     p.value = v.device_links.front();  // a result is made by one manual computation
     for (size_t d = 0; d < devices; ++d) {
       KILN_ASSIGN_OR_RETURN(runtime::Array piece, runtime::Array::Allocate(v.local));
@@ -215,7 +216,7 @@ Status RunSpmd(const SpmdLaunch& launch) {
     }
     device_values.push_back(std::move(p));
   }
-  compiler::ExecContext ctx = launch.ctx;
+  lower::ExecContext ctx = launch.ctx;
   ctx.device_values = device_values;
   KILN_RETURN_IF_ERROR(RunMain(exe, ctx, inputs, results));
   // Every device's share of each result: its own when a manual computation made it, the array

@@ -57,7 +57,7 @@ PJRT_Error* OutputShardings(PJRT_Shardings_PJRT_Executable_OutputShardings_Args*
 
 std::string SerializeOpSharding(const compiler::ValueLayout& value, int devices) {
   std::string out;
-  const compiler::TensorSharding& s = value.sharding;
+  const lower::TensorSharding& s = value.sharding;
   if (s.IsReplicated()) {
     PutTag(out, kType, 0);
     PutVarint(out, kReplicated);

@@ -7,7 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "compiler/op_registry.h"
+#include "kernels/families.h"
+#include "lower/op_registry.h"
 
 namespace {
 
@@ -28,7 +29,7 @@ const VhloOp kVhloOps[] = {
 
 int main(int argc, char** argv) {
   bool markdown = argc > 1 && std::strcmp(argv[1], "--markdown") == 0;
-  const auto& registry = kiln::compiler::OpRegistry::Get();
+  const auto& registry = kiln::kernels::Registry();
 
   // Ops a current artifact can contain: those whose newest VHLO version is still current.
   std::set<std::string> current_ops;

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Prints the polynomial coefficients of Kiln's f32 tanh (compiler/native_math.cc, EmitTanh; its expm1 polynomial is also exp's).
+"""Prints the polynomial coefficients of Kiln's f32 tanh (codegen/native_math.cc, EmitTanh; its expm1 polynomial is also exp's).
 
 Two near-minimax fits, by weighted least squares on Chebyshev nodes iterated toward minimax
 (Lawson's algorithm), in f64:

@@ -14,9 +14,9 @@
 #include <utility>
 #include <vector>
 
-#include "compiler/op_registry.h"
 #include "kernels/elementwise_ops.h"
 #include "kernels/families.h"
+#include "lower/op_registry.h"
 #include "tests/cpp/kernels_test_util.h"
 
 namespace kiln::testing {
@@ -52,7 +52,7 @@ struct OpRun {
     builder->Result(out_dtype, out_dims);
     if (attrs) attrs(*builder);
     ctx = std::make_unique<FakeLowerContext>(*builder);
-    compiler::LowerFn lower = FindLowering(&compiler::RegisterElementwiseOps, name);
+    lower::LowerFn lower = FindLowering(&kernels::RegisterElementwiseOps, name);
     if (lower == nullptr) return Internal("not registered: " + name);
     return lower(*ctx);
   }

@@ -23,8 +23,8 @@ namespace {
 
 using ir::DType;
 
-compiler::LowerFn Conv() {
-  return FindLowering(&compiler::RegisterConvolutionOps, "stablehlo.convolution");
+lower::LowerFn Conv() {
+  return FindLowering(&kernels::RegisterConvolutionOps, "stablehlo.convolution");
 }
 
 struct Geometry {

@@ -12,10 +12,10 @@
 #include <string>
 #include <vector>
 
-#include "compiler/op_registry.h"
 #include "kernels/elementwise_ops.h"
 #include "kernels/families.h"
 #include "kernels/float16.h"
+#include "lower/op_registry.h"
 #include "tests/cpp/elementwise_test_util.h"
 #include "tests/cpp/kernels_test_util.h"
 

@@ -12,10 +12,10 @@
 #include <string>
 #include <vector>
 
-#include "compiler/op_registry.h"
 #include "kernels/elementwise_ops.h"
 #include "kernels/families.h"
 #include "kernels/float16.h"
+#include "lower/op_registry.h"
 #include "tests/cpp/elementwise_test_util.h"
 #include "tests/cpp/kernels_test_util.h"
 
@@ -151,10 +151,10 @@ TEST(ElementwiseTest, KernelRejectsInputsThatContradictTheIr) {
 }
 
 TEST(ElementwiseTest, EveryRegisteredOpHasAUniqueName) {
-  compiler::OpRegistry registry;
-  compiler::RegisterElementwiseOps(registry);
+  lower::OpRegistry registry;
+  kernels::RegisterElementwiseOps(registry);
   std::vector<std::string> names;
-  for (const compiler::OpDef& def : registry.ops()) names.emplace_back(def.name);
+  for (const lower::OpDef& def : registry.ops()) names.emplace_back(def.name);
   std::sort(names.begin(), names.end());
   EXPECT_EQ(std::adjacent_find(names.begin(), names.end()), names.end());
   EXPECT_GE(names.size(), 45u);

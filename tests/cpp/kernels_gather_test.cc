@@ -23,9 +23,7 @@ namespace {
 using ir::DType;
 using kernels::NextIndex;
 
-compiler::LowerFn Gather() {
-  return FindLowering(&compiler::RegisterIndexingOps, "stablehlo.gather");
-}
+lower::LowerFn Gather() { return FindLowering(&kernels::RegisterIndexingOps, "stablehlo.gather"); }
 
 // ---------------------------------------------------------------------------------------------
 // Gather

@@ -18,10 +18,10 @@ namespace {
 
 using ir::DType;
 
-compiler::LowerFn DotGeneral() {
-  return FindLowering(&compiler::RegisterLinalgOps, "stablehlo.dot_general");
+lower::LowerFn DotGeneral() {
+  return FindLowering(&kernels::RegisterLinalgOps, "stablehlo.dot_general");
 }
-compiler::LowerFn Dot() { return FindLowering(&compiler::RegisterLinalgOps, "stablehlo.dot"); }
+lower::LowerFn Dot() { return FindLowering(&kernels::RegisterLinalgOps, "stablehlo.dot"); }
 
 struct DotDims {
   std::vector<int64_t> lb, rb, lc, rc;
@@ -330,11 +330,11 @@ TEST(DotGeneralTest, RejectsInconsistentDimensionNumbers) {
 // ---------------------------------------------------------------------------------------------
 // cholesky / triangular_solve
 
-compiler::LowerFn Cholesky() {
-  return FindLowering(&compiler::RegisterLinalgOps, "stablehlo.cholesky");
+lower::LowerFn Cholesky() {
+  return FindLowering(&kernels::RegisterLinalgOps, "stablehlo.cholesky");
 }
-compiler::LowerFn TriangularSolve() {
-  return FindLowering(&compiler::RegisterLinalgOps, "stablehlo.triangular_solve");
+lower::LowerFn TriangularSolve() {
+  return FindLowering(&kernels::RegisterLinalgOps, "stablehlo.triangular_solve");
 }
 
 TEST(CholeskyTest, SpecExampleLowerAndUpper) {

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "compiler/op_registry.h"
 #include "kernels/families.h"
 #include "kernels/strided.h"
+#include "lower/op_registry.h"
 #include "tests/cpp/kernels_test_util.h"
 #include "tests/cpp/shape_test_util.h"
 
@@ -29,12 +29,12 @@ TEST(MiscOpsTest, OptimizationBarrierForwards) {
   Array x = MakeArray<float>(DType::kF32, {2}, {1, 2});
   Array y = Scalar<int32_t>(DType::kS32, 3);
   StatusOr<std::vector<Array>> out = LowerAndRun(
-      FindLowering(&compiler::RegisterMiscOps, "stablehlo.optimization_barrier"), ctx, {x, y});
+      FindLowering(&kernels::RegisterMiscOps, "stablehlo.optimization_barrier"), ctx, {x, y});
   ASSERT_TRUE(out.ok()) << out.status().ToString();
   EXPECT_EQ(ToVector<float>((*out)[0]), ToVector<float>(x));
   EXPECT_EQ(ToVector<int32_t>((*out)[1]), ToVector<int32_t>(y));
   StatusOr<Kernel> k =
-      FindLowering(&compiler::RegisterMiscOps, "stablehlo.optimization_barrier")(ctx);
+      FindLowering(&kernels::RegisterMiscOps, "stablehlo.optimization_barrier")(ctx);
   ASSERT_TRUE(k.ok());
   EXPECT_FALSE(k->fn);  // the results are the operands: the plan points them there
   EXPECT_EQ(k->alias_of(0), 0);
@@ -44,7 +44,7 @@ TEST(MiscOpsTest, OptimizationBarrierForwards) {
   bad.Operand(DType::kF32, {2});
   bad.Result(DType::kF32, {3});
   FakeLowerContext bad_ctx(bad);
-  EXPECT_EQ(FindLowering(&compiler::RegisterMiscOps, "stablehlo.optimization_barrier")(bad_ctx)
+  EXPECT_EQ(FindLowering(&kernels::RegisterMiscOps, "stablehlo.optimization_barrier")(bad_ctx)
                 .status()
                 .code(),
             StatusCode::kInvalidArgument);
@@ -63,7 +63,7 @@ TEST(MiscOpsTest, TokensHaveTokenType) {
     for (size_t i = 0; i < b.op().operands.size(); ++i)
       inputs.push_back(*Array::Allocate(DType::kToken, {}));
     StatusOr<std::vector<Array>> out =
-        LowerAndRun(FindLowering(&compiler::RegisterMiscOps, name), ctx, inputs);
+        LowerAndRun(FindLowering(&kernels::RegisterMiscOps, name), ctx, inputs);
     ASSERT_TRUE(out.ok()) << out.status().ToString();
     EXPECT_EQ((*out)[0].dtype, DType::kToken);
     EXPECT_TRUE((*out)[0].dims.empty());
@@ -73,7 +73,7 @@ TEST(MiscOpsTest, TokensHaveTokenType) {
   bad.Operand(DType::kF32, {});
   bad.op().results.push_back(bad.module().AddValue(ir::Type::Token()));
   FakeLowerContext ctx(bad);
-  EXPECT_EQ(FindLowering(&compiler::RegisterMiscOps, "stablehlo.after_all")(ctx).status().code(),
+  EXPECT_EQ(FindLowering(&kernels::RegisterMiscOps, "stablehlo.after_all")(ctx).status().code(),
             StatusCode::kInvalidArgument);
 }
 
@@ -81,16 +81,16 @@ TEST(MiscOpsTest, PartitionAndReplicaIdComeFromTheExecContext) {
   ExecContext ec;
   ec.partition_id = 3;
   ec.replica_id = 5;
-  OpRun part("stablehlo.partition_id", {}, DType::kU32, {}, {}, &compiler::RegisterMiscOps);
+  OpRun part("stablehlo.partition_id", {}, DType::kU32, {}, {}, &kernels::RegisterMiscOps);
   StatusOr<Array> p = part.Run(ec);
   ASSERT_TRUE(p.ok()) << p.status().ToString();
   EXPECT_EQ(ScalarValue<uint32_t>(*p), 3u);
-  OpRun rep("stablehlo.replica_id", {}, DType::kU32, {}, {}, &compiler::RegisterMiscOps);
+  OpRun rep("stablehlo.replica_id", {}, DType::kU32, {}, {}, &kernels::RegisterMiscOps);
   StatusOr<Array> r = rep.Run(ec);
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(ScalarValue<uint32_t>(*r), 5u);
   EXPECT_EQ(
-      LowerCode(OpRun("stablehlo.replica_id", {}, DType::kS32, {}, {}, &compiler::RegisterMiscOps)),
+      LowerCode(OpRun("stablehlo.replica_id", {}, DType::kS32, {}, {}, &kernels::RegisterMiscOps)),
       StatusCode::kInvalidArgument);
 }
 

@@ -17,9 +17,7 @@ namespace {
 
 using ir::DType;
 
-compiler::LowerFn Reduce() {
-  return FindLowering(&compiler::RegisterReductionOps, "stablehlo.reduce");
-}
+lower::LowerFn Reduce() { return FindLowering(&kernels::RegisterReductionOps, "stablehlo.reduce"); }
 
 // Reference reduce of a row-major array over `axes`, folding in `init` first, in double.
 template <typename T, typename Acc, typename Fn>

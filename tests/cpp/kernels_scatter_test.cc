@@ -23,8 +23,8 @@ namespace {
 using ir::DType;
 using kernels::NextIndex;
 
-compiler::LowerFn Scatter() {
-  return FindLowering(&compiler::RegisterIndexingOps, "stablehlo.scatter");
+lower::LowerFn Scatter() {
+  return FindLowering(&kernels::RegisterIndexingOps, "stablehlo.scatter");
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "compiler/op_registry.h"
 #include "kernels/families.h"
 #include "kernels/strided.h"
+#include "lower/op_registry.h"
 #include "tests/cpp/kernels_test_util.h"
 #include "tests/cpp/shape_test_util.h"
 

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "compiler/op_registry.h"
 #include "kernels/families.h"
 #include "kernels/strided.h"
+#include "lower/op_registry.h"
 #include "tests/cpp/kernels_test_util.h"
 #include "tests/cpp/shape_test_util.h"
 
@@ -246,7 +246,7 @@ TEST(ShapeOpsTest, MovesAnyByteWidthButNotTokens) {
   b.op().results.push_back(b.module().AddValue(ir::Type::Token()));
   b.Ints("permutation", {});
   FakeLowerContext ctx(b);
-  EXPECT_EQ(FindLowering(&compiler::RegisterShapeOps, "stablehlo.transpose")(ctx).status().code(),
+  EXPECT_EQ(FindLowering(&kernels::RegisterShapeOps, "stablehlo.transpose")(ctx).status().code(),
             StatusCode::kInvalidArgument);
   // Sub-byte / fp8 types are one byte each in storage, so moving them works.
   Array f8 = MakeArray<uint8_t>(DType::kF8E4M3FN, {2}, {1, 2});

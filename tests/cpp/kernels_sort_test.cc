@@ -23,7 +23,7 @@ namespace {
 using ir::DType;
 using kernels::NextIndex;
 
-compiler::LowerFn Sort() { return FindLowering(&compiler::RegisterIndexingOps, "stablehlo.sort"); }
+lower::LowerFn Sort() { return FindLowering(&kernels::RegisterIndexingOps, "stablehlo.sort"); }
 
 // ---------------------------------------------------------------------------------------------
 // Sort

@@ -14,19 +14,19 @@
 #include <vector>
 
 #include "compiler/buffer_plan.h"
-#include "compiler/op_registry.h"
-#include "compiler/program.h"
 #include "ir/module.h"
 #include "kernels/families.h"
+#include "lower/op_registry.h"
+#include "lower/program.h"
 #include "runtime/aligned_buffer.h"
 #include "runtime/array.h"
 #include "runtime/view.h"
 
 namespace kiln::testing {
 
-using compiler::ExecContext;
-using compiler::Kernel;
-using compiler::Program;
+using lower::ExecContext;
+using lower::Kernel;
+using lower::Program;
 using runtime::Array;
 
 // An integer list attribute encoded like the artifact reader does: a 1-D i64 dense literal.
@@ -138,7 +138,7 @@ class OpBuilder {
 
 // A LowerContext over the builder's op. CompileRegion hands out `region_programs` (one per region
 // index) when set, else UNIMPLEMENTED, so a test can tell which path a lowering took.
-class FakeLowerContext final : public compiler::LowerContext {
+class FakeLowerContext final : public lower::LowerContext {
  public:
   explicit FakeLowerContext(OpBuilder& b) : module_(b.module()), op_(b.op()) {}
 
@@ -186,7 +186,7 @@ inline std::shared_ptr<const Program> MakeProgram(
   const int num_params = static_cast<int>(params.size());
   const int num_results = static_cast<int>(results.size());
   program.num_slots = num_params + num_results;
-  compiler::Step step;
+  lower::Step step;
   for (int i = 0; i < num_params; ++i) {
     program.param_slots.push_back(i);
     program.slot_types.push_back(ir::Type::Tensor(params[static_cast<size_t>(i)], {}));
@@ -283,7 +283,7 @@ T ScalarValue(const Array& a) {
 }
 
 // Lowers the builder's op with the registered rule `lower` and runs it on `inputs`.
-inline StatusOr<std::vector<Array>> LowerAndRun(compiler::LowerFn lower, FakeLowerContext& ctx,
+inline StatusOr<std::vector<Array>> LowerAndRun(lower::LowerFn lower, FakeLowerContext& ctx,
                                                 std::vector<Array> inputs) {
   KILN_ASSIGN_OR_RETURN(Kernel kernel, lower(ctx));
   return RunKernel(kernel, ctx.module(), ctx.op(), inputs);
@@ -310,12 +310,11 @@ inline void ExpectNear(const std::vector<float>& got, const std::vector<double>&
 }
 
 // The lowering rule registered for `name` by `register_fn` (e.g. RegisterReductionOps).
-inline compiler::LowerFn FindLowering(void (*register_fn)(compiler::OpRegistry&),
-                                      std::string_view name) {
-  static std::vector<std::unique_ptr<compiler::OpRegistry>> keep;
-  keep.push_back(std::make_unique<compiler::OpRegistry>());
+inline lower::LowerFn FindLowering(void (*register_fn)(lower::OpRegistry&), std::string_view name) {
+  static std::vector<std::unique_ptr<lower::OpRegistry>> keep;
+  keep.push_back(std::make_unique<lower::OpRegistry>());
   register_fn(*keep.back());
-  for (const compiler::OpDef& def : keep.back()->ops()) {
+  for (const lower::OpDef& def : keep.back()->ops()) {
     if (def.name == name) return def.lower;
   }
   ADD_FAILURE() << "no lowering registered for " << name;

@@ -17,8 +17,8 @@ namespace {
 
 using ir::DType;
 
-compiler::LowerFn ReduceWindow() {
-  return FindLowering(&compiler::RegisterWindowOps, "stablehlo.reduce_window");
+lower::LowerFn ReduceWindow() {
+  return FindLowering(&kernels::RegisterWindowOps, "stablehlo.reduce_window");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -357,7 +357,7 @@ std::vector<Array> SpecSelectAndScatterInputs() {
 TEST(SelectAndScatterTest, SpecExampleFastPath) {
   OpBuilder b = SpecSelectAndScatter();
   FakeLowerContext ctx(b);
-  auto out = LowerAndRun(FindLowering(&compiler::RegisterWindowOps, "stablehlo.select_and_scatter"),
+  auto out = LowerAndRun(FindLowering(&kernels::RegisterWindowOps, "stablehlo.select_and_scatter"),
                          ctx, SpecSelectAndScatterInputs());
   ASSERT_TRUE(out.ok()) << out.status().ToString();
   EXPECT_EQ(ctx.compile_region_calls, 0);
@@ -381,7 +381,7 @@ TEST(SelectAndScatterTest, SpecExampleGeneralPath) {
                         DType::kS64, ScalarValue<int64_t>(in[0]) + ScalarValue<int64_t>(in[1]));
                     return Status::Ok();
                   })};
-  auto out = LowerAndRun(FindLowering(&compiler::RegisterWindowOps, "stablehlo.select_and_scatter"),
+  auto out = LowerAndRun(FindLowering(&kernels::RegisterWindowOps, "stablehlo.select_and_scatter"),
                          ctx, SpecSelectAndScatterInputs());
   ASSERT_TRUE(out.ok()) << out.status().ToString();
   EXPECT_EQ(ctx.compile_region_calls, 2);

@@ -65,7 +65,7 @@ inline OpBuilder CustomCall(const std::string& target, const std::vector<ConfigV
 
 inline StatusOr<std::vector<Array>> RunTarget(OpBuilder& b, const std::string& target,
                                               std::vector<Array> inputs) {
-  const compiler::CustomCallDef* def = compiler::OpRegistry::Get().FindCustomCall(target);
+  const lower::CustomCallDef* def = kernels::Registry().FindCustomCall(target);
   if (def == nullptr) return NotFound(target);
   FakeLowerContext ctx(b);
   return LowerAndRun(def->lower, ctx, std::move(inputs));
@@ -73,7 +73,7 @@ inline StatusOr<std::vector<Array>> RunTarget(OpBuilder& b, const std::string& t
 
 // Lowers the call only (for refusals): the status of the lowering rule.
 inline Status LowerTarget(OpBuilder& b, const std::string& target) {
-  const compiler::CustomCallDef* def = compiler::OpRegistry::Get().FindCustomCall(target);
+  const lower::CustomCallDef* def = kernels::Registry().FindCustomCall(target);
   if (def == nullptr) return NotFound(target);
   FakeLowerContext ctx(b);
   return def->lower(ctx).status();

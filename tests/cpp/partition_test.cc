@@ -6,17 +6,17 @@
 #include <thread>
 #include <vector>
 
-#include "compiler/sharding.h"
+#include "lower/sharding.h"
 #include "runtime/box_copy.h"
 #include "runtime/rendezvous.h"
 
 namespace kiln {
 namespace {
 
-using compiler::AxisRef;
-using compiler::Mesh;
-using compiler::ShardBox;
-using compiler::TensorSharding;
+using lower::AxisRef;
+using lower::Mesh;
+using lower::ShardBox;
+using lower::TensorSharding;
 
 Mesh Mesh2x2() {
   Mesh m;
@@ -43,7 +43,7 @@ TEST(ShardingTest, ShardBoxesTileTheArray) {
   s.mesh = Mesh2x2();
   s.dims = {{AxisRef{0, 1, 2}}, {AxisRef{1, 1, 2}}};
   for (int d = 0; d < 4; ++d) {
-    ShardBox box = *compiler::ShardOf(s, {8, 6}, d);
+    ShardBox box = *lower::ShardOf(s, {8, 6}, d);
     EXPECT_EQ(box.dims, (std::vector<int64_t>{4, 3}));
     EXPECT_EQ(box.offsets, (std::vector<int64_t>{4 * (d / 2), 3 * (d % 2)}));
   }
@@ -52,13 +52,13 @@ TEST(ShardingTest, ShardBoxesTileTheArray) {
   t.mesh = Mesh2x2();
   t.dims = {{AxisRef{1, 1, 2}, AxisRef{0, 1, 2}}};
   std::vector<int64_t> offsets;
-  for (int d = 0; d < 4; ++d) offsets.push_back(compiler::ShardOf(t, {8}, d)->offsets[0]);
+  for (int d = 0; d < 4; ++d) offsets.push_back(lower::ShardOf(t, {8}, d)->offsets[0]);
   EXPECT_EQ(offsets, (std::vector<int64_t>{0, 4, 2, 6}));
   // Replicated along b: P('a', None) gives devices 0 and 1 the same box.
   TensorSharding r;
   r.mesh = Mesh2x2();
   r.dims = {{AxisRef{0, 1, 2}}, {}};
-  EXPECT_EQ(compiler::ShardOf(r, {8, 6}, 0)->offsets, compiler::ShardOf(r, {8, 6}, 1)->offsets);
+  EXPECT_EQ(lower::ShardOf(r, {8, 6}, 0)->offsets, lower::ShardOf(r, {8, 6}, 1)->offsets);
   EXPECT_EQ(r.ShardingAxes(), (std::vector<int>{0}));
 }
 
@@ -86,7 +86,7 @@ TEST(ShardingTest, UnreducedHoldersAndOrigin) {
 }
 
 TEST(ShardingTest, ParseRejectsUnevenAndUnknownAxes) {
-  compiler::MeshTable none;
+  lower::MeshTable none;
   ir::Attr axis =
       ir::Attr::Dict({{"sdy", ir::Attr::String("axis_ref")}, {"name", ir::Attr::String("i")}});
   ir::Attr dim = ir::Attr::Dict({{"sdy", ir::Attr::String("dim_sharding")},
@@ -105,20 +105,19 @@ TEST(ShardingTest, ParseRejectsUnevenAndUnknownAxes) {
                                       {"unreduced", ir::Attr::Array({})}});
   const ir::Type even = ir::Type::Tensor(ir::DType::kF32, {8});
   const ir::Type uneven = ir::Type::Tensor(ir::DType::kF32, {6});
-  ASSERT_TRUE(compiler::ParseSharding(sharding, none, even, "x").ok());
-  Status s = compiler::ParseSharding(sharding, none, uneven, "x").status();
+  ASSERT_TRUE(lower::ParseSharding(sharding, none, even, "x").ok());
+  Status s = lower::ParseSharding(sharding, none, uneven, "x").status();
   EXPECT_EQ(s.code(), StatusCode::kUnimplemented);
   EXPECT_NE(s.message().find("evenly"), std::string::npos);
   ir::Attr wrong_rank = sharding;
   EXPECT_FALSE(
-      compiler::ParseSharding(wrong_rank, none, ir::Type::Tensor(ir::DType::kF32, {8, 2}), "x")
-          .ok());
+      lower::ParseSharding(wrong_rank, none, ir::Type::Tensor(ir::DType::kF32, {8, 2}), "x").ok());
   ir::Attr unknown = sharding;
   unknown.dict[2].second.array[0].dict[1].second.array[0].dict[1].second = ir::Attr::String("q");
-  EXPECT_FALSE(compiler::ParseSharding(unknown, none, even, "x").ok());
+  EXPECT_FALSE(lower::ParseSharding(unknown, none, even, "x").ok());
   ir::Attr ref = sharding;
   ref.dict[1].second = ir::Attr::SymbolRef("nowhere");
-  EXPECT_FALSE(compiler::ParseSharding(ref, none, even, "x").ok());
+  EXPECT_FALSE(lower::ParseSharding(ref, none, even, "x").ok());
 }
 
 TEST(BoxCopyTest, CopiesABlockBetweenArrays) {

@@ -11,8 +11,8 @@
 #include <utility>
 #include <vector>
 
-#include "compiler/op_registry.h"
 #include "kernels/families.h"
+#include "lower/op_registry.h"
 #include "tests/cpp/kernels_test_util.h"
 
 namespace kiln::testing {
@@ -20,12 +20,12 @@ namespace kiln::testing {
 using ir::DType;
 
 // Which Register* function owns an op.
-using RegisterFn = void (*)(compiler::OpRegistry&);
+using RegisterFn = void (*)(lower::OpRegistry&);
 
 struct OpRun {
   OpRun(std::string name_in, std::vector<Array> inputs_in, DType out_dtype_in,
         std::vector<int64_t> out_dims_in, std::function<void(OpBuilder&)> attrs_in = {},
-        RegisterFn reg_in = &compiler::RegisterShapeOps)
+        RegisterFn reg_in = &kernels::RegisterShapeOps)
       : name(std::move(name_in)),
         inputs(std::move(inputs_in)),
         out_dtype(out_dtype_in),
@@ -39,7 +39,7 @@ struct OpRun {
     builder->Result(out_dtype, out_dims);
     if (attrs) attrs(*builder);
     ctx = std::make_unique<FakeLowerContext>(*builder);
-    compiler::LowerFn lower = FindLowering(reg, name);
+    lower::LowerFn lower = FindLowering(reg, name);
     if (lower == nullptr) return Internal("not registered: " + name);
     return lower(*ctx);
   }

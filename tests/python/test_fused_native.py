@@ -1,4 +1,4 @@
-"""Native code for fused elementwise runs (compiler/fused_native.cc): float arithmetic and vector
+"""Native code for fused elementwise runs (codegen/fused_native.cc): float arithmetic and vector
 functions over a tile in registers, 8 f32 (4 f64) lanes at a time, or 16 (8) in zmm registers on
 CPUs with AVX-512, two vectors per iteration, the rest one vector at a time under a lane mask.
 

@@ -1,4 +1,4 @@
-"""Native loop code (compiler/flat_program_native.cc): loop conditions and bodies run as x86-64
+"""Native loop code (codegen/native_loop.cc): loop conditions and bodies run as x86-64
 code generated at compile time, with small elementwise steps as instructions.
 
 Every op the generator emits, on each element type it handles and on sizes that take each of its
@@ -97,7 +97,7 @@ UNARY = {
     "min": (jnp.min, FLOATS),
 }
 # Vector functions: on one element, an xmm and a ymm register of lanes Kiln's own f32 exp and tanh
-# are emitted inline (compiler/native_math.h) and the others called; beyond that the array form.
+# are emitted inline (codegen/native_math.h) and the others called; beyond that the array form.
 VECTOR = {"exp": lax.exp, "tanh": lax.tanh, "sin": lax.sin}
 VECTOR_SIZES = {"float32": (1, 4, 8, 11), "float64": (1, 2, 4, 5)}
 MOVES = {

@@ -1,4 +1,4 @@
-"""Loops as the engine runs them (compiler/flat_program.h, kernels/control_flow.cc): the condition and
+"""Loops as the engine runs them (engine/flat_program.h, kernels/control_flow.cc): the condition and
 body with their calls inlined and operands resolved once per loop execution, carries alternating
 between two buffer sets, and carries updated in place when the body only writes a slice of them.
 Each program runs on Kiln and on JAX's CPU backend; results must agree (tolerances.py).

@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "compiler/native_emitter.h"
+#include "codegen/native_emitter.h"
 
-namespace kiln::compiler {
+namespace kiln::codegen {
+
+using lower::MapOp;
 
 // Loads `size` bytes into the low part of `r` (zero-extended to 64 bits for 1, 2 and 4).
 void NativeEmitter::Load(const Xbyak::Reg64& r, const Xbyak::RegExp& a, int size) {
@@ -263,4 +265,4 @@ void NativeEmitter::Remember(uint64_t key, uint64_t offset, int reg, bool f64) {
   cache_.push_back({key, offset, reg, f64, ++clock_});
 }
 
-}  // namespace kiln::compiler
+}  // namespace kiln::codegen

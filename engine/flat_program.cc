@@ -1,4 +1,4 @@
-#include "compiler/flat_program.h"
+#include "engine/flat_program.h"
 
 #include <algorithm>
 #include <cstring>
@@ -6,9 +6,21 @@
 #include <string>
 #include <utility>
 
-#include "compiler/fusion.h"
+#include "engine/run_program.h"
+#include "lower/fused_plan.h"
 
-namespace kiln::compiler {
+namespace kiln::engine {
+
+using lower::AlignUp64;
+using lower::ExecContext;
+using lower::FusedPlan;
+using lower::kMaxMapInputs;
+using lower::MapCode;
+using lower::MapInfo;
+using lower::Program;
+using lower::RangeFn;
+using lower::SlotPlan;
+using lower::Step;
 namespace {
 
 // Inlining stops at this depth of calls, or once the flat program has this many steps: past that,
@@ -53,7 +65,7 @@ void FlatProgram::Inline(const Program& p, std::span<const int32_t> param_slots,
     template_.push_back(p.view_template[local]);
   };
   for (size_t s = 0; s < p.slots.size(); ++s) {
-    if (p.slots[s].kind == compiler::SlotKind::kConst) add({SlotKind::kConst, -1, 0}, s);
+    if (p.slots[s].kind == lower::SlotKind::kConst) add({SlotKind::kConst, -1, 0}, s);
   }
   // patch_order lists parameters, results and frame values before aliases, so an alias's root
   // always has its flat slot already.
@@ -62,23 +74,23 @@ void FlatProgram::Inline(const Program& p, std::span<const int32_t> param_slots,
     const auto local = static_cast<size_t>(s);
     const auto index = static_cast<size_t>(plan.index);
     switch (plan.kind) {
-      case compiler::SlotKind::kParam:
+      case lower::SlotKind::kParam:
         add(root ? Slot{SlotKind::kParam, plan.index, 0}
                  : Slot{SlotKind::kAlias, param_slots[index], 0},
             local);
         break;
-      case compiler::SlotKind::kResult:
+      case lower::SlotKind::kResult:
         add(root ? Slot{SlotKind::kResult, plan.index, 0}
                  : Slot{SlotKind::kAlias, result_slots[index], 0},
             local);
         break;
-      case compiler::SlotKind::kFrame:
+      case lower::SlotKind::kFrame:
         add({SlotKind::kFrame, -1, memory + p.buffers_offset + plan.offset}, local);
         break;
-      case compiler::SlotKind::kAlias:
+      case lower::SlotKind::kAlias:
         add({SlotKind::kAlias, flat[index], plan.offset}, local);
         break;
-      case compiler::SlotKind::kConst:
+      case lower::SlotKind::kConst:
         break;
     }
   }
@@ -366,4 +378,17 @@ Status FlatProgram::Run(ExecContext& ctx, const std::byte* table) const {
   return Status::Ok();
 }
 
-}  // namespace kiln::compiler
+Status NativeLoop::Run(ExecContext& ctx, std::byte* const tables[4], std::byte* memory,
+                       const uint8_t* pred, int* set) const {
+  Status error;
+  const uint64_t failed = fn_(tables, &ctx, &error, pred, set, memory);
+  if (failed == 0) return Status::Ok();
+  const bool in_body = (failed >> 32) != 0;
+  const size_t index = static_cast<size_t>(failed & 0xffffffffu) - 1;
+  return (in_body ? body_ : cond_)
+      ->StepContext(std::move(error), index)
+      .WithContext(in_body ? "in the body of stablehlo.while"
+                           : "in the condition of stablehlo.while");
+}
+
+}  // namespace kiln::engine

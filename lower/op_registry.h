@@ -1,5 +1,5 @@
 // The op registry: the single table of every op Kiln can compile. It drives lowering (op ->
-// kernel), the up-front unsupported-op check, and the coverage report (tools/coverage_report).
+// kernel), the up-front unsupported-op check, and the coverage report (tools/op_coverage.cc).
 #pragma once
 
 #include <memory>
@@ -7,11 +7,11 @@
 #include <string_view>
 #include <vector>
 
-#include "compiler/kernel.h"
-#include "compiler/program.h"
 #include "ir/module.h"
+#include "lower/kernel.h"
+#include "lower/program.h"
 
-namespace kiln::compiler {
+namespace kiln::lower {
 
 // The view of the compiler that a lowering rule gets.
 class LowerContext {
@@ -56,10 +56,9 @@ struct CustomCallDef {
   LowerFn lower;
 };
 
+// Filled by kernels/ (kernels/families.h: Registry(), each family registering its own ops).
 class OpRegistry {
  public:
-  static const OpRegistry& Get();
-
   const OpDef* Find(std::string_view name) const;
   const std::vector<OpDef>& ops() const { return ops_; }
   void Add(OpDef def) { ops_.push_back(def); }
@@ -76,9 +75,4 @@ class OpRegistry {
   std::vector<CustomCallDef> custom_calls_;
 };
 
-// Registers every kernel family's ops (kernels/families.cc: the list of families, owned by
-// kernels/; each family's Register<Family>Ops lives with its kernels, declared in
-// kernels/families.h). Called once, from OpRegistry::Get().
-void RegisterKernelFamilies(OpRegistry& registry);
-
-}  // namespace kiln::compiler
+}  // namespace kiln::lower

@@ -1,5 +1,5 @@
-// What both x86-64 code generators share (native loops, compiler/native_emitter.h; fused runs,
-// compiler/fused_native.h): when to generate code, dumping it, and the float instructions of map
+// What both x86-64 code generators share (native loops, codegen/native_emitter.h; fused runs,
+// codegen/fused_native.h): when to generate code, dumping it, and the float instructions of map
 // ops.
 #pragma once
 
@@ -8,9 +8,9 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "compiler/kernel.h"
+#include "lower/kernel.h"
 
-namespace kiln::compiler {
+namespace kiln::codegen {
 
 // Whether to generate native code: the CPU has AVX and the environment variable `switch_var` is
 // not "0" (KILN_LOOP_JIT, KILN_FUSED_JIT).
@@ -26,18 +26,18 @@ bool Avx512Available(const char* switch_var);
 void DumpNativeCode(const char* env_var, const uint8_t* code, size_t size);
 
 // Float ops that are instructions (EmitFloatOp), and the number of operands of every op.
-bool IsFloatArithmetic(MapOp op);
-int ArityOf(MapOp op);
+bool IsFloatArithmetic(lower::MapOp op);
+int ArityOf(lower::MapOp op);
 
 // d = op(a, b) for float op `op` (IsFloatArithmetic): every lane of the registers (`packed`, xmm,
 // ymm or zmm as they are; a zmm maximum/minimum uses k1) or the low element. d must differ from a
 // and b; t is a temporary; `sign` holds EmitSignMask's lanes (the sign bit) for negate and abs. The
 // same bits as the ops' C++ (elementwise_ops.h).
-void EmitFloatOp(Xbyak::CodeGenerator& g, MapOp op, bool f64, bool packed, const Xbyak::Xmm& d,
-                 const Xbyak::Xmm& a, const Xbyak::Xmm& b, const Xbyak::Xmm& t,
+void EmitFloatOp(Xbyak::CodeGenerator& g, lower::MapOp op, bool f64, bool packed,
+                 const Xbyak::Xmm& d, const Xbyak::Xmm& a, const Xbyak::Xmm& b, const Xbyak::Xmm& t,
                  const Xbyak::Xmm& sign);
 // dst = the sign bit in every f32 (f64) lane of its xmm, or of its ymm when `wide`, or of dst
 // when it is a zmm.
 void EmitSignMask(Xbyak::CodeGenerator& g, bool f64, bool wide, const Xbyak::Xmm& dst);
 
-}  // namespace kiln::compiler
+}  // namespace kiln::codegen

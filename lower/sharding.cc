@@ -1,9 +1,9 @@
-#include "compiler/sharding.h"
+#include "lower/sharding.h"
 
 #include <algorithm>
 #include <numeric>
 
-namespace kiln::compiler {
+namespace kiln::lower {
 namespace {
 
 bool IsTagged(const ir::Attr& attr, std::string_view kind) {
@@ -300,4 +300,4 @@ StatusOr<ShardBox> ShardOf(const TensorSharding& sharding, const std::vector<int
   return box;
 }
 
-}  // namespace kiln::compiler
+}  // namespace kiln::lower

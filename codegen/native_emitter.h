@@ -1,6 +1,6 @@
-// The x86-64 code generator of native loops (compiler/flat_program_native.cc): the instructions
+// The x86-64 code generator of native loops (codegen/native_loop.cc): the instructions
 // for one map step (native_emitter.cc; loads, stores and the register cache in
-// native_registers.cc) and the loop around the steps. Internal to the compiler's native files.
+// native_registers.cc) and the loop around the steps. Internal to codegen/.
 #pragma once
 
 #include <xbyak/xbyak.h>
@@ -9,10 +9,10 @@
 #include <utility>
 #include <vector>
 
-#include "compiler/flat_program.h"
-#include "compiler/native_ops.h"
+#include "codegen/native_ops.h"
+#include "engine/flat_program.h"
 
-namespace kiln::compiler {
+namespace kiln::codegen {
 
 // An element type the generator handles in registers.
 struct ElemType {
@@ -51,9 +51,9 @@ enum class Form {
 };
 
 // How map step `code` on `elements` elements with `n_in` range inputs is emitted.
-Form FormOf(const MapCode& code, int64_t elements, uint16_t n_in);
+Form FormOf(const lower::MapCode& code, int64_t elements, uint16_t n_in);
 
-// The generator of a loop's code (compiler/flat_program_native.cc; data movement in
+// The generator of a loop's code (codegen/native_loop.cc; data movement in
 // native_moves.cc, map steps in native_emitter.cc). Registers: rbx the table of the program
 // running, r12 the programs' frame memory, r13 the four tables, r15 the carry set, rbp the
 // predicate (all callee-saved, so they survive calls); the ExecContext and Status* on the stack;
@@ -63,12 +63,15 @@ class NativeEmitter : public Xbyak::CodeGenerator {
  public:
   NativeEmitter() : Xbyak::CodeGenerator(4096, Xbyak::AutoGrow) {}
   // fn(tables, ctx, error, pred, set, memory): while (cond) body, from and to *set.
-  void Loop(const FlatProgram& cond, const FlatProgram& body);
+  void Loop(const engine::FlatProgram& cond, const engine::FlatProgram& body);
+  // The steps of one flat program, run on the table in rbx; a failed kernel step jumps to
+  // fail_[program_tag] (0: the condition, 1: the body).
+  void Flat(const engine::FlatProgram& p, uint32_t program_tag);
   void Call(const void* fn);
   // range(in, out, 0, elements, state), `in` being the Operands entry at `op`.
-  void CallRange(uint32_t op, uint32_t out_field, RangeFn range, int64_t elements,
+  void CallRange(uint32_t op, uint32_t out_field, lower::RangeFn range, int64_t elements,
                  const void* state);
-  void CallDirect(DirectFn fn, const void* state, uint32_t in_views, uint32_t out_views);
+  void CallDirect(lower::DirectFn fn, const void* state, uint32_t in_views, uint32_t out_views);
   // RunKernelStep(program, ctx, table, error, index); a failure leaves the loop.
   void CallKernel(const void* fn, const void* program, uint64_t index, uint32_t program_tag);
   // Copies `bytes` from in[0] to out of the Operands entry at `op` unless they are the same;
@@ -77,18 +80,18 @@ class NativeEmitter : public Xbyak::CodeGenerator {
             const std::pair<uint64_t, uint64_t> roots[2]);
   // The byte copies of a data-movement step (Direct::pieces) whose views start at `views`;
   // `roots` holds the register-cache key and base offset of each input and then of the output.
-  void Pieces(const std::vector<BytePiece>& pieces, uint32_t views, uint16_t n_in,
+  void Pieces(const std::vector<lower::BytePiece>& pieces, uint32_t views, uint16_t n_in,
               const std::vector<std::pair<uint64_t, uint64_t>>& roots);
   // Direct::update inline (native_moves.cc): input 0 the operand, 1 the update, then the start
   // indices, then the output, as views at `views`; `copy_fn(to, from, bytes)` copies the operand
   // when the output is other memory; `roots` as for Pieces.
-  void UpdateSlice(const UpdateSliceCode& code, uint32_t views, uint16_t n_in, const void* copy_fn,
-                   const std::vector<std::pair<uint64_t, uint64_t>>& roots);
+  void UpdateSlice(const lower::UpdateSliceCode& code, uint32_t views, uint16_t n_in,
+                   const void* copy_fn, const std::vector<std::pair<uint64_t, uint64_t>>& roots);
   // Direct::reduce_all inline: input 0 (n elements) and 1 (the initial value) and the output
   // are the views at `views`.
-  void ReduceAll(const MapCode& code, int64_t n, uint32_t views, uint64_t out_key);
+  void ReduceAll(const lower::MapCode& code, int64_t n, uint32_t views, uint64_t out_key);
   // Emits map step `f` inline (FormOf(...) != kCall), its operands in the entry at `op`.
-  void Map(Form form, const MapCode& code, int64_t n, uint8_t scalar, uint32_t op,
+  void Map(Form form, const lower::MapCode& code, int64_t n, uint8_t scalar, uint32_t op,
            uint32_t out_field, const OperandKeys& keys);
   void Forget() { cache_.clear(); }
   void ForgetKey(uint64_t key);
@@ -104,14 +107,14 @@ class NativeEmitter : public Xbyak::CodeGenerator {
   void StoreFloat(const Xbyak::RegExp& a, const Xbyak::Xmm& x, bool f64);
   // r8 = op(r8, r9) for integers extended to 64 bits: the low `width` bytes are the wrapped
   // result; maximum/minimum compare the extended values (signed or unsigned as the type).
-  void Integer(MapOp op, const ElemType& t);
+  void Integer(lower::MapOp op, const ElemType& t);
   void Convert(const ElemType& from, const ElemType& to, const Xbyak::RegExp& src,
                const Xbyak::RegExp& dst);
   // Float arithmetic on n elements: 32-byte chunks in ymm, then 16-byte chunks in xmm, then one
   // element at a time. xmm0/xmm1 hold the operands, xmm2 the result, xmm3 a temporary and xmm7
   // the sign mask of negate/abs.
   template <typename At, typename AtOut>
-  void FloatPacked(MapOp op, bool f64, int64_t n, uint8_t scalar, At at, AtOut at_out,
+  void FloatPacked(lower::MapOp op, bool f64, int64_t n, uint8_t scalar, At at, AtOut at_out,
                    const OperandKeys& keys);
   int Find(uint64_t key, uint64_t offset, bool f64);
   // The cache register holding the `bytes` (16 or 32) at (key, offset) as one vector, or -1.
@@ -176,4 +179,4 @@ class NativeEmitter : public Xbyak::CodeGenerator {
   bool upper_dirty_ = false;
 };
 
-}  // namespace kiln::compiler
+}  // namespace kiln::codegen

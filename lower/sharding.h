@@ -19,7 +19,7 @@
 #include "ir/type.h"
 #include "support/status.h"
 
-namespace kiln::compiler {
+namespace kiln::lower {
 
 struct Mesh {
   std::string name;
@@ -98,4 +98,4 @@ struct ShardBox {
 StatusOr<ShardBox> ShardOf(const TensorSharding& sharding, const std::vector<int64_t>& global_dims,
                            int64_t device);
 
-}  // namespace kiln::compiler
+}  // namespace kiln::lower

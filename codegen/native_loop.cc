@@ -25,6 +25,8 @@
 //
 // Only machines with AVX get native code; KILN_LOOP_JIT=0 turns it off (the flat programs are then
 // interpreted), KILN_LOOP_JIT_DUMP=<prefix> writes each loop's code to a file.
+#include "codegen/native_loop.h"
+
 #include <xbyak/xbyak.h>
 
 #include <atomic>
@@ -37,10 +39,18 @@
 #include <string>
 #include <vector>
 
-#include "compiler/flat_program.h"
-#include "compiler/native_emitter.h"
+#include "codegen/native_emitter.h"
+#include "engine/flat_program.h"
 
-namespace kiln::compiler {
+namespace kiln::codegen {
+
+using engine::FlatProgram;
+using engine::NativeLoop;
+using lower::Direct;
+using lower::DirectFn;
+using lower::MapCode;
+using lower::MapOp;
+using lower::RangeFn;
 namespace {
 
 // A dynamic_update_slice writing more than this is a call (of its direct form).
@@ -72,12 +82,12 @@ void NativeEmitter::Loop(const FlatProgram& cond, const FlatProgram& body) {
   L(top);
   Forget();
   mov(rbx, ptr[r13 + r15 * 8]);
-  cond.EmitNative(*this, 0);
+  Flat(cond, 0);
   cmp(byte[rbp], 0);
   je(exit, T_NEAR);
   Forget();  // the cache's keys are the condition's
   mov(rbx, ptr[r13 + r15 * 8 + 16]);
-  body.EmitNative(*this, 1);
+  Flat(body, 1);
   xor_(r15d, 1);
   jmp(top, T_NEAR);
   // A failed kernel step jumps to fail_[tag] with its index + 1 in rax.
@@ -197,56 +207,57 @@ void CopyDistinct(void* to, const void* from, size_t bytes) {
 
 }  // namespace
 
-void FlatProgram::EmitNative(NativeEmitter& gen, uint32_t program_tag) const {
+void NativeEmitter::Flat(const FlatProgram& p, uint32_t program_tag) {
   // Register-cache keys: a flat slot's root, or a temporary's offset with the top bit set.
   constexpr uint64_t kTempKey = uint64_t{1} << 63;
   constexpr uint64_t kMaxFrameDisp = uint64_t{1} << 30;
-  const auto out_field = static_cast<uint32_t>(offsetof(Operands, out));
-  for (size_t i = 0; i < steps_.size(); ++i) {
-    const FlatStep& f = steps_[i];
-    const auto op = static_cast<uint32_t>(operands_offset_ + i * sizeof(Operands));
+  const auto out_field = static_cast<uint32_t>(offsetof(FlatProgram::Operands, out));
+  for (size_t i = 0; i < p.steps_.size(); ++i) {
+    const FlatProgram::FlatStep& f = p.steps_[i];
+    const auto op = static_cast<uint32_t>(p.operands_offset_ + i * sizeof(FlatProgram::Operands));
     switch (f.kind) {
-      case StepKind::kMap: {
+      case FlatProgram::StepKind::kMap: {
         const Form form = FormOf(f.code, f.elements, f.n_in);
         if (form == Form::kCall) {
-          gen.CallRange(op, out_field, f.range, f.elements, f.state);
+          CallRange(op, out_field, f.range, f.elements, f.state);
           break;
         }
         OperandKeys keys;
         for (uint16_t r = 0; r <= f.n_in && r < 4; ++r) {
-          const PtrRef& ref = refs_[f.refs + r];
+          const FlatProgram::PtrRef& ref = p.refs_[f.refs + r];
           const int k = r == f.n_in ? 3 : r;
           if (ref.temp) {
             keys.key[k] = kTempKey | ref.index;
             keys.where[k] = OperandKeys::kTable;
-            keys.disp[k] = static_cast<uint32_t>(temps_offset_ + ref.index);
+            keys.disp[k] = static_cast<uint32_t>(p.temps_offset_ + ref.index);
           } else {
-            const auto [root, offset] = RootOf(io_[ref.index]);
+            const auto [root, offset] = p.RootOf(p.io_[ref.index]);
             keys.key[k] = static_cast<uint64_t>(root);
             keys.base[k] = offset;
-            const Slot& slot = slots_[static_cast<size_t>(root)];
-            if (slot.kind == SlotKind::kFrame && slot.offset + offset < kMaxFrameDisp) {
+            const FlatProgram::Slot& slot = p.slots_[static_cast<size_t>(root)];
+            if (slot.kind == FlatProgram::SlotKind::kFrame &&
+                slot.offset + offset < kMaxFrameDisp) {
               keys.where[k] = OperandKeys::kFrame;
               keys.disp[k] = static_cast<uint32_t>(slot.offset + offset);
             }
           }
         }
-        gen.Map(form, f.code, f.elements, f.scalar, op, out_field, keys);
+        Map(form, f.code, f.elements, f.scalar, op, out_field, keys);
         break;
       }
-      case StepKind::kCopy: {
+      case FlatProgram::StepKind::kCopy: {
         std::pair<uint64_t, uint64_t> roots[2];
         for (int k = 0; k < 2; ++k) {
-          const auto [root, offset] = RootOf(io_[f.io + static_cast<uint32_t>(k)]);
+          const auto [root, offset] = p.RootOf(p.io_[f.io + static_cast<uint32_t>(k)]);
           roots[k] = {static_cast<uint64_t>(root), offset};
         }
-        gen.Copy(op, out_field, f.scratch, reinterpret_cast<const void*>(&CopyDistinct), roots);
+        Copy(op, out_field, f.scratch, reinterpret_cast<const void*>(&CopyDistinct), roots);
       } break;
-      case StepKind::kDirect: {
-        const auto views = static_cast<uint32_t>(io_views_offset_ + f.io * sizeof(runtime::View));
+      case FlatProgram::StepKind::kDirect: {
+        const auto views = static_cast<uint32_t>(p.io_views_offset_ + f.io * sizeof(runtime::View));
         if (const Direct& d = f.step->direct; d.reduce_all.op != MapOp::kNone) {
-          gen.ReduceAll(d.reduce_all, d.reduce_elements, views,
-                        static_cast<uint64_t>(RootOf(io_[f.io + f.n_in]).first));
+          ReduceAll(d.reduce_all, d.reduce_elements, views,
+                    static_cast<uint64_t>(p.RootOf(p.io_[f.io + f.n_in]).first));
           break;
         }
         const Direct& d = f.step->direct;
@@ -254,31 +265,30 @@ void FlatProgram::EmitNative(NativeEmitter& gen, uint32_t program_tag) const {
                                     d.update->update_bytes <= kMaxInlineUpdateBytes)) {
           std::vector<std::pair<uint64_t, uint64_t>> roots;
           for (uint16_t k = 0; k <= f.n_in; ++k) {
-            const auto [root, offset] = RootOf(io_[f.io + k]);
+            const auto [root, offset] = p.RootOf(p.io_[f.io + k]);
             roots.emplace_back(static_cast<uint64_t>(root), offset);
           }
           if (d.pieces != nullptr) {
-            gen.Pieces(*d.pieces, views, f.n_in, roots);
+            Pieces(*d.pieces, views, f.n_in, roots);
           } else {
-            gen.UpdateSlice(*d.update, views, f.n_in, reinterpret_cast<const void*>(&CopyDistinct),
-                            roots);
+            UpdateSlice(*d.update, views, f.n_in, reinterpret_cast<const void*>(&CopyDistinct),
+                        roots);
           }
           break;
         }
-        gen.CallDirect(f.step->direct.fn, f.step->direct.state.get(), views,
-                       views + static_cast<uint32_t>(f.n_in * sizeof(runtime::View)));
+        CallDirect(f.step->direct.fn, f.step->direct.state.get(), views,
+                   views + static_cast<uint32_t>(f.n_in * sizeof(runtime::View)));
         break;
       }
-      case StepKind::kKernel:
-        gen.CallKernel(reinterpret_cast<const void*>(&FlatProgram::RunKernelStep), this, i,
-                       program_tag);
+      case FlatProgram::StepKind::kKernel:
+        CallKernel(reinterpret_cast<const void*>(&FlatProgram::RunKernelStep), &p, i, program_tag);
         break;
     }
   }
 }
 
-std::shared_ptr<const NativeLoop> NativeLoop::Build(std::shared_ptr<const FlatProgram> cond,
-                                                    std::shared_ptr<const FlatProgram> body) {
+std::shared_ptr<const NativeLoop> BuildNativeLoop(std::shared_ptr<const FlatProgram> cond,
+                                                  std::shared_ptr<const FlatProgram> body) {
   // Table offsets are 32-bit displacements.
   constexpr size_t kMaxTable = size_t{1} << 30;
   if (!NativeAllowed() || cond->table_bytes() >= kMaxTable || body->table_bytes() >= kMaxTable) {
@@ -289,12 +299,8 @@ std::shared_ptr<const NativeLoop> NativeLoop::Build(std::shared_ptr<const FlatPr
     gen->Loop(*cond, *body);
     gen->readyRE();
     DumpNativeCode("KILN_LOOP_JIT_DUMP", gen->getCode(), gen->getSize());
-    auto loop = std::make_shared<NativeLoop>();
-    loop->fn_ = gen->getCode<Fn>();
-    loop->code_ = std::move(gen);
-    loop->cond_ = std::move(cond);
-    loop->body_ = std::move(body);
-    return loop;
+    const auto fn = gen->getCode<NativeLoop::Fn>();
+    return std::make_shared<NativeLoop>(std::move(cond), std::move(body), fn, std::move(gen));
   } catch (...) {
     // Xbyak reports failures (no executable memory, ...) by throwing: the loop is then
     // interpreted, as without native code.
@@ -302,17 +308,4 @@ std::shared_ptr<const NativeLoop> NativeLoop::Build(std::shared_ptr<const FlatPr
   }
 }
 
-Status NativeLoop::Run(ExecContext& ctx, std::byte* const tables[4], std::byte* memory,
-                       const uint8_t* pred, int* set) const {
-  Status error;
-  const uint64_t failed = fn_(tables, &ctx, &error, pred, set, memory);
-  if (failed == 0) return Status::Ok();
-  const bool in_body = (failed >> 32) != 0;
-  const size_t index = static_cast<size_t>(failed & 0xffffffffu) - 1;
-  return (in_body ? body_ : cond_)
-      ->StepContext(std::move(error), index)
-      .WithContext(in_body ? "in the body of stablehlo.while"
-                           : "in the condition of stablehlo.while");
-}
-
-}  // namespace kiln::compiler
+}  // namespace kiln::codegen

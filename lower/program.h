@@ -15,10 +15,10 @@
 #include <string_view>
 #include <vector>
 
-#include "compiler/kernel.h"
 #include "ir/module.h"
+#include "lower/kernel.h"
 
-namespace kiln::compiler {
+namespace kiln::lower {
 
 struct Program;
 struct FusedPlan;
@@ -89,15 +89,7 @@ struct Program {
   size_t buffer_bytes = 0;  // the slots' buffers alone (what liveness-based reuse minimises)
 };
 
-// Runs `program`. `params` and `results` are views of the caller's memory, one per parameter and
-// result, typed as the program declares; results must not overlap params, except that a result
-// may be the very memory of the parameter PlanDonations (compiler/donation.h) allows it to take.
-// `memory` is program.total_bytes bytes, 64-byte aligned, which the program may overwrite. Errors
-// carry the failing step's description.
-Status RunProgram(const Program& program, ExecContext& ctx, std::span<const runtime::View> params,
-                  std::span<const runtime::View> results, std::byte* memory);
-
 // Rounds up to the 64-byte alignment every buffer and frame gets.
 constexpr size_t AlignUp64(size_t n) { return (n + 63) & ~size_t{63}; }
 
-}  // namespace kiln::compiler
+}  // namespace kiln::lower

@@ -24,7 +24,7 @@ namespace kiln::runtime {
 class Rendezvous;
 }
 
-namespace kiln::compiler {
+namespace kiln::lower {
 
 // A value of a partitioned program's boundary whose pieces differ per device beyond what its
 // sharding says (compiler/partition.h): an unreduced argument (each device holds its own partial
@@ -69,7 +69,7 @@ using RangeFn = void (*)(const void* const* in, void* out, int64_t begin, int64_
 inline constexpr size_t kMaxMapInputs = 3;
 
 // What a map kernel computes per element, for the loop code generator
-// (compiler/flat_program_native.cc), which emits the ones it knows as instructions instead of
+// (codegen/native_loop.cc), which emits the ones it knows as instructions instead of
 // calling `range`; kNone (or element types it does not handle) keeps the call. Range input order:
 // out = op(in0, in1), select: in0 ? in1 : in2; kConvert and kCopy convert or copy in0; kBroadcast
 // (an index map, MapInfo::absolute) sets every output element to in0's only element. Compare
@@ -152,7 +152,7 @@ struct OutputAlias {
 
 // The direct form of a kernel that cannot fail once its operands are the ones the plan made (data
 // movement, reductions with a known reducer) (the declared types, in bounds): the same work as
-// `fn`, without checks or a Status. Loops call it instead of `fn` (compiler/flat_program.h), and
+// `fn`, without checks or a Status. Loops call it instead of `fn` (engine/flat_program.h), and
 // the compiler uses it to fold such a step over constant operands.
 using DirectFn = void (*)(const void* state, const runtime::View* in, const runtime::View* out);
 // One contiguous byte copy: `bytes` bytes of input `input` from byte `from` to output 0 at byte
@@ -210,7 +210,7 @@ struct Kernel {
   // Set for elementwise kernels the fusion pass may merge; `fn` still runs them alone.
   std::shared_ptr<const MapInfo> map;
   // Set for func.call and composites: `fn` runs this program on the op's operands and results,
-  // so a loop may inline it instead (compiler/flat_program.h).
+  // so a loop may inline it instead (engine/flat_program.h).
   std::shared_ptr<const Program> callee;
   // Output 0 may be given input `in_place_input`'s very memory (>= 0): the kernel then writes only
   // what changes (dynamic_update_slice). Loops use it to update a carried array in place.
@@ -244,4 +244,4 @@ struct Kernel {
   int alias_of(size_t output) const { return output < aliases.size() ? aliases[output].input : -1; }
 };
 
-}  // namespace kiln::compiler
+}  // namespace kiln::lower

@@ -3,7 +3,7 @@
 // What it handles: runs whose element-wise members all compute f32 (or all f64) values with
 // instructions (EmitFloatOp: add, subtract, multiply, divide, maximum, minimum, negate, abs, sqrt)
 // or vector functions (MapOp::kVectorCall, kernels/vector_math.h: Kiln's own f32 exp and tanh
-// emitted inline, compiler/native_math.h; the others, SLEEF's, called with a register of lanes),
+// emitted inline, codegen/native_math.h; the others, SLEEF's, called with a register of lanes),
 // reading fused-step inputs (whole or scalar), index maps' tiles and each other. Any other member
 // (integers, compares, conversions, ...) leaves the run interpreted.
 //
@@ -21,7 +21,7 @@
 // Per lane this is exactly what the member's range function computes (the same IEEE instructions,
 // the same vector function on the same lanes; maximum/minimum as EmitFloatOp documents), so fusion
 // still changes no result.
-#include "compiler/fused_native.h"
+#include "codegen/fused_native.h"
 
 #include <xbyak/xbyak.h>
 
@@ -31,11 +31,15 @@
 #include <memory>
 #include <vector>
 
-#include "compiler/fusion.h"
-#include "compiler/native_math.h"
-#include "compiler/native_ops.h"
+#include "codegen/native_math.h"
+#include "codegen/native_ops.h"
+#include "lower/fused_plan.h"
 
-namespace kiln::compiler {
+namespace kiln::codegen {
+
+using lower::FusedPlan;
+using lower::MapCode;
+using lower::MapOp;
 namespace {
 
 using Ref = FusedPlan::Ref;
@@ -467,16 +471,8 @@ void TileEmitter::EmitMember(int m, int way, bool masked) {
 
 }  // namespace
 
-struct FusedNative::Code {
-  TileEmitter gen;
-  Code(const FusedPlan& f, size_t begin, size_t end, bool f64, bool avx512)
-      : gen(f, begin, end, f64, avx512) {}
-};
-
-FusedNative::~FusedNative() = default;
-
-std::shared_ptr<const FusedNative> FusedNative::Build(const FusedPlan& plan, size_t begin,
-                                                      size_t end) {
+std::shared_ptr<const lower::NativeTile> BuildNativeTile(const FusedPlan& plan, size_t begin,
+                                                         size_t end) {
   end = std::min(end, plan.members.size());
   if (!Allowed() || begin >= end || plan.elements < kMinElements) return nullptr;
   // The element type of the first element-wise member decides; Plan() checks the rest.
@@ -489,18 +485,18 @@ std::shared_ptr<const FusedNative> FusedNative::Build(const FusedPlan& plan, siz
   }
   try {
     static const bool avx512 = Avx512Available("KILN_FUSED_JIT_AVX512");
-    auto code = std::make_unique<Code>(plan, begin, end, f64, avx512);
-    if (!code->gen.Plan()) return nullptr;
-    code->gen.Generate();
-    code->gen.readyRE();
-    DumpNativeCode("KILN_FUSED_JIT_DUMP", code->gen.getCode(), code->gen.getSize());
-    auto native = std::make_shared<FusedNative>();
-    native->fn_ = code->gen.getCode<void (*)(void* const*, int64_t)>();
-    native->code_ = std::move(code);
+    auto gen = std::make_shared<TileEmitter>(plan, begin, end, f64, avx512);
+    if (!gen->Plan()) return nullptr;
+    gen->Generate();
+    gen->readyRE();
+    DumpNativeCode("KILN_FUSED_JIT_DUMP", gen->getCode(), gen->getSize());
+    auto native = std::make_shared<lower::NativeTile>();
+    native->fn = gen->getCode<void (*)(void* const*, int64_t)>();
+    native->code = std::move(gen);
     return native;
   } catch (const std::exception&) {
     return nullptr;  // no executable memory: interpret
   }
 }
 
-}  // namespace kiln::compiler
+}  // namespace kiln::codegen

@@ -1,16 +1,6 @@
-#include "compiler/op_registry.h"
+#include "lower/op_registry.h"
 
-namespace kiln::compiler {
-
-const OpRegistry& OpRegistry::Get() {
-  // Built once, on first use, and never mutated afterwards: lowering threads only read it.
-  static const OpRegistry* registry = [] {
-    auto* r = new OpRegistry();
-    RegisterKernelFamilies(*r);
-    return r;
-  }();
-  return *registry;
-}
+namespace kiln::lower {
 
 const OpDef* OpRegistry::Find(std::string_view name) const {
   for (const OpDef& def : ops_) {
@@ -33,4 +23,4 @@ bool OpRegistry::Supports(const ir::Op& op) const {
   return target != nullptr && FindCustomCall(target->str) != nullptr;
 }
 
-}  // namespace kiln::compiler
+}  // namespace kiln::lower

@@ -18,7 +18,7 @@
 
 #include <cstdint>
 
-namespace kiln::compiler {
+namespace kiln::codegen {
 
 enum class NativeMath : uint8_t { kNone, kExpF32, kTanhF32 };
 
@@ -46,4 +46,4 @@ const void* NativeMathRegister(NativeMath fn);
 // these: generators then emit it inline instead of calling it.
 NativeMath NativeMathOf(const void* fn);
 
-}  // namespace kiln::compiler
+}  // namespace kiln::codegen

@@ -1,20 +1,31 @@
-// Running a fused step (compiler/fusion.h: RunFused): the plan's tiles in parallel, each tile's
+// Running a fused step (engine/fused_run.h: RunFused): the plan's tiles in parallel, each tile's
 // members in order, native code where the plan has it, and the joined row reductions (ahead of
 // the members, and between the members before and after it) on the tile's rows.
+#include "engine/fused_run.h"
+
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <span>
 
-#include "compiler/fusion.h"
 #include "runtime/parallel.h"
 
-namespace kiln::compiler {
+namespace kiln::engine {
+
+using lower::FusedPlan;
+using lower::kMaxMapInputs;
+using lower::kMaxMembers;
+using lower::kTileScratchBytes;
 namespace {
 
-// Pointers a native tile reads (FusedNative::Run): inputs (up to kMaxMapInputs per member and 3 for
-// the joined reductions), temporaries and outputs (one per member, 2 for the reductions): fewer.
+// Pointers a native tile reads (lower::NativeTile::Run): inputs (up to kMaxMapInputs per member and
+// 3 for the joined reductions), temporaries and outputs (one per member, 2 for the reductions):
+// fewer.
 constexpr size_t kMaxPointers = kMaxMembers * (kMaxMapInputs + 2) + 2;
+using lower::FusedPlan;
+using lower::kMaxMapInputs;
+using lower::kMaxMembers;
+using lower::kTileScratchBytes;
 using Ref = FusedPlan::Ref;
 using Member = FusedPlan::Member;
 
@@ -132,4 +143,4 @@ Status RunFused(const FusedPlan& f, std::span<const runtime::View> in,
   return Status::Ok();
 }
 
-}  // namespace kiln::compiler
+}  // namespace kiln::engine

@@ -1,5 +1,5 @@
 // Kiln's own f32 vector functions, emitted (native_math.h).
-#include "compiler/native_math.h"
+#include "codegen/native_math.h"
 
 #include <xbyak/xbyak_util.h>
 
@@ -7,7 +7,7 @@
 #include <cstring>
 #include <memory>
 
-namespace kiln::compiler {
+namespace kiln::codegen {
 namespace {
 
 // The constants, one 32-byte vector each (memory operands of the instructions).
@@ -302,4 +302,4 @@ NativeMath NativeMathOf(const void* fn) {
   return NativeMath::kNone;
 }
 
-}  // namespace kiln::compiler
+}  // namespace kiln::codegen

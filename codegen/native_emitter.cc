@@ -1,7 +1,7 @@
 // The instructions of one map step in a native loop (NativeEmitter::Map; operand loads, integer
 // and conversion instructions and the register cache are in native_registers.cc). What they
-// compute, bit for bit, is explained in compiler/flat_program_native.cc.
-#include "compiler/native_emitter.h"
+// compute, bit for bit, is explained in codegen/native_loop.cc.
+#include "codegen/native_emitter.h"
 
 #include <xbyak/xbyak_util.h>
 
@@ -10,9 +10,12 @@
 #include <cstdint>
 #include <optional>
 
-#include "compiler/native_math.h"
+#include "codegen/native_math.h"
 
-namespace kiln::compiler {
+namespace kiln::codegen {
+
+using lower::MapCode;
+using lower::MapOp;
 namespace {
 
 // Steps are emitted inline up to these sizes; larger ones call their range function, whose loops
@@ -385,4 +388,4 @@ void NativeEmitter::FloatPacked(MapOp op, bool f64, int64_t n, uint8_t scalar, A
   }
 }
 
-}  // namespace kiln::compiler
+}  // namespace kiln::codegen

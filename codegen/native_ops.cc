@@ -1,5 +1,5 @@
 // Instructions both native code generators emit (native_ops.h).
-#include "compiler/native_ops.h"
+#include "codegen/native_ops.h"
 
 #include <xbyak/xbyak_util.h>
 
@@ -9,7 +9,9 @@
 #include <cstring>
 #include <string>
 
-namespace kiln::compiler {
+namespace kiln::codegen {
+
+using lower::MapOp;
 
 bool NativeCodeAllowed(const char* switch_var) {
   const char* env = std::getenv(switch_var);
@@ -177,4 +179,4 @@ void EmitFloatOp(Xbyak::CodeGenerator& g, MapOp op, bool f64, bool packed, const
   }
 }
 
-}  // namespace kiln::compiler
+}  // namespace kiln::codegen

@@ -1,6 +1,6 @@
 // The runner: fills the frame's view table from the plan, then calls each step's kernel with
 // views of its inputs and outputs. No allocation, no reference counting, no locks.
-#include "compiler/program.h"
+#include "engine/run_program.h"
 
 #include <cstring>
 #include <new>
@@ -9,7 +9,13 @@
 
 #include "runtime/trace.h"
 
-namespace kiln::compiler {
+namespace kiln::engine {
+
+using lower::ExecContext;
+using lower::Program;
+using lower::SlotKind;
+using lower::SlotPlan;
+using lower::Step;
 namespace {
 
 static_assert(std::is_trivially_copyable_v<runtime::View>, "views are copied as bytes");
@@ -108,4 +114,4 @@ Status RunProgram(const Program& p, ExecContext& ctx, std::span<const runtime::V
   return Status::Ok();
 }
 
-}  // namespace kiln::compiler
+}  // namespace kiln::engine

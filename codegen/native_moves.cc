@@ -10,9 +10,12 @@
 #include <utility>
 #include <vector>
 
-#include "compiler/native_emitter.h"
+#include "codegen/native_emitter.h"
 
-namespace kiln::compiler {
+namespace kiln::codegen {
+
+using lower::BytePiece;
+using lower::UpdateSliceCode;
 namespace {
 
 constexpr uint64_t kMaxInlineCopyBytes = 32;
@@ -277,4 +280,4 @@ void NativeEmitter::UpdateSlice(const UpdateSliceCode& code, uint32_t views, uin
   MoveBytes(rdx, 0, rsi, 0, code.update_bytes, roots[1], nullptr);  // a place known only now
 }
 
-}  // namespace kiln::compiler
+}  // namespace kiln::codegen

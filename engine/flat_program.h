@@ -1,7 +1,7 @@
 // Flat programs: how loops run their condition and body without paying for the program runner on
 // every iteration.
 //
-// RunProgram (compiler/program.h) fills a program's view table and gathers each step's operand
+// RunProgram (lower/program.h) fills a program's view table and gathers each step's operand
 // views every time it runs; a func.call inside runs a second program the same way. For a loop
 // whose body is a handful of small ops, that bookkeeping costs more than the arithmetic. Inside one
 // execution of a loop, though, nothing it computes moves: the frame is the same memory every
@@ -24,21 +24,23 @@
 #include <utility>
 #include <vector>
 
-#include "compiler/program.h"
+#include "lower/program.h"
 
-namespace kiln::compiler {
-
+namespace kiln::codegen {
 class NativeEmitter;
+}
+
+namespace kiln::engine {
 
 class FlatProgram {
  public:
   // Flattens `program`, inlining calls (Step::callee) up to a size limit; calls beyond it stay
   // steps that run their callee with RunProgram.
-  static std::shared_ptr<const FlatProgram> Build(std::shared_ptr<const Program> program);
+  static std::shared_ptr<const FlatProgram> Build(std::shared_ptr<const lower::Program> program);
 
   // Bytes of the table Resolve() fills (64-byte multiple).
   size_t table_bytes() const { return table_bytes_; }
-  const Program& program() const { return *root_; }
+  const lower::Program& program() const { return *root_; }
 
   // Fills `table` (table_bytes() bytes, 64-byte aligned) for a run with these parameters and
   // results and the program's memory at `memory` (program().total_bytes bytes). Checks the
@@ -53,7 +55,7 @@ class FlatProgram {
 
   // Runs the program as resolved in `table`. Errors carry the failing step's description and
   // those of the calls it was inlined from.
-  Status Run(ExecContext& ctx, const std::byte* table) const;
+  Status Run(lower::ExecContext& ctx, const std::byte* table) const;
 
   // Adds the description of step `index` and of the calls it was inlined from to `s` (an error
   // the native loop code reports for that step).
@@ -69,19 +71,20 @@ class FlatProgram {
   enum class StepKind : uint8_t { kMap, kDirect, kKernel, kCopy };
   struct FlatStep {
     StepKind kind;
-    const Step* step = nullptr;  // kMap (the map or fused step it comes from), kDirect, kKernel
+    const lower::Step* step =
+        nullptr;      // kMap (the map or fused step it comes from), kDirect, kKernel
     uint32_t io = 0;  // kDirect, kKernel, kCopy: first entry in io_ (inputs, then outputs)
     uint16_t n_in = 0, n_out = 0;
     uint64_t scratch = 0;  // kKernel: the step's scratch, from the root program's memory;
                            // kCopy: bytes to copy
     int32_t call = -1;     // the inlined call it came from (calls_), or -1
     // kMap: range(in, out, 0, elements, state), with in/out from refs_[refs ..].
-    RangeFn range = nullptr;
+    lower::RangeFn range = nullptr;
     const void* state = nullptr;
     int64_t elements = 0;
-    uint32_t refs = 0;   // n_in inputs, then the output
-    MapCode code = {};   // kMap: what `range` computes (MapInfo::code)
-    uint8_t scalar = 0;  // kMap: bit r set when range input r is one element, never offset
+    uint32_t refs = 0;         // n_in inputs, then the output
+    lower::MapCode code = {};  // kMap: what `range` computes (MapInfo::code)
+    uint8_t scalar = 0;        // kMap: bit r set when range input r is one element, never offset
   };
   // Where a map step's operand is: a resolved io_ entry's address, or a fused step's temporary
   // (`index` bytes into the table's temporaries).
@@ -90,35 +93,33 @@ class FlatProgram {
     uint32_t index;
   };
   struct Call {
-    const Step* step;
+    const lower::Step* step;
     int32_t parent;
   };
   // Per-step resolved operands (kMap: range inputs and output; kCopy: from, to; kKernel: out is
   // the scratch).
   struct Operands {
-    const void* in[kMaxMapInputs];
+    const void* in[lower::kMaxMapInputs];
     void* out;
   };
 
-  friend class NativeLoop;
-  friend class NativeEmitter;
-  // Emits the steps as native code (flat_program_native.cc; the registers are NativeEmitter's).
-  void EmitNative(NativeEmitter& gen, uint32_t program_tag) const;
+  // The loop code generator (codegen/native_loop.cc) reads the tables' layout to emit the steps.
+  friend class codegen::NativeEmitter;
   // Called by the native code for a kKernel step: runs step `index` as Run() would; returns 0, or
   // index + 1 with the step's status in *error.
-  static uint64_t RunKernelStep(const FlatProgram* self, ExecContext* ctx, const std::byte* table,
-                                Status* error, uint64_t index);
+  static uint64_t RunKernelStep(const FlatProgram* self, lower::ExecContext* ctx,
+                                const std::byte* table, Status* error, uint64_t index);
 
-  void Inline(const Program& p, std::span<const int32_t> param_slots,
+  void Inline(const lower::Program& p, std::span<const int32_t> param_slots,
               std::span<const int32_t> result_slots, uint64_t memory, int32_t call, int depth);
   Status Context(Status s, const FlatStep& f) const;
   // The slot `slot` is a view of (itself if not an alias), and the byte offset into it.
   std::pair<int32_t, uint64_t> RootOf(int32_t slot) const;
 
-  std::shared_ptr<const Program> root_;
-  std::vector<std::shared_ptr<const Program>> keep_;  // inlined callees
-  std::vector<Slot> slots_;                           // in resolution order
-  std::vector<runtime::View> template_;               // per flat slot
+  std::shared_ptr<const lower::Program> root_;
+  std::vector<std::shared_ptr<const lower::Program>> keep_;  // inlined callees
+  std::vector<Slot> slots_;                                  // in resolution order
+  std::vector<runtime::View> template_;                      // per flat slot
   std::vector<FlatStep> steps_;
   std::vector<int32_t> io_;  // flat slots
   std::vector<PtrRef> refs_;
@@ -127,31 +128,32 @@ class FlatProgram {
   size_t io_views_offset_ = 0, operands_offset_ = 0, temps_offset_ = 0, table_bytes_ = 0;
 };
 
-// A whole stablehlo.while as native code (flat_program_native.cc): the condition's and the body's
-// steps in one x86-64 loop, each running on the table of the carry set of the iteration, so an
-// iteration costs its steps and a compare. Generated once at compile time, when the machine has
-// AVX and KILN_LOOP_JIT is not 0.
+// A whole stablehlo.while as native code, made once at compile time by codegen/native_loop.h
+// (BuildNativeLoop) when the machine has AVX and KILN_LOOP_JIT is not 0: the condition's and the
+// body's steps in one x86-64 loop, each running on the table of the carry set of the iteration, so
+// an iteration costs its steps and a compare.
 class NativeLoop {
  public:
-  // Null when no native code can be made for this machine or setting.
-  static std::shared_ptr<const NativeLoop> Build(std::shared_ptr<const FlatProgram> cond,
-                                                 std::shared_ptr<const FlatProgram> body);
+  // fn(tables, ctx, error, pred, set, memory) returns 0, or (1 << 32 for the body) | (step index +
+  // 1).
+  using Fn = uint64_t (*)(std::byte* const* tables, lower::ExecContext* ctx, Status* error,
+                          const uint8_t* pred, int* set, std::byte* memory);
+  // `code` owns the memory `fn` points into.
+  NativeLoop(std::shared_ptr<const FlatProgram> cond, std::shared_ptr<const FlatProgram> body,
+             Fn fn, std::shared_ptr<const void> code)
+      : cond_(std::move(cond)), body_(std::move(body)), code_(std::move(code)), fn_(fn) {}
 
   // Runs `while (cond) body` from carry set *set (0 or 1) until the condition, written to
   // *pred, is false. tables: the resolved tables of cond reading set 0, set 1, then body reading
   // set 0, set 1, all resolved with the programs' memory at `memory`. On return *set is the set
   // holding the carries. Errors carry the failing step.
-  Status Run(ExecContext& ctx, std::byte* const tables[4], std::byte* memory, const uint8_t* pred,
-             int* set) const;
+  Status Run(lower::ExecContext& ctx, std::byte* const tables[4], std::byte* memory,
+             const uint8_t* pred, int* set) const;
 
  private:
-  // fn(tables, ctx, error, pred, set, memory) returns 0, or (1 << 32 for the body) | (step index +
-  // 1).
-  using Fn = uint64_t (*)(std::byte* const* tables, ExecContext* ctx, Status* error,
-                          const uint8_t* pred, int* set, std::byte* memory);
   std::shared_ptr<const FlatProgram> cond_, body_;
-  std::shared_ptr<const void> code_;  // owns the memory fn_ points into
+  std::shared_ptr<const void> code_;
   Fn fn_ = nullptr;
 };
 
-}  // namespace kiln::compiler
+}  // namespace kiln::engine
