@@ -207,7 +207,7 @@ StatusOr<std::shared_ptr<const Executable>> CompileModule(std::shared_ptr<const 
   if (exe->spmd.has_value()) {
     std::set<ir::ValueId> linked;
     for (const auto* values : {&exe->spmd->args, &exe->spmd->results}) {
-      for (const ValueLayout& v : *values)
+      for (const lower::ValueLayout& v : *values)
         linked.insert(v.device_links.begin(), v.device_links.end());
     }
     builder.SetPerDeviceValues(std::move(linked));

@@ -14,7 +14,9 @@ using lower::OpDef;
 using lower::ParseSharding;
 using lower::ShardBox;
 using lower::ShardOf;
+using lower::SpmdLayout;
 using lower::TensorSharding;
+using lower::ValueLayout;
 namespace {
 
 StatusOr<ValueLayout> Layout(const ir::Type& type, const ir::Attr* attrs, const MeshTable& meshes,

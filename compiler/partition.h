@@ -27,33 +27,16 @@
 #include "ingest/compile_options.h"
 #include "ir/module.h"
 #include "lower/sharding.h"
+#include "lower/spmd_layout.h"
 
 namespace kiln::compiler {
-
-struct ValueLayout {
-  ir::Type global;
-  ir::Type local;                       // the shard type every device holds
-  lower::TensorSharding sharding;       // replicated when the value has no sdy.sharding
-  std::vector<lower::ShardBox> pieces;  // per device (logical id = partition)
-  std::vector<lower::TensorSharding::Holder> holders;  // per device
-  // Values that pass per device: an unreduced argument's partial sums go to the manual
-  // computations that take it (these operand values; other uses see the total), a result made
-  // by a manual computation comes from its instances (that result value). Empty otherwise.
-  std::vector<ir::ValueId> device_links;
-  bool replicated() const { return sharding.IsReplicated(); }
-};
-
-struct SpmdLayout {
-  int devices = 1;
-  std::vector<ValueLayout> args, results;
-};
 
 // For programs with num_partitions > 1: the layout of @main's values. Errors name what Kiln's
 // partitioner does not support (several replicas and partitions, uneven shardings, meshes of
 // another size).
-StatusOr<SpmdLayout> PlanPartitions(const ir::Module& module, const ir::Function& main,
-                                    const std::vector<ir::Type>& arg_types,
-                                    const std::vector<ir::Type>& result_types,
-                                    const ingest::CompileOptions& options);
+StatusOr<lower::SpmdLayout> PlanPartitions(const ir::Module& module, const ir::Function& main,
+                                           const std::vector<ir::Type>& arg_types,
+                                           const std::vector<ir::Type>& result_types,
+                                           const ingest::CompileOptions& options);
 
 }  // namespace kiln::compiler

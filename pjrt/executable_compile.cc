@@ -134,8 +134,8 @@ std::shared_ptr<const ExecutableInfo> MakeExecutableInfo(
                            : static_cast<int64_t>(exe->main->steps.size() * sizeof(lower::Step));
   if (exe->spmd.has_value()) {
     auto fill = [&](ExecutableInfo::ShardingList& list,
-                    const std::vector<compiler::ValueLayout>& values) {
-      for (const compiler::ValueLayout& v : values) {
+                    const std::vector<lower::ValueLayout>& values) {
+      for (const lower::ValueLayout& v : values) {
         list.protos.push_back(SerializeOpSharding(v, exe->spmd->devices));
       }
       for (const std::string& p : list.protos) {

@@ -55,7 +55,7 @@ PJRT_Error* OutputShardings(PJRT_Shardings_PJRT_Executable_OutputShardings_Args*
 
 }  // namespace
 
-std::string SerializeOpSharding(const compiler::ValueLayout& value, int devices) {
+std::string SerializeOpSharding(const lower::ValueLayout& value, int devices) {
   std::string out;
   const lower::TensorSharding& s = value.sharding;
   if (s.IsReplicated()) {

@@ -10,7 +10,7 @@
 namespace kiln::pjrt {
 
 // xla.OpSharding of one value of a partitioned program over `devices` logical devices.
-std::string SerializeOpSharding(const compiler::ValueLayout& value, int devices);
+std::string SerializeOpSharding(const lower::ValueLayout& value, int devices);
 
 PJRT_Shardings_Extension MakeShardingsExtension(PJRT_Extension_Base* next);
 

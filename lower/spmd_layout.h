@@ -1,0 +1,30 @@
+// How a partitioned (SPMD) program's global arguments and results split over its devices
+// (compiler/partition.h plans it; engine/executable.h assembles and splits the values by it).
+#pragma once
+
+#include <vector>
+
+#include "ir/module.h"
+#include "lower/sharding.h"
+
+namespace kiln::lower {
+
+struct ValueLayout {
+  ir::Type global;
+  ir::Type local;                               // the shard type every device holds
+  TensorSharding sharding;                      // replicated when the value has no sdy.sharding
+  std::vector<ShardBox> pieces;                 // per device (logical id = partition)
+  std::vector<TensorSharding::Holder> holders;  // per device
+  // Values that pass per device: an unreduced argument's partial sums go to the manual
+  // computations that take it (these operand values; other uses see the total), a result made
+  // by a manual computation comes from its instances (that result value). Empty otherwise.
+  std::vector<ir::ValueId> device_links;
+  bool replicated() const { return sharding.IsReplicated(); }
+};
+
+struct SpmdLayout {
+  int devices = 1;
+  std::vector<ValueLayout> args, results;
+};
+
+}  // namespace kiln::lower
