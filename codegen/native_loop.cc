@@ -255,12 +255,12 @@ void NativeEmitter::Flat(const FlatProgram& p, uint32_t program_tag) {
       } break;
       case FlatProgram::StepKind::kDirect: {
         const auto views = static_cast<uint32_t>(p.io_views_offset_ + f.io * sizeof(runtime::View));
-        if (const Direct& d = f.step->direct; d.reduce_all.op != MapOp::kNone) {
+        if (const Direct& d = f.step->kernel.direct; d.reduce_all.op != MapOp::kNone) {
           ReduceAll(d.reduce_all, d.reduce_elements, views,
                     static_cast<uint64_t>(p.RootOf(p.io_[f.io + f.n_in]).first));
           break;
         }
-        const Direct& d = f.step->direct;
+        const Direct& d = f.step->kernel.direct;
         if (d.pieces != nullptr || (d.update != nullptr && f.n_out == 1 &&
                                     d.update->update_bytes <= kMaxInlineUpdateBytes)) {
           std::vector<std::pair<uint64_t, uint64_t>> roots;
@@ -276,7 +276,7 @@ void NativeEmitter::Flat(const FlatProgram& p, uint32_t program_tag) {
           }
           break;
         }
-        CallDirect(f.step->direct.fn, f.step->direct.state.get(), views,
+        CallDirect(f.step->kernel.direct.fn, f.step->kernel.direct.state.get(), views,
                    views + static_cast<uint32_t>(f.n_in * sizeof(runtime::View)));
         break;
       }

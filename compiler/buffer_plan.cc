@@ -159,14 +159,14 @@ Status PlanBuffers(Program& p, const std::vector<bool>& fresh_results) {
       const size_t x = static_cast<size_t>(step.outputs[o]);
       producer[x] = static_cast<int32_t>(si);
       defined[x] = true;
-      const int alias = o < step.aliases.size() ? step.aliases[o].input : -1;
+      const int alias = o < step.kernel.aliases.size() ? step.kernel.aliases[o].input : -1;
       if (alias >= 0) {
         if (static_cast<size_t>(alias) >= step.inputs.size()) {
           return Internal(step.what + ": output #" + std::to_string(o) + " views a missing input");
         }
         const size_t y = static_cast<size_t>(step.inputs[static_cast<size_t>(alias)]);
         size_t root = y;
-        uint64_t offset = step.aliases[o].byte_offset;
+        uint64_t offset = step.kernel.aliases[o].byte_offset;
         if (p.slots[y].kind == SlotKind::kAlias) {
           root = static_cast<size_t>(p.slots[y].index);
           offset += p.slots[y].offset;
@@ -176,7 +176,7 @@ Status PlanBuffers(Program& p, const std::vector<bool>& fresh_results) {
                           " would view bytes past the end of its input");
         }
         p.slots[x] = {SlotKind::kAlias, static_cast<int32_t>(root), offset};
-      } else if (o == 0 && step.constant != nullptr) {
+      } else if (o == 0 && step.kernel.constant != nullptr) {
         p.slots[x] = {SlotKind::kConst, static_cast<int32_t>(si), 0};
       } else {
         p.slots[x] = {SlotKind::kFrame, -1, 0};
@@ -238,7 +238,7 @@ Status PlanBuffers(Program& p, const std::vector<bool>& fresh_results) {
   for (size_t si = 0; si < p.steps.size(); ++si) {
     const Step& step = p.steps[si];
     max_io = std::max(max_io, step.inputs.size() + step.outputs.size());
-    max_scratch = std::max(max_scratch, step.scratch_bytes);
+    max_scratch = std::max(max_scratch, step.kernel.scratch_bytes);
     for (int32_t out : step.outputs) {
       const size_t x = static_cast<size_t>(out);
       if (p.slots[x].kind != SlotKind::kFrame) continue;
@@ -253,7 +253,7 @@ Status PlanBuffers(Program& p, const std::vector<bool>& fresh_results) {
     const SlotPlan& plan = p.slots[s];
     void* constant = nullptr;
     if (plan.kind == SlotKind::kConst && plan.index >= 0) {
-      constant = const_cast<void*>(p.steps[static_cast<size_t>(plan.index)].constant.get());
+      constant = const_cast<void*>(p.steps[static_cast<size_t>(plan.index)].kernel.constant.get());
     }
     p.view_template[s] = runtime::View::Of(p.slot_types[s], constant);
     if (plan.kind != SlotKind::kConst && plan.kind != SlotKind::kAlias) {

@@ -63,9 +63,9 @@ std::optional<Step> MakeFusedStep(const Program& p, const std::vector<size_t>& g
   };
   // A joined row reduction `s` of x: its initial value an input, its result an output.
   auto add_reduction = [&](FusedPlan::Rows& r, const Step& s, const Ref& x) {
-    r.fn = s.direct.rows;
-    r.state = s.direct.state;
-    r.row_length = s.direct.row_length;
+    r.fn = s.kernel.direct.rows;
+    r.state = s.kernel.direct.state;
+    r.row_length = s.kernel.direct.row_length;
     r.x = x;
     r.init = add_input(s.inputs[1], true, 1, x.width);
     r.result = static_cast<int32_t>(fused.outputs.size());
@@ -86,7 +86,7 @@ std::optional<Step> MakeFusedStep(const Program& p, const std::vector<size_t>& g
   for (size_t gi = 0; gi < group.size(); ++gi) {
     if (post && gi == post_begin) add_rows();
     const Step& s = p.steps[group[gi]];
-    const MapInfo& map = *s.map;
+    const MapInfo& map = *s.kernel.map;
     Member m;
     m.range = map.range;
     m.state = map.state;
@@ -185,9 +185,9 @@ std::optional<Step> MakeFusedStep(const Program& p, const std::vector<size_t>& g
     return length > 0 && length <= tile && f->elements % length == 0 &&
            f->elements > tile / length * length;
   };
-  const int64_t row_length = rows != nullptr ? rows->direct.row_length : 0;
+  const int64_t row_length = rows != nullptr ? rows->kernel.direct.row_length : 0;
   if (pre != nullptr) {
-    const int64_t length = pre->direct.row_length;
+    const int64_t length = pre->kernel.direct.row_length;
     if (!fits(length) || (row_length > 0 && row_length != length) ||
         f->input_elements[static_cast<size_t>(f->pre.x.index)] != f->elements) {
       return std::nullopt;
@@ -208,7 +208,7 @@ std::optional<Step> MakeFusedStep(const Program& p, const std::vector<size_t>& g
     Member& m = f->members[gi];
     const bool reduced =
         f->rows.fn != nullptr && f->rows.x.kind == m.out.kind && f->rows.x.index == m.out.index;
-    m.row_value = m.absolute && p.steps[group[gi]].map->row_broadcast == tile && !reduced;
+    m.row_value = m.absolute && p.steps[group[gi]].kernel.map->row_broadcast == tile && !reduced;
   }
   f->chunk = std::max<int64_t>(1, min_chunk / tile);
   f->native = codegen::BuildNativeTile(*f, 0, f->post_begin);
@@ -224,8 +224,10 @@ std::optional<Step> MakeFusedStep(const Program& p, const std::vector<size_t>& g
             (f->native != nullptr ? " (native code)" : "") + " from " + p.steps[group.front()].what;
   fused.what = f->name;
   fused.family = "fused elementwise";
-  fused.fn = [f](ExecContext&, std::span<const runtime::View> in,
-                 std::span<const runtime::View> out) { return engine::RunFused(*f, in, out); };
+  fused.kernel.fn = [f](ExecContext&, std::span<const runtime::View> in,
+                        std::span<const runtime::View> out) {
+    return engine::RunFused(*f, in, out);
+  };
   fused.fused = std::move(f);
   return fused;
 }
@@ -275,13 +277,14 @@ void FuseElementwise(Program& p) {
   };
   // A step without code whose output is its input from byte 0 (a reshape) of one of `slots`.
   auto whole_view_of = [&](const Step& v, const std::vector<int32_t>& slots) {
-    return v.inputs.size() == 1 && v.outputs.size() == 1 && v.aliases.size() == 1 &&
-           v.aliases[0].input == 0 && v.aliases[0].byte_offset == 0 && contains(slots, v.inputs[0]);
+    return v.inputs.size() == 1 && v.outputs.size() == 1 && v.kernel.aliases.size() == 1 &&
+           v.kernel.aliases[0].input == 0 && v.kernel.aliases[0].byte_offset == 0 &&
+           contains(slots, v.inputs[0]);
   };
 
   auto fusible = [&](const Step& s) {
-    return s.fn && s.map != nullptr && s.outputs.size() == 1 && s.map->elements > 0 &&
-           s.map->input_order.size() <= kMaxMapInputs;
+    return s.kernel.fn && s.kernel.map != nullptr && s.outputs.size() == 1 &&
+           s.kernel.map->elements > 0 && s.kernel.map->input_order.size() <= kMaxMapInputs;
   };
 
   std::vector<Step> out;
@@ -293,20 +296,20 @@ void FuseElementwise(Program& p) {
       ++i;
       continue;
     }
-    const int64_t n = p.steps[i].map->elements;
+    const int64_t n = p.steps[i].kernel.map->elements;
     std::vector<size_t> group{i};
     std::vector<size_t> passive;  // steps without code inside the run (constants, views)
     size_t j = i + 1;
     for (; j < num_steps && group.size() < kMaxMembers; ++j) {
       const Step& s = p.steps[j];
-      if (!s.fn) {
+      if (!s.kernel.fn) {
         passive.push_back(j);
         continue;
       }
-      if (!fusible(s) || s.map->elements != n) break;
+      if (!fusible(s) || s.kernel.map->elements != n) break;
       // An index map reads its operand whole, so the operand must be complete before the run
       // starts: not written by the run itself, nor a view of something it writes.
-      if (s.map->absolute && !DefinedBefore(s, i)) break;
+      if (s.kernel.map->absolute && !DefinedBefore(s, i)) break;
       group.push_back(j);
     }
     // Trailing passive steps belong after the run, not inside it.
@@ -323,13 +326,13 @@ void FuseElementwise(Program& p) {
     // as the run has, whose result (or a view of it) the run reads only through broadcasts along
     // its rows, may join ahead of the members (softmax's row maximum): out[pre_at].
     size_t pre_at = out.size();
-    while (pre_at > 0 && !out[pre_at - 1].fn) --pre_at;
+    while (pre_at > 0 && !out[pre_at - 1].kernel.fn) --pre_at;
     const Step* pre = nullptr;
     std::vector<int32_t> pre_aliases;
     if (pre_at > 0) {
       const Step& r = out[pre_at - 1];
-      const int64_t length = r.direct.row_length;
-      if (r.direct.rows != nullptr && r.fused == nullptr && r.inputs.size() == 2 &&
+      const int64_t length = r.kernel.direct.row_length;
+      if (r.kernel.direct.rows != nullptr && r.fused == nullptr && r.inputs.size() == 2 &&
           r.outputs.size() == 1 && length > 0 &&
           p.slot_types[static_cast<size_t>(r.inputs[0])].num_elements() == n) {
         pre_aliases.push_back(r.outputs[0]);
@@ -342,7 +345,7 @@ void FuseElementwise(Program& p) {
           for (int32_t slot : s.inputs) {
             if (!contains(pre_aliases, slot)) continue;
             reads = true;
-            ok = ok && s.map->absolute && s.map->row_broadcast == length;
+            ok = ok && s.kernel.map->absolute && s.kernel.map->row_broadcast == length;
           }
         }
         if (reads && ok) pre = &r;
@@ -384,14 +387,15 @@ void FuseElementwise(Program& p) {
     // A row reduction of a member's output right after the run (passive steps between) may join
     // it, when its initial value is there before the run starts.
     size_t next = end;
-    while (next < num_steps && !p.steps[next].fn) ++next;
+    while (next < num_steps && !p.steps[next].kernel.fn) ++next;
     const Step* rows = nullptr;
     if (next < num_steps) {
       const Step& r = p.steps[next];
-      if (r.direct.rows != nullptr && r.inputs.size() == 2 && r.outputs.size() == 1 &&
+      if (r.kernel.direct.rows != nullptr && r.inputs.size() == 2 && r.outputs.size() == 1 &&
           members.count(producer[static_cast<size_t>(r.inputs[0])]) != 0) {
         const size_t init = producer[static_cast<size_t>(r.inputs[1])];
-        if (init == SIZE_MAX || init < i || (!p.steps[init].fn && p.steps[init].constant)) {
+        if (init == SIZE_MAX || init < i ||
+            (!p.steps[init].kernel.fn && p.steps[init].kernel.constant)) {
           rows = &r;
         }
       }
@@ -402,28 +406,28 @@ void FuseElementwise(Program& p) {
     std::vector<size_t> post_group, post_passive;
     std::vector<int32_t> rows_aliases;
     if (rows != nullptr) {
-      const int64_t row_length = rows->direct.row_length;
+      const int64_t row_length = rows->kernel.direct.row_length;
       rows_aliases.push_back(rows->outputs[0]);
       std::unordered_set<size_t> post_members;
       for (size_t k = next + 1; k < num_steps && group.size() + post_group.size() < kMaxMembers;
            ++k) {
         const Step& s = p.steps[k];
-        if (!s.fn) {
+        if (!s.kernel.fn) {
           if (whole_view_of(s, rows_aliases)) rows_aliases.push_back(s.outputs[0]);
           post_passive.push_back(k);
           continue;
         }
-        if (!fusible(s) || s.map->elements != n) break;
+        if (!fusible(s) || s.kernel.map->elements != n) break;
         bool ok = true;
         for (int32_t slot : s.inputs) {
           const size_t prod = producer[static_cast<size_t>(slot)];
           if (contains(rows_aliases, slot)) {
-            ok = ok && s.map->absolute && s.map->row_broadcast == row_length;
+            ok = ok && s.kernel.map->absolute && s.kernel.map->row_broadcast == row_length;
           } else if (members.count(prod) != 0 || post_members.count(prod) != 0) {
-            ok = ok && !s.map->absolute;
+            ok = ok && !s.kernel.map->absolute;
           } else {
-            ok = ok &&
-                 (prod == SIZE_MAX || prod < i || (!p.steps[prod].fn && p.steps[prod].constant));
+            ok = ok && (prod == SIZE_MAX || prod < i ||
+                        (!p.steps[prod].kernel.fn && p.steps[prod].kernel.constant));
           }
         }
         if (!ok) break;

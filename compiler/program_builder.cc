@@ -33,8 +33,9 @@ constexpr int64_t kMaxFoldBytes = 64 << 10;
 // `constant_of` holds, per slot, the bytes of the constant that defines it (or null).
 void FoldConstantStep(Step& step, const std::vector<ir::Type>& slot_types,
                       const std::vector<const void*>& constant_of) {
-  if (!step.fn || (step.map == nullptr && step.direct.fn == nullptr) || step.outputs.size() != 1 ||
-      step.scratch_bytes != 0 || !step.aliases.empty() || step.callee != nullptr) {
+  if (!step.kernel.fn || (step.kernel.map == nullptr && step.kernel.direct.fn == nullptr) ||
+      step.outputs.size() != 1 || step.kernel.scratch_bytes != 0 || !step.kernel.aliases.empty() ||
+      step.kernel.callee != nullptr) {
     return;
   }
   std::vector<runtime::View> in;
@@ -50,11 +51,9 @@ void FoldConstantStep(Step& step, const std::vector<ir::Type>& slot_types,
   if (!result.ok()) return;
   const runtime::View out = runtime::View::Of(type, result->data());
   ExecContext ctx;
-  if (!step.fn(ctx, in, std::span<const runtime::View>(&out, 1)).ok()) return;  // left to run
-  step.constant = std::shared_ptr<const void>(result->storage, result->data());
-  step.fn = nullptr;
-  step.map = nullptr;
-  step.direct = {};
+  if (!step.kernel.fn(ctx, in, std::span<const runtime::View>(&out, 1)).ok())
+    return;  // left to run
+  step.kernel = Kernel::Constant(std::shared_ptr<const void>(result->storage, result->data()));
   step.inputs.clear();
   step.overwritable.clear();
 }
@@ -65,11 +64,11 @@ void FoldConstantStep(Step& step, const std::vector<ir::Type>& slot_types,
 // can join the run after it: compiler/fusion.cc).
 void SimplifyIdentityStep(Step& step, const std::vector<ir::Type>& slot_types,
                           const std::vector<const void*>& constant_of) {
-  if (!step.fn || step.map == nullptr || step.outputs.size() != 1 || step.inputs.size() != 2 ||
-      !step.aliases.empty()) {
+  if (!step.kernel.fn || step.kernel.map == nullptr || step.outputs.size() != 1 ||
+      step.inputs.size() != 2 || !step.kernel.aliases.empty()) {
     return;
   }
-  const MapCode& code = step.map->code;
+  const MapCode& code = step.kernel.map->code;
   const bool max = code.op == MapOp::kMaximum;
   if ((!max && code.op != MapOp::kMinimum) || code.in != code.out) return;
   const ir::Type& out = slot_types[static_cast<size_t>(step.outputs[0])];
@@ -91,12 +90,9 @@ void SimplifyIdentityStep(Step& step, const std::vector<ir::Type>& slot_types,
       return;
     }
     if (!identity) continue;
-    step.fn = nullptr;
-    step.map = nullptr;
-    step.direct = {};
+    step.kernel = Kernel::Alias(0);
     step.overwritable.clear();
     step.inputs = {x};
-    step.aliases = {OutputAlias{0, 0}};
     return;
   }
 }
@@ -281,15 +277,8 @@ StatusOr<std::shared_ptr<const Program>> ProgramBuilder::BuildRegion(
     LowerContextImpl ctx(*this, op, std::move(op_captures), producers);
     StatusOr<Kernel> kernel = def->lower(ctx);
     if (!kernel.ok()) return kernel.status().WithContext(step.what);
-    step.fn = std::move(kernel->fn);
-    step.aliases = std::move(kernel->aliases);
-    step.constant = std::move(kernel->constant);
-    step.scratch_bytes = kernel->scratch_bytes;
-    step.map = std::move(kernel->map);
-    step.callee = std::move(kernel->callee);
-    step.in_place_input = kernel->in_place_input;
-    step.direct = std::move(kernel->direct);
-    if (step.map != nullptr) step.overwritable = {MapOverwritableInputs(*step.map)};
+    step.kernel = std::move(kernel).value();
+    if (step.kernel.map != nullptr) step.overwritable = {MapOverwritableInputs(*step.kernel.map)};
     for (ir::ValueId r : op.results) {
       KILN_ASSIGN_OR_RETURN(int32_t slot, define(r));
       step.outputs.push_back(slot);
@@ -298,8 +287,8 @@ StatusOr<std::shared_ptr<const Program>> ProgramBuilder::BuildRegion(
     constant_of.resize(static_cast<size_t>(program->num_slots), nullptr);
     FoldConstantStep(step, program->slot_types, constant_of);
     SimplifyIdentityStep(step, program->slot_types, constant_of);
-    if (step.constant != nullptr && step.outputs.size() == 1) {
-      constant_of[static_cast<size_t>(step.outputs[0])] = step.constant.get();
+    if (step.kernel.constant != nullptr && step.outputs.size() == 1) {
+      constant_of[static_cast<size_t>(step.outputs[0])] = step.kernel.constant.get();
     }
     program->steps.push_back(std::move(step));
   }

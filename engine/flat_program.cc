@@ -31,10 +31,10 @@ constexpr size_t kMaxFlatSteps = 1 << 14;
 // Whether a map step runs on the calling thread alone (runtime::ParallelFor would not split it),
 // so its range function can be called directly.
 bool DirectMap(const Step& step) {
-  return step.map != nullptr && step.map->range != nullptr &&
-         step.map->input_order.size() <= kMaxMapInputs &&
-         step.map->elements < 2 * std::max<int64_t>(step.map->chunk, 1) &&
-         step.inputs.size() >= step.map->input_order.size() && step.outputs.size() == 1;
+  return step.kernel.map != nullptr && step.kernel.map->range != nullptr &&
+         step.kernel.map->input_order.size() <= kMaxMapInputs &&
+         step.kernel.map->elements < 2 * std::max<int64_t>(step.kernel.map->chunk, 1) &&
+         step.inputs.size() >= step.kernel.map->input_order.size() && step.outputs.size() == 1;
 }
 
 }  // namespace
@@ -96,17 +96,17 @@ void FlatProgram::Inline(const Program& p, std::span<const int32_t> param_slots,
   }
   const uint64_t scratch = memory + p.frame_bytes;
   for (const Step& step : p.steps) {
-    if (!step.fn) continue;
+    if (!step.kernel.fn) continue;
     std::vector<int32_t> ins, outs;
     for (int32_t s : step.inputs) ins.push_back(flat[static_cast<size_t>(s)]);
     for (int32_t s : step.outputs) outs.push_back(flat[static_cast<size_t>(s)]);
-    if (step.callee != nullptr && depth < kMaxCallDepth && steps_.size() < kMaxFlatSteps &&
-        step.callee->param_slots.size() == ins.size() &&
-        step.callee->result_slots.size() == outs.size()) {
+    if (step.kernel.callee != nullptr && depth < kMaxCallDepth && steps_.size() < kMaxFlatSteps &&
+        step.kernel.callee->param_slots.size() == ins.size() &&
+        step.kernel.callee->result_slots.size() == outs.size()) {
       const auto c = static_cast<int32_t>(calls_.size());
       calls_.push_back({&step, call});
-      keep_.push_back(step.callee);
-      Inline(*step.callee, ins, outs, scratch, c, depth + 1);
+      keep_.push_back(step.kernel.callee);
+      Inline(*step.kernel.callee, ins, outs, scratch, c, depth + 1);
       continue;
     }
     const auto io = static_cast<uint32_t>(io_.size());
@@ -129,7 +129,7 @@ void FlatProgram::Inline(const Program& p, std::span<const int32_t> param_slots,
     };
     auto io_ref = [&](size_t k) { return PtrRef{false, io + static_cast<uint32_t>(k)}; };
     if (DirectMap(step)) {
-      const MapInfo& map = *step.map;
+      const MapInfo& map = *step.kernel.map;
       std::vector<PtrRef> in;
       uint8_t scalar = 0;
       for (size_t r = 0; r < map.input_order.size(); ++r) {
@@ -171,7 +171,7 @@ void FlatProgram::Inline(const Program& p, std::span<const int32_t> param_slots,
       }
       continue;
     }
-    FlatStep f{.kind = step.direct.fn != nullptr ? StepKind::kDirect : StepKind::kKernel,
+    FlatStep f{.kind = step.kernel.direct.fn != nullptr ? StepKind::kDirect : StepKind::kKernel,
                .step = &step,
                .call = call};
     f.io = io;
@@ -316,7 +316,7 @@ bool FlatProgram::UpdatesInPlace(size_t index) const {
       const bool kernel = f.kind == StepKind::kKernel || f.kind == StepKind::kDirect;
       const auto out =
           kernel && f.n_out == 1 ? RootOf(io_[f.io + f.n_in]) : std::pair<int32_t, uint64_t>{-1, 0};
-      writer_reads_it = kernel && f.step->in_place_input == k && RootOf(slot).second == 0 &&
+      writer_reads_it = kernel && f.step->kernel.in_place_input == k && RootOf(slot).second == 0 &&
                         out.first == result && out.second == 0;
     }
   }
@@ -338,8 +338,8 @@ uint64_t FlatProgram::RunKernelStep(const FlatProgram* self, ExecContext* ctx,
   const auto* operands = reinterpret_cast<const Operands*>(table + self->operands_offset_);
   std::byte* const saved_scratch = ctx->scratch;
   ctx->scratch = static_cast<std::byte*>(operands[index].out);
-  Status s = f.step->fn(*ctx, std::span<const runtime::View>(io + f.io, f.n_in),
-                        std::span<const runtime::View>(io + f.io + f.n_in, f.n_out));
+  Status s = f.step->kernel.fn(*ctx, std::span<const runtime::View>(io + f.io, f.n_in),
+                               std::span<const runtime::View>(io + f.io + f.n_in, f.n_out));
   ctx->scratch = saved_scratch;
   if (s.ok()) return 0;
   *error = std::move(s);
@@ -366,7 +366,7 @@ Status FlatProgram::Run(ExecContext& ctx, const std::byte* table) const {
         if (o.in[0] != o.out && f.scratch > 0) std::memmove(o.out, o.in[0], f.scratch);
         break;
       case StepKind::kDirect:
-        f.step->direct.fn(f.step->direct.state.get(), io + f.io, io + f.io + f.n_in);
+        f.step->kernel.direct.fn(f.step->kernel.direct.state.get(), io + f.io, io + f.io + f.n_in);
         break;
       case StepKind::kKernel: {
         Status error;

@@ -86,15 +86,15 @@ Status RunProgram(const Program& p, ExecContext& ctx, std::span<const runtime::V
   std::byte* const scratch = memory + p.frame_bytes;
   const bool trace = runtime::TraceEnabled();
   for (const Step& step : p.steps) {
-    if (!step.fn) continue;
+    if (!step.kernel.fn) continue;
     const size_t n_in = step.inputs.size();
     const size_t n_out = step.outputs.size();
     for (size_t i = 0; i < n_in; ++i) new (&io[i]) runtime::View(views[step.inputs[i]]);
     for (size_t o = 0; o < n_out; ++o) new (&io[n_in + o]) runtime::View(views[step.outputs[o]]);
     ctx.scratch = scratch;
     const uint64_t begin = trace ? runtime::TraceNowNs() : 0;
-    Status status = step.fn(ctx, std::span<const runtime::View>(io, n_in),
-                            std::span<const runtime::View>(io + n_in, n_out));
+    Status status = step.kernel.fn(ctx, std::span<const runtime::View>(io, n_in),
+                                   std::span<const runtime::View>(io + n_in, n_out));
     if (trace) runtime::TraceRecord(step.what, step.family, begin, runtime::TraceNowNs());
     if (!status.ok()) {
       ctx.scratch = saved_scratch;

@@ -24,17 +24,12 @@ struct Program;
 struct FusedPlan;
 
 struct Step {
-  KernelFn fn;  // empty for steps whose outputs are all aliases or constants
+  // What the step runs: its code, the outputs that are views of inputs or the constant, scratch,
+  // and the forms fusion, loops and the code generators use (map, direct, callee, in place).
+  Kernel kernel;
   std::vector<int32_t> inputs;
   std::vector<int32_t> outputs;
-  std::vector<OutputAlias> aliases;        // per output, or empty (Kernel::aliases)
-  std::shared_ptr<const void> constant;    // Kernel::constant
-  size_t scratch_bytes = 0;                // Kernel::scratch_bytes
-  std::shared_ptr<const MapInfo> map;      // Kernel::map
-  std::shared_ptr<const Program> callee;   // Kernel::callee
-  int in_place_input = -1;                 // Kernel::in_place_input
   std::shared_ptr<const FusedPlan> fused;  // set on the steps compiler/fusion.h makes
-  Direct direct;                           // Kernel::direct
   // Per output (or empty): the positions in `inputs` whose memory that output may be computed
   // into, because the step reads element i of such an input only before it writes element i of
   // the output, at the same width (map kernels, fused elementwise runs). Lets a result take a

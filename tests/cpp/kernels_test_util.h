@@ -197,8 +197,8 @@ inline std::shared_ptr<const Program> MakeProgram(
     program.slot_types.push_back(ir::Type::Tensor(results[static_cast<size_t>(i)], {}));
     step.outputs.push_back(num_params + i);
   }
-  step.fn = [fn](ExecContext&, std::span<const runtime::View> in,
-                 std::span<const runtime::View> out) -> Status {
+  step.kernel.fn = [fn](ExecContext&, std::span<const runtime::View> in,
+                        std::span<const runtime::View> out) -> Status {
     std::vector<Array> args = BorrowViews(in);
     std::vector<Array> made(out.size());
     KILN_RETURN_IF_ERROR(fn(args, made));
