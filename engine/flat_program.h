@@ -34,7 +34,7 @@ namespace kiln::engine {
 
 class FlatProgram {
  public:
-  // Flattens `program`, inlining calls (Step::callee) up to a size limit; calls beyond it stay
+  // Flattens `program`, inlining calls (Kernel::callee) up to a size limit; calls beyond it stay
   // steps that run their callee with RunProgram.
   static std::shared_ptr<const FlatProgram> Build(std::shared_ptr<const lower::Program> program);
 
@@ -50,7 +50,7 @@ class FlatProgram {
 
   // Whether result `index` may be computed in the very memory of parameter `index` (a loop carry
   // updated in place): one step alone reads the parameter (through any views of it), and that
-  // step writes the result and may write it over that input (Step::in_place_input).
+  // step writes the result and may write it over that input (Kernel::in_place_input).
   bool UpdatesInPlace(size_t index) const;
 
   // Runs the program as resolved in `table`. Errors carry the failing step's description and
