@@ -85,7 +85,7 @@ StatusOr<Kernel> LowerApproxTopK(LowerContext& ctx) {
     } else {
       return Kernel(
           [=](ExecContext&, std::span<const View> in, std::span<const View> out) -> Status {
-            KILN_RETURN_IF_ERROR(lowering::CheckOutputs(name, out, 2));
+            KILN_RETURN_IF_ERROR(CheckOutputs(name, out, 2));
             const T* x = in[0].data_as<const T>();
             const int32_t* ix = in[1].data_as<const int32_t>();
             T* y = out[0].data_as<T>();

@@ -222,9 +222,8 @@ StatusOr<Kernel> LowerSelect(LowerContext& ctx) {
   }
   const bool scalar_pred = pred->rank() == 0;
   if (!scalar_pred && pred->dims != out->dims) {
-    return InvalidArgument(name + ": pred shape " + DimsToString(pred->dims) +
-                           " must be a scalar or match the result shape " +
-                           DimsToString(out->dims));
+    return InvalidArgument(name + ": pred shape " + FormatInts(pred->dims) +
+                           " must be a scalar or match the result shape " + FormatInts(out->dims));
   }
   const int width = ir::DTypeByteSize(out->dtype);
   if (!IsSupportedWidth(width)) return UnsupportedDType(name, out->dtype);
@@ -292,8 +291,8 @@ StatusOr<Kernel> LowerClamp(LowerContext& ctx) {
 
 StatusOr<Kernel> LowerReducePrecision(LowerContext& ctx) {
   const std::string& name = ctx.op().name;
-  KILN_ASSIGN_OR_RETURN(int64_t exponent_bits, IntAttr(ctx, "exponent_bits"));
-  KILN_ASSIGN_OR_RETURN(int64_t mantissa_bits, IntAttr(ctx, "mantissa_bits"));
+  KILN_ASSIGN_OR_RETURN(int64_t exponent_bits, RequiredInt(ctx.op(), "exponent_bits"));
+  KILN_ASSIGN_OR_RETURN(int64_t mantissa_bits, RequiredInt(ctx.op(), "mantissa_bits"));
   if (exponent_bits < 1 || exponent_bits > 64 || mantissa_bits < 0 || mantissa_bits > 64) {
     return InvalidArgument(name + ": exponent_bits must be >= 1 and mantissa_bits >= 0");
   }

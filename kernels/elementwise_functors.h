@@ -17,9 +17,8 @@
 
 namespace kiln::kernels::elementwise {
 
-using namespace ew;        // NOLINT: the elementwise vocabulary is used throughout this file
-using namespace lowering;  // NOLINT
-using namespace strided;   // NOLINT
+using namespace ew;       // NOLINT: the elementwise vocabulary is used throughout this file
+using namespace strided;  // NOLINT
 
 // Elements per parallel task: cheap ops need big chunks to amortise the hand-off; transcendental
 // ops cost ~10-50x more per element, so smaller chunks already pay off.

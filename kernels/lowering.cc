@@ -94,10 +94,12 @@ const ir::Op* FindDefiningOp(const ir::Module& module, ir::ValueId v) {
 }
 
 Status CheckStaticTensor(const ir::Op& op, const ir::Type& type, std::string_view what) {
-  if (!type.is_tensor()) return OpError(op, std::string(what) + " is not a tensor");
-  if (!type.has_static_shape() || type.num_elements() < 0) {
-    return OpError(op, std::string(what) + " must have a static shape, got " + type.ToString());
+  if (!type.is_tensor()) return OpError(op, std::string(what) + " must be a tensor");
+  if (!type.has_static_shape()) {
+    return Unimplemented(op.name + ": " + std::string(what) + " has a dynamic dimension (" +
+                         type.ToString() + "); only static shapes are supported");
   }
+  if (type.num_elements() < 0) return OpError(op, std::string(what) + " is too large");
   return Status::Ok();
 }
 

@@ -38,6 +38,7 @@ Status OpError(const ir::Op& op, std::string_view message);
 // Returns nullptr when absent or when it is VHLO's `none` placeholder.
 const ir::Attr* FindAttr(const ir::Op& op, std::string_view name);
 
+// Attributes. Missing or malformed required ones are INVALID_ARGUMENT naming the op.
 // Integer-list attribute (array or dense literal, any shape: a [N,2] literal comes back flattened).
 StatusOr<std::vector<int64_t>> RequiredInts(const ir::Op& op, std::string_view name);
 // As above, but an absent attribute yields `fallback`.
@@ -52,7 +53,9 @@ StatusOr<bool> OptionalBool(const ir::Op& op, std::string_view name, bool fallba
 // value a region captures is a constant.
 const ir::Op* FindDefiningOp(const ir::Module& module, ir::ValueId v);
 
-// Checks that `type` is a tensor with a static shape; `what` names it in the error ("operand #1").
+// Checks that `type` is a tensor with a static shape whose element count the runtime can store;
+// `what` names it in the error ("operand #1"). A dynamic dimension is UNIMPLEMENTED (Kiln compiles
+// static shapes only), anything else malformed INVALID_ARGUMENT.
 Status CheckStaticTensor(const ir::Op& op, const ir::Type& type, std::string_view what);
 
 // Checks that every axis is in [0, rank) and that no axis repeats.
@@ -62,19 +65,10 @@ Status CheckAxes(const ir::Op& op, std::span<const int64_t> axes, int64_t rank,
 // "[1, 2, 3]" for error messages.
 std::string FormatInts(std::span<const int64_t> values);
 
-// Shared with the data-movement kernels; one definition lives in strided.h.
+// Shared with the data-movement kernels; one definition of each lives in strided.h.
+using strided::NextIndex;
 using strided::RowMajorStrides;
 int64_t Product(std::span<const int64_t> dims);
-
-// Advances a row-major multi-index over `dims` (last axis fastest). Returns false after the last
-// one.
-inline bool NextIndex(std::span<int64_t> index, std::span<const int64_t> dims) {
-  for (size_t i = index.size(); i-- > 0;) {
-    if (++index[i] < dims[i]) return true;
-    index[i] = 0;
-  }
-  return false;
-}
 
 // Element storage of a given byte size, for kernels that move elements without interpreting them.
 template <size_t kSize>
@@ -102,23 +96,11 @@ Status DispatchElementSize(std::string_view op, size_t size, Fn&& fn) {
   }
 }
 
-}  // namespace kiln::kernels
-
-// In kiln::kernels::lowering so these inline helpers cannot collide with other families' helpers.
-namespace kiln::kernels::lowering {
-
-inline std::string DimsToString(std::span<const int64_t> dims) {
-  std::string s = "[";
-  for (size_t i = 0; i < dims.size(); ++i) {
-    if (i) s += ", ";
-    s += std::to_string(dims[i]);
-  }
-  return s + "]";
-}
+// ---- checks through the LowerContext ----
 
 inline std::string TypeString(const ir::Type& t) {
   if (!t.is_tensor()) return t.kind == ir::Type::Kind::kToken ? "token" : "non-tensor";
-  return std::string(ir::DTypeName(t.dtype)) + DimsToString(t.dims);
+  return std::string(ir::DTypeName(t.dtype)) + FormatInts(t.dims);
 }
 
 // Checks operand and result counts (min..max operands; results exactly).
@@ -147,35 +129,18 @@ inline Status ExpectArity(const lower::LowerContext& ctx, size_t min_operands, s
   return Status::Ok();
 }
 
-// A tensor type with a static shape whose element width the runtime can store.
-inline Status ExpectStaticTensor(const lower::LowerContext& ctx, const ir::Type& t,
-                                 std::string_view what) {
-  const std::string& name = ctx.op().name;
-  if (!t.is_tensor()) return InvalidArgument(name + ": " + std::string(what) + " must be a tensor");
-  for (int64_t d : t.dims) {
-    if (d < 0) {
-      return Unimplemented(name + ": " + std::string(what) +
-                           " has a dynamic or negative dimension (" + TypeString(t) +
-                           "); only static shapes are supported");
-    }
-  }
-  if (t.num_elements() < 0)
-    return InvalidArgument(name + ": " + std::string(what) + " is too large");
-  return Status::Ok();
-}
-
 inline std::string OperandName(size_t i) { return "operand #" + std::to_string(i); }
 inline std::string ResultName(size_t i) { return "result #" + std::to_string(i); }
 
 // Validated static tensor types of operand i / result i.
 inline StatusOr<const ir::Type*> OperandTensor(const lower::LowerContext& ctx, size_t i) {
   const ir::Type& t = ctx.operand_type(i);
-  KILN_RETURN_IF_ERROR(ExpectStaticTensor(ctx, t, OperandName(i)));
+  KILN_RETURN_IF_ERROR(CheckStaticTensor(ctx.op(), t, OperandName(i)));
   return &t;
 }
 inline StatusOr<const ir::Type*> ResultTensor(const lower::LowerContext& ctx, size_t i) {
   const ir::Type& t = ctx.result_type(i);
-  KILN_RETURN_IF_ERROR(ExpectStaticTensor(ctx, t, ResultName(i)));
+  KILN_RETURN_IF_ERROR(CheckStaticTensor(ctx.op(), t, ResultName(i)));
   return &t;
 }
 
@@ -183,8 +148,8 @@ inline Status ExpectSameShape(const lower::LowerContext& ctx, const ir::Type& a,
                               std::string_view a_name, const ir::Type& b, std::string_view b_name) {
   if (a.dims != b.dims) {
     return InvalidArgument(ctx.op().name + ": " + std::string(a_name) + " shape " +
-                           DimsToString(a.dims) + " differs from " + std::string(b_name) +
-                           " shape " + DimsToString(b.dims));
+                           FormatInts(a.dims) + " differs from " + std::string(b_name) + " shape " +
+                           FormatInts(b.dims));
   }
   return Status::Ok();
 }
@@ -198,32 +163,6 @@ inline Status ExpectSameDType(const lower::LowerContext& ctx, const ir::Type& a,
                            std::string(ir::DTypeName(b.dtype)));
   }
   return Status::Ok();
-}
-
-// Required attributes. Missing or malformed attributes are INVALID_ARGUMENT.
-inline StatusOr<std::vector<int64_t>> IntsAttr(const lower::LowerContext& ctx,
-                                               std::string_view name) {
-  const ir::Attr* a = ctx.op().attr(name);
-  if (a == nullptr || a->is_none()) {
-    return InvalidArgument(ctx.op().name + ": missing attribute '" + std::string(name) + "'");
-  }
-  std::optional<std::vector<int64_t>> v = a->AsInts();
-  if (!v)
-    return InvalidArgument(ctx.op().name + ": attribute '" + std::string(name) +
-                           "' is not an integer list");
-  return *std::move(v);
-}
-
-inline StatusOr<int64_t> IntAttr(const lower::LowerContext& ctx, std::string_view name) {
-  const ir::Attr* a = ctx.op().attr(name);
-  if (a == nullptr || a->is_none()) {
-    return InvalidArgument(ctx.op().name + ": missing attribute '" + std::string(name) + "'");
-  }
-  std::optional<int64_t> v = a->AsInt();
-  if (!v)
-    return InvalidArgument(ctx.op().name + ": attribute '" + std::string(name) +
-                           "' is not an integer");
-  return *v;
 }
 
 // Enum attribute spelling ("LT", "FLOAT"); nullopt when absent or None.
@@ -245,7 +184,7 @@ inline Status CheckInput(std::string_view op, std::span<const runtime::View> in,
     return Internal(std::string(op) + ": input #" + std::to_string(i) + " has no memory");
   if (a.num_elements() != elements || ir::DTypeByteSize(a.dtype) != elem_bytes) {
     return Internal(std::string(op) + ": input #" + std::to_string(i) + " is " +
-                    std::string(ir::DTypeName(a.dtype)) + DimsToString(a.dims) + ", expected " +
+                    std::string(ir::DTypeName(a.dtype)) + FormatInts(a.dims) + ", expected " +
                     std::to_string(elements) + " elements of " + std::to_string(elem_bytes) +
                     " bytes");
   }
@@ -296,4 +235,4 @@ inline StatusOr<int64_t> ReadScalarInt(std::string_view op, const runtime::View&
   }
 }
 
-}  // namespace kiln::kernels::lowering
+}  // namespace kiln::kernels

@@ -15,7 +15,6 @@ using lower::Kernel;
 using lower::LowerContext;
 using runtime::Array;
 using runtime::View;
-using namespace lowering;  // NOLINT
 
 // optimization_barrier: results are the operands. Kiln does not reorder across ops anyway, so the
 // barrier only has to forward values (its results are its operands).

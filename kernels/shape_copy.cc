@@ -17,8 +17,7 @@ using lower::ExecContext;
 using lower::Kernel;
 using lower::LowerContext;
 using runtime::View;
-using namespace lowering;  // NOLINT
-using namespace strided;   // NOLINT
+using namespace strided;  // NOLINT
 
 // ---- broadcast_in_dim / broadcast ----
 
@@ -81,10 +80,10 @@ StatusOr<Kernel> LowerBroadcastInDim(LowerContext& ctx) {
   KILN_ASSIGN_OR_RETURN(const ir::Type* in, OperandTensor(ctx, 0));
   KILN_ASSIGN_OR_RETURN(const ir::Type* out, ResultTensor(ctx, 0));
   KILN_RETURN_IF_ERROR(ExpectSameDType(ctx, *in, "operand", *out, "result"));
-  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> bdims, IntsAttr(ctx, "broadcast_dimensions"));
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> bdims, RequiredInts(ctx.op(), "broadcast_dimensions"));
   KILN_ASSIGN_OR_RETURN(int width, MovableWidth(name, *out));
   if (static_cast<int64_t>(bdims.size()) != in->rank()) {
-    return InvalidArgument(name + ": broadcast_dimensions " + DimsToString(bdims) +
+    return InvalidArgument(name + ": broadcast_dimensions " + FormatInts(bdims) +
                            " must have one entry per operand dimension (rank " +
                            std::to_string(in->rank()) + ")");
   }
@@ -98,7 +97,7 @@ StatusOr<Kernel> LowerBroadcastInDim(LowerContext& ctx) {
   for (size_t i = 0; i < bdims.size(); ++i) {
     const int64_t r = bdims[i];
     if (r < 0 || r >= out->rank() || used[static_cast<size_t>(r)]) {
-      return InvalidArgument(name + ": broadcast_dimensions " + DimsToString(bdims) +
+      return InvalidArgument(name + ": broadcast_dimensions " + FormatInts(bdims) +
                              " must be distinct dimensions of the result (rank " +
                              std::to_string(out->rank()) + ")");
     }
@@ -128,13 +127,13 @@ StatusOr<Kernel> LowerBroadcast(LowerContext& ctx) {
   KILN_ASSIGN_OR_RETURN(const ir::Type* in, OperandTensor(ctx, 0));
   KILN_ASSIGN_OR_RETURN(const ir::Type* out, ResultTensor(ctx, 0));
   KILN_RETURN_IF_ERROR(ExpectSameDType(ctx, *in, "operand", *out, "result"));
-  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> sizes, IntsAttr(ctx, "broadcast_sizes"));
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> sizes, RequiredInts(ctx.op(), "broadcast_sizes"));
   KILN_ASSIGN_OR_RETURN(int width, MovableWidth(name, *out));
   std::vector<int64_t> want = sizes;
   want.insert(want.end(), in->dims.begin(), in->dims.end());
   if (want != out->dims) {
-    return InvalidArgument(name + ": result shape " + DimsToString(out->dims) +
-                           " must be broadcast_sizes ++ operand shape = " + DimsToString(want));
+    return InvalidArgument(name + ": result shape " + FormatInts(out->dims) +
+                           " must be broadcast_sizes ++ operand shape = " + FormatInts(want));
   }
   StridedBox box;
   box.dims = out->dims;
@@ -172,7 +171,7 @@ StatusOr<Kernel> LowerTranspose(LowerContext& ctx) {
   KILN_ASSIGN_OR_RETURN(const ir::Type* in, OperandTensor(ctx, 0));
   KILN_ASSIGN_OR_RETURN(const ir::Type* out, ResultTensor(ctx, 0));
   KILN_RETURN_IF_ERROR(ExpectSameDType(ctx, *in, "operand", *out, "result"));
-  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> perm, IntsAttr(ctx, "permutation"));
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> perm, RequiredInts(ctx.op(), "permutation"));
   KILN_ASSIGN_OR_RETURN(int width, MovableWidth(name, *out));
   const size_t rank = in->dims.size();
   std::vector<bool> seen(rank, false);
@@ -186,7 +185,7 @@ StatusOr<Kernel> LowerTranspose(LowerContext& ctx) {
     }
   }
   if (!perm_ok) {
-    return InvalidArgument(name + ": permutation " + DimsToString(perm) + " does not map " +
+    return InvalidArgument(name + ": permutation " + FormatInts(perm) + " does not map " +
                            TypeString(*in) + " to " + TypeString(*out));
   }
   const std::vector<int64_t> in_strides = RowMajorStrides(in->dims);
@@ -212,9 +211,9 @@ StatusOr<Kernel> LowerSlice(LowerContext& ctx) {
   KILN_ASSIGN_OR_RETURN(const ir::Type* in, OperandTensor(ctx, 0));
   KILN_ASSIGN_OR_RETURN(const ir::Type* out, ResultTensor(ctx, 0));
   KILN_RETURN_IF_ERROR(ExpectSameDType(ctx, *in, "operand", *out, "result"));
-  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> start, IntsAttr(ctx, "start_indices"));
-  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> limit, IntsAttr(ctx, "limit_indices"));
-  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> step, IntsAttr(ctx, "strides"));
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> start, RequiredInts(ctx.op(), "start_indices"));
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> limit, RequiredInts(ctx.op(), "limit_indices"));
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> step, RequiredInts(ctx.op(), "strides"));
   KILN_ASSIGN_OR_RETURN(int width, MovableWidth(name, *out));
   const size_t rank = in->dims.size();
   if (start.size() != rank || limit.size() != rank || step.size() != rank ||
@@ -266,7 +265,7 @@ StatusOr<Kernel> LowerReverse(LowerContext& ctx) {
   KILN_ASSIGN_OR_RETURN(const ir::Type* out, ResultTensor(ctx, 0));
   KILN_RETURN_IF_ERROR(ExpectSameDType(ctx, *in, "operand", *out, "result"));
   KILN_RETURN_IF_ERROR(ExpectSameShape(ctx, *in, "operand", *out, "result"));
-  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> dims, IntsAttr(ctx, "dimensions"));
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> dims, RequiredInts(ctx.op(), "dimensions"));
   KILN_ASSIGN_OR_RETURN(int width, MovableWidth(name, *out));
   StridedBox box;
   box.dims = in->dims;
@@ -275,7 +274,7 @@ StatusOr<Kernel> LowerReverse(LowerContext& ctx) {
   std::vector<bool> seen(in->dims.size(), false);
   for (int64_t d : dims) {
     if (d < 0 || d >= in->rank() || seen[static_cast<size_t>(d)]) {
-      return InvalidArgument(name + ": dimensions " + DimsToString(dims) +
+      return InvalidArgument(name + ": dimensions " + FormatInts(dims) +
                              " must be distinct dimensions of the operand");
     }
     seen[static_cast<size_t>(d)] = true;
@@ -297,7 +296,7 @@ StatusOr<Kernel> LowerConcatenate(LowerContext& ctx) {
   if (k == 0) return InvalidArgument(name + ": needs at least one operand");
   KILN_RETURN_IF_ERROR(ExpectArity(ctx, 1, k, 1));
   KILN_ASSIGN_OR_RETURN(const ir::Type* out, ResultTensor(ctx, 0));
-  KILN_ASSIGN_OR_RETURN(int64_t dim, IntAttr(ctx, "dimension"));
+  KILN_ASSIGN_OR_RETURN(int64_t dim, RequiredInt(ctx.op(), "dimension"));
   KILN_ASSIGN_OR_RETURN(int width, MovableWidth(name, *out));
   if (dim < 0 || dim >= out->rank()) {
     return InvalidArgument(name + ": dimension " + std::to_string(dim) +
@@ -314,8 +313,8 @@ StatusOr<Kernel> LowerConcatenate(LowerContext& ctx) {
     bool ok = in->rank() == out->rank();
     for (size_t j = 0; ok && j < in->dims.size(); ++j) ok = j == d || in->dims[j] == out->dims[j];
     if (!ok) {
-      return InvalidArgument(name + ": " + OperandName(i) + " shape " + DimsToString(in->dims) +
-                             " does not match the result shape " + DimsToString(out->dims) +
+      return InvalidArgument(name + ": " + OperandName(i) + " shape " + FormatInts(in->dims) +
+                             " does not match the result shape " + FormatInts(out->dims) +
                              " outside dimension " + std::to_string(dim));
     }
     StridedBox box;

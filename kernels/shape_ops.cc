@@ -32,7 +32,6 @@ using lower::Kernel;
 using lower::LowerContext;
 using runtime::Array;
 using runtime::View;
-using namespace lowering;  // NOLINT
 
 namespace {
 
@@ -89,7 +88,7 @@ StatusOr<Kernel> LowerIota(LowerContext& ctx) {
   const std::string& name = ctx.op().name;
   KILN_RETURN_IF_ERROR(ExpectArity(ctx, 0, 0, 1));
   KILN_ASSIGN_OR_RETURN(const ir::Type* out, ResultTensor(ctx, 0));
-  KILN_ASSIGN_OR_RETURN(int64_t dim, IntAttr(ctx, "iota_dimension"));
+  KILN_ASSIGN_OR_RETURN(int64_t dim, RequiredInt(ctx.op(), "iota_dimension"));
   if (dim < 0 || dim >= out->rank()) {
     return InvalidArgument(name + ": iota_dimension " + std::to_string(dim) +
                            " is out of range for rank " + std::to_string(out->rank()));
@@ -142,7 +141,7 @@ StatusOr<Kernel> LowerGetDimensionSize(LowerContext& ctx) {
   KILN_RETURN_IF_ERROR(ExpectArity(ctx, 1, 1, 1));
   KILN_ASSIGN_OR_RETURN(const ir::Type* in, OperandTensor(ctx, 0));
   KILN_ASSIGN_OR_RETURN(const ir::Type* out, ResultTensor(ctx, 0));
-  KILN_ASSIGN_OR_RETURN(int64_t dim, IntAttr(ctx, "dimension"));
+  KILN_ASSIGN_OR_RETURN(int64_t dim, RequiredInt(ctx.op(), "dimension"));
   if (dim < 0 || dim >= in->rank()) return InvalidArgument(name + ": dimension is out of range");
   if (out->dtype != ir::DType::kS32 || out->rank() != 0)
     return InvalidArgument(name + ": result must be tensor<i32>");

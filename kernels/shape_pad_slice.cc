@@ -18,8 +18,7 @@ using lower::ExecContext;
 using lower::Kernel;
 using lower::LowerContext;
 using runtime::View;
-using namespace lowering;  // NOLINT
-using namespace strided;   // NOLINT
+using namespace strided;  // NOLINT
 
 // ---- pad ----
 
@@ -39,9 +38,9 @@ StatusOr<Kernel> LowerPad(LowerContext& ctx) {
   KILN_RETURN_IF_ERROR(ExpectSameDType(ctx, *in, "operand", *out, "result"));
   KILN_RETURN_IF_ERROR(ExpectSameDType(ctx, *pad_value, "padding_value", *out, "result"));
   if (pad_value->rank() != 0) return InvalidArgument(name + ": padding_value must be a scalar");
-  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> low, IntsAttr(ctx, "edge_padding_low"));
-  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> high, IntsAttr(ctx, "edge_padding_high"));
-  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> interior, IntsAttr(ctx, "interior_padding"));
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> low, RequiredInts(ctx.op(), "edge_padding_low"));
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> high, RequiredInts(ctx.op(), "edge_padding_high"));
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> interior, RequiredInts(ctx.op(), "interior_padding"));
   KILN_ASSIGN_OR_RETURN(int width, MovableWidth(name, *out));
   const size_t rank = in->dims.size();
   if (low.size() != rank || high.size() != rank || interior.size() != rank ||
@@ -140,11 +139,11 @@ StatusOr<Kernel> LowerDynamicSlice(LowerContext& ctx) {
   KILN_ASSIGN_OR_RETURN(const ir::Type* out, ResultTensor(ctx, 0));
   KILN_RETURN_IF_ERROR(ExpectSameDType(ctx, *in, "operand", *out, "result"));
   KILN_RETURN_IF_ERROR(CheckStartIndices(ctx, 1, in->dims.size()));
-  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> sizes, IntsAttr(ctx, "slice_sizes"));
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> sizes, RequiredInts(ctx.op(), "slice_sizes"));
   KILN_ASSIGN_OR_RETURN(int width, MovableWidth(name, *out));
   if (sizes != out->dims || sizes.size() != in->dims.size()) {
-    return InvalidArgument(name + ": slice_sizes " + DimsToString(sizes) +
-                           " must equal the result shape " + DimsToString(out->dims) +
+    return InvalidArgument(name + ": slice_sizes " + FormatInts(sizes) +
+                           " must equal the result shape " + FormatInts(out->dims) +
                            " and have the operand's rank");
   }
   for (size_t i = 0; i < sizes.size(); ++i) {
@@ -216,8 +215,8 @@ StatusOr<Kernel> LowerDynamicUpdateSlice(LowerContext& ctx) {
   bool fits = update->rank() == in->rank();
   for (size_t i = 0; fits && i < in->dims.size(); ++i) fits = update->dims[i] <= in->dims[i];
   if (!fits) {
-    return InvalidArgument(name + ": update shape " + DimsToString(update->dims) +
-                           " does not fit operand shape " + DimsToString(in->dims));
+    return InvalidArgument(name + ": update shape " + FormatInts(update->dims) +
+                           " does not fit operand shape " + FormatInts(in->dims));
   }
   StridedBox box;
   box.dims = update->dims;

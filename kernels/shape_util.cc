@@ -15,8 +15,7 @@ namespace kiln::kernels::shape {
 using lower::ExecContext;
 using lower::Kernel;
 using runtime::View;
-using namespace lowering;  // NOLINT
-using namespace strided;   // NOLINT
+using namespace strided;  // NOLINT
 
 // Element width of a data-movement op's type; widths the copy engine cannot move are UNIMPLEMENTED.
 StatusOr<int> MovableWidth(const std::string& name, const ir::Type& t) {

@@ -39,9 +39,10 @@ inline int64_t NumElements(std::span<const int64_t> dims) {
   return n;
 }
 
-// Advances a row-major multi-index over `dims`; returns false after the last index.
-inline bool NextIndex(std::span<const int64_t> dims, std::span<int64_t> index) {
-  for (size_t i = dims.size(); i-- > 0;) {
+// Advances a row-major multi-index over `dims` (last axis fastest); returns false after the last
+// index.
+inline bool NextIndex(std::span<int64_t> index, std::span<const int64_t> dims) {
+  for (size_t i = index.size(); i-- > 0;) {
     if (++index[i] < dims[i]) return true;
     index[i] = 0;
   }

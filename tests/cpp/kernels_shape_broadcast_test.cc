@@ -33,7 +33,7 @@ std::vector<T> NaiveTranspose(const std::vector<T>& in, const std::vector<int64_
       for (size_t i = 0; i < perm.size(); ++i)
         src += idx[i] * in_strides[static_cast<size_t>(perm[i])];
       out[o++] = in[static_cast<size_t>(src)];
-    } while (kernels::strided::NextIndex(out_dims, idx));
+    } while (kernels::strided::NextIndex(idx, out_dims));
   }
   return out;
 }
