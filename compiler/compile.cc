@@ -236,15 +236,12 @@ StatusOr<std::shared_ptr<const Executable>> CompileModule(std::shared_ptr<const 
   return std::shared_ptr<const Executable>(std::move(exe));
 }
 
-StatusOr<std::shared_ptr<const Executable>> Compile(std::span<const uint8_t> code,
-                                                    std::string_view format,
-                                                    std::span<const uint8_t> compile_options) {
-  if (format != "mlir") {
-    return InvalidArgument("Unknown program format '" + std::string(format) +
+StatusOr<std::shared_ptr<const Executable>> Compile(CompileRequest request) {
+  if (request.format != "mlir") {
+    return InvalidArgument("Unknown program format '" + std::string(request.format) +
                            "'. Kiln compiles StableHLO portable artifacts (format \"mlir\").");
   }
-  KILN_ASSIGN_OR_RETURN(ingest::CompileOptions options,
-                        ingest::ParseCompileOptions(compile_options));
+  ingest::CompileOptions& options = request.options;
   // XLA's debug options (xla_*) tune XLA's own passes and are accepted and ignored; any other
   // name is an error, as on XLA.
   for (const std::string& name : options.option_overrides) {
@@ -252,8 +249,8 @@ StatusOr<std::shared_ptr<const Executable>> Compile(std::span<const uint8_t> cod
       return InvalidArgument("No such compile option: '" + name + "'");
     }
   }
-  KILN_ASSIGN_OR_RETURN(ir::Module module, ingest::ReadPortableArtifact(code));
-  std::string fingerprint = Fingerprint(code, options);
+  KILN_ASSIGN_OR_RETURN(ir::Module module, ingest::ReadPortableArtifact(request.code));
+  std::string fingerprint = Fingerprint(request.code, options);
   auto shared = std::make_shared<const ir::Module>(std::move(module));
   return CompileModule(std::move(shared), std::move(options), std::move(fingerprint));
 }

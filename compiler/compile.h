@@ -26,9 +26,16 @@ struct Executable : engine::Executable {
   std::string fingerprint;  // stable hash of the artifact and the options Kiln honours
 };
 
-StatusOr<std::shared_ptr<const Executable>> Compile(std::span<const uint8_t> code,
-                                                    std::string_view format,
-                                                    std::span<const uint8_t> compile_options);
+// What the C API asks to compile: a program's bytes in `format` ("mlir": a StableHLO portable
+// artifact), and its CompileOptionsProto, which the caller parsed once
+// (ingest::ParseCompileOptions) for its own use too.
+struct CompileRequest {
+  std::span<const uint8_t> code;
+  std::string_view format = "mlir";
+  ingest::CompileOptions options;
+};
+
+StatusOr<std::shared_ptr<const Executable>> Compile(CompileRequest request);
 
 // Compiles an already-read module (used by tests and by Compile).
 StatusOr<std::shared_ptr<const Executable>> CompileModule(std::shared_ptr<const ir::Module> module,

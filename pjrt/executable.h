@@ -8,6 +8,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "abi/pjrt_c_api.h"
@@ -80,7 +81,7 @@ namespace kiln::pjrt {
 // the shared path of PJRT_Client_Compile and PJRT_Executable_DeserializeAndLoad. Errors name
 // `function`.
 StatusOr<std::unique_ptr<PJRT_LoadedExecutable>> CompileAndLoad(
-    PJRT_Client* client, std::span<const uint8_t> code, std::span<const uint8_t> options_bytes,
-    const char* function);
+    PJRT_Client* client, std::span<const uint8_t> code, std::string_view format,
+    std::span<const uint8_t> options_bytes, const char* function);
 
 }  // namespace kiln::pjrt

@@ -155,8 +155,8 @@ std::shared_ptr<const ExecutableInfo> MakeExecutableInfo(
 // ---- compile ----
 
 StatusOr<std::unique_ptr<PJRT_LoadedExecutable>> CompileAndLoad(
-    PJRT_Client* client, std::span<const uint8_t> code, std::span<const uint8_t> options_bytes,
-    const char* function) {
+    PJRT_Client* client, std::span<const uint8_t> code, std::string_view format,
+    std::span<const uint8_t> options_bytes, const char* function) {
   // Parsed here first so a malformed blob gets the conventional PJRT message.
   StatusOr<ingest::CompileOptions> options = ingest::ParseCompileOptions(options_bytes);
   if (!options.ok()) {
@@ -174,7 +174,7 @@ StatusOr<std::unique_ptr<PJRT_LoadedExecutable>> CompileAndLoad(
   std::shared_ptr<const compiler::Executable> exe;
   const auto start = std::chrono::steady_clock::now();
   const Status compiled = RunOnLargeStack([&]() -> Status {
-    KILN_ASSIGN_OR_RETURN(exe, compiler::Compile(code, "mlir", options_bytes));
+    KILN_ASSIGN_OR_RETURN(exe, compiler::Compile({code, format, *options}));
     return Status::Ok();
   });
   const double ms =
@@ -212,10 +212,6 @@ PJRT_Error* Client_Compile(PJRT_Client_Compile_Args* args) {
     std::string_view format = program->format == nullptr
                                   ? std::string_view()
                                   : std::string_view(program->format, program->format_size);
-    if (format != "mlir") {
-      return InvalidArgument("Unknown program format '" + std::string(format) +
-                             "'. Kiln compiles StableHLO portable artifacts (format \"mlir\").");
-    }
     if (program->code == nullptr && program->code_size > 0) {
       return InvalidArgument(Prefix(kFn) + "program->code is NULL but code_size is " +
                              std::to_string(program->code_size));
@@ -232,7 +228,7 @@ PJRT_Error* Client_Compile(PJRT_Client_Compile_Args* args) {
     const bool traced = runtime::TraceEnabled();
     const uint64_t begin = traced ? runtime::TraceNowNs() : 0;
     StatusOr<std::unique_ptr<PJRT_LoadedExecutable>> loaded =
-        CompileAndLoad(args->client, code, options_bytes, kFn);
+        CompileAndLoad(args->client, code, format, options_bytes, kFn);
     if (traced) runtime::TraceRecord(kFn, "compile", begin, runtime::TraceNowNs());
     if (!loaded.ok()) {
       const Status& error = loaded.status();

@@ -142,7 +142,7 @@ PJRT_Error* Executable_DeserializeAndLoad(PJRT_Executable_DeserializeAndLoad_Arg
     KILN_ASSIGN_OR_RETURN(
         std::unique_ptr<PJRT_LoadedExecutable> loaded,
         CompileAndLoad(args->client,
-                       {reinterpret_cast<const uint8_t*>(artifact.data()), artifact.size()},
+                       {reinterpret_cast<const uint8_t*>(artifact.data()), artifact.size()}, "mlir",
                        {reinterpret_cast<const uint8_t*>(options.data()), options.size()}, kFn));
     args->loaded_executable = loaded.release();
     return Status::Ok();
