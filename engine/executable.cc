@@ -62,8 +62,8 @@ Status RunMain(const Executable& exe, const ExecContext& launch_ctx,
 
 StatusOr<runtime::Array> AwaitArgument(const runtime::AsyncArrayRef& arg, size_t i,
                                        const Executable& exe) {
-  StatusOr<runtime::Array> a = arg->Await();
-  if (!a.ok()) return a.status().WithContext("argument #" + std::to_string(i) + " of " + exe.name);
+  KILN_ASSIGN_OR_RETURN(runtime::Array a, arg->Await(),
+                        "argument #" + std::to_string(i) + " of " + exe.name);
   return a;
 }
 
@@ -154,8 +154,8 @@ Status RunSpmd(const Executable& exe, const std::vector<DeviceWork>& work) {
         } else {
           KILN_RETURN_IF_ERROR(
               runtime::AddBox(src, v.local.dims, zero, dst, v.global.dims, v.pieces[d].offsets,
-                              v.pieces[d].dims, v.global.dtype)
-                  .WithContext("argument #" + std::to_string(a) + " of " + exe.name));
+                              v.pieces[d].dims, v.global.dtype),
+              "argument #" + std::to_string(a) + " of " + exe.name);
         }
       }
     }

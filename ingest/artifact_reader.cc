@@ -86,11 +86,9 @@ StatusOr<ir::Module> ReadPortableArtifact(std::span<const uint8_t> bytes,
   AttrTypeDecoder decoder(container, limits);
   LocationTable locations(container, module.locations);
   OpTranslator translator(decoder, container.producer);
-  Status built = BuildModule(container, decoder, locations, translator, module);
-  if (!built.ok()) {
-    return built.WithContext("reading " + module.producer + " artifact (MLIR bytecode v" +
-                             std::to_string(container.version) + ")");
-  }
+  KILN_RETURN_IF_ERROR(BuildModule(container, decoder, locations, translator, module),
+                       "reading " + module.producer + " artifact (MLIR bytecode v" +
+                           std::to_string(container.version) + ")");
   return module;
 }
 

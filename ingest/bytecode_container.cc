@@ -221,9 +221,7 @@ StatusOr<Container> ParseContainer(std::span<const uint8_t> bytes) {
 
   std::array<std::optional<Section>, 9> sections;
   while (!reader.empty()) {
-    StatusOr<Section> next = reader.ReadSection();
-    if (!next.ok()) return next.status().WithContext("corrupt or truncated bytecode");
-    Section section = *next;
+    KILN_ASSIGN_OR_RETURN(Section section, reader.ReadSection(), "corrupt or truncated bytecode");
     if (sections[section.id]) {
       return reader.Error(std::string("duplicate top-level ") + SectionName(section.id) +
                           " section");
@@ -241,15 +239,14 @@ StatusOr<Container> ParseContainer(std::span<const uint8_t> bytes) {
                     " requires a Properties section, but there is none (truncated?)");
   }
 
-  KILN_RETURN_IF_ERROR(ParseStrings(*sections[kStringSection], c).WithContext("String section"));
-  KILN_RETURN_IF_ERROR(ParseDialects(*sections[kDialectSection], c).WithContext("Dialect section"));
+  KILN_RETURN_IF_ERROR(ParseStrings(*sections[kStringSection], c), "String section");
+  KILN_RETURN_IF_ERROR(ParseDialects(*sections[kDialectSection], c), "Dialect section");
   if (sections[kPropertiesSection]) {
-    KILN_RETURN_IF_ERROR(
-        ParseProperties(*sections[kPropertiesSection], c).WithContext("Properties section"));
+    KILN_RETURN_IF_ERROR(ParseProperties(*sections[kPropertiesSection], c), "Properties section");
   }
   KILN_RETURN_IF_ERROR(
-      ParseAttrTypeTables(*sections[kAttrTypeSection], *sections[kAttrTypeOffsetSection], c)
-          .WithContext("AttrTypeOffset section"));
+      ParseAttrTypeTables(*sections[kAttrTypeSection], *sections[kAttrTypeOffsetSection], c),
+      "AttrTypeOffset section");
   // Resource sections hold dialect blobs (dense_resource constants) that VHLO never writes; they
   // are ignored. A dense_resource attribute, should one appear, decodes as opaque.
   c.ir = *sections[kIrSection];

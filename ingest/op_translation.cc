@@ -85,16 +85,14 @@ StatusOr<std::vector<OpTranslator::AttrRef>> OpTranslator::ReadPropertyIndices(
   std::vector<AttrRef> refs;
   ByteReader reader(*raw.properties);
   for (const char* name : names) {
-    StatusOr<uint64_t> index = reader.ReadVarInt();
-    if (!index.ok()) {
-      return index.status().WithContext("properties of " + raw.name->full_name +
-                                        " end before attribute '" + name + "'");
-    }
-    if (*index >= decoder_.num_attrs()) {
+    KILN_ASSIGN_OR_RETURN(
+        const uint64_t index, reader.ReadVarInt(),
+        "properties of " + raw.name->full_name + " end before attribute '" + name + "'");
+    if (index >= decoder_.num_attrs()) {
       return reader.Error("attribute '" + std::string(name) + "' of " + raw.name->full_name +
-                          " has index " + std::to_string(*index) + " out of range");
+                          " has index " + std::to_string(index) + " out of range");
     }
-    refs.push_back({name, *index});
+    refs.push_back({name, index});
   }
   if (!reader.empty()) {
     return reader.Error("properties of " + raw.name->full_name + " hold more than the " +
@@ -145,10 +143,10 @@ StatusOr<std::vector<ir::NamedAttr>> OpTranslator::Materialize(const std::vector
   std::vector<ir::NamedAttr> out;
   out.reserve(refs.size());
   for (const AttrRef& ref : refs) {
-    StatusOr<const ir::Attr*> value = decoder_.Attr(ref.index);
-    if (!value.ok()) return value.status().WithContext("attribute '" + ref.name + "'");
-    KILN_RETURN_IF_ERROR(decoder_.ChargeCopy(**value));
-    out.push_back({ref.name, **value});
+    KILN_ASSIGN_OR_RETURN(const ir::Attr* value, decoder_.Attr(ref.index),
+                          "attribute '" + ref.name + "'");
+    KILN_RETURN_IF_ERROR(decoder_.ChargeCopy(*value));
+    out.push_back({ref.name, *value});
   }
   return out;
 }

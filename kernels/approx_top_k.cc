@@ -32,9 +32,10 @@ using runtime::View;
 StatusOr<std::string> ComparatorDirection(const ir::Module& module, const ir::Op& op) {
   const ir::Attr* called = FindAttr(op, "called_computations");
   if (called == nullptr || called->kind != ir::Attr::Kind::kArray || called->array.size() != 1)
-    return OpError(op, "ApproxTopK needs one comparator in called_computations");
+    return InvalidArgument("ApproxTopK needs one comparator in called_computations");
   const ir::Function* fn = module.FindFunction(called->array[0].str);
-  if (fn == nullptr) return OpError(op, "comparator @" + called->array[0].str + " is not defined");
+  if (fn == nullptr)
+    return InvalidArgument("comparator @" + called->array[0].str + " is not defined");
   for (const ir::Block& block : fn->body.blocks) {
     for (const ir::Op& inner : block.ops) {
       if (inner.name != "stablehlo.compare") continue;
@@ -42,24 +43,24 @@ StatusOr<std::string> ComparatorDirection(const ir::Module& module, const ir::Op
       if (dir != nullptr && (dir->str == "GT" || dir->str == "LT")) return dir->str;
     }
   }
-  return OpError(op, "comparator @" + fn->name + " is not a GT or LT comparison of the values");
+  return InvalidArgument("comparator @" + fn->name + " is not a GT or LT comparison of the values");
 }
 
 StatusOr<Kernel> LowerApproxTopK(LowerContext& ctx) {
   const ir::Op& op = ctx.op();
   if (op.operands.size() != 4 || op.results.size() != 2)
-    return OpError(op,
-                   "ApproxTopK expects 4 operands (values, indices, 2 initial values) and 2 "
-                   "results");
+    return InvalidArgument(
+        "ApproxTopK expects 4 operands (values, indices, 2 initial values) and 2 "
+        "results");
   const ir::Type& values = ctx.operand_type(0);
   const ir::Type& indices = ctx.operand_type(1);
   const ir::Type& out_values = ctx.result_type(0);
   const ir::Type& out_indices = ctx.result_type(1);
-  KILN_RETURN_IF_ERROR(CheckStaticTensor(op, values, "operand #0"));
+  KILN_RETURN_IF_ERROR(CheckStaticTensor(values, "operand #0"));
   KILN_ASSIGN_OR_RETURN(int64_t dim, RequiredConfigInt(op, "reduction_dim"));
   KILN_ASSIGN_OR_RETURN(std::string direction, ComparatorDirection(ctx.module(), op));
   const int64_t rank = values.rank();
-  if (dim < 0 || dim >= rank) return OpError(op, "reduction_dim is out of range");
+  if (dim < 0 || dim >= rank) return InvalidArgument("reduction_dim is out of range");
   const auto d = static_cast<size_t>(dim);
   bool shapes_ok = indices.dtype == ir::DType::kS32 && indices.dims == values.dims &&
                    out_values.dtype == values.dtype && out_indices.dtype == ir::DType::kS32 &&
@@ -69,7 +70,7 @@ StatusOr<Kernel> LowerApproxTopK(LowerContext& ctx) {
         i == d ? out_values.dims[i] <= values.dims[i] : out_values.dims[i] == values.dims[i];
   }
   if (!shapes_ok) {
-    return OpError(op, "ApproxTopK types do not match: " + values.ToString() + ", " +
+    return InvalidArgument("ApproxTopK types do not match: " + values.ToString() + ", " +
                            indices.ToString() + " -> " + out_values.ToString() + ", " +
                            out_indices.ToString());
   }
@@ -85,7 +86,7 @@ StatusOr<Kernel> LowerApproxTopK(LowerContext& ctx) {
     } else {
       return Kernel(
           [=](ExecContext&, std::span<const View> in, std::span<const View> out) -> Status {
-            KILN_RETURN_IF_ERROR(CheckOutputs(name, out, 2));
+            KILN_RETURN_IF_ERROR(CheckOutputs(out, 2));
             const T* x = in[0].data_as<const T>();
             const int32_t* ix = in[1].data_as<const int32_t>();
             T* y = out[0].data_as<T>();

@@ -184,10 +184,10 @@ template <bool kMax, typename V, typename I>
 lower::Kernel MakeKernel(std::string name, std::vector<ir::Type> types, Geometry g) {
   return lower::Kernel([name, types, g](lower::ExecContext&, std::span<const View> in,
                                         std::span<const View> out) -> Status {
-    if (in.size() < 4 || out.size() != 2) return Internal(name + ": wrong number of operands");
+    if (in.size() < 4 || out.size() != 2) return Internal("wrong number of operands");
     for (size_t i = 0; i < 4; ++i) {
       if (in[i].dtype != types[i].dtype || in[i].elements != types[i].num_elements()) {
-        return Internal(name + ": input #" + std::to_string(i) + " does not match its type");
+        return Internal("input #" + std::to_string(i) + " does not match its type");
       }
     }
     const V* values = in[0].data_as<const V>();

@@ -29,14 +29,14 @@ StatusOr<Kernel> LowerHostCallback(LowerContext& ctx) {
   for (size_t i = 0; i < op.operands.size(); ++i) {
     const ir::Type& t = ctx.operand_type(i);
     if (t.kind != ir::Type::Kind::kToken) {
-      KILN_RETURN_IF_ERROR(CheckStaticTensor(op, t, "operand #" + std::to_string(i)));
+      KILN_RETURN_IF_ERROR(CheckStaticTensor(t, "operand #" + std::to_string(i)));
     }
     arg_is_data.push_back(t.kind != ir::Type::Kind::kToken);
   }
   for (size_t i = 0; i < op.results.size(); ++i) {
     const ir::Type& t = ctx.result_type(i);
     if (t.kind != ir::Type::Kind::kToken) {
-      KILN_RETURN_IF_ERROR(CheckStaticTensor(op, t, "result #" + std::to_string(i)));
+      KILN_RETURN_IF_ERROR(CheckStaticTensor(t, "result #" + std::to_string(i)));
     }
     result_is_data.push_back(t.kind != ir::Type::Kind::kToken);
   }

@@ -50,7 +50,7 @@ StatusOr<std::vector<std::vector<int64_t>>> ReadIdLists(const ir::Op& op, const 
   if (attr == nullptr || attr->is_none()) return lists;
   std::optional<std::vector<int64_t>> ids = attr->AsInts();
   if (!ids || attr->type.dims.size() != 2) {
-    return InvalidArgument(op.name + ": `" + name + "` must be a 2-D integer array");
+    return InvalidArgument("`" + std::string(name) + "` must be a 2-D integer array");
   }
   const int64_t rows = attr->type.dims[0], cols = attr->type.dims[1];
   for (int64_t r = 0; r < rows; ++r) {
@@ -210,12 +210,12 @@ StatusOr<Kernel> LowerAllReduce(LowerContext& ctx) {
   const ir::Op& op = ctx.op();
   KILN_ASSIGN_OR_RETURN(Groups groups, ReadGroups(op, true));
   if (op.operands.empty() || op.operands.size() != op.results.size()) {
-    return InvalidArgument(op.name + ": needs as many results as operands");
+    return InvalidArgument("needs as many results as operands");
   }
   std::vector<Reducer> reducers;
   for (size_t i = 0; i < op.operands.size(); ++i) {
     if (ctx.operand_type(i) != ctx.result_type(i)) {
-      return InvalidArgument(op.name + ": result type differs from operand type");
+      return InvalidArgument("result type differs from operand type");
     }
     KILN_ASSIGN_OR_RETURN(Reducer r, LowerReducer(ctx, ctx.operand_type(i).dtype));
     reducers.push_back(r);
@@ -252,7 +252,7 @@ StatusOr<size_t> ReadDim(const ir::Op& op, const char* name, size_t rank) {
   const ir::Attr* a = op.attr(name);
   std::optional<int64_t> v = a == nullptr ? std::nullopt : a->AsInt();
   if (!v || *v < 0 || static_cast<size_t>(*v) >= rank) {
-    return InvalidArgument(op.name + ": `" + name + "` is missing or out of range");
+    return InvalidArgument("`" + std::string(name) + "` is missing or out of range");
   }
   return static_cast<size_t>(*v);
 }
@@ -261,15 +261,15 @@ StatusOr<Kernel> LowerAllGather(LowerContext& ctx) {
   const ir::Op& op = ctx.op();
   KILN_ASSIGN_OR_RETURN(Groups groups, ReadGroups(op, true));
   if (op.operands.empty() || op.operands.size() != op.results.size()) {
-    return InvalidArgument(op.name + ": needs as many results as operands");
+    return InvalidArgument("needs as many results as operands");
   }
   KILN_ASSIGN_OR_RETURN(size_t dim, ReadDim(op, "all_gather_dim", ctx.operand_type(0).dims.size()));
   for (size_t i = 0; i < op.operands.size(); ++i) {
     const ir::Type &a = ctx.operand_type(i), &r = ctx.result_type(i);
     if (a.dtype != r.dtype || a.dims.size() != r.dims.size() || a.dims[dim] == 0 ||
         r.dims[dim] % a.dims[dim] != 0) {
-      return InvalidArgument(op.name + ": result " + r.ToString() + " does not gather " +
-                             a.ToString() + " along dimension " + std::to_string(dim));
+      return InvalidArgument("result " + r.ToString() + " does not gather " + a.ToString() +
+                             " along dimension " + std::to_string(dim));
     }
   }
   const std::string name = op.name;
@@ -277,8 +277,8 @@ StatusOr<Kernel> LowerAllGather(LowerContext& ctx) {
     KILN_ASSIGN_OR_RETURN(Group g, ResolveGroup(groups, ec, name));
     for (size_t i = 0; i < in.size(); ++i) {
       if (out[i].dims[dim] != in[i].dims[dim] * static_cast<int64_t>(g.members.size())) {
-        return InvalidArgument(name + ": the result does not hold " +
-                               std::to_string(g.members.size()) + " pieces");
+        return InvalidArgument("the result does not hold " + std::to_string(g.members.size()) +
+                               " pieces");
       }
     }
     return Meet(ec, in, name, [&](auto inputs_of) -> Status {
@@ -302,14 +302,14 @@ StatusOr<Kernel> LowerReduceScatter(LowerContext& ctx) {
   const ir::Op& op = ctx.op();
   KILN_ASSIGN_OR_RETURN(Groups groups, ReadGroups(op, true));
   if (op.operands.size() != 1 || op.results.size() != 1) {
-    return InvalidArgument(op.name + ": expected one operand and one result");
+    return InvalidArgument("expected one operand and one result");
   }
   const ir::Type &a = ctx.operand_type(0), &r = ctx.result_type(0);
   KILN_ASSIGN_OR_RETURN(size_t dim, ReadDim(op, "scatter_dimension", a.dims.size()));
   if (a.dtype != r.dtype || a.dims.size() != r.dims.size() || r.dims[dim] == 0 ||
       a.dims[dim] % r.dims[dim] != 0) {
-    return InvalidArgument(op.name + ": result " + r.ToString() + " is not a piece of " +
-                           a.ToString() + " along dimension " + std::to_string(dim));
+    return InvalidArgument("result " + r.ToString() + " is not a piece of " + a.ToString() +
+                           " along dimension " + std::to_string(dim));
   }
   KILN_ASSIGN_OR_RETURN(Reducer reducer, LowerReducer(ctx, a.dtype));
   const std::string name = op.name;
@@ -317,8 +317,8 @@ StatusOr<Kernel> LowerReduceScatter(LowerContext& ctx) {
     KILN_ASSIGN_OR_RETURN(Group g, ResolveGroup(groups, ec, name));
     const int64_t piece = out[0].dims[dim];
     if (in[0].dims[dim] != piece * static_cast<int64_t>(g.members.size())) {
-      return InvalidArgument(name + ": the operand does not split into " +
-                             std::to_string(g.members.size()) + " pieces");
+      return InvalidArgument("the operand does not split into " + std::to_string(g.members.size()) +
+                             " pieces");
     }
     std::byte* scratch = ec.scratch;
     return Meet(ec, in, name, [&](auto inputs_of) -> Status {
@@ -344,7 +344,7 @@ StatusOr<Kernel> LowerAllToAll(LowerContext& ctx) {
   const ir::Op& op = ctx.op();
   KILN_ASSIGN_OR_RETURN(Groups groups, ReadGroups(op, false));
   if (op.operands.empty() || op.operands.size() != op.results.size()) {
-    return InvalidArgument(op.name + ": needs as many results as operands");
+    return InvalidArgument("needs as many results as operands");
   }
   const size_t rank = ctx.operand_type(0).dims.size();
   KILN_ASSIGN_OR_RETURN(size_t split, ReadDim(op, "split_dimension", rank));
@@ -354,7 +354,7 @@ StatusOr<Kernel> LowerAllToAll(LowerContext& ctx) {
   for (size_t i = 0; i < op.operands.size(); ++i) {
     const ir::Type &a = ctx.operand_type(i), &r = ctx.result_type(i);
     if (count < 1 || a.dims.size() != rank || a.dims[split] % count != 0 || a.dtype != r.dtype) {
-      return InvalidArgument(op.name + ": operand " + a.ToString() + " does not split into " +
+      return InvalidArgument("operand " + a.ToString() + " does not split into " +
                              std::to_string(count) + " along dimension " + std::to_string(split));
     }
   }
@@ -362,8 +362,8 @@ StatusOr<Kernel> LowerAllToAll(LowerContext& ctx) {
   return Kernel([=](ExecContext& ec, std::span<const View> in, std::span<const View> out) {
     KILN_ASSIGN_OR_RETURN(Group g, ResolveGroup(groups, ec, name));
     if (static_cast<int64_t>(g.members.size()) != count) {
-      return InvalidArgument(name + ": split_count " + std::to_string(count) +
-                             " but the group has " + std::to_string(g.members.size()) + " devices");
+      return InvalidArgument("split_count " + std::to_string(count) + " but the group has " +
+                             std::to_string(g.members.size()) + " devices");
     }
     return Meet(ec, in, name, [&](auto inputs_of) -> Status {
       for (size_t i = 0; i < in.size(); ++i) {
@@ -388,12 +388,12 @@ StatusOr<Kernel> LowerCollectivePermute(LowerContext& ctx) {
   const ir::Op& op = ctx.op();
   if (op.operands.size() != 1 || op.results.size() != 1 ||
       ctx.operand_type(0) != ctx.result_type(0)) {
-    return InvalidArgument(op.name + ": expected one operand and a result of its type");
+    return InvalidArgument("expected one operand and a result of its type");
   }
   KILN_ASSIGN_OR_RETURN(std::vector<std::vector<int64_t>> pairs,
                         ReadIdLists(op, "source_target_pairs"));
   for (const auto& pair : pairs) {
-    if (pair.size() != 2) return InvalidArgument(op.name + ": malformed source_target_pairs");
+    if (pair.size() != 2) return InvalidArgument("malformed source_target_pairs");
   }
   const bool cross_partition = ChannelId(op) > 0;
   const std::string name = op.name;
@@ -404,7 +404,7 @@ StatusOr<Kernel> LowerCollectivePermute(LowerContext& ctx) {
     int source = -1;
     for (const auto& pair : pairs) {
       if (pair[0] < 0 || pair[0] >= limit || pair[1] >= limit) {
-        return InvalidArgument(name + ": source_target_pairs name a device out of range");
+        return InvalidArgument("source_target_pairs name a device out of range");
       }
       if (pair[1] == my_id) {
         source = static_cast<int>(cross_partition ? ec.replica_id * P + pair[0]
@@ -426,7 +426,7 @@ StatusOr<Kernel> LowerCollectiveBroadcast(LowerContext& ctx) {
   const ir::Op& op = ctx.op();
   if (op.operands.size() != 1 || op.results.size() != 1 ||
       ctx.operand_type(0) != ctx.result_type(0)) {
-    return InvalidArgument(op.name + ": expected one operand and a result of its type");
+    return InvalidArgument("expected one operand and a result of its type");
   }
   KILN_ASSIGN_OR_RETURN(Groups groups, ReadGroups(op, false));
   const std::string name = op.name;

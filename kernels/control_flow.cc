@@ -36,8 +36,7 @@ StatusOr<Kernel> LowerFunctionCall(LowerContext& ctx, const char* attr_name) {
   KILN_ASSIGN_OR_RETURN(std::shared_ptr<const Program> body, ctx.CompileFunction(target->str));
   if (body->param_slots.size() != op.operands.size() ||
       body->result_slots.size() != op.results.size()) {
-    return InvalidArgument(op.name + ": @" + target->str +
-                           " does not match the op's operands and results");
+    return InvalidArgument("@" + target->str + " does not match the op's operands and results");
   }
   Kernel k([body](ExecContext& ec, std::span<const View> in, std::span<const View> out) -> Status {
     return engine::RunProgram(*body, ec, in, out, ec.scratch);
@@ -113,13 +112,11 @@ Status RunWhile(const WhilePlan& w, ExecContext& ec, std::span<const View> in,
   int s = 0;  // the set holding the current carries
   if (runtime::TraceEnabled()) {
     for (;;) {
-      if (Status st = engine::RunProgram(*w.cond, ec, params(s), pred_result, sub); !st.ok()) {
-        return st.WithContext("in the condition of stablehlo.while");
-      }
+      KILN_RETURN_IF_ERROR(engine::RunProgram(*w.cond, ec, params(s), pred_result, sub),
+                           "in the condition of stablehlo.while");
       if (*pred == 0) break;
-      if (Status st = engine::RunProgram(*w.body, ec, params(s), results(s), sub); !st.ok()) {
-        return st.WithContext("in the body of stablehlo.while");
-      }
+      KILN_RETURN_IF_ERROR(engine::RunProgram(*w.body, ec, params(s), results(s), sub),
+                           "in the body of stablehlo.while");
       s ^= 1;
     }
   } else {
@@ -128,25 +125,20 @@ Status RunWhile(const WhilePlan& w, ExecContext& ec, std::span<const View> in,
     std::byte* cond_table[2] = {tables, tables + cond_bytes};
     std::byte* body_table[2] = {tables + 2 * cond_bytes, tables + 2 * cond_bytes + body_bytes};
     for (int t = 0; t < 2; ++t) {
-      if (Status st = w.flat_cond->Resolve(params(t), pred_result, sub, cond_table[t]); !st.ok()) {
-        return st.WithContext("in the condition of stablehlo.while");
-      }
-      if (Status st = w.flat_body->Resolve(params(t), results(t), sub, body_table[t]); !st.ok()) {
-        return st.WithContext("in the body of stablehlo.while");
-      }
+      KILN_RETURN_IF_ERROR(w.flat_cond->Resolve(params(t), pred_result, sub, cond_table[t]),
+                           "in the condition of stablehlo.while");
+      KILN_RETURN_IF_ERROR(w.flat_body->Resolve(params(t), results(t), sub, body_table[t]),
+                           "in the body of stablehlo.while");
     }
     if (w.native != nullptr) {
       std::byte* const all[4] = {cond_table[0], cond_table[1], body_table[0], body_table[1]};
       KILN_RETURN_IF_ERROR(w.native->Run(ec, all, sub, pred, &s));
     }
     while (w.native == nullptr) {
-      if (Status st = w.flat_cond->Run(ec, cond_table[s]); !st.ok()) {
-        return st.WithContext("in the condition of stablehlo.while");
-      }
+      KILN_RETURN_IF_ERROR(w.flat_cond->Run(ec, cond_table[s]),
+                           "in the condition of stablehlo.while");
       if (*pred == 0) break;
-      if (Status st = w.flat_body->Run(ec, body_table[s]); !st.ok()) {
-        return st.WithContext("in the body of stablehlo.while");
-      }
+      KILN_RETURN_IF_ERROR(w.flat_body->Run(ec, body_table[s]), "in the body of stablehlo.while");
       s ^= 1;
     }
   }

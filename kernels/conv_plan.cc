@@ -40,15 +40,15 @@ StatusOr<DimNumbers> ReadDimNumbers(const ir::Op& op) {
 }
 
 // Checks that {a, b} + spatial is a permutation of [0, rank).
-Status CheckDims(const ir::Op& op, int64_t a, int64_t b, const std::vector<int64_t>& spatial,
-                 int64_t rank, std::string_view what) {
+Status CheckDims(int64_t a, int64_t b, const std::vector<int64_t>& spatial, int64_t rank,
+                 std::string_view what) {
   std::vector<int64_t> all = {a, b};
   all.insert(all.end(), spatial.begin(), spatial.end());
   if (static_cast<int64_t>(all.size()) != rank) {
-    return OpError(op, std::string(what) + " dimension numbers do not cover its " +
+    return InvalidArgument(std::string(what) + " dimension numbers do not cover its " +
                            std::to_string(rank) + " dimensions");
   }
-  return CheckAxes(op, all, rank, std::string(what) + " dimension numbers");
+  return CheckAxes(all, rank, std::string(what) + " dimension numbers");
 }
 
 StatusOr<std::vector<int64_t>> WindowInts(const ir::Op& op, std::string_view name, size_t n,
@@ -56,7 +56,7 @@ StatusOr<std::vector<int64_t>> WindowInts(const ir::Op& op, std::string_view nam
   KILN_ASSIGN_OR_RETURN(std::vector<int64_t> v,
                         OptionalInts(op, name, std::vector<int64_t>(n, fallback)));
   if (v.size() != n) {
-    return OpError(op, std::string(name) + " has " + std::to_string(v.size()) +
+    return InvalidArgument(std::string(name) + " has " + std::to_string(v.size()) +
                            " entries; expected " + std::to_string(n));
   }
   return v;
@@ -110,18 +110,18 @@ void PlanPhases(ConvPlan& p) {
 
 StatusOr<std::shared_ptr<const ConvPlan>> PlanConv(const ir::Op& op, const ir::Type& lhs,
                                                    const ir::Type& rhs, const ir::Type& out) {
-  KILN_RETURN_IF_ERROR(CheckStaticTensor(op, lhs, "lhs"));
-  KILN_RETURN_IF_ERROR(CheckStaticTensor(op, rhs, "rhs"));
-  KILN_RETURN_IF_ERROR(CheckStaticTensor(op, out, "result"));
+  KILN_RETURN_IF_ERROR(CheckStaticTensor(lhs, "lhs"));
+  KILN_RETURN_IF_ERROR(CheckStaticTensor(rhs, "rhs"));
+  KILN_RETURN_IF_ERROR(CheckStaticTensor(out, "result"));
   KILN_ASSIGN_OR_RETURN(DimNumbers dn, ReadDimNumbers(op));
   const size_t rank = dn.in_spatial.size();
   if (dn.k_spatial.size() != rank || dn.out_spatial.size() != rank) {
-    return OpError(op, "input, kernel and output have different numbers of spatial dimensions");
+    return InvalidArgument("input, kernel and output have different numbers of spatial dimensions");
   }
-  KILN_RETURN_IF_ERROR(CheckDims(op, dn.in_batch, dn.in_feature, dn.in_spatial, lhs.rank(), "lhs"));
-  KILN_RETURN_IF_ERROR(CheckDims(op, dn.k_in, dn.k_out, dn.k_spatial, rhs.rank(), "kernel"));
+  KILN_RETURN_IF_ERROR(CheckDims(dn.in_batch, dn.in_feature, dn.in_spatial, lhs.rank(), "lhs"));
+  KILN_RETURN_IF_ERROR(CheckDims(dn.k_in, dn.k_out, dn.k_spatial, rhs.rank(), "kernel"));
   KILN_RETURN_IF_ERROR(
-      CheckDims(op, dn.out_batch, dn.out_feature, dn.out_spatial, out.rank(), "output"));
+      CheckDims(dn.out_batch, dn.out_feature, dn.out_spatial, out.rank(), "output"));
   KILN_ASSIGN_OR_RETURN(std::vector<int64_t> strides, WindowInts(op, "window_strides", rank, 1));
   KILN_ASSIGN_OR_RETURN(std::vector<int64_t> padding, WindowInts(op, "padding", 2 * rank, 0));
   KILN_ASSIGN_OR_RETURN(std::vector<int64_t> lhs_dil, WindowInts(op, "lhs_dilation", rank, 1));
@@ -129,30 +129,32 @@ StatusOr<std::shared_ptr<const ConvPlan>> PlanConv(const ir::Op& op, const ir::T
   std::vector<bool> reversal(rank, false);
   if (const ir::Attr* a = FindAttr(op, "window_reversal")) {
     std::optional<std::vector<bool>> r = a->AsBools();
-    if (!r || r->size() != rank) return OpError(op, "window_reversal must have one bool per dim");
+    if (!r || r->size() != rank)
+      return InvalidArgument("window_reversal must have one bool per dim");
     reversal = *r;
   }
   KILN_ASSIGN_OR_RETURN(int64_t fgc, OptionalInt(op, "feature_group_count", 1));
   KILN_ASSIGN_OR_RETURN(int64_t bgc, OptionalInt(op, "batch_group_count", 1));
   for (size_t d = 0; d < rank; ++d) {
     if (strides[d] < 1 || lhs_dil[d] < 1 || rhs_dil[d] < 1) {
-      return OpError(op, "window strides and dilations must be positive");
+      return InvalidArgument("window strides and dilations must be positive");
     }
   }
-  if (fgc < 1 || bgc < 1) return OpError(op, "group counts must be positive");
+  if (fgc < 1 || bgc < 1) return InvalidArgument("group counts must be positive");
   if (fgc > 1 && bgc > 1) {
-    return OpError(op, "feature_group_count and batch_group_count cannot both exceed 1");
+    return InvalidArgument("feature_group_count and batch_group_count cannot both exceed 1");
   }
   auto dim = [](const ir::Type& t, int64_t axis) { return t.dims[static_cast<size_t>(axis)]; };
   const int64_t n = dim(lhs, dn.in_batch), c = dim(lhs, dn.in_feature);
   const int64_t k_in = dim(rhs, dn.k_in), k_out = dim(rhs, dn.k_out);
   if (c % fgc != 0 || c / fgc != k_in) {
-    return OpError(op, "input features (" + std::to_string(c) + ") must be feature_group_count (" +
-                           std::to_string(fgc) + ") x kernel input features (" +
-                           std::to_string(k_in) + ")");
+    return InvalidArgument("input features (" + std::to_string(c) +
+                           ") must be feature_group_count (" + std::to_string(fgc) +
+                           ") x kernel input features (" + std::to_string(k_in) + ")");
   }
   if (k_out % fgc != 0 || k_out % bgc != 0 || n % bgc != 0) {
-    return OpError(op, "kernel output features and input batch must divide by the group counts");
+    return InvalidArgument(
+        "kernel output features and input batch must divide by the group counts");
   }
   auto plan = std::make_shared<ConvPlan>();
   ConvPlan& p = *plan;
@@ -197,7 +199,8 @@ StatusOr<std::shared_ptr<const ConvPlan>> PlanConv(const ir::Op& op, const ir::T
     p.positions *= o;
   }
   if (out.dims != want) {
-    return OpError(op, "result must have shape " + FormatInts(want) + ", got " + out.ToString());
+    return InvalidArgument("result must have shape " + FormatInts(want) + ", got " +
+                           out.ToString());
   }
   p.kk = p.window * p.cg;
   p.lhs_batch_stride = ls[static_cast<size_t>(dn.in_batch)];
@@ -281,15 +284,15 @@ StatusOr<std::shared_ptr<const ConvPlan>> PlanConv(const ir::Op& op, const ir::T
   };
   if (!acc || *acc == ir::DType::kPred || !readable(lhs.dtype) || !readable(rhs.dtype) ||
       (ir::IsComplex(lhs.dtype) || ir::IsComplex(rhs.dtype)) != ir::IsComplex(*acc)) {
-    return Unimplemented(op.name + ": " + lhs.ToString() + " x " + rhs.ToString() + " -> " +
-                         out.ToString() + " is not supported");
+    return Unimplemented(lhs.ToString() + " x " + rhs.ToString() + " -> " + out.ToString() +
+                         " is not supported");
   }
   p.acc_dtype = *acc;
   const int64_t acc_bytes = ir::DTypeByteSize(*acc);
   if (IsGemmType(*acc)) {
     constexpr int64_t kMax = std::numeric_limits<int>::max();
     if (p.kk > kMax || p.out_features > kMax || p.positions > kMax || p.lhs_batch_stride > kMax) {
-      return Unimplemented(op.name + ": dimensions exceed the BLAS integer range");
+      return Unimplemented("dimensions exceed the BLAS integer range");
     }
   }
   // Output positions contiguous with stride = features, features unit-stride: GEMM writes there.

@@ -235,7 +235,7 @@ Status RunConv(std::string_view name, const ConvPlan& p, const View& lhs, const 
     std::byte* slots = scratch + p.weights_bytes;
     if (p.relaid) {
       if (!strided::CopyBoxBytes(ir::DTypeByteSize(p.lhs_dtype), p.relayout, input, slots)) {
-        return Internal(std::string(name) + ": the input's relayout has an unsupported width");
+        return Internal("the input's relayout has an unsupported width");
       }
       input = slots;
       slots += p.relayout_bytes;
@@ -262,7 +262,7 @@ Status RunConv(std::string_view name, const ConvPlan& p, const View& lhs, const 
 StatusOr<Kernel> LowerConvolution(LowerContext& ctx) {
   const ir::Op& op = ctx.op();
   if (op.operands.size() != 2 || op.results.size() != 1) {
-    return OpError(op, "expected 2 operands and 1 result");
+    return InvalidArgument("expected 2 operands and 1 result");
   }
   KILN_ASSIGN_OR_RETURN(std::shared_ptr<const ConvPlan> plan,
                         PlanConv(op, ctx.operand_type(0), ctx.operand_type(1), ctx.result_type(0)));
@@ -270,7 +270,7 @@ StatusOr<Kernel> LowerConvolution(LowerContext& ctx) {
                                   std::span<const View> out) -> Status {
     if (in.size() != 2 || out.size() != 1 || !in[0].Is(plan->lhs_dtype, plan->lhs_dims) ||
         !in[1].Is(plan->rhs_dtype, plan->rhs_dims)) {
-      return Internal(name + ": inputs do not match the lowered types");
+      return Internal("inputs do not match the lowered types");
     }
     return RunConv(name, *plan, in[0], in[1], out[0], ec.scratch);
   });

@@ -30,19 +30,19 @@ StatusOr<std::vector<int64_t>> Layout(const ir::Op& op, std::string_view attr, s
   const ir::Attr* layouts = FindAttr(op, attr);
   if (layouts == nullptr || layouts->kind != ir::Attr::Kind::kArray) return row_major;
   if (index >= layouts->array.size()) {
-    return OpError(op, std::string(attr) + " has " + std::to_string(layouts->array.size()) +
+    return InvalidArgument(std::string(attr) + " has " + std::to_string(layouts->array.size()) +
                            " entries; entry " + std::to_string(index) + " is missing");
   }
   const ir::Attr& entry = layouts->array[index];
   std::optional<std::vector<int64_t>> m2m = entry.AsInts();
   if (!m2m || m2m->size() != rank) {
-    return OpError(op, std::string(attr) + "[" + std::to_string(index) +
+    return InvalidArgument(std::string(attr) + "[" + std::to_string(index) +
                            "] is not a layout of rank " + std::to_string(rank));
   }
   std::vector<bool> seen(rank, false);
   for (int64_t d : *m2m) {
     if (d < 0 || d >= static_cast<int64_t>(rank) || seen[d]) {
-      return OpError(op, std::string(attr) + "[" + std::to_string(index) +
+      return InvalidArgument(std::string(attr) + "[" + std::to_string(index) +
                              "] is not a permutation of the dimensions");
     }
     seen[d] = true;
@@ -53,7 +53,7 @@ StatusOr<std::vector<int64_t>> Layout(const ir::Op& op, std::string_view attr, s
 // @dce_sink (lax.dce_sink(x, prevent_mlir_dce=True)): marks its operands as used so that nothing
 // removes the ops computing them; it computes nothing itself.
 StatusOr<Kernel> LowerDceSink(LowerContext& ctx) {
-  if (!ctx.op().results.empty()) return OpError(ctx.op(), "@dce_sink has no results");
+  if (!ctx.op().results.empty()) return InvalidArgument("@dce_sink has no results");
   return Kernel([](lower::ExecContext&, std::span<const runtime::View>,
                    std::span<const runtime::View>) -> Status { return Status::Ok(); });
 }
@@ -61,7 +61,7 @@ StatusOr<Kernel> LowerDceSink(LowerContext& ctx) {
 StatusOr<Kernel> LowerCustomCall(LowerContext& ctx) {
   const ir::Op& op = ctx.op();
   const ir::Attr* target = op.attr("call_target_name");
-  if (target == nullptr) return OpError(op, "has no call_target_name");
+  if (target == nullptr) return InvalidArgument("has no call_target_name");
   const lower::CustomCallDef* def = kernels::Registry().FindCustomCall(target->str);
   if (def == nullptr)
     return Unimplemented("custom call target @" + target->str + " is not supported");
@@ -78,7 +78,7 @@ const ir::Attr* BackendConfigAttr(const ir::Op& op, std::string_view name) {
 StatusOr<int64_t> RequiredConfigInt(const ir::Op& op, std::string_view name) {
   const ir::Attr* a = BackendConfigAttr(op, name);
   std::optional<int64_t> v = a != nullptr ? a->AsInt() : std::nullopt;
-  if (!v) return OpError(op, "backend_config needs an integer `" + std::string(name) + "`");
+  if (!v) return InvalidArgument("backend_config needs an integer `" + std::string(name) + "`");
   return *v;
 }
 

@@ -249,7 +249,7 @@ Kernel MakeDotKernel(std::string name, std::shared_ptr<const DotPlan> plan,
                                           std::span<const View> out) -> Status {
     if (in.size() < 2 || !in[0].Is(plan->lhs_dtype, lhs_dims) ||
         !in[1].Is(plan->rhs_dtype, rhs_dims)) {
-      return Internal(name + ": inputs do not match the lowered types");
+      return Internal("inputs do not match the lowered types");
     }
     const View& result = out[0];
     KILN_RETURN_IF_ERROR(RunDot(name, *plan, in[0], in[1], result));
@@ -262,7 +262,7 @@ Kernel MakeDotKernel(std::string name, std::shared_ptr<const DotPlan> plan,
 StatusOr<Kernel> LowerDotGeneral(LowerContext& ctx) {
   const ir::Op& op = ctx.op();
   if (op.operands.size() != 2 || op.results.size() != 1)
-    return OpError(op, "expects two operands and one result");
+    return InvalidArgument("expects two operands and one result");
   KILN_ASSIGN_OR_RETURN(std::vector<int64_t> lhs_batch,
                         OptionalInts(op, "lhs_batching_dimensions"));
   KILN_ASSIGN_OR_RETURN(std::vector<int64_t> rhs_batch,
@@ -277,7 +277,7 @@ StatusOr<Kernel> LowerDotGeneral(LowerContext& ctx) {
   const ir::Type& rhs = ctx.operand_type(1);
   KILN_ASSIGN_OR_RETURN(
       std::shared_ptr<const DotPlan> plan,
-      PlanDot(op, lhs, rhs, ctx.result_type(0), lhs_batch, rhs_batch, lhs_contract, rhs_contract));
+      PlanDot(lhs, rhs, ctx.result_type(0), lhs_batch, rhs_batch, lhs_contract, rhs_contract));
   return MakeDotKernel(op.name, std::move(plan), lhs.dims, rhs.dims);
 }
 
@@ -285,15 +285,15 @@ StatusOr<Kernel> LowerDotGeneral(LowerContext& ctx) {
 StatusOr<Kernel> LowerDot(LowerContext& ctx) {
   const ir::Op& op = ctx.op();
   if (op.operands.size() != 2 || op.results.size() != 1)
-    return OpError(op, "expects two operands and one result");
+    return InvalidArgument("expects two operands and one result");
   const ir::Type& lhs = ctx.operand_type(0);
   const ir::Type& rhs = ctx.operand_type(1);
   if (!lhs.is_tensor() || !rhs.is_tensor() || lhs.rank() < 1 || lhs.rank() > 2 || rhs.rank() < 1 ||
       rhs.rank() > 2) {
-    return OpError(op, "operands must be vectors or matrices");
+    return InvalidArgument("operands must be vectors or matrices");
   }
   KILN_ASSIGN_OR_RETURN(std::shared_ptr<const DotPlan> plan,
-                        PlanDot(op, lhs, rhs, ctx.result_type(0), {}, {}, {lhs.rank() - 1}, {0}));
+                        PlanDot(lhs, rhs, ctx.result_type(0), {}, {}, {lhs.rank() - 1}, {0}));
   return MakeDotKernel(op.name, std::move(plan), lhs.dims, rhs.dims);
 }
 

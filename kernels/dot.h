@@ -33,8 +33,8 @@ struct DotPlan {
 
 // A group of axes read as one flattened axis: ok when its non-unit axes are row-major
 
-StatusOr<std::shared_ptr<const DotPlan>> PlanDot(const ir::Op& op, const ir::Type& lhs,
-                                                 const ir::Type& rhs, const ir::Type& result,
+StatusOr<std::shared_ptr<const DotPlan>> PlanDot(const ir::Type& lhs, const ir::Type& rhs,
+                                                 const ir::Type& result,
                                                  const std::vector<int64_t>& lhs_batch,
                                                  const std::vector<int64_t>& rhs_batch,
                                                  const std::vector<int64_t>& lhs_contract,

@@ -81,25 +81,25 @@ bool IsReadable(ir::DType t) {
 
 }  // namespace
 
-StatusOr<std::shared_ptr<const DotPlan>> PlanDot(const ir::Op& op, const ir::Type& lhs,
-                                                 const ir::Type& rhs, const ir::Type& result,
+StatusOr<std::shared_ptr<const DotPlan>> PlanDot(const ir::Type& lhs, const ir::Type& rhs,
+                                                 const ir::Type& result,
                                                  const std::vector<int64_t>& lhs_batch,
                                                  const std::vector<int64_t>& rhs_batch,
                                                  const std::vector<int64_t>& lhs_contract,
                                                  const std::vector<int64_t>& rhs_contract) {
-  KILN_RETURN_IF_ERROR(CheckStaticTensor(op, lhs, "lhs"));
-  KILN_RETURN_IF_ERROR(CheckStaticTensor(op, rhs, "rhs"));
-  KILN_RETURN_IF_ERROR(CheckStaticTensor(op, result, "result"));
+  KILN_RETURN_IF_ERROR(CheckStaticTensor(lhs, "lhs"));
+  KILN_RETURN_IF_ERROR(CheckStaticTensor(rhs, "rhs"));
+  KILN_RETURN_IF_ERROR(CheckStaticTensor(result, "result"));
   if (lhs_batch.size() != rhs_batch.size())
-    return OpError(op, "lhs and rhs have different numbers of batching dims");
+    return InvalidArgument("lhs and rhs have different numbers of batching dims");
   if (lhs_contract.size() != rhs_contract.size()) {
-    return OpError(op, "lhs and rhs have different numbers of contracting dims");
+    return InvalidArgument("lhs and rhs have different numbers of contracting dims");
   }
   std::vector<int64_t> lhs_used = lhs_batch, rhs_used = rhs_batch;
   lhs_used.insert(lhs_used.end(), lhs_contract.begin(), lhs_contract.end());
   rhs_used.insert(rhs_used.end(), rhs_contract.begin(), rhs_contract.end());
-  KILN_RETURN_IF_ERROR(CheckAxes(op, lhs_used, lhs.rank(), "lhs batching+contracting dims"));
-  KILN_RETURN_IF_ERROR(CheckAxes(op, rhs_used, rhs.rank(), "rhs batching+contracting dims"));
+  KILN_RETURN_IF_ERROR(CheckAxes(lhs_used, lhs.rank(), "lhs batching+contracting dims"));
+  KILN_RETURN_IF_ERROR(CheckAxes(rhs_used, rhs.rank(), "rhs batching+contracting dims"));
   auto plan = std::make_shared<DotPlan>();
   plan->lhs_dtype = lhs.dtype;
   plan->rhs_dtype = rhs.dtype;
@@ -107,8 +107,8 @@ StatusOr<std::shared_ptr<const DotPlan>> PlanDot(const ir::Op& op, const ir::Typ
   for (size_t i = 0; i < lhs_batch.size(); ++i) {
     int64_t size = lhs.dims[static_cast<size_t>(lhs_batch[i])];
     if (size != rhs.dims[static_cast<size_t>(rhs_batch[i])]) {
-      return OpError(
-          op, "batching dim sizes differ: lhs " + lhs.ToString() + ", rhs " + rhs.ToString());
+      return InvalidArgument("batching dim sizes differ: lhs " + lhs.ToString() + ", rhs " +
+                             rhs.ToString());
     }
     plan->out_dims.push_back(size);
     plan->batch *= size;
@@ -116,8 +116,8 @@ StatusOr<std::shared_ptr<const DotPlan>> PlanDot(const ir::Op& op, const ir::Typ
   for (size_t i = 0; i < lhs_contract.size(); ++i) {
     int64_t size = lhs.dims[static_cast<size_t>(lhs_contract[i])];
     if (size != rhs.dims[static_cast<size_t>(rhs_contract[i])]) {
-      return OpError(
-          op, "contracting dim sizes differ: lhs " + lhs.ToString() + ", rhs " + rhs.ToString());
+      return InvalidArgument("contracting dim sizes differ: lhs " + lhs.ToString() + ", rhs " +
+                             rhs.ToString());
     }
     plan->k *= size;
   }
@@ -139,30 +139,28 @@ StatusOr<std::shared_ptr<const DotPlan>> PlanDot(const ir::Op& op, const ir::Typ
     plan->n *= rhs.dims[static_cast<size_t>(d)];
   }
   if (result.dims != plan->out_dims) {
-    return OpError(
-        op, "result must have shape " + FormatInts(plan->out_dims) + ", got " + result.ToString());
+    return InvalidArgument("result must have shape " + FormatInts(plan->out_dims) + ", got " +
+                           result.ToString());
   }
   if (!IsReadable(lhs.dtype) || !IsReadable(rhs.dtype)) {
-    return Unimplemented(op.name + ": operand types " + lhs.ToString() + " x " + rhs.ToString() +
+    return Unimplemented("operand types " + lhs.ToString() + " x " + rhs.ToString() +
                          " are not supported");
   }
   std::optional<ir::DType> acc = ProductAccumulationType(result.dtype);
-  if (!acc)
-    return Unimplemented(op.name + ": result type " + result.ToString() + " is not supported");
+  if (!acc) return Unimplemented("result type " + result.ToString() + " is not supported");
   plan->acc_dtype = *acc;
   bool float_operand = !(lhs.dtype == ir::DType::kPred || ir::IsInteger(lhs.dtype)) ||
                        !(rhs.dtype == ir::DType::kPred || ir::IsInteger(rhs.dtype));
   if ((ir::IsComplex(lhs.dtype) || ir::IsComplex(rhs.dtype)) && !ir::IsComplex(*acc)) {
-    return Unimplemented(op.name + ": complex operands need a complex result, got " +
-                         result.ToString());
+    return Unimplemented("complex operands need a complex result, got " + result.ToString());
   }
   if (ir::IsInteger(*acc) && float_operand) {
-    return Unimplemented(op.name + ": float operands with an integer result are not supported");
+    return Unimplemented("float operands with an integer result are not supported");
   }
   if (IsGemmType(*acc)) {
     constexpr int64_t kMaxDim = std::numeric_limits<int>::max();
     if (plan->m > kMaxDim || plan->n > kMaxDim || plan->k > kMaxDim) {
-      return Unimplemented(op.name + ": matrix dimensions exceed the BLAS integer range");
+      return Unimplemented("matrix dimensions exceed the BLAS integer range");
     }
   }
   // Operands already in the accumulation type may be read in place by BLAS.

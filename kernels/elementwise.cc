@@ -28,7 +28,7 @@ StatusOr<Kernel> LowerUnaryWith(LowerContext& ctx, Op op) {
   KILN_RETURN_IF_ERROR(ExpectArity(ctx, 1, 1, 1));
   KILN_ASSIGN_OR_RETURN(const ir::Type* in, OperandTensor(ctx, 0));
   KILN_ASSIGN_OR_RETURN(const ir::Type* out, ResultTensor(ctx, 0));
-  KILN_RETURN_IF_ERROR(ExpectSameShape(ctx, *in, "operand", *out, "result"));
+  KILN_RETURN_IF_ERROR(ExpectSameShape(*in, "operand", *out, "result"));
   const std::string& name = ctx.op().name;
   // Leading zeros of a sub-byte integer are not those of its byte.
   if (SubByteBits(in->dtype) != 0 && name == "stablehlo.count_leading_zeros") {
@@ -41,8 +41,7 @@ StatusOr<Kernel> LowerUnaryWith(LowerContext& ctx, Op op) {
       return UnsupportedDType(name, in->dtype);
     } else {
       using R = ResultOf<Op, T>;
-      if (ByteDType(out->dtype) != DTypeOf<R>())
-        return WrongResultDType(name, out->dtype, DTypeOf<R>());
+      if (ByteDType(out->dtype) != DTypeOf<R>()) return WrongResultDType(out->dtype, DTypeOf<R>());
       const int64_t n = out->num_elements();
       if constexpr ((std::is_same_v<T, float> || std::is_same_v<T, double>)&&std::is_same_v<R, T> &&
                     kVectorMathOf<Op> >= 0) {
@@ -89,9 +88,9 @@ StatusOr<Kernel> LowerBinaryWith(LowerContext& ctx, Op op, bool swap = false) {
   KILN_ASSIGN_OR_RETURN(const ir::Type* lhs, OperandTensor(ctx, 0));
   KILN_ASSIGN_OR_RETURN(const ir::Type* rhs, OperandTensor(ctx, 1));
   KILN_ASSIGN_OR_RETURN(const ir::Type* out, ResultTensor(ctx, 0));
-  KILN_RETURN_IF_ERROR(ExpectSameDType(ctx, *lhs, "lhs", *rhs, "rhs"));
-  KILN_RETURN_IF_ERROR(ExpectSameShape(ctx, *lhs, "lhs", *rhs, "rhs"));
-  KILN_RETURN_IF_ERROR(ExpectSameShape(ctx, *lhs, "lhs", *out, "result"));
+  KILN_RETURN_IF_ERROR(ExpectSameDType(*lhs, "lhs", *rhs, "rhs"));
+  KILN_RETURN_IF_ERROR(ExpectSameShape(*lhs, "lhs", *rhs, "rhs"));
+  KILN_RETURN_IF_ERROR(ExpectSameShape(*lhs, "lhs", *out, "result"));
   const std::string& name = ctx.op().name;
   return DispatchElem(ByteDType(lhs->dtype), [&]<typename T>() -> StatusOr<Kernel> {
     if constexpr (std::is_void_v<T>) {
@@ -100,8 +99,7 @@ StatusOr<Kernel> LowerBinaryWith(LowerContext& ctx, Op op, bool swap = false) {
       return UnsupportedDType(name, lhs->dtype);
     } else {
       using R = ResultOf<Op, T>;
-      if (ByteDType(out->dtype) != DTypeOf<R>())
-        return WrongResultDType(name, out->dtype, DTypeOf<R>());
+      if (ByteDType(out->dtype) != DTypeOf<R>()) return WrongResultDType(out->dtype, DTypeOf<R>());
       const int64_t n = out->num_elements();
       const int w = static_cast<int>(sizeof(T));
       return MakeMapKernel({.name = name,
@@ -126,11 +124,10 @@ StatusOr<Kernel> LowerBinary(LowerContext& ctx) {
 // ---- compare ----
 
 StatusOr<Kernel> LowerCompare(LowerContext& ctx) {
-  const std::string& name = ctx.op().name;
   KILN_RETURN_IF_ERROR(ExpectArity(ctx, 2, 2, 1));
   KILN_ASSIGN_OR_RETURN(const ir::Type* lhs, OperandTensor(ctx, 0));
   std::optional<std::string> dir = EnumAttr(ctx, "comparison_direction");
-  if (!dir) return InvalidArgument(name + ": missing attribute 'comparison_direction'");
+  if (!dir) return InvalidArgument("missing attribute 'comparison_direction'");
   CmpDir d;
   bool swap = false;
   if (*dir == "EQ")
@@ -146,7 +143,7 @@ StatusOr<Kernel> LowerCompare(LowerContext& ctx) {
   else if (*dir == "GE")
     d = CmpDir::kLe, swap = true;
   else
-    return InvalidArgument(name + ": unknown comparison_direction '" + *dir + "'");
+    return InvalidArgument("unknown comparison_direction '" + *dir + "'");
 
   // compare_type must match the element type's category (spec constraint C3); absent or NOTYPE
   // means the default for the category.
@@ -165,7 +162,7 @@ StatusOr<Kernel> LowerCompare(LowerContext& ctx) {
     ok = ct == "UNSIGNED" || ct == "NOTYPE";
   }
   if (!ok) {
-    return InvalidArgument(name + ": compare_type " + ct + " does not apply to element type " +
+    return InvalidArgument("compare_type " + ct + " does not apply to element type " +
                            std::string(ir::DTypeName(t)));
   }
   auto lower = [&]<CmpDir kDir>() {
@@ -182,7 +179,7 @@ StatusOr<Kernel> LowerCompare(LowerContext& ctx) {
     case CmpDir::kLe:
       return lower.template operator()<CmpDir::kLe>();
   }
-  return Internal(name + ": unreachable comparison direction");
+  return Internal("unreachable comparison direction");
 }
 
 // ---- select ----
@@ -194,9 +191,9 @@ Kernel MakeForwardKernel(std::string name, std::vector<int64_t> in_elements,
   return [name = std::move(name), in_elements = std::move(in_elements),
           in_widths = std::move(in_widths), pick = std::move(pick)](
              ExecContext&, std::span<const View> in, std::span<const View> out) -> Status {
-    KILN_RETURN_IF_ERROR(CheckOutputs(name, out, 1));
+    KILN_RETURN_IF_ERROR(CheckOutputs(out, 1));
     for (size_t i = 0; i < in_elements.size(); ++i) {
-      KILN_RETURN_IF_ERROR(CheckInput(name, in, i, in_elements[i], in_widths[i]));
+      KILN_RETURN_IF_ERROR(CheckInput(in, i, in_elements[i], in_widths[i]));
     }
     const View& chosen = in[pick(in)];
     if (out[0].byte_size() > 0) std::memcpy(out[0].data(), chosen.data(), out[0].byte_size());
@@ -213,16 +210,15 @@ StatusOr<Kernel> LowerSelect(LowerContext& ctx) {
   KILN_ASSIGN_OR_RETURN(const ir::Type* on_true, OperandTensor(ctx, 1));
   KILN_ASSIGN_OR_RETURN(const ir::Type* on_false, OperandTensor(ctx, 2));
   KILN_ASSIGN_OR_RETURN(const ir::Type* out, ResultTensor(ctx, 0));
-  if (pred->dtype != ir::DType::kPred)
-    return InvalidArgument(name + ": pred must have element type i1");
+  if (pred->dtype != ir::DType::kPred) return InvalidArgument("pred must have element type i1");
   if (*on_true != *on_false || on_true->dtype != out->dtype || on_true->dims != out->dims) {
-    return InvalidArgument(name + ": on_true " + TypeString(*on_true) + ", on_false " +
+    return InvalidArgument("on_true " + TypeString(*on_true) + ", on_false " +
                            TypeString(*on_false) + " and result " + TypeString(*out) +
                            " must have the same type");
   }
   const bool scalar_pred = pred->rank() == 0;
   if (!scalar_pred && pred->dims != out->dims) {
-    return InvalidArgument(name + ": pred shape " + FormatInts(pred->dims) +
+    return InvalidArgument("pred shape " + FormatInts(pred->dims) +
                            " must be a scalar or match the result shape " + FormatInts(out->dims));
   }
   const int width = ir::DTypeByteSize(out->dtype);
@@ -256,13 +252,13 @@ StatusOr<Kernel> LowerClamp(LowerContext& ctx) {
   KILN_ASSIGN_OR_RETURN(const ir::Type* x, OperandTensor(ctx, 1));
   KILN_ASSIGN_OR_RETURN(const ir::Type* hi, OperandTensor(ctx, 2));
   KILN_ASSIGN_OR_RETURN(const ir::Type* out, ResultTensor(ctx, 0));
-  KILN_RETURN_IF_ERROR(ExpectSameDType(ctx, *lo, "min", *x, "operand"));
-  KILN_RETURN_IF_ERROR(ExpectSameDType(ctx, *hi, "max", *x, "operand"));
-  KILN_RETURN_IF_ERROR(ExpectSameDType(ctx, *out, "result", *x, "operand"));
-  KILN_RETURN_IF_ERROR(ExpectSameShape(ctx, *out, "result", *x, "operand"));
+  KILN_RETURN_IF_ERROR(ExpectSameDType(*lo, "min", *x, "operand"));
+  KILN_RETURN_IF_ERROR(ExpectSameDType(*hi, "max", *x, "operand"));
+  KILN_RETURN_IF_ERROR(ExpectSameDType(*out, "result", *x, "operand"));
+  KILN_RETURN_IF_ERROR(ExpectSameShape(*out, "result", *x, "operand"));
   const bool scalar_lo = lo->rank() == 0, scalar_hi = hi->rank() == 0;
-  if (!scalar_lo) KILN_RETURN_IF_ERROR(ExpectSameShape(ctx, *lo, "min", *x, "operand"));
-  if (!scalar_hi) KILN_RETURN_IF_ERROR(ExpectSameShape(ctx, *hi, "max", *x, "operand"));
+  if (!scalar_lo) KILN_RETURN_IF_ERROR(ExpectSameShape(*lo, "min", *x, "operand"));
+  if (!scalar_hi) KILN_RETURN_IF_ERROR(ExpectSameShape(*hi, "max", *x, "operand"));
   const int64_t n = out->num_elements();
   return DispatchElem(ByteDType(x->dtype), [&]<typename T>() -> StatusOr<Kernel> {
     if constexpr (std::is_void_v<T>) {
@@ -290,13 +286,12 @@ StatusOr<Kernel> LowerClamp(LowerContext& ctx) {
 // ---- reduce_precision ----
 
 StatusOr<Kernel> LowerReducePrecision(LowerContext& ctx) {
-  const std::string& name = ctx.op().name;
   KILN_ASSIGN_OR_RETURN(int64_t exponent_bits, RequiredInt(ctx.op(), "exponent_bits"));
   KILN_ASSIGN_OR_RETURN(int64_t mantissa_bits, RequiredInt(ctx.op(), "mantissa_bits"));
   if (exponent_bits < 1 || exponent_bits > 64 || mantissa_bits < 0 || mantissa_bits > 64) {
-    return InvalidArgument(name + ": exponent_bits must be >= 1 and mantissa_bits >= 0");
+    return InvalidArgument("exponent_bits must be >= 1 and mantissa_bits >= 0");
   }
-  if (ctx.op().operands.empty()) return InvalidArgument(name + ": missing operand");
+  if (ctx.op().operands.empty()) return InvalidArgument("missing operand");
   // f16/bf16 are reduced in float. A target at least as wide as the operand's own format must be
   // the identity, but in float it would still flush the operand's subnormals (below the reduced
   // format's smallest normal): so such fields are widened to "never reduce" (float/double have

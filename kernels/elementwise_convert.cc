@@ -22,7 +22,7 @@ StatusOr<Kernel> LowerNarrowConvert(const std::string& name, const ir::Type& in,
   const NarrowFormat* from = NarrowFormatOf(in.dtype);
   const NarrowFormat* to = NarrowFormatOf(out.dtype);
   if (from != nullptr && to != nullptr) {
-    return Unimplemented(name + ": converting " + std::string(ir::DTypeName(in.dtype)) + " to " +
+    return Unimplemented("converting " + std::string(ir::DTypeName(in.dtype)) + " to " +
                          std::string(ir::DTypeName(out.dtype)) +
                          " directly (Kiln goes through f32)");
   }
@@ -48,7 +48,7 @@ StatusOr<Kernel> LowerConvert(LowerContext& ctx) {
   KILN_RETURN_IF_ERROR(ExpectArity(ctx, 1, 1, 1));
   KILN_ASSIGN_OR_RETURN(const ir::Type* in, OperandTensor(ctx, 0));
   KILN_ASSIGN_OR_RETURN(const ir::Type* out, ResultTensor(ctx, 0));
-  KILN_RETURN_IF_ERROR(ExpectSameShape(ctx, *in, "operand", *out, "result"));
+  KILN_RETURN_IF_ERROR(ExpectSameShape(*in, "operand", *out, "result"));
   if (NarrowFormatOf(in->dtype) != nullptr || NarrowFormatOf(out->dtype) != nullptr) {
     return LowerNarrowConvert(name, *in, *out);
   }
@@ -109,10 +109,10 @@ StatusOr<Kernel> LowerConvert(LowerContext& ctx) {
 
 // Packs runs of narrow elements into wider ones or splits wide ones into runs of narrow ones,
 // element 0 in the lowest bits (as XLA:CPU does), when either side is a sub-byte type.
-Kernel MakeBitcastRepack(std::string name, int in_bits, int out_bits, int64_t in_elements,
-                         int in_bytes, int out_bytes) {
+Kernel MakeBitcastRepack(int in_bits, int out_bits, int64_t in_elements, int in_bytes,
+                         int out_bytes) {
   return Kernel([=](ExecContext&, std::span<const View> in, std::span<const View> out) -> Status {
-    KILN_RETURN_IF_ERROR(CheckOutputs(name, out, 1));
+    KILN_RETURN_IF_ERROR(CheckOutputs(out, 1));
     const auto* x = static_cast<const uint8_t*>(in[0].data());
     auto* y = static_cast<uint8_t*>(out[0].data());
     auto load = [&](int64_t i) {
@@ -153,7 +153,7 @@ StatusOr<Kernel> LowerBitcastConvert(LowerContext& ctx) {
   if (in_w == 0 || in->dtype == ir::DType::kToken) return UnsupportedDType(name, in->dtype);
   if (out_w == 0 || out->dtype == ir::DType::kToken) return UnsupportedDType(name, out->dtype);
   if (ir::IsComplex(in->dtype) != ir::IsComplex(out->dtype)) {
-    return InvalidArgument(name + ": cannot bitcast between complex and non-complex types");
+    return InvalidArgument("cannot bitcast between complex and non-complex types");
   }
   const int in_bits = ir::DTypeBits(in->dtype), out_bits = ir::DTypeBits(out->dtype);
   if (in_bits == 6 || out_bits == 6)
@@ -172,13 +172,12 @@ StatusOr<Kernel> LowerBitcastConvert(LowerContext& ctx) {
                in->dims.back() * in_bits == out_bits;
   }
   if (!shape_ok) {
-    return InvalidArgument(name + ": cannot bitcast " + TypeString(*in) + " to " +
-                           TypeString(*out));
+    return InvalidArgument("cannot bitcast " + TypeString(*in) + " to " + TypeString(*out));
   }
   // Same bits in the same bytes (sub-byte types of one width share the stored form): the result
   // views the operand.
   if (in_bits == out_bits || (in_bits % 8 == 0 && out_bits % 8 == 0)) return Kernel::Alias(0);
-  return MakeBitcastRepack(name, in_bits, out_bits, in->num_elements(), in_w, out_w);
+  return MakeBitcastRepack(in_bits, out_bits, in->num_elements(), in_w, out_w);
 }
 
 }  // namespace kiln::kernels::elementwise

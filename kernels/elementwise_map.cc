@@ -87,10 +87,10 @@ Kernel MakeMapKernel(MapSpec spec) {
     map->scalar.push_back(in_elements == 1 && map->elements != 1);
   }
   Kernel kernel([s](ExecContext&, std::span<const View> in, std::span<const View> out) -> Status {
-    KILN_RETURN_IF_ERROR(CheckOutputs(s->name, out, 1));
+    KILN_RETURN_IF_ERROR(CheckOutputs(out, 1));
     const size_t k = s->in_elements.size();
     for (size_t i = 0; i < k; ++i)
-      KILN_RETURN_IF_ERROR(CheckInput(s->name, in, i, s->in_elements[i], s->in_widths[i]));
+      KILN_RETURN_IF_ERROR(CheckInput(in, i, s->in_elements[i], s->in_widths[i]));
     const View& result = out[0];
     const void* ptrs[3] = {nullptr, nullptr, nullptr};
     for (size_t i = 0; i < k && i < 3; ++i)

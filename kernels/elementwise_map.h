@@ -194,8 +194,8 @@ void ConvertRange(const void* const* in, void* out, int64_t b, int64_t e, const 
   ConvertLoop<To, From>(static_cast<const From*>(in[0]) + b, static_cast<To*>(out) + b, e - b);
 }
 
-inline Status WrongResultDType(const std::string& name, ir::DType got, ir::DType want) {
-  return InvalidArgument(name + ": result element type is " + std::string(ir::DTypeName(got)) +
+inline Status WrongResultDType(ir::DType got, ir::DType want) {
+  return InvalidArgument("result element type is " + std::string(ir::DTypeName(got)) +
                          ", expected " + std::string(ir::DTypeName(want)));
 }
 

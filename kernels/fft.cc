@@ -47,10 +47,10 @@ std::vector<int64_t> HalfSpectrum(std::vector<int64_t> dims, size_t k, const Fft
 
 StatusOr<std::shared_ptr<const FftPlan>> PlanFft(const ir::Op& op, const ir::Type& in,
                                                  const ir::Type& out) {
-  KILN_RETURN_IF_ERROR(CheckStaticTensor(op, in, "operand"));
-  KILN_RETURN_IF_ERROR(CheckStaticTensor(op, out, "result"));
+  KILN_RETURN_IF_ERROR(CheckStaticTensor(in, "operand"));
+  KILN_RETURN_IF_ERROR(CheckStaticTensor(out, "result"));
   const ir::Attr* type_attr = FindAttr(op, "fft_type");
-  if (type_attr == nullptr) return OpError(op, "missing attribute 'fft_type'");
+  if (type_attr == nullptr) return InvalidArgument("missing attribute 'fft_type'");
   KILN_ASSIGN_OR_RETURN(std::vector<int64_t> length, RequiredInts(op, "fft_length"));
   auto plan = std::make_shared<FftPlan>();
   FftPlan& p = *plan;
@@ -64,17 +64,17 @@ StatusOr<std::shared_ptr<const FftPlan>> PlanFft(const ir::Op& op, const ir::Typ
   } else if (t == "IRFFT") {
     p.kind = FftKind::kIrfft;
   } else {
-    return OpError(op, "unknown fft_type '" + t + "'");
+    return InvalidArgument("unknown fft_type '" + t + "'");
   }
   const size_t k = length.size();
-  if (k < 1 || k > 3) return OpError(op, "fft_length must have 1 to 3 entries");
+  if (k < 1 || k > 3) return InvalidArgument("fft_length must have 1 to 3 entries");
   if (in.dims.size() < k || out.dims.size() != in.dims.size()) {
-    return OpError(op, "operand " + in.ToString() + " and result " + out.ToString() +
+    return InvalidArgument("operand " + in.ToString() + " and result " + out.ToString() +
                            " do not have the fft_length's " + std::to_string(k) +
                            " innermost dimensions");
   }
   for (int64_t n : length) {
-    if (n < 0) return OpError(op, "fft_length entries must be non-negative");
+    if (n < 0) return InvalidArgument("fft_length entries must be non-negative");
     p.length.push_back(static_cast<size_t>(n));
   }
   const bool real_in = p.kind == FftKind::kRfft, real_out = p.kind == FftKind::kIrfft;
@@ -98,7 +98,7 @@ StatusOr<std::shared_ptr<const FftPlan>> PlanFft(const ir::Op& op, const ir::Typ
   if (fft_dims != want_in || out_fft != want_out ||
       !std::equal(in.dims.begin(), in.dims.end() - static_cast<std::ptrdiff_t>(k),
                   out.dims.begin())) {
-    return OpError(op, "operand " + in.ToString() + " and result " + out.ToString() +
+    return InvalidArgument("operand " + in.ToString() + " and result " + out.ToString() +
                            " do not match fft_length " + FormatInts(length));
   }
   p.in_dtype = in.dtype;
@@ -161,7 +161,7 @@ void RunRange(const FftPlan& p, const void* in, void* out, int64_t begin, int64_
   }
 }
 
-Status RunFft(std::string_view name, const FftPlan& p, const View& in, const View& out) {
+Status RunFft(const FftPlan& p, const View& in, const View& out) {
   if (out.num_elements() == 0) return Status::Ok();
   if (in.num_elements() == 0) {  // an empty spectrum (fft_length n = 0 cannot produce outputs)
     std::memset(out.data(), 0, out.byte_size());
@@ -180,9 +180,9 @@ Status RunFft(std::string_view name, const FftPlan& p, const View& in, const Vie
       }
     });
   } catch (const std::bad_alloc&) {
-    return ResourceExhausted(std::string(name) + ": out of memory for the FFT's working space");
+    return ResourceExhausted("out of memory for the FFT's working space");
   } catch (const std::exception& e) {
-    return Internal(std::string(name) + ": pocketfft failed: " + e.what());
+    return Internal(std::string("pocketfft failed: ") + e.what());
   }
   return Status::Ok();
 }
@@ -190,7 +190,7 @@ Status RunFft(std::string_view name, const FftPlan& p, const View& in, const Vie
 StatusOr<Kernel> LowerFft(LowerContext& ctx) {
   const ir::Op& op = ctx.op();
   if (op.operands.size() != 1 || op.results.size() != 1) {
-    return OpError(op, "expected 1 operand and 1 result");
+    return InvalidArgument("expected 1 operand and 1 result");
   }
   KILN_ASSIGN_OR_RETURN(std::shared_ptr<const FftPlan> plan,
                         PlanFft(op, ctx.operand_type(0), ctx.result_type(0)));
@@ -198,9 +198,9 @@ StatusOr<Kernel> LowerFft(LowerContext& ctx) {
                                        std::span<const View> out) -> Status {
     if (in.size() != 1 || out.size() != 1 || !in[0].Is(plan->in_dtype, plan->in_dims) ||
         !out[0].Is(plan->out_dtype, plan->out_dims)) {
-      return Internal(name + ": inputs do not match the lowered types");
+      return Internal("inputs do not match the lowered types");
     }
-    return RunFft(name, *plan, in[0], out[0]);
+    return RunFft(*plan, in[0], out[0]);
   });
 }
 

@@ -33,13 +33,13 @@ struct GatherPlan {
 StatusOr<Kernel> LowerGather(LowerContext& ctx) {
   const ir::Op& op = ctx.op();
   if (op.operands.size() != 2 || op.results.size() != 1)
-    return OpError(op, "expects operand, indices and one result");
+    return InvalidArgument("expects operand, indices and one result");
   const ir::Type& operand = ctx.operand_type(0);
   const ir::Type& indices = ctx.operand_type(1);
   const ir::Type& result = ctx.result_type(0);
-  KILN_RETURN_IF_ERROR(CheckStaticTensor(op, operand, "operand"));
-  KILN_RETURN_IF_ERROR(CheckStaticTensor(op, indices, "start_indices"));
-  KILN_RETURN_IF_ERROR(CheckStaticTensor(op, result, "result"));
+  KILN_RETURN_IF_ERROR(CheckStaticTensor(operand, "operand"));
+  KILN_RETURN_IF_ERROR(CheckStaticTensor(indices, "start_indices"));
+  KILN_RETURN_IF_ERROR(CheckStaticTensor(result, "result"));
   KILN_ASSIGN_OR_RETURN(std::vector<int64_t> offset_dims, OptionalInts(op, "offset_dims"));
   KILN_ASSIGN_OR_RETURN(std::vector<int64_t> collapsed, OptionalInts(op, "collapsed_slice_dims"));
   KILN_ASSIGN_OR_RETURN(std::vector<int64_t> operand_batching,
@@ -52,34 +52,32 @@ StatusOr<Kernel> LowerGather(LowerContext& ctx) {
 
   auto plan = std::make_shared<GatherPlan>();
   IndexGeometry& g = plan->g;
-  KILN_RETURN_IF_ERROR(BuildIndexGeometry(op, operand, indices, index_vector_dim, start_map,
+  KILN_RETURN_IF_ERROR(BuildIndexGeometry(operand, indices, index_vector_dim, start_map,
                                           operand_batching, index_batching, g));
   int64_t orank = operand.rank();
   if (static_cast<int64_t>(slice_sizes.size()) != orank) {
-    return OpError(
-        op, "slice_sizes " + FormatInts(slice_sizes) + " must have one entry per operand axis");
+    return InvalidArgument("slice_sizes " + FormatInts(slice_sizes) +
+                           " must have one entry per operand axis");
   }
   for (int64_t d = 0; d < orank; ++d) {
     int64_t s = slice_sizes[static_cast<size_t>(d)];
     if (s < 0 || s > operand.dims[static_cast<size_t>(d)]) {
-      return OpError(
-          op, "slice_sizes " + FormatInts(slice_sizes) + " do not fit in " + operand.ToString());
+      return InvalidArgument("slice_sizes " + FormatInts(slice_sizes) + " do not fit in " +
+                             operand.ToString());
     }
   }
   std::vector<int64_t> dropped = collapsed;
   dropped.insert(dropped.end(), operand_batching.begin(), operand_batching.end());
-  KILN_RETURN_IF_ERROR(
-      CheckAxes(op, dropped, orank, "collapsed_slice_dims + operand_batching_dims"));
+  KILN_RETURN_IF_ERROR(CheckAxes(dropped, orank, "collapsed_slice_dims + operand_batching_dims"));
   if (offset_dims.size() + dropped.size() != static_cast<size_t>(orank)) {
-    return OpError(
-        op,
+    return InvalidArgument(
         "offset_dims, collapsed_slice_dims and operand_batching_dims must cover the operand rank");
   }
   // Each dropped axis addresses one element; a zero-sized slice there would read past the operand.
   for (int64_t d : dropped) {
     if (slice_sizes[static_cast<size_t>(d)] != 1) {
-      return OpError(op,
-                     "slice size of collapsed/batching axis " + std::to_string(d) + " must be 1");
+      return InvalidArgument("slice size of collapsed/batching axis " + std::to_string(d) +
+                             " must be 1");
     }
   }
   g.window_extent = slice_sizes;
@@ -87,9 +85,9 @@ StatusOr<Kernel> LowerGather(LowerContext& ctx) {
 
   // Result shape: batch axes from the indices, offset axes from the non-dropped slice sizes.
   int64_t out_rank = static_cast<int64_t>(g.batch_sizes.size() + offset_dims.size());
-  KILN_RETURN_IF_ERROR(CheckAxes(op, offset_dims, out_rank, "offset_dims"));
+  KILN_RETURN_IF_ERROR(CheckAxes(offset_dims, out_rank, "offset_dims"));
   if (!std::is_sorted(offset_dims.begin(), offset_dims.end())) {
-    return OpError(op, "offset_dims " + FormatInts(offset_dims) + " must be sorted");
+    return InvalidArgument("offset_dims " + FormatInts(offset_dims) + " must be sorted");
   }
   const std::vector<int64_t> window_operand_axes = WindowOperandAxes(dropped, orank);
   std::vector<int64_t> out_dims(static_cast<size_t>(out_rank));
@@ -103,14 +101,13 @@ StatusOr<Kernel> LowerGather(LowerContext& ctx) {
       out_dims[static_cast<size_t>(d)] = g.batch_sizes[next_batch++];
     }
   }
-  KILN_RETURN_IF_ERROR(CheckShape(op, result, operand.dtype, out_dims, "result"));
+  KILN_RETURN_IF_ERROR(CheckShape(result, operand.dtype, out_dims, "result"));
   plan->out_dims = out_dims;
   plan->map = MakeWindowMap(out_dims, offset_dims, window_operand_axes, g);
   plan->operand_type = operand;
   plan->indices_type = indices;
   size_t elem = static_cast<size_t>(ir::DTypeByteSize(operand.dtype));
-  KILN_RETURN_IF_ERROR(
-      DispatchElementSize(op.name, elem, []<typename E>() { return Status::Ok(); }));
+  KILN_RETURN_IF_ERROR(DispatchElementSize(elem, []<typename E>() { return Status::Ok(); }));
 
   std::string name = op.name;
   std::shared_ptr<const GatherPlan> p = std::move(plan);
@@ -120,12 +117,12 @@ StatusOr<Kernel> LowerGather(LowerContext& ctx) {
         !runtime::SameDims(in[0].dims, p->operand_type.dims) ||
         in[1].dtype != p->indices_type.dtype ||
         !runtime::SameDims(in[1].dims, p->indices_type.dims)) {
-      return Internal(name + ": inputs do not match the lowered types");
+      return Internal("inputs do not match the lowered types");
     }
     const View& result = out[0];
     if (result.num_elements() > 0) {
       KILN_ASSIGN_OR_RETURN(std::vector<int64_t> bases, ComputeBases(name, p->g, in[1]));
-      KILN_RETURN_IF_ERROR(DispatchElementSize(name, elem, [&]<typename E>() -> Status {
+      KILN_RETURN_IF_ERROR(DispatchElementSize(elem, [&]<typename E>() -> Status {
         const E* src = in[0].data_as<const E>();
         E* dst = result.data_as<E>();
         int64_t rows = RowCount(p->map);

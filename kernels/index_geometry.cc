@@ -133,15 +133,15 @@ int64_t RowCount(const WindowMap& m) {
   return Product(m.dims) / m.dims.back();
 }
 
-Status BuildIndexGeometry(const ir::Op& op, const ir::Type& operand, const ir::Type& indices,
+Status BuildIndexGeometry(const ir::Type& operand, const ir::Type& indices,
                           int64_t index_vector_dim, const std::vector<int64_t>& start_map,
                           const std::vector<int64_t>& operand_batching,
                           const std::vector<int64_t>& index_batching, IndexGeometry& g) {
   if (!ir::IsInteger(indices.dtype))
-    return OpError(op, "indices must have an integer type, got " + indices.ToString());
+    return InvalidArgument("indices must have an integer type, got " + indices.ToString());
   int64_t irank = indices.rank(), orank = operand.rank();
   if (index_vector_dim < 0 || index_vector_dim > irank) {
-    return OpError(op, "index_vector_dim " + std::to_string(index_vector_dim) +
+    return InvalidArgument("index_vector_dim " + std::to_string(index_vector_dim) +
                            " is out of range for " + indices.ToString());
   }
   g.operand_dims = operand.dims;
@@ -159,24 +159,24 @@ Status BuildIndexGeometry(const ir::Op& op, const ir::Type& operand, const ir::T
     g.vector_stride = istrides[static_cast<size_t>(index_vector_dim)];
   }
   if (static_cast<int64_t>(start_map.size()) != g.vector_size) {
-    return OpError(op, "the index map " + FormatInts(start_map) +
+    return InvalidArgument("the index map " + FormatInts(start_map) +
                            " must have one entry per index vector component (" +
                            std::to_string(g.vector_size) + ")");
   }
   std::vector<int64_t> mapped = start_map;
   mapped.insert(mapped.end(), operand_batching.begin(), operand_batching.end());
-  KILN_RETURN_IF_ERROR(CheckAxes(op, mapped, orank, "index map + operand batching dims"));
+  KILN_RETURN_IF_ERROR(CheckAxes(mapped, orank, "index map + operand batching dims"));
   g.start_map = start_map;
   if (operand_batching.size() != index_batching.size()) {
-    return OpError(op, "operand and indices batching dims differ in number");
+    return InvalidArgument("operand and indices batching dims differ in number");
   }
-  KILN_RETURN_IF_ERROR(CheckAxes(op, index_batching, irank, "indices batching dims"));
+  KILN_RETURN_IF_ERROR(CheckAxes(index_batching, irank, "indices batching dims"));
   for (size_t i = 0; i < index_batching.size(); ++i) {
     int64_t id = index_batching[i], od = operand_batching[i];
     if (id == index_vector_dim)
-      return OpError(op, "index_vector_dim cannot be an indices batching dim");
+      return InvalidArgument("index_vector_dim cannot be an indices batching dim");
     if (indices.dims[static_cast<size_t>(id)] != operand.dims[static_cast<size_t>(od)]) {
-      return OpError(op, "batching dim sizes differ between operand " + operand.ToString() +
+      return InvalidArgument("batching dim sizes differ between operand " + operand.ToString() +
                              " and indices " + indices.ToString());
     }
     size_t pos = static_cast<size_t>(id < index_vector_dim ? id : id - 1);
@@ -185,11 +185,11 @@ Status BuildIndexGeometry(const ir::Op& op, const ir::Type& operand, const ir::T
   return Status::Ok();
 }
 
-Status CheckShape(const ir::Op& op, const ir::Type& t, ir::DType dtype,
-                  const std::vector<int64_t>& dims, std::string_view what) {
+Status CheckShape(const ir::Type& t, ir::DType dtype, const std::vector<int64_t>& dims,
+                  std::string_view what) {
   if (!t.is_tensor() || t.dtype != dtype || t.dims != dims) {
-    return OpError(op, std::string(what) + " must be " + ir::Type::Tensor(dtype, dims).ToString() +
-                           ", got " + t.ToString());
+    return InvalidArgument(std::string(what) + " must be " +
+                           ir::Type::Tensor(dtype, dims).ToString() + ", got " + t.ToString());
   }
   return Status::Ok();
 }

@@ -92,14 +92,14 @@ void ForEachRow(const WindowMap& m, int64_t begin_row, int64_t end_row, Row&& ro
 int64_t RowCount(const WindowMap& m);
 
 // Validates the index array and the start-index/batching attributes common to both ops.
-Status BuildIndexGeometry(const ir::Op& op, const ir::Type& operand, const ir::Type& indices,
+Status BuildIndexGeometry(const ir::Type& operand, const ir::Type& indices,
                           int64_t index_vector_dim, const std::vector<int64_t>& start_map,
                           const std::vector<int64_t>& operand_batching,
                           const std::vector<int64_t>& index_batching, IndexGeometry& g);
 
 // Checks a full-shape match with an explanation.
-Status CheckShape(const ir::Op& op, const ir::Type& t, ir::DType dtype,
-                  const std::vector<int64_t>& dims, std::string_view what);
+Status CheckShape(const ir::Type& t, ir::DType dtype, const std::vector<int64_t>& dims,
+                  std::string_view what);
 
 StatusOr<lower::Kernel> LowerGather(lower::LowerContext& ctx);
 StatusOr<lower::Kernel> LowerScatter(lower::LowerContext& ctx);

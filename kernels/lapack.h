@@ -65,7 +65,7 @@ StatusOr<Call> ReadCall(const lower::LowerContext& ctx, size_t operands, size_t 
                         size_t matrix_operand = 0);
 
 // INVALID_ARGUMENT "<call name>: <message>".
-Status CallError(const Call& call, std::string_view message);
+Status CallError(std::string_view message);
 
 // Operand / result `index` must be `dtype`[batch dims..., trailing...]; two trailing dims make a
 // matrix, which must be column-major (operand_layouts / result_layouts), anything else row-major.
@@ -78,18 +78,18 @@ Status ExpectResult(const lower::LowerContext& ctx, const Call& call, size_t ind
 StatusOr<std::pair<int, int>> MatrixShape(const Call& call, size_t index);
 
 // A one-character enum attribute of the backend config (LAPACK's 'L', 'V', ...), one of `allowed`.
-StatusOr<char> CharAttr(const lower::LowerContext& ctx, const Call& call, std::string_view name,
+StatusOr<char> CharAttr(const lower::LowerContext& ctx, std::string_view name,
                         std::string_view allowed);
 
 // A LAPACK workspace size from a size query's work[0] (a float for s/c: rounded up so that a size
 // above 2^24 that the float cannot hold exactly is never short). At least 1.
 template <typename T>
-StatusOr<int> WorkSize(const Call& call, T query) {
+StatusOr<int> WorkSize(T query) {
   double q = static_cast<double>(std::real(query));
   if constexpr (sizeof(Real<T>) == sizeof(float)) q *= 1.0 + 0x1p-22;
   q = std::ceil(q);
   if (!(q <= static_cast<double>(INT_MAX))) {
-    return CallError(call, "LAPACK's workspace exceeds its 32-bit size range");
+    return CallError("LAPACK's workspace exceeds its 32-bit size range");
   }
   return std::max(1, static_cast<int>(q));
 }

@@ -33,8 +33,8 @@ Status ExpectArray(const LowerContext& ctx, const Call& call, bool operand, size
   want.insert(want.end(), trailing.begin(), trailing.end());
   const std::string what = (operand ? "operand #" : "result #") + std::to_string(index);
   if (t.dtype != dtype || t.dims != want) {
-    return CallError(call, what + " is " + t.ToString() + ", expected " +
-                               ir::Type::Tensor(dtype, want).ToString());
+    return CallError(what + " is " + t.ToString() + ", expected " +
+                     ir::Type::Tensor(dtype, want).ToString());
   }
   const ir::Op& op = ctx.op();
   KILN_ASSIGN_OR_RETURN(std::vector<int64_t> layout, operand
@@ -42,17 +42,15 @@ Status ExpectArray(const LowerContext& ctx, const Call& call, bool operand, size
                                                          : ResultLayout(op, ctx.module(), index));
   const bool matrix = trailing.size() == 2;
   if (matrix ? !IsBatchedColumnMajor(layout) : !IsRowMajor(layout)) {
-    return CallError(call, what + " has layout " + FormatInts(layout) + "; expected " +
-                               (matrix ? "column-major matrices" : "row-major"));
+    return CallError(what + " has layout " + FormatInts(layout) + "; expected " +
+                     (matrix ? "column-major matrices" : "row-major"));
   }
   return Status::Ok();
 }
 
 }  // namespace
 
-Status CallError(const Call& call, std::string_view message) {
-  return InvalidArgument(call.name + ": " + std::string(message));
-}
+Status CallError(std::string_view message) { return InvalidArgument(std::string(message)); }
 
 StatusOr<Call> ReadCall(const LowerContext& ctx, size_t operands, size_t results,
                         size_t matrix_operand) {
@@ -62,18 +60,18 @@ StatusOr<Call> ReadCall(const LowerContext& ctx, size_t operands, size_t results
   const std::string target_name = target != nullptr ? target->str : "";
   call.name = op.name + " @" + target_name;
   if (op.operands.size() != operands || op.results.size() != results) {
-    return CallError(call, "expected " + std::to_string(operands) + " operands and " +
-                               std::to_string(results) + " results, got " +
-                               std::to_string(op.operands.size()) + " and " +
-                               std::to_string(op.results.size()));
+    return CallError("expected " + std::to_string(operands) + " operands and " +
+                     std::to_string(results) + " results, got " +
+                     std::to_string(op.operands.size()) + " and " +
+                     std::to_string(op.results.size()));
   }
   for (size_t i = 0; i < operands; ++i) {
     call.in.push_back(ctx.operand_type(i));
-    KILN_RETURN_IF_ERROR(CheckStaticTensor(op, call.in.back(), "operand #" + std::to_string(i)));
+    KILN_RETURN_IF_ERROR(CheckStaticTensor(call.in.back(), "operand #" + std::to_string(i)));
   }
   for (size_t i = 0; i < results; ++i) {
     call.out.push_back(ctx.result_type(i));
-    KILN_RETURN_IF_ERROR(CheckStaticTensor(op, call.out.back(), "result #" + std::to_string(i)));
+    KILN_RETURN_IF_ERROR(CheckStaticTensor(call.out.back(), "result #" + std::to_string(i)));
   }
   const ir::Type& a = call.in.at(matrix_operand);
   constexpr std::string_view kPrefix = "lapack_";
@@ -92,11 +90,11 @@ StatusOr<Call> ReadCall(const LowerContext& ctx, size_t operands, size_t results
         call.dtype = ir::DType::kC128;
         break;
       default:
-        return CallError(call, "the target names no LAPACK element type");
+        return CallError("the target names no LAPACK element type");
     }
     if (a.dtype != call.dtype) {
-      return CallError(call, "operand #" + std::to_string(matrix_operand) + " is " + a.ToString() +
-                                 "; the target takes " + std::string(ir::DTypeName(call.dtype)));
+      return CallError("operand #" + std::to_string(matrix_operand) + " is " + a.ToString() +
+                       "; the target takes " + std::string(ir::DTypeName(call.dtype)));
     }
   } else {
     call.dtype = a.dtype;
@@ -104,8 +102,8 @@ StatusOr<Call> ReadCall(const LowerContext& ctx, size_t operands, size_t results
   if (!IsLapackType(call.dtype)) return UnsupportedDType(call.name, call.dtype);
   call.real = RealOfType(call.dtype);
   if (a.dims.size() < 2) {
-    return CallError(call, "operand #" + std::to_string(matrix_operand) + " is " + a.ToString() +
-                               ", not a batch of matrices");
+    return CallError("operand #" + std::to_string(matrix_operand) + " is " + a.ToString() +
+                     ", not a batch of matrices");
   }
   call.batch_dims.assign(a.dims.begin(), a.dims.end() - 2);
   call.batch = Product(call.batch_dims);
@@ -124,27 +122,25 @@ Status ExpectResult(const LowerContext& ctx, const Call& call, size_t index, ir:
 
 StatusOr<std::pair<int, int>> MatrixShape(const Call& call, size_t index) {
   const std::vector<int64_t>& d = call.in.at(index).dims;
-  if (d.size() < 2) return CallError(call, "operand #" + std::to_string(index) + " is no matrix");
+  if (d.size() < 2) return CallError("operand #" + std::to_string(index) + " is no matrix");
   const int64_t rows = d[d.size() - 2], cols = d.back();
   // LAPACK (LP64) indexes a matrix with 32-bit integers, leading dimension times column included.
   if (std::max<int64_t>(rows, 1) * std::max<int64_t>(cols, 1) > INT_MAX) {
-    return Unimplemented(call.name + ": a " + std::to_string(rows) + " x " + std::to_string(cols) +
+    return Unimplemented("a " + std::to_string(rows) + " x " + std::to_string(cols) +
                          " matrix exceeds LAPACK's 32-bit indexing");
   }
   return std::pair<int, int>(static_cast<int>(rows), static_cast<int>(cols));
 }
 
-StatusOr<char> CharAttr(const LowerContext& ctx, const Call& call, std::string_view name,
-                        std::string_view allowed) {
+StatusOr<char> CharAttr(const LowerContext& ctx, std::string_view name, std::string_view allowed) {
   const StatusOr<int64_t> v = RequiredConfigInt(ctx.op(), name);
-  if (!v.ok())
-    return CallError(call, "backend_config needs an integer `" + std::string(name) + "`");
+  if (!v.ok()) return CallError("backend_config needs an integer `" + std::string(name) + "`");
   const int64_t c = *v;
   if (c <= 0 || c > 127 || allowed.find(static_cast<char>(c)) == std::string_view::npos) {
     std::string choices;
     for (char a : allowed) choices += std::string(choices.empty() ? "" : ", ") + "'" + a + "'";
-    return CallError(
-        call, "`" + std::string(name) + "` = " + std::to_string(c) + " is not one of " + choices);
+    return CallError("`" + std::string(name) + "` = " + std::to_string(c) + " is not one of " +
+                     choices);
   }
   return static_cast<char>(c);
 }
@@ -184,12 +180,12 @@ void ForEachTask(const Call& call, std::byte* scratch,
 Status CheckArrays(const Call& call, std::span<const runtime::View> in,
                    std::span<const runtime::View> out) {
   if (in.size() < call.in.size() || out.size() != call.out.size()) {
-    return Internal(call.name + ": wrong number of arrays");
+    return Internal("wrong number of arrays");
   }
   auto check = [&](const runtime::View& v, const ir::Type& t, const char* what,
                    size_t i) -> Status {
     if (!v.Is(t.dtype, t.dims) || (v.ptr == nullptr && v.elements != 0)) {
-      return Internal(call.name + ": " + what + " #" + std::to_string(i) + " does not match " +
+      return Internal(std::string(what) + " #" + std::to_string(i) + " does not match " +
                       t.ToString());
     }
     return Status::Ok();

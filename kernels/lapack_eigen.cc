@@ -50,7 +50,7 @@ T NaN() {
 StatusOr<int> SquareOrder(const Call& call) {
   KILN_ASSIGN_OR_RETURN(auto shape, MatrixShape(call, 0));
   if (shape.first != shape.second) {
-    return CallError(call, "needs square matrices, got " + call.in[0].ToString());
+    return CallError("needs square matrices, got " + call.in[0].ToString());
   }
   return shape.first;
 }
@@ -68,8 +68,8 @@ StatusOr<Kernel> LowerSyevd(LowerContext& ctx) {
   KILN_ASSIGN_OR_RETURN(Call call, ReadCall(ctx, 1, 3));
   KILN_ASSIGN_OR_RETURN(const int n, SquareOrder(call));
   auto plan = std::make_shared<SyevdPlan>();
-  KILN_ASSIGN_OR_RETURN(plan->jobz, CharAttr(ctx, call, "mode", "NV"));
-  KILN_ASSIGN_OR_RETURN(plan->uplo, CharAttr(ctx, call, "uplo", "LU"));
+  KILN_ASSIGN_OR_RETURN(plan->jobz, CharAttr(ctx, "mode", "NV"));
+  KILN_ASSIGN_OR_RETURN(plan->uplo, CharAttr(ctx, "uplo", "LU"));
   KILN_RETURN_IF_ERROR(ExpectOperand(ctx, call, 0, call.dtype, {n, n}));
   KILN_RETURN_IF_ERROR(ExpectResult(ctx, call, 0, call.dtype, {n, n}));
   KILN_RETURN_IF_ERROR(ExpectResult(ctx, call, 1, call.real, {n}));
@@ -81,8 +81,8 @@ StatusOr<Kernel> LowerSyevd(LowerContext& ctx) {
     Real<T> rwork1{}, w1{};
     int iwork1 = 0, info = 0;
     syevd(plan->jobz, plan->uplo, n, &a1, ld, &w1, &work1, -1, &rwork1, -1, &iwork1, -1, &info);
-    KILN_ASSIGN_OR_RETURN(plan->lwork, WorkSize(call, work1));
-    KILN_ASSIGN_OR_RETURN(plan->lrwork, WorkSize(call, rwork1));
+    KILN_ASSIGN_OR_RETURN(plan->lwork, WorkSize(work1));
+    KILN_ASSIGN_OR_RETURN(plan->lrwork, WorkSize(rwork1));
     plan->liwork = std::max(1, iwork1);
     return Status::Ok();
   }));
@@ -154,8 +154,8 @@ StatusOr<Kernel> LowerGeev(LowerContext& ctx) {
   KILN_ASSIGN_OR_RETURN(Call call, ReadCall(ctx, 1, complex ? 4 : 5));
   KILN_ASSIGN_OR_RETURN(const int n, SquareOrder(call));
   auto plan = std::make_shared<GeevPlan>();
-  KILN_ASSIGN_OR_RETURN(plan->jobvl, CharAttr(ctx, call, "compute_left", "NV"));
-  KILN_ASSIGN_OR_RETURN(plan->jobvr, CharAttr(ctx, call, "compute_right", "NV"));
+  KILN_ASSIGN_OR_RETURN(plan->jobvl, CharAttr(ctx, "compute_left", "NV"));
+  KILN_ASSIGN_OR_RETURN(plan->jobvr, CharAttr(ctx, "compute_right", "NV"));
   KILN_RETURN_IF_ERROR(ExpectOperand(ctx, call, 0, call.dtype, {n, n}));
   const size_t vecs = complex ? 1 : 2;  // the index of vl among the results
   KILN_RETURN_IF_ERROR(ExpectResult(ctx, call, 0, call.dtype, {n}));
@@ -177,7 +177,7 @@ StatusOr<Kernel> LowerGeev(LowerContext& ctx) {
                                              geev(plan->jobvl, plan->jobvr, n, &a1, ld, &w1, &w2,
                                                   &vl1, ld, &vr1, ld, &query, -1, &info);
                                            }
-                                           return WorkSize(call, query);
+                                           return WorkSize(query);
                                          }));
   SlotLayout slot;
   plan->a = slot.Elements(call, int64_t{n} * n);
@@ -256,10 +256,10 @@ StatusOr<Kernel> LowerGees(LowerContext& ctx) {
   KILN_ASSIGN_OR_RETURN(Call call, ReadCall(ctx, 1, complex ? 5 : 6));
   KILN_ASSIGN_OR_RETURN(const int n, SquareOrder(call));
   auto plan = std::make_shared<GeesPlan>();
-  KILN_ASSIGN_OR_RETURN(plan->jobvs, CharAttr(ctx, call, "mode", "NV"));
-  KILN_ASSIGN_OR_RETURN(const char sort, CharAttr(ctx, call, "sort", "NS"));
+  KILN_ASSIGN_OR_RETURN(plan->jobvs, CharAttr(ctx, "mode", "NV"));
+  KILN_ASSIGN_OR_RETURN(const char sort, CharAttr(ctx, "sort", "NS"));
   if (sort != 'N') {
-    return Unimplemented(call.name + ": ordering the eigenvalues (sort = 'S') is not supported");
+    return Unimplemented("ordering the eigenvalues (sort = 'S') is not supported");
   }
   KILN_RETURN_IF_ERROR(ExpectOperand(ctx, call, 0, call.dtype, {n, n}));
   KILN_RETURN_IF_ERROR(ExpectResult(ctx, call, 0, call.dtype, {n, n}));
@@ -282,7 +282,7 @@ StatusOr<Kernel> LowerGees(LowerContext& ctx) {
         } else {
           gees(plan->jobvs, n, &a1, ld, &sdim, &w1, &w2, &vs1, ld, &query, -1, &info);
         }
-        return WorkSize(call, query);
+        return WorkSize(query);
       }));
   SlotLayout slot;
   plan->a = slot.Elements(call, int64_t{n} * n);
@@ -348,7 +348,7 @@ StatusOr<Kernel> LowerReduction(LowerContext& ctx, bool tridiagonal) {
   KILN_RETURN_IF_ERROR(ExpectOperand(ctx, call, 0, call.dtype, {n, n}));
   KILN_RETURN_IF_ERROR(ExpectResult(ctx, call, 0, call.dtype, {n, n}));
   if (tridiagonal) {
-    KILN_ASSIGN_OR_RETURN(plan->uplo, CharAttr(ctx, call, "uplo", "LU"));
+    KILN_ASSIGN_OR_RETURN(plan->uplo, CharAttr(ctx, "uplo", "LU"));
     KILN_RETURN_IF_ERROR(ExpectResult(ctx, call, 1, call.real, {n}));
     KILN_RETURN_IF_ERROR(ExpectResult(ctx, call, 2, call.real, {n1}));
     KILN_RETURN_IF_ERROR(ExpectResult(ctx, call, 3, call.dtype, {n1}));
@@ -357,9 +357,8 @@ StatusOr<Kernel> LowerReduction(LowerContext& ctx, bool tridiagonal) {
     KILN_ASSIGN_OR_RETURN(const int64_t low, RequiredConfigInt(ctx.op(), "low"));
     KILN_ASSIGN_OR_RETURN(const int64_t high, RequiredConfigInt(ctx.op(), "high"));
     if (low < 1 || low > std::max(1, n) || high < std::min<int64_t>(low, n) || high > n) {
-      return CallError(call, "low = " + std::to_string(low) +
-                                 " and high = " + std::to_string(high) +
-                                 " are not a range of rows of order " + std::to_string(n));
+      return CallError("low = " + std::to_string(low) + " and high = " + std::to_string(high) +
+                       " are not a range of rows of order " + std::to_string(n));
     }
     plan->ilo = static_cast<int>(low);
     plan->ihi = static_cast<int>(high);
@@ -378,7 +377,7 @@ StatusOr<Kernel> LowerReduction(LowerContext& ctx, bool tridiagonal) {
         } else {
           gehrd(n, plan->ilo, plan->ihi, &a1, ld, &tau1, &query, -1, &info);
         }
-        return WorkSize(call, query);
+        return WorkSize(query);
       }));
   SlotLayout slot;
   plan->a = slot.Elements(call, int64_t{n} * n);

@@ -43,9 +43,9 @@ StatusOr<Kernel> LowerPotrf(LowerContext& ctx) {
   KILN_ASSIGN_OR_RETURN(auto shape, MatrixShape(call, 0));
   const auto m = std::get<0>(shape);
   const auto n = std::get<1>(shape);
-  if (m != n) return CallError(call, "needs square matrices");
+  if (m != n) return CallError("needs square matrices");
   auto plan = std::make_shared<PotrfPlan>();
-  KILN_ASSIGN_OR_RETURN(plan->uplo, CharAttr(ctx, call, "uplo", "LU"));
+  KILN_ASSIGN_OR_RETURN(plan->uplo, CharAttr(ctx, "uplo", "LU"));
   KILN_RETURN_IF_ERROR(ExpectOperand(ctx, call, 0, call.dtype, {n, n}));
   KILN_RETURN_IF_ERROR(ExpectResult(ctx, call, 0, call.dtype, {n, n}));
   KILN_RETURN_IF_ERROR(ExpectResult(ctx, call, 1, kI32, {}));
@@ -168,7 +168,7 @@ StatusOr<Kernel> LowerQr(LowerContext& ctx, bool pivoting) {
         } else {
           geqrf(m, n, &a1, ld, &tau1, &query, -1, &info);
         }
-        return WorkSize(call, query);
+        return WorkSize(query);
       }));
   SlotLayout slot;
   plan->a = slot.Elements(call, int64_t{m} * n);
@@ -228,9 +228,8 @@ StatusOr<Kernel> LowerOrgqr(LowerContext& ctx) {
   KILN_RETURN_IF_ERROR(ExpectOperand(ctx, call, 1, call.dtype, {k}));
   KILN_RETURN_IF_ERROR(ExpectResult(ctx, call, 0, call.dtype, {m, n}));
   if (!(m >= n && n >= k && k >= 0)) {
-    return CallError(call, "needs m >= n >= k reflectors; got a " + std::to_string(m) + " x " +
-                               std::to_string(n) + " matrix and " + std::to_string(k) +
-                               " reflectors");
+    return CallError("needs m >= n >= k reflectors; got a " + std::to_string(m) + " x " +
+                     std::to_string(n) + " matrix and " + std::to_string(k) + " reflectors");
   }
   auto plan = std::make_shared<OrgqrPlan>();
   plan->m = m;
@@ -242,7 +241,7 @@ StatusOr<Kernel> LowerOrgqr(LowerContext& ctx) {
                                            T query{}, a1{}, tau1{};
                                            int info = 0;
                                            orgqr(m, n, k, &a1, ld, &tau1, &query, -1, &info);
-                                           return WorkSize(call, query);
+                                           return WorkSize(query);
                                          }));
   SlotLayout slot;
   plan->a = slot.Elements(call, int64_t{m} * n);
@@ -299,8 +298,8 @@ StatusOr<Kernel> LowerOrmqr(LowerContext& ctx) {
   KILN_RETURN_IF_ERROR(ExpectResult(ctx, call, 0, call.dtype, {m, n}));
   const int nq = left != 0 ? m : n;  // the order of Q
   if (am != nq || k < 0 || k > ak || k > nq) {
-    return CallError(call, "reflectors a " + call.in[0].ToString() + " with " + std::to_string(k) +
-                               " taus do not fit c " + call.in[2].ToString());
+    return CallError("reflectors a " + call.in[0].ToString() + " with " + std::to_string(k) +
+                     " taus do not fit c " + call.in[2].ToString());
   }
   auto plan = std::make_shared<OrmqrPlan>();
   plan->side = left != 0 ? 'L' : 'R';
@@ -317,7 +316,7 @@ StatusOr<Kernel> LowerOrmqr(LowerContext& ctx) {
         T query{}, a1{}, tau1{}, c1{};
         int info = 0;
         ormqr(plan->side, plan->trans, m, n, k, &a1, lda, &tau1, &c1, ldc, &query, -1, &info);
-        return WorkSize(call, query);
+        return WorkSize(query);
       }));
   SlotLayout slot;
   plan->a = slot.Elements(call, int64_t{am} * ak);

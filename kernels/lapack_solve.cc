@@ -38,13 +38,13 @@ StatusOr<Kernel> LowerTrsm(LowerContext& ctx) {
   const bool has_alpha = ctx.op().operands.size() == 3;
   KILN_ASSIGN_OR_RETURN(Call call, ReadCall(ctx, has_alpha ? 3 : 2, 1));
   if (has_alpha && (call.in[2].dtype != call.dtype || !call.in[2].dims.empty())) {
-    return CallError(call, "alpha (operand #2) must be a scalar of the matrices' type");
+    return CallError("alpha (operand #2) must be a scalar of the matrices' type");
   }
   auto plan = std::make_shared<TrsmPlan>();
-  KILN_ASSIGN_OR_RETURN(plan->side, CharAttr(ctx, call, "side", "LR"));
-  KILN_ASSIGN_OR_RETURN(plan->uplo, CharAttr(ctx, call, "uplo", "LU"));
-  KILN_ASSIGN_OR_RETURN(plan->trans, CharAttr(ctx, call, "trans_x", "NTC"));
-  KILN_ASSIGN_OR_RETURN(plan->diag, CharAttr(ctx, call, "diag", "NU"));
+  KILN_ASSIGN_OR_RETURN(plan->side, CharAttr(ctx, "side", "LR"));
+  KILN_ASSIGN_OR_RETURN(plan->uplo, CharAttr(ctx, "uplo", "LU"));
+  KILN_ASSIGN_OR_RETURN(plan->trans, CharAttr(ctx, "trans_x", "NTC"));
+  KILN_ASSIGN_OR_RETURN(plan->diag, CharAttr(ctx, "diag", "NU"));
   KILN_ASSIGN_OR_RETURN(auto b_shape, MatrixShape(call, 1));
   KILN_RETURN_IF_ERROR(MatrixShape(call, 0).status());
   const auto m = std::get<0>(b_shape);

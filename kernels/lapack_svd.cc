@@ -41,9 +41,9 @@ StatusOr<Kernel> LowerSvd(LowerContext& ctx, bool divide_and_conquer) {
   const int k = std::min(m, n);
   auto plan = std::make_shared<SvdPlan>();
   plan->divide_and_conquer = divide_and_conquer;
-  KILN_ASSIGN_OR_RETURN(plan->mode, CharAttr(ctx, call, "mode", "ASNO"));
+  KILN_ASSIGN_OR_RETURN(plan->mode, CharAttr(ctx, "mode", "ASNO"));
   if (plan->mode == 'O') {
-    return Unimplemented(call.name + ": mode 'O' (overwriting the operand) is not supported");
+    return Unimplemented("mode 'O' (overwriting the operand) is not supported");
   }
   // u and vt: fixed by the mode, except that 'N' computes neither and accepts either shape.
   auto last_two = [&](size_t result) -> std::pair<int64_t, int64_t> {
@@ -63,7 +63,7 @@ StatusOr<Kernel> LowerSvd(LowerContext& ctx, bool divide_and_conquer) {
   KILN_RETURN_IF_ERROR(ExpectResult(ctx, call, 3, call.dtype, {vtrows, n}));
   KILN_RETURN_IF_ERROR(ExpectResult(ctx, call, 4, ir::DType::kS32, {}));
   if (int64_t{m} * ucols > INT_MAX || vtrows * int64_t{n} > INT_MAX) {
-    return Unimplemented(call.name + ": the singular vectors exceed LAPACK's 32-bit indexing");
+    return Unimplemented("the singular vectors exceed LAPACK's 32-bit indexing");
   }
   plan->m = m;
   plan->n = n;
@@ -84,7 +84,7 @@ StatusOr<Kernel> LowerSvd(LowerContext& ctx, bool divide_and_conquer) {
         } else {
           gesvd(plan->mode, m, n, &a1, lda, &s1, &u1, ldu, &vt1, ldvt, &query, -1, &rwork1, &info);
         }
-        return WorkSize(call, query);
+        return WorkSize(query);
       }));
   SlotLayout slot;
   plan->a = slot.Elements(call, int64_t{m} * n);

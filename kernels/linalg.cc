@@ -53,12 +53,12 @@ struct MatrixBatch {
   int64_t batch = 1, rows = 0, cols = 0;
 };
 
-StatusOr<MatrixBatch> BatchOf(const ir::Op& op, const ir::Type& t, std::string_view what) {
-  KILN_RETURN_IF_ERROR(CheckStaticTensor(op, t, what));
+StatusOr<MatrixBatch> BatchOf(const ir::Type& t, std::string_view what) {
+  KILN_RETURN_IF_ERROR(CheckStaticTensor(t, what));
   if (t.rank() < 2)
-    return OpError(op, std::string(what) + " must have rank >= 2, got " + t.ToString());
+    return InvalidArgument(std::string(what) + " must have rank >= 2, got " + t.ToString());
   if (t.dtype != ir::DType::kF32 && t.dtype != ir::DType::kF64) {
-    return Unimplemented(op.name + ": element type " + std::string(ir::DTypeName(t.dtype)) +
+    return Unimplemented("element type " + std::string(ir::DTypeName(t.dtype)) +
                          " is not supported");
   }
   MatrixBatch m;
@@ -66,7 +66,7 @@ StatusOr<MatrixBatch> BatchOf(const ir::Op& op, const ir::Type& t, std::string_v
   m.cols = t.dims.back();
   m.batch = Product(std::span<const int64_t>(t.dims).first(t.dims.size() - 2));
   if (m.rows > std::numeric_limits<int>::max() || m.cols > std::numeric_limits<int>::max()) {
-    return Unimplemented(op.name + ": matrix dimensions exceed the BLAS integer range");
+    return Unimplemented("matrix dimensions exceed the BLAS integer range");
   }
   return m;
 }
@@ -74,19 +74,19 @@ StatusOr<MatrixBatch> BatchOf(const ir::Op& op, const ir::Type& t, std::string_v
 StatusOr<Kernel> LowerCholesky(LowerContext& ctx) {
   const ir::Op& op = ctx.op();
   if (op.operands.size() != 1 || op.results.size() != 1)
-    return OpError(op, "expects one operand and one result");
+    return InvalidArgument("expects one operand and one result");
   const ir::Type& a = ctx.operand_type(0);
-  KILN_ASSIGN_OR_RETURN(MatrixBatch m, BatchOf(op, a, "operand"));
+  KILN_ASSIGN_OR_RETURN(MatrixBatch m, BatchOf(a, "operand"));
   if (m.rows != m.cols)
-    return OpError(op, "operand must be a batch of square matrices, got " + a.ToString());
-  if (ctx.result_type(0) != a) return OpError(op, "result must be " + a.ToString());
+    return InvalidArgument("operand must be a batch of square matrices, got " + a.ToString());
+  if (ctx.result_type(0) != a) return InvalidArgument("result must be " + a.ToString());
   KILN_ASSIGN_OR_RETURN(bool lower, OptionalBool(op, "lower", false));
   std::string name = op.name;
   ir::Type type = a;
   return Kernel([name, type, m, lower](ExecContext&, std::span<const View> in,
                                        std::span<const View> out) -> Status {
     if (in.empty() || in[0].dtype != type.dtype || !runtime::SameDims(in[0].dims, type.dims)) {
-      return Internal(name + ": input does not match the lowered type");
+      return Internal("input does not match the lowered type");
     }
     const View& result = out[0];
     if (result.byte_size() > 0) std::memcpy(result.data(), in[0].data(), result.byte_size());
@@ -117,26 +117,26 @@ StatusOr<Kernel> LowerCholesky(LowerContext& ctx) {
 StatusOr<Kernel> LowerTriangularSolve(LowerContext& ctx) {
   const ir::Op& op = ctx.op();
   if (op.operands.size() != 2 || op.results.size() != 1)
-    return OpError(op, "expects operands a, b and one result");
+    return InvalidArgument("expects operands a, b and one result");
   const ir::Type& a = ctx.operand_type(0);
   const ir::Type& b = ctx.operand_type(1);
-  KILN_ASSIGN_OR_RETURN(MatrixBatch ma, BatchOf(op, a, "a"));
-  KILN_ASSIGN_OR_RETURN(MatrixBatch mb, BatchOf(op, b, "b"));
+  KILN_ASSIGN_OR_RETURN(MatrixBatch ma, BatchOf(a, "a"));
+  KILN_ASSIGN_OR_RETURN(MatrixBatch mb, BatchOf(b, "b"));
   KILN_ASSIGN_OR_RETURN(bool left, OptionalBool(op, "left_side", false));
   KILN_ASSIGN_OR_RETURN(bool lower, OptionalBool(op, "lower", false));
   KILN_ASSIGN_OR_RETURN(bool unit, OptionalBool(op, "unit_diagonal", false));
   const ir::Attr* transpose_attr = FindAttr(op, "transpose_a");
   std::string transpose = transpose_attr == nullptr ? "NO_TRANSPOSE" : transpose_attr->str;
   if (transpose != "NO_TRANSPOSE" && transpose != "TRANSPOSE" && transpose != "ADJOINT") {
-    return OpError(op, "unknown transpose_a '" + transpose + "'");
+    return InvalidArgument("unknown transpose_a '" + transpose + "'");
   }
   bool batch_match = a.rank() == b.rank() &&
                      std::equal(a.dims.begin(), a.dims.end() - 2, b.dims.begin(), b.dims.end() - 2);
   if (a.dtype != b.dtype || !batch_match || ma.rows != ma.cols ||
       ma.rows != (left ? mb.rows : mb.cols)) {
-    return OpError(op, "a " + a.ToString() + " and b " + b.ToString() + " do not match");
+    return InvalidArgument("a " + a.ToString() + " and b " + b.ToString() + " do not match");
   }
-  if (ctx.result_type(0) != b) return OpError(op, "result must be " + b.ToString());
+  if (ctx.result_type(0) != b) return InvalidArgument("result must be " + b.ToString());
   std::string name = op.name;
   ir::Type a_type = a, b_type = b;
   bool trans = transpose != "NO_TRANSPOSE";  // ADJOINT is TRANSPOSE for real types
@@ -144,7 +144,7 @@ StatusOr<Kernel> LowerTriangularSolve(LowerContext& ctx) {
     if (in.size() < 2 || in[0].dtype != a_type.dtype ||
         !runtime::SameDims(in[0].dims, a_type.dims) || in[1].dtype != b_type.dtype ||
         !runtime::SameDims(in[1].dims, b_type.dims)) {
-      return Internal(name + ": inputs do not match the lowered types");
+      return Internal("inputs do not match the lowered types");
     }
     const View& result = out[0];
     if (result.byte_size() == 0) {

@@ -2,21 +2,15 @@
 
 namespace kiln::kernels {
 
-Status CheckArrays(std::string_view op, std::span<const runtime::View> arrays,
-                   std::span<const ir::Type> types) {
-  if (arrays.size() < types.size()) return Internal(std::string(op) + ": too few inputs");
+Status CheckArrays(std::span<const runtime::View> arrays, std::span<const ir::Type> types) {
+  if (arrays.size() < types.size()) return Internal("too few inputs");
   for (size_t i = 0; i < types.size(); ++i) {
     if ((arrays[i].ptr == nullptr && arrays[i].elements != 0) ||
         arrays[i].dtype != types[i].dtype || !runtime::SameDims(arrays[i].dims, types[i].dims)) {
-      return Internal(std::string(op) + ": input #" + std::to_string(i) + " does not match " +
-                      types[i].ToString());
+      return Internal("input #" + std::to_string(i) + " does not match " + types[i].ToString());
     }
   }
   return Status::Ok();
-}
-
-Status OpError(const ir::Op& op, std::string_view message) {
-  return InvalidArgument(op.name + ": " + std::string(message));
 }
 
 const ir::Attr* FindAttr(const ir::Op& op, std::string_view name) {
@@ -33,9 +27,9 @@ const ir::Attr* FindAttr(const ir::Op& op, std::string_view name) {
 
 StatusOr<std::vector<int64_t>> RequiredInts(const ir::Op& op, std::string_view name) {
   const ir::Attr* a = FindAttr(op, name);
-  if (a == nullptr) return OpError(op, "missing attribute '" + std::string(name) + "'");
+  if (a == nullptr) return InvalidArgument("missing attribute '" + std::string(name) + "'");
   std::optional<std::vector<int64_t>> v = a->AsInts();
-  if (!v) return OpError(op, "attribute '" + std::string(name) + "' is not an integer list");
+  if (!v) return InvalidArgument("attribute '" + std::string(name) + "' is not an integer list");
   return std::move(*v);
 }
 
@@ -47,9 +41,9 @@ StatusOr<std::vector<int64_t>> OptionalInts(const ir::Op& op, std::string_view n
 
 StatusOr<int64_t> RequiredInt(const ir::Op& op, std::string_view name) {
   const ir::Attr* a = FindAttr(op, name);
-  if (a == nullptr) return OpError(op, "missing attribute '" + std::string(name) + "'");
+  if (a == nullptr) return InvalidArgument("missing attribute '" + std::string(name) + "'");
   std::optional<int64_t> v = a->AsInt();
-  if (!v) return OpError(op, "attribute '" + std::string(name) + "' is not an integer");
+  if (!v) return InvalidArgument("attribute '" + std::string(name) + "' is not an integer");
   return *v;
 }
 
@@ -63,7 +57,7 @@ StatusOr<bool> OptionalBool(const ir::Op& op, std::string_view name, bool fallba
   if (a == nullptr) return fallback;
   if (a->kind == ir::Attr::Kind::kBool) return a->b;
   std::optional<int64_t> v = a->AsInt();
-  if (!v) return OpError(op, "attribute '" + std::string(name) + "' is not a boolean");
+  if (!v) return InvalidArgument("attribute '" + std::string(name) + "' is not a boolean");
   return *v != 0;
 }
 
@@ -93,27 +87,26 @@ const ir::Op* FindDefiningOp(const ir::Module& module, ir::ValueId v) {
   return nullptr;
 }
 
-Status CheckStaticTensor(const ir::Op& op, const ir::Type& type, std::string_view what) {
-  if (!type.is_tensor()) return OpError(op, std::string(what) + " must be a tensor");
+Status CheckStaticTensor(const ir::Type& type, std::string_view what) {
+  if (!type.is_tensor()) return InvalidArgument(std::string(what) + " must be a tensor");
   if (!type.has_static_shape()) {
-    return Unimplemented(op.name + ": " + std::string(what) + " has a dynamic dimension (" +
-                         type.ToString() + "); only static shapes are supported");
+    return Unimplemented(std::string(what) + " has a dynamic dimension (" + type.ToString() +
+                         "); only static shapes are supported");
   }
-  if (type.num_elements() < 0) return OpError(op, std::string(what) + " is too large");
+  if (type.num_elements() < 0) return InvalidArgument(std::string(what) + " is too large");
   return Status::Ok();
 }
 
-Status CheckAxes(const ir::Op& op, std::span<const int64_t> axes, int64_t rank,
-                 std::string_view what) {
+Status CheckAxes(std::span<const int64_t> axes, int64_t rank, std::string_view what) {
   std::vector<bool> seen(static_cast<size_t>(rank), false);
   for (int64_t a : axes) {
     if (a < 0 || a >= rank) {
-      return OpError(op, std::string(what) + " " + FormatInts(axes) +
+      return InvalidArgument(std::string(what) + " " + FormatInts(axes) +
                              " has an axis out of range for rank " + std::to_string(rank));
     }
     if (seen[static_cast<size_t>(a)]) {
-      return OpError(
-          op, std::string(what) + " " + FormatInts(axes) + " repeats axis " + std::to_string(a));
+      return InvalidArgument(std::string(what) + " " + FormatInts(axes) + " repeats axis " +
+                             std::to_string(a));
     }
     seen[static_cast<size_t>(a)] = true;
   }

@@ -27,11 +27,7 @@ namespace kiln::kernels {
 
 // Checks at run time that the arrays handed to a kernel have the types it was lowered for (the
 // first types.size() of them), so a mismatch becomes an error instead of an out-of-bounds access.
-Status CheckArrays(std::string_view op, std::span<const runtime::View> arrays,
-                   std::span<const ir::Type> types);
-
-// INVALID_ARGUMENT "<op name>: <message>".
-Status OpError(const ir::Op& op, std::string_view message);
+Status CheckArrays(std::span<const runtime::View> arrays, std::span<const ir::Type> types);
 
 // Looks an attribute up by name on the op; failing that, inside any dictionary attribute of the op
 // (StableHLO's textual form nests gather/scatter/dot dimension numbers in one struct attribute).
@@ -56,11 +52,10 @@ const ir::Op* FindDefiningOp(const ir::Module& module, ir::ValueId v);
 // Checks that `type` is a tensor with a static shape whose element count the runtime can store;
 // `what` names it in the error ("operand #1"). A dynamic dimension is UNIMPLEMENTED (Kiln compiles
 // static shapes only), anything else malformed INVALID_ARGUMENT.
-Status CheckStaticTensor(const ir::Op& op, const ir::Type& type, std::string_view what);
+Status CheckStaticTensor(const ir::Type& type, std::string_view what);
 
 // Checks that every axis is in [0, rank) and that no axis repeats.
-Status CheckAxes(const ir::Op& op, std::span<const int64_t> axes, int64_t rank,
-                 std::string_view what);
+Status CheckAxes(std::span<const int64_t> axes, int64_t rank, std::string_view what);
 
 // "[1, 2, 3]" for error messages.
 std::string FormatInts(std::span<const int64_t> values);
@@ -78,7 +73,7 @@ struct ElementBytes {
 
 // Calls fn.template operator()<E>() with a trivially copyable E of `size` bytes (1, 2, 4, 8, 16).
 template <typename Fn>
-Status DispatchElementSize(std::string_view op, size_t size, Fn&& fn) {
+Status DispatchElementSize(size_t size, Fn&& fn) {
   switch (size) {
     case 1:
       return fn.template operator()<uint8_t>();
@@ -91,8 +86,7 @@ Status DispatchElementSize(std::string_view op, size_t size, Fn&& fn) {
     case 16:
       return fn.template operator()<ElementBytes<16>>();
     default:
-      return Unimplemented(std::string(op) + ": element size " + std::to_string(size) +
-                           " is not supported");
+      return Unimplemented("element size " + std::to_string(size) + " is not supported");
   }
 }
 
@@ -111,20 +105,18 @@ inline Status ExpectArity(const lower::LowerContext& ctx, size_t min_operands, s
     std::string want = min_operands == max_operands
                            ? std::to_string(min_operands)
                            : std::to_string(min_operands) + ".." + std::to_string(max_operands);
-    return InvalidArgument(op.name + ": expected " + want + " operands, got " +
+    return InvalidArgument("expected " + want + " operands, got " +
                            std::to_string(op.operands.size()));
   }
   if (op.results.size() != results) {
-    return InvalidArgument(op.name + ": expected " + std::to_string(results) + " results, got " +
+    return InvalidArgument("expected " + std::to_string(results) + " results, got " +
                            std::to_string(op.results.size()));
   }
   for (ir::ValueId v : op.operands) {
-    if (!ctx.module().valid_value(v))
-      return InvalidArgument(op.name + ": operand refers to an unknown value");
+    if (!ctx.module().valid_value(v)) return InvalidArgument("operand refers to an unknown value");
   }
   for (ir::ValueId v : op.results) {
-    if (!ctx.module().valid_value(v))
-      return InvalidArgument(op.name + ": result refers to an unknown value");
+    if (!ctx.module().valid_value(v)) return InvalidArgument("result refers to an unknown value");
   }
   return Status::Ok();
 }
@@ -135,29 +127,28 @@ inline std::string ResultName(size_t i) { return "result #" + std::to_string(i);
 // Validated static tensor types of operand i / result i.
 inline StatusOr<const ir::Type*> OperandTensor(const lower::LowerContext& ctx, size_t i) {
   const ir::Type& t = ctx.operand_type(i);
-  KILN_RETURN_IF_ERROR(CheckStaticTensor(ctx.op(), t, OperandName(i)));
+  KILN_RETURN_IF_ERROR(CheckStaticTensor(t, OperandName(i)));
   return &t;
 }
 inline StatusOr<const ir::Type*> ResultTensor(const lower::LowerContext& ctx, size_t i) {
   const ir::Type& t = ctx.result_type(i);
-  KILN_RETURN_IF_ERROR(CheckStaticTensor(ctx.op(), t, ResultName(i)));
+  KILN_RETURN_IF_ERROR(CheckStaticTensor(t, ResultName(i)));
   return &t;
 }
 
-inline Status ExpectSameShape(const lower::LowerContext& ctx, const ir::Type& a,
-                              std::string_view a_name, const ir::Type& b, std::string_view b_name) {
+inline Status ExpectSameShape(const ir::Type& a, std::string_view a_name, const ir::Type& b,
+                              std::string_view b_name) {
   if (a.dims != b.dims) {
-    return InvalidArgument(ctx.op().name + ": " + std::string(a_name) + " shape " +
-                           FormatInts(a.dims) + " differs from " + std::string(b_name) + " shape " +
-                           FormatInts(b.dims));
+    return InvalidArgument(std::string(a_name) + " shape " + FormatInts(a.dims) + " differs from " +
+                           std::string(b_name) + " shape " + FormatInts(b.dims));
   }
   return Status::Ok();
 }
 
-inline Status ExpectSameDType(const lower::LowerContext& ctx, const ir::Type& a,
-                              std::string_view a_name, const ir::Type& b, std::string_view b_name) {
+inline Status ExpectSameDType(const ir::Type& a, std::string_view a_name, const ir::Type& b,
+                              std::string_view b_name) {
   if (a.dtype != b.dtype) {
-    return InvalidArgument(ctx.op().name + ": " + std::string(a_name) + " element type " +
+    return InvalidArgument(std::string(a_name) + " element type " +
                            std::string(ir::DTypeName(a.dtype)) + " differs from " +
                            std::string(b_name) + " element type " +
                            std::string(ir::DTypeName(b.dtype)));
@@ -176,37 +167,35 @@ inline std::optional<std::string> EnumAttr(const lower::LowerContext& ctx, std::
 // ---- run-time checks (cheap; they keep a lying IR from turning into out-of-bounds accesses) ----
 
 // Input i must exist, have memory, and hold `elements` elements of `elem_bytes` bytes each.
-inline Status CheckInput(std::string_view op, std::span<const runtime::View> in, size_t i,
-                         int64_t elements, int elem_bytes) {
-  if (i >= in.size()) return Internal(std::string(op) + ": missing input #" + std::to_string(i));
+inline Status CheckInput(std::span<const runtime::View> in, size_t i, int64_t elements,
+                         int elem_bytes) {
+  if (i >= in.size()) return Internal("missing input #" + std::to_string(i));
   const runtime::View& a = in[i];
   if (a.ptr == nullptr && a.elements != 0)
-    return Internal(std::string(op) + ": input #" + std::to_string(i) + " has no memory");
+    return Internal("input #" + std::to_string(i) + " has no memory");
   if (a.num_elements() != elements || ir::DTypeByteSize(a.dtype) != elem_bytes) {
-    return Internal(std::string(op) + ": input #" + std::to_string(i) + " is " +
-                    std::string(ir::DTypeName(a.dtype)) + FormatInts(a.dims) + ", expected " +
-                    std::to_string(elements) + " elements of " + std::to_string(elem_bytes) +
-                    " bytes");
+    return Internal("input #" + std::to_string(i) + " is " + std::string(ir::DTypeName(a.dtype)) +
+                    FormatInts(a.dims) + ", expected " + std::to_string(elements) +
+                    " elements of " + std::to_string(elem_bytes) + " bytes");
   }
   return Status::Ok();
 }
 
-inline Status CheckOutputs(std::string_view op, std::span<const runtime::View> out, size_t n) {
+inline Status CheckOutputs(std::span<const runtime::View> out, size_t n) {
   if (out.size() != n) {
-    return Internal(std::string(op) + ": expected " + std::to_string(n) + " output slots, got " +
+    return Internal("expected " + std::to_string(n) + " output slots, got " +
                     std::to_string(out.size()));
   }
   for (const runtime::View& v : out) {
-    if (v.ptr == nullptr && v.elements != 0)
-      return Internal(std::string(op) + ": output has no memory");
+    if (v.ptr == nullptr && v.elements != 0) return Internal("output has no memory");
   }
   return Status::Ok();
 }
 
 // Reads a scalar integer array of any integer dtype (dynamic_slice start indices, ...).
-inline StatusOr<int64_t> ReadScalarInt(std::string_view op, const runtime::View& a) {
+inline StatusOr<int64_t> ReadScalarInt(const runtime::View& a) {
   if (a.ptr == nullptr || a.num_elements() != 1) {
-    return Internal(std::string(op) + ": index operand is not a scalar");
+    return Internal("index operand is not a scalar");
   }
   const void* p = a.data();
   switch (a.dtype) {
@@ -230,8 +219,7 @@ inline StatusOr<int64_t> ReadScalarInt(std::string_view op, const runtime::View&
       return v > static_cast<uint64_t>(INT64_MAX) ? INT64_MAX : static_cast<int64_t>(v);
     }
     default:
-      return Internal(std::string(op) + ": index operand has non-integer type " +
-                      std::string(ir::DTypeName(a.dtype)));
+      return Internal("index operand has non-integer type " + std::string(ir::DTypeName(a.dtype)));
   }
 }
 

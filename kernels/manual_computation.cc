@@ -83,14 +83,14 @@ struct ManualPlan {
 };
 
 StatusOr<const lower::DeviceValues*> FindDeviceValues(const ExecContext& ec, ir::ValueId value,
-                                                      int devices, const std::string& name) {
+                                                      int devices) {
   for (const lower::DeviceValues& p : ec.device_values) {
     if (p.value == value && p.per_device.size() == static_cast<size_t>(devices) &&
         p.offsets.size() == p.per_device.size()) {
       return &p;
     }
   }
-  return Internal(name + ": the per-device pieces of a boundary value are missing");
+  return Internal("the per-device pieces of a boundary value are missing");
 }
 
 // Copies device d's piece of instance d's local result `local` (whose global box is `box`) into
@@ -128,7 +128,7 @@ Status RunInstance(const ManualPlan& p, ExecContext& ec, const ExecContext& oute
     const Piece& piece = p.in[static_cast<size_t>(d)][i];
     if (p.in_per_device[i] >= 0) {
       KILN_ASSIGN_OR_RETURN(const lower::DeviceValues* partials,
-                            FindDeviceValues(outer, p.in_per_device[i], p.devices, p.name));
+                            FindDeviceValues(outer, p.in_per_device[i], p.devices));
       const View& mine = partials->per_device[static_cast<size_t>(d)];
       if (!mine.Is(p.in_local[i].dtype, p.in_local[i].dims)) {
         return Internal(p.name + ": a device's partial sum of operand #" + std::to_string(i) +
@@ -365,15 +365,15 @@ StatusOr<Kernel> LowerManualComputation(LowerContext& ctx) {
     }
   }
   if (mesh == nullptr && meshes.meshes().size() == 1) mesh = &meshes.meshes()[0];
-  if (mesh == nullptr) return InvalidArgument(op.name + ": cannot tell which mesh it runs on");
+  if (mesh == nullptr) return InvalidArgument("cannot tell which mesh it runs on");
   std::vector<bool> manual(mesh->axis_names.size(), false);
   const ir::Attr* axis_list = axes_attr->Find("axes");
   if (axis_list == nullptr || axis_list->kind != ir::Attr::Kind::kArray) {
-    return InvalidArgument(op.name + ": malformed manual_axes");
+    return InvalidArgument("malformed manual_axes");
   }
   for (const ir::Attr& a : axis_list->array) {
     const int index = mesh->AxisIndex(a.str);
-    if (index < 0) return InvalidArgument(op.name + ": manual axis \"" + a.str + "\" not in mesh");
+    if (index < 0) return InvalidArgument("manual axis \"" + a.str + "\" not in mesh");
     manual[static_cast<size_t>(index)] = true;
   }
   plan->devices = static_cast<int>(mesh->num_devices());
@@ -397,13 +397,13 @@ StatusOr<Kernel> LowerManualComputation(LowerContext& ctx) {
 
   const ir::Block& block = op.regions[0].blocks[0];
   if (block.args.size() != op.operands.size()) {
-    return InvalidArgument(op.name + ": the body takes " + std::to_string(block.args.size()) +
-                           " values for " + std::to_string(op.operands.size()) + " operands");
+    return InvalidArgument("the body takes " + std::to_string(block.args.size()) + " values for " +
+                           std::to_string(op.operands.size()) + " operands");
   }
   for (size_t i = 0; i < block.args.size(); ++i) plan->in_local.push_back(m.type_of(block.args[i]));
   KILN_ASSIGN_OR_RETURN(plan->body, ctx.CompileRegion(0));
   if (plan->body->result_slots.size() != op.results.size()) {
-    return InvalidArgument(op.name + ": the body returns the wrong number of values");
+    return InvalidArgument("the body returns the wrong number of values");
   }
   for (int32_t slot : plan->body->result_slots) {
     plan->out_local.push_back(plan->body->slot_types[static_cast<size_t>(slot)]);
@@ -423,7 +423,7 @@ StatusOr<Kernel> LowerManualComputation(LowerContext& ctx) {
       Piece piece;
       KILN_ASSIGN_OR_RETURN(piece.box, lower::ShardOf(ins[i], plan->in_global[i].dims, d));
       if (piece.box.dims != plan->in_local[i].dims) {
-        return InvalidArgument(op.name + ": operand #" + std::to_string(i) + " " +
+        return InvalidArgument("operand #" + std::to_string(i) + " " +
                                plan->in_global[i].ToString() + " split by its sharding does not " +
                                "give the body's " + plan->in_local[i].ToString());
       }
@@ -437,7 +437,7 @@ StatusOr<Kernel> LowerManualComputation(LowerContext& ctx) {
       Piece piece;
       KILN_ASSIGN_OR_RETURN(piece.box, lower::ShardOf(outs[r], plan->out_global[r].dims, d));
       if (piece.box.dims != plan->out_local[r].dims) {
-        return InvalidArgument(op.name + ": result #" + std::to_string(r) + " " +
+        return InvalidArgument("result #" + std::to_string(r) + " " +
                                plan->out_local[r].ToString() + " does not make " +
                                plan->out_global[r].ToString() + " by its sharding");
       }

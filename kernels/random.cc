@@ -193,14 +193,14 @@ void WriteState(const RngPlan& p, const uint64_t* in, uint64_t* out) {
 StatusOr<Kernel> LowerRngBitGenerator(LowerContext& ctx) {
   const ir::Op& op = ctx.op();
   if (op.operands.size() != 1 || op.results.size() != 2) {
-    return OpError(op, "expected 1 operand (the state) and 2 results (new state, bits)");
+    return InvalidArgument("expected 1 operand (the state) and 2 results (new state, bits)");
   }
   const ir::Type& state = ctx.operand_type(0);
   const ir::Type& out = ctx.result_type(1);
-  KILN_RETURN_IF_ERROR(CheckStaticTensor(op, state, "state"));
-  KILN_RETURN_IF_ERROR(CheckStaticTensor(op, out, "output"));
+  KILN_RETURN_IF_ERROR(CheckStaticTensor(state, "state"));
+  KILN_RETURN_IF_ERROR(CheckStaticTensor(out, "output"));
   if (ctx.result_type(0).dtype != state.dtype || ctx.result_type(0).dims != state.dims) {
-    return OpError(op, "the output state must have the type of the initial state");
+    return InvalidArgument("the output state must have the type of the initial state");
   }
   auto plan = std::make_shared<RngPlan>();
   const ir::Attr* alg = FindAttr(op, "rng_algorithm");
@@ -210,7 +210,7 @@ StatusOr<Kernel> LowerRngBitGenerator(LowerContext& ctx) {
   } else if (name == "PHILOX" || name == "DEFAULT") {
     plan->algorithm = Algorithm::kPhilox;
   } else {
-    return OpError(op, "unknown rng_algorithm '" + name + "'");
+    return InvalidArgument("unknown rng_algorithm '" + name + "'");
   }
   if (state.dtype != ir::DType::kU64 && state.dtype != ir::DType::kS64) {
     return Unimplemented("stablehlo.rng_bit_generator: the state must be 64-bit integers, not " +
@@ -218,7 +218,7 @@ StatusOr<Kernel> LowerRngBitGenerator(LowerContext& ctx) {
   }
   const bool three_fry = plan->algorithm == Algorithm::kThreeFry;
   if (state.dims.size() != 1 || state.dims[0] < 2 || state.dims[0] > (three_fry ? 2 : 3)) {
-    return OpError(op, std::string("the state of ") + (three_fry ? "THREE_FRY" : "PHILOX") +
+    return InvalidArgument(std::string("the state of ") + (three_fry ? "THREE_FRY" : "PHILOX") +
                            " must be u64[" + (three_fry ? "2" : "2] or u64[3") + "], not " +
                            state.ToString());
   }
@@ -270,7 +270,7 @@ StatusOr<Kernel> LowerRngBitGenerator(LowerContext& ctx) {
     if (in.size() != 1 || outs.size() != 2 || !in[0].Is(plan->state_dtype, plan->state_dims) ||
         !outs[0].Is(plan->state_dtype, plan->state_dims) ||
         !outs[1].Is(plan->out_dtype, plan->out_dims)) {
-      return Internal(name + ": inputs do not match the lowered types");
+      return Internal("inputs do not match the lowered types");
     }
     const auto* state_in = in[0].data_as<const uint64_t>();
     if (plan->elements > 0) Generate(*plan, state_in, outs[1].data());

@@ -107,7 +107,7 @@ StatusOr<Kernel> LowerReduceWindow(LowerContext& ctx) {
   for (size_t i = 0; i < n; ++i) {
     const ir::Type& rt = ctx.result_type(i);
     if (!rt.is_tensor() || rt.dtype != dtypes[i] || rt.dims != plan->out_dims) {
-      return OpError(op, "result #" + std::to_string(i) + " must be " +
+      return InvalidArgument("result #" + std::to_string(i) + " must be " +
                              ir::Type::Tensor(dtypes[i], plan->out_dims).ToString() + ", got " +
                              rt.ToString());
     }
@@ -121,7 +121,7 @@ StatusOr<Kernel> LowerReduceWindow(LowerContext& ctx) {
     ScanWindow scan;
     const bool is_scan = MatchScanWindow(*plan, &scan);
     return Kernel([=](ExecContext&, std::span<const View> in, std::span<const View> out) -> Status {
-      KILN_RETURN_IF_ERROR(CheckArrays(name, in, all_types));
+      KILN_RETURN_IF_ERROR(CheckArrays(in, all_types));
       const View& result = out[0];
       return DispatchReducer(name, k, dtype, [&]<ReducerKind K, typename T>() -> Status {
         const T* x = in[0].data_as<const T>();
@@ -161,7 +161,7 @@ StatusOr<Kernel> LowerReduceWindow(LowerContext& ctx) {
                         ScalarRegion::Compile(ctx, 0, arg_dtypes, dtypes));
   return Kernel([=](ExecContext& ec, std::span<const View> in,
                     std::span<const View> out) -> Status {
-    KILN_RETURN_IF_ERROR(CheckArrays(name, in, all_types));
+    KILN_RETURN_IF_ERROR(CheckArrays(in, all_types));
     KILN_ASSIGN_OR_RETURN(ScalarRegionRunner runner,
                           ScalarRegionRunner::Create(*body, ec, in.subspan(2 * n)));
     std::span<const View> results = out;
@@ -210,27 +210,27 @@ StatusOr<Kernel> LowerReduceWindow(LowerContext& ctx) {
 StatusOr<Kernel> LowerSelectAndScatter(LowerContext& ctx) {
   const ir::Op& op = ctx.op();
   if (op.operands.size() != 3 || op.results.size() != 1)
-    return OpError(op, "expects operand, source, init_value");
-  if (op.regions.size() != 2) return OpError(op, "expects select and scatter regions");
+    return InvalidArgument("expects operand, source, init_value");
+  if (op.regions.size() != 2) return InvalidArgument("expects select and scatter regions");
   std::vector<ir::Type> types;
   for (size_t i = 0; i < 3; ++i) {
-    KILN_RETURN_IF_ERROR(
-        CheckStaticTensor(op, ctx.operand_type(i), "operand #" + std::to_string(i)));
+    KILN_RETURN_IF_ERROR(CheckStaticTensor(ctx.operand_type(i), "operand #" + std::to_string(i)));
     types.push_back(ctx.operand_type(i));
   }
   ir::DType dtype = types[0].dtype;
   if (types[2].rank() != 0 || types[2].dtype != dtype || types[1].dtype != dtype) {
-    return OpError(op, "source and init_value must have the operand's element type");
+    return InvalidArgument("source and init_value must have the operand's element type");
   }
-  if (ctx.result_type(0) != types[0]) return OpError(op, "result must be " + types[0].ToString());
+  if (ctx.result_type(0) != types[0])
+    return InvalidArgument("result must be " + types[0].ToString());
   for (const char* name : {"base_dilations", "window_dilations"}) {
     if (FindAttr(op, name) != nullptr)
-      return OpError(op, std::string("unexpected attribute ") + name);
+      return InvalidArgument(std::string("unexpected attribute ") + name);
   }
   KILN_ASSIGN_OR_RETURN(WindowPlan plan_value, PlanWindow(op, types[0].dims));
   auto plan = std::make_shared<const WindowPlan>(std::move(plan_value));
   if (types[1].dims != plan->out_dims) {
-    return OpError(op, "source must have the window count shape " + FormatInts(plan->out_dims) +
+    return InvalidArgument("source must have the window count shape " + FormatInts(plan->out_dims) +
                            ", got " + types[1].ToString());
   }
   std::string name = op.name;
@@ -242,7 +242,7 @@ StatusOr<Kernel> LowerSelectAndScatter(LowerContext& ctx) {
     CompareDirection dir = *select;
     ReducerKind k = *scatter;
     return Kernel([=](ExecContext&, std::span<const View> in, std::span<const View> out) -> Status {
-      KILN_RETURN_IF_ERROR(CheckArrays(name, in, types));
+      KILN_RETURN_IF_ERROR(CheckArrays(in, types));
       const View& result = out[0];
       KILN_RETURN_IF_ERROR(
           DispatchReducer(name, k, dtype, [&]<ReducerKind K, typename T>() -> Status {
@@ -272,7 +272,7 @@ StatusOr<Kernel> LowerSelectAndScatter(LowerContext& ctx) {
                         ScalarRegion::Compile(ctx, 1, {dtype, dtype}, {dtype}));
   return Kernel(
       [=](ExecContext& ec, std::span<const View> in, std::span<const View> out) -> Status {
-        KILN_RETURN_IF_ERROR(CheckArrays(name, in, types));
+        KILN_RETURN_IF_ERROR(CheckArrays(in, types));
         KILN_ASSIGN_OR_RETURN(ScalarRegionRunner select_runner,
                               ScalarRegionRunner::Create(*select_region, ec, in.subspan(3)));
         KILN_ASSIGN_OR_RETURN(ScalarRegionRunner scatter_runner,

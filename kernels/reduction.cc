@@ -133,7 +133,7 @@ StatusOr<Kernel> LowerReduce(LowerContext& ctx) {
   const std::vector<int64_t>& dims = all_types[0].dims;
   KILN_ASSIGN_OR_RETURN(std::vector<int64_t> axes, RequiredInts(op, "dimensions"));
   int64_t rank = static_cast<int64_t>(dims.size());
-  KILN_RETURN_IF_ERROR(CheckAxes(op, axes, rank, "dimensions"));
+  KILN_RETURN_IF_ERROR(CheckAxes(axes, rank, "dimensions"));
   std::vector<bool> reduced(dims.size(), false);
   for (int64_t a : axes) reduced[static_cast<size_t>(a)] = true;
   std::vector<int64_t> out_dims;
@@ -143,7 +143,7 @@ StatusOr<Kernel> LowerReduce(LowerContext& ctx) {
   for (size_t i = 0; i < n; ++i) {
     const ir::Type& rt = ctx.result_type(i);
     if (!rt.is_tensor() || rt.dtype != dtypes[i] || rt.dims != out_dims) {
-      return OpError(op, "result #" + std::to_string(i) + " must be " +
+      return InvalidArgument("result #" + std::to_string(i) + " must be " +
                              ir::Type::Tensor(dtypes[i], out_dims).ToString() + ", got " +
                              rt.ToString());
     }
@@ -162,7 +162,7 @@ StatusOr<Kernel> LowerReduce(LowerContext& ctx) {
           return Status::Ok();
         }));
     Kernel kernel([=](ExecContext&, std::span<const View> in, std::span<const View> out) -> Status {
-      KILN_RETURN_IF_ERROR(CheckArrays(name, in, all_types));
+      KILN_RETURN_IF_ERROR(CheckArrays(in, all_types));
       fast->run(fast->geometry, in[0].data(), in[1].data(), out[0].data());
       return Status::Ok();
     });
@@ -218,7 +218,7 @@ StatusOr<Kernel> LowerReduce(LowerContext& ctx) {
   }
   return Kernel([=](ExecContext& ec, std::span<const View> in,
                     std::span<const View> out) -> Status {
-    KILN_RETURN_IF_ERROR(CheckArrays(name, in, all_types));
+    KILN_RETURN_IF_ERROR(CheckArrays(in, all_types));
     KILN_ASSIGN_OR_RETURN(ScalarRegionRunner runner,
                           ScalarRegionRunner::Create(*body, ec, in.subspan(2 * n)));
     std::span<const View> results = out;

@@ -168,33 +168,31 @@ StatusOr<std::shared_ptr<const ScalarRegion>> ScalarRegion::Compile(
   const ir::Op& op = ctx.op();
   const ir::Module& module = ctx.module();
   if (index >= op.regions.size())
-    return InvalidArgument(op.name + ": missing region #" + std::to_string(index));
+    return InvalidArgument("missing region #" + std::to_string(index));
   const ir::Region& region = op.regions[index];
   if (region.blocks.size() != 1 || region.blocks[0].ops.empty()) {
-    return InvalidArgument(op.name + ": region #" + std::to_string(index) +
-                           " must be one non-empty block");
+    return InvalidArgument("region #" + std::to_string(index) + " must be one non-empty block");
   }
   const ir::Block& block = region.blocks[0];
   if (block.args.size() != arg_dtypes.size()) {
-    return InvalidArgument(op.name + ": region takes " + std::to_string(block.args.size()) +
+    return InvalidArgument("region takes " + std::to_string(block.args.size()) +
                            " arguments, expected " + std::to_string(arg_dtypes.size()));
   }
   for (size_t i = 0; i < arg_dtypes.size(); ++i) {
     if (!IsScalarOf(module, block.args[i], arg_dtypes[i])) {
-      return InvalidArgument(op.name + ": region argument #" + std::to_string(i) +
-                             " must be tensor<" + std::string(ir::DTypeName(arg_dtypes[i])) + ">");
+      return InvalidArgument("region argument #" + std::to_string(i) + " must be tensor<" +
+                             std::string(ir::DTypeName(arg_dtypes[i])) + ">");
     }
   }
   const ir::Op& ret = block.ops.back();
   if (!IsReturn(ret) || ret.operands.size() != result_dtypes.size()) {
-    return InvalidArgument(op.name + ": region must return " +
-                           std::to_string(result_dtypes.size()) + " values");
+    return InvalidArgument("region must return " + std::to_string(result_dtypes.size()) +
+                           " values");
   }
   for (size_t i = 0; i < result_dtypes.size(); ++i) {
     if (!IsScalarOf(module, ret.operands[i], result_dtypes[i])) {
-      return InvalidArgument(op.name + ": region result #" + std::to_string(i) +
-                             " must be tensor<" + std::string(ir::DTypeName(result_dtypes[i])) +
-                             ">");
+      return InvalidArgument("region result #" + std::to_string(i) + " must be tensor<" +
+                             std::string(ir::DTypeName(result_dtypes[i])) + ">");
     }
   }
   auto region_ptr = std::shared_ptr<ScalarRegion>(new ScalarRegion());
@@ -204,7 +202,7 @@ StatusOr<std::shared_ptr<const ScalarRegion>> ScalarRegion::Compile(
     KILN_ASSIGN_OR_RETURN(std::shared_ptr<const lower::Program> program, ctx.CompileRegion(index));
     if (program->param_slots.size() != arg_dtypes.size() + ctx.captures().size() ||
         program->result_slots.size() != result_dtypes.size()) {
-      return Internal(op.name + ": compiled region does not match its block signature");
+      return Internal("compiled region does not match its block signature");
     }
     region_ptr->program_ = std::move(program);
   }
@@ -267,22 +265,22 @@ StatusOr<ReduceOperands> ReadReduceOperands(lower::LowerContext& ctx) {
   const ir::Op& op = ctx.op();
   const size_t n = op.results.size();
   if (n == 0 || op.operands.size() != 2 * n) {
-    return OpError(op, "expects N inputs and N init values for N results");
+    return InvalidArgument("expects N inputs and N init values for N results");
   }
-  if (op.regions.size() != 1) return OpError(op, "expects one body region");
+  if (op.regions.size() != 1) return InvalidArgument("expects one body region");
   ReduceOperands out;
   for (size_t i = 0; i < 2 * n; ++i) {
     const ir::Type& t = ctx.operand_type(i);
-    KILN_RETURN_IF_ERROR(CheckStaticTensor(op, t, "operand #" + std::to_string(i)));
+    KILN_RETURN_IF_ERROR(CheckStaticTensor(t, "operand #" + std::to_string(i)));
     out.types.push_back(t);
   }
   for (size_t i = 0; i < n; ++i) {
     if (out.types[i].dims != out.types[0].dims) {
-      return OpError(op, "inputs must all have the same shape");
+      return InvalidArgument("inputs must all have the same shape");
     }
     if (out.types[n + i].rank() != 0 || out.types[n + i].dtype != out.types[i].dtype) {
-      return OpError(
-          op, "init value #" + std::to_string(i) + " must be a scalar of the input's element type");
+      return InvalidArgument("init value #" + std::to_string(i) +
+                             " must be a scalar of the input's element type");
     }
     out.dtypes.push_back(out.types[i].dtype);
   }

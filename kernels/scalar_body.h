@@ -193,7 +193,7 @@ ReducerKind PredReducerKind(ReducerKind kind);
 template <typename Fn>
 Status DispatchReducer(std::string_view op, ReducerKind kind, ir::DType dtype, Fn&& fn) {
   if (!ReducerSupportsDType(kind, dtype)) {
-    return Unimplemented(std::string(op) + ": no " + ReducerName(kind) + " reducer for " +
+    return Unimplemented(std::string("no ") + ReducerName(kind) + " reducer for " +
                          std::string(ir::DTypeName(dtype)));
   }
   if (dtype == ir::DType::kPred) {
@@ -222,7 +222,7 @@ Status DispatchReducer(std::string_view op, ReducerKind kind, ir::DType dtype, F
         }
         break;
     }
-    return Internal(std::string(op) + ": reducer dispatch mismatch");
+    return Internal("reducer dispatch mismatch");
   };
   return DispatchReal(op, dtype, by_kind);
 }

@@ -55,13 +55,12 @@ StatusOr<Kernel> LowerScatter(LowerContext& ctx) {
   const ir::Op& op = ctx.op();
   size_t n = op.results.size();
   if (n == 0 || op.operands.size() != 2 * n + 1)
-    return OpError(op, "expects N inputs, indices and N updates");
-  if (op.regions.size() != 1) return OpError(op, "expects one update_computation region");
+    return InvalidArgument("expects N inputs, indices and N updates");
+  if (op.regions.size() != 1) return InvalidArgument("expects one update_computation region");
   auto plan = std::make_shared<ScatterPlan>();
   plan->n = n;
   for (size_t i = 0; i < 2 * n + 1; ++i) {
-    KILN_RETURN_IF_ERROR(
-        CheckStaticTensor(op, ctx.operand_type(i), "operand #" + std::to_string(i)));
+    KILN_RETURN_IF_ERROR(CheckStaticTensor(ctx.operand_type(i), "operand #" + std::to_string(i)));
   }
   const ir::Type& input0 = ctx.operand_type(0);
   const ir::Type& indices = ctx.operand_type(n);
@@ -70,12 +69,13 @@ StatusOr<Kernel> LowerScatter(LowerContext& ctx) {
   for (size_t i = 0; i < n; ++i) {
     const ir::Type& in = ctx.operand_type(i);
     const ir::Type& up = ctx.operand_type(n + 1 + i);
-    if (in.dims != input0.dims) return OpError(op, "inputs must all have the same shape");
-    if (up.dims != updates0.dims) return OpError(op, "updates must all have the same shape");
+    if (in.dims != input0.dims) return InvalidArgument("inputs must all have the same shape");
+    if (up.dims != updates0.dims) return InvalidArgument("updates must all have the same shape");
     if (up.dtype != in.dtype)
-      return OpError(op, "update #" + std::to_string(i) + " must have its input's element type");
+      return InvalidArgument("update #" + std::to_string(i) +
+                             " must have its input's element type");
     KILN_RETURN_IF_ERROR(
-        CheckShape(op, ctx.result_type(i), in.dtype, in.dims, "result #" + std::to_string(i)));
+        CheckShape(ctx.result_type(i), in.dtype, in.dims, "result #" + std::to_string(i)));
     dtypes.push_back(in.dtype);
     plan->input_types.push_back(in);
   }
@@ -90,25 +90,25 @@ StatusOr<Kernel> LowerScatter(LowerContext& ctx) {
   KILN_ASSIGN_OR_RETURN(int64_t index_vector_dim, RequiredInt(op, "index_vector_dim"));
 
   IndexGeometry& g = plan->g;
-  KILN_RETURN_IF_ERROR(BuildIndexGeometry(op, input0, indices, index_vector_dim, start_map,
+  KILN_RETURN_IF_ERROR(BuildIndexGeometry(input0, indices, index_vector_dim, start_map,
                                           input_batching, index_batching, g));
   int64_t orank = input0.rank();
   std::vector<int64_t> dropped = inserted;
   dropped.insert(dropped.end(), input_batching.begin(), input_batching.end());
-  KILN_RETURN_IF_ERROR(CheckAxes(op, dropped, orank, "inserted_window_dims + input_batching_dims"));
+  KILN_RETURN_IF_ERROR(CheckAxes(dropped, orank, "inserted_window_dims + input_batching_dims"));
   if (window_dims.size() + dropped.size() != static_cast<size_t>(orank)) {
-    return OpError(op,
-                   "update_window_dims, inserted_window_dims and input_batching_dims must cover "
-                   "the input rank");
+    return InvalidArgument(
+        "update_window_dims, inserted_window_dims and input_batching_dims must cover "
+        "the input rank");
   }
   int64_t urank = static_cast<int64_t>(g.batch_sizes.size() + window_dims.size());
   if (updates0.rank() != urank) {
-    return OpError(op,
-                   "updates " + updates0.ToString() + " must have rank " + std::to_string(urank));
+    return InvalidArgument("updates " + updates0.ToString() + " must have rank " +
+                           std::to_string(urank));
   }
-  KILN_RETURN_IF_ERROR(CheckAxes(op, window_dims, urank, "update_window_dims"));
+  KILN_RETURN_IF_ERROR(CheckAxes(window_dims, urank, "update_window_dims"));
   if (!std::is_sorted(window_dims.begin(), window_dims.end())) {
-    return OpError(op, "update_window_dims " + FormatInts(window_dims) + " must be sorted");
+    return InvalidArgument("update_window_dims " + FormatInts(window_dims) + " must be sorted");
   }
   const std::vector<int64_t> window_operand_axes = WindowOperandAxes(dropped, orank);
   // Window extent per operand axis: the update window size, or 1 for inserted/batching axes.
@@ -121,13 +121,13 @@ StatusOr<Kernel> LowerScatter(LowerContext& ctx) {
       size_t axis =
           static_cast<size_t>(window_operand_axes[static_cast<size_t>(it - window_dims.begin())]);
       if (size > input0.dims[axis]) {
-        return OpError(op, "update window " + updates0.ToString() + " is larger than the input " +
-                               input0.ToString());
+        return InvalidArgument("update window " + updates0.ToString() +
+                               " is larger than the input " + input0.ToString());
       }
       g.window_extent[axis] = size;
     } else if (size != g.batch_sizes[next_batch++]) {
-      return OpError(op, "updates " + updates0.ToString() + " do not match the scatter indices " +
-                             indices.ToString());
+      return InvalidArgument("updates " + updates0.ToString() +
+                             " do not match the scatter indices " + indices.ToString());
     }
   }
   g.clamp = false;
@@ -163,12 +163,11 @@ StatusOr<Kernel> LowerScatter(LowerContext& ctx) {
   std::optional<ReducerKind> kind = MatchBinaryReducer(ctx.module(), op.regions[0], dtypes[0]);
   if (n == 1 && kind == ReducerKind::kReplace) {
     size_t elem = static_cast<size_t>(ir::DTypeByteSize(dtypes[0]));
-    KILN_RETURN_IF_ERROR(
-        DispatchElementSize(op.name, elem, []<typename E>() { return Status::Ok(); }));
+    KILN_RETURN_IF_ERROR(DispatchElementSize(elem, []<typename E>() { return Status::Ok(); }));
     return Kernel([=](ExecContext&, std::span<const View> in, std::span<const View> out) -> Status {
       std::span<const View> results = out;
       KILN_ASSIGN_OR_RETURN(std::vector<int64_t> bases, start(*p, name, in, results));
-      KILN_RETURN_IF_ERROR(DispatchElementSize(name, elem, [&]<typename E>() -> Status {
+      KILN_RETURN_IF_ERROR(DispatchElementSize(elem, [&]<typename E>() -> Status {
         E* dst = results[0].data_as<E>();
         const E* upd = in[2].data_as<const E>();
         ForEachScatter(*p, bases, [&](int64_t o, int64_t u) { dst[o] = upd[u]; });

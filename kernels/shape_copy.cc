@@ -79,11 +79,11 @@ StatusOr<Kernel> LowerBroadcastInDim(LowerContext& ctx) {
   KILN_RETURN_IF_ERROR(ExpectArity(ctx, 1, 1, 1));
   KILN_ASSIGN_OR_RETURN(const ir::Type* in, OperandTensor(ctx, 0));
   KILN_ASSIGN_OR_RETURN(const ir::Type* out, ResultTensor(ctx, 0));
-  KILN_RETURN_IF_ERROR(ExpectSameDType(ctx, *in, "operand", *out, "result"));
+  KILN_RETURN_IF_ERROR(ExpectSameDType(*in, "operand", *out, "result"));
   KILN_ASSIGN_OR_RETURN(std::vector<int64_t> bdims, RequiredInts(ctx.op(), "broadcast_dimensions"));
   KILN_ASSIGN_OR_RETURN(int width, MovableWidth(name, *out));
   if (static_cast<int64_t>(bdims.size()) != in->rank()) {
-    return InvalidArgument(name + ": broadcast_dimensions " + FormatInts(bdims) +
+    return InvalidArgument("broadcast_dimensions " + FormatInts(bdims) +
                            " must have one entry per operand dimension (rank " +
                            std::to_string(in->rank()) + ")");
   }
@@ -97,7 +97,7 @@ StatusOr<Kernel> LowerBroadcastInDim(LowerContext& ctx) {
   for (size_t i = 0; i < bdims.size(); ++i) {
     const int64_t r = bdims[i];
     if (r < 0 || r >= out->rank() || used[static_cast<size_t>(r)]) {
-      return InvalidArgument(name + ": broadcast_dimensions " + FormatInts(bdims) +
+      return InvalidArgument("broadcast_dimensions " + FormatInts(bdims) +
                              " must be distinct dimensions of the result (rank " +
                              std::to_string(out->rank()) + ")");
     }
@@ -105,7 +105,7 @@ StatusOr<Kernel> LowerBroadcastInDim(LowerContext& ctx) {
     if (i > 0 && r < bdims[i - 1]) monotonic = false;
     const int64_t od = in->dims[i], rd = out->dims[static_cast<size_t>(r)];
     if (od != 1 && od != rd) {
-      return InvalidArgument(name + ": operand dimension " + std::to_string(i) + " (size " +
+      return InvalidArgument("operand dimension " + std::to_string(i) + " (size " +
                              std::to_string(od) + ") cannot broadcast to result dimension " +
                              std::to_string(r) + " (size " + std::to_string(rd) + ")");
     }
@@ -116,7 +116,7 @@ StatusOr<Kernel> LowerBroadcastInDim(LowerContext& ctx) {
   if (monotonic && n_in == out->num_elements())
     return MakeAliasKernel(name, out->dims, n_in, width);
   box.Simplify();
-  if (!box.InBounds(n_in, out->num_elements())) return BoxOutOfBounds(name);
+  if (!box.InBounds(n_in, out->num_elements())) return BoxOutOfBounds();
   return MakeBroadcastKernel(name, *out, n_in, width, std::move(box));
 }
 
@@ -126,13 +126,13 @@ StatusOr<Kernel> LowerBroadcast(LowerContext& ctx) {
   KILN_RETURN_IF_ERROR(ExpectArity(ctx, 1, 1, 1));
   KILN_ASSIGN_OR_RETURN(const ir::Type* in, OperandTensor(ctx, 0));
   KILN_ASSIGN_OR_RETURN(const ir::Type* out, ResultTensor(ctx, 0));
-  KILN_RETURN_IF_ERROR(ExpectSameDType(ctx, *in, "operand", *out, "result"));
+  KILN_RETURN_IF_ERROR(ExpectSameDType(*in, "operand", *out, "result"));
   KILN_ASSIGN_OR_RETURN(std::vector<int64_t> sizes, RequiredInts(ctx.op(), "broadcast_sizes"));
   KILN_ASSIGN_OR_RETURN(int width, MovableWidth(name, *out));
   std::vector<int64_t> want = sizes;
   want.insert(want.end(), in->dims.begin(), in->dims.end());
   if (want != out->dims) {
-    return InvalidArgument(name + ": result shape " + FormatInts(out->dims) +
+    return InvalidArgument("result shape " + FormatInts(out->dims) +
                            " must be broadcast_sizes ++ operand shape = " + FormatInts(want));
   }
   StridedBox box;
@@ -142,7 +142,7 @@ StatusOr<Kernel> LowerBroadcast(LowerContext& ctx) {
   box.src_strides.insert(box.src_strides.end(), in_strides.begin(), in_strides.end());
   box.dst_strides = RowMajorStrides(out->dims);
   box.Simplify();
-  if (!box.InBounds(in->num_elements(), out->num_elements())) return BoxOutOfBounds(name);
+  if (!box.InBounds(in->num_elements(), out->num_elements())) return BoxOutOfBounds();
   return MakeBroadcastKernel(name, *out, in->num_elements(), width, std::move(box));
 }
 
@@ -153,10 +153,10 @@ StatusOr<Kernel> LowerReshape(LowerContext& ctx) {
   KILN_RETURN_IF_ERROR(ExpectArity(ctx, 1, 1, 1));
   KILN_ASSIGN_OR_RETURN(const ir::Type* in, OperandTensor(ctx, 0));
   KILN_ASSIGN_OR_RETURN(const ir::Type* out, ResultTensor(ctx, 0));
-  KILN_RETURN_IF_ERROR(ExpectSameDType(ctx, *in, "operand", *out, "result"));
+  KILN_RETURN_IF_ERROR(ExpectSameDType(*in, "operand", *out, "result"));
   if (in->num_elements() != out->num_elements()) {
-    return InvalidArgument(name + ": cannot reshape " + TypeString(*in) + " to " +
-                           TypeString(*out) + " (element counts differ)");
+    return InvalidArgument("cannot reshape " + TypeString(*in) + " to " + TypeString(*out) +
+                           " (element counts differ)");
   }
   const int width = ir::DTypeByteSize(out->dtype);
   if (width == 0) return UnsupportedDType(name, out->dtype);
@@ -170,7 +170,7 @@ StatusOr<Kernel> LowerTranspose(LowerContext& ctx) {
   KILN_RETURN_IF_ERROR(ExpectArity(ctx, 1, 1, 1));
   KILN_ASSIGN_OR_RETURN(const ir::Type* in, OperandTensor(ctx, 0));
   KILN_ASSIGN_OR_RETURN(const ir::Type* out, ResultTensor(ctx, 0));
-  KILN_RETURN_IF_ERROR(ExpectSameDType(ctx, *in, "operand", *out, "result"));
+  KILN_RETURN_IF_ERROR(ExpectSameDType(*in, "operand", *out, "result"));
   KILN_ASSIGN_OR_RETURN(std::vector<int64_t> perm, RequiredInts(ctx.op(), "permutation"));
   KILN_ASSIGN_OR_RETURN(int width, MovableWidth(name, *out));
   const size_t rank = in->dims.size();
@@ -185,8 +185,8 @@ StatusOr<Kernel> LowerTranspose(LowerContext& ctx) {
     }
   }
   if (!perm_ok) {
-    return InvalidArgument(name + ": permutation " + FormatInts(perm) + " does not map " +
-                           TypeString(*in) + " to " + TypeString(*out));
+    return InvalidArgument("permutation " + FormatInts(perm) + " does not map " + TypeString(*in) +
+                           " to " + TypeString(*out));
   }
   const std::vector<int64_t> in_strides = RowMajorStrides(in->dims);
   StridedBox box;
@@ -199,7 +199,7 @@ StatusOr<Kernel> LowerTranspose(LowerContext& ctx) {
   if (box.dims.size() <= 1 && (box.dims.empty() || box.src_strides[0] == 1)) {
     return MakeAliasKernel(name, out->dims, in->num_elements(), width);
   }
-  if (!box.InBounds(in->num_elements(), out->num_elements())) return BoxOutOfBounds(name);
+  if (!box.InBounds(in->num_elements(), out->num_elements())) return BoxOutOfBounds();
   return MakeBoxKernel(name, *out, in->num_elements(), width, std::move(box));
 }
 
@@ -210,7 +210,7 @@ StatusOr<Kernel> LowerSlice(LowerContext& ctx) {
   KILN_RETURN_IF_ERROR(ExpectArity(ctx, 1, 1, 1));
   KILN_ASSIGN_OR_RETURN(const ir::Type* in, OperandTensor(ctx, 0));
   KILN_ASSIGN_OR_RETURN(const ir::Type* out, ResultTensor(ctx, 0));
-  KILN_RETURN_IF_ERROR(ExpectSameDType(ctx, *in, "operand", *out, "result"));
+  KILN_RETURN_IF_ERROR(ExpectSameDType(*in, "operand", *out, "result"));
   KILN_ASSIGN_OR_RETURN(std::vector<int64_t> start, RequiredInts(ctx.op(), "start_indices"));
   KILN_ASSIGN_OR_RETURN(std::vector<int64_t> limit, RequiredInts(ctx.op(), "limit_indices"));
   KILN_ASSIGN_OR_RETURN(std::vector<int64_t> step, RequiredInts(ctx.op(), "strides"));
@@ -219,7 +219,7 @@ StatusOr<Kernel> LowerSlice(LowerContext& ctx) {
   if (start.size() != rank || limit.size() != rank || step.size() != rank ||
       out->dims.size() != rank) {
     return InvalidArgument(
-        name + ": start_indices, limit_indices, strides and the result must all have rank " +
+        "start_indices, limit_indices, strides and the result must all have rank " +
         std::to_string(rank));
   }
   const std::vector<int64_t> in_strides = RowMajorStrides(in->dims);
@@ -228,14 +228,14 @@ StatusOr<Kernel> LowerSlice(LowerContext& ctx) {
   box.dst_strides = RowMajorStrides(out->dims);
   for (size_t i = 0; i < rank; ++i) {
     if (start[i] < 0 || start[i] > limit[i] || limit[i] > in->dims[i] || step[i] <= 0) {
-      return InvalidArgument(name + ": invalid slice [" + std::to_string(start[i]) + ":" +
+      return InvalidArgument("invalid slice [" + std::to_string(start[i]) + ":" +
                              std::to_string(limit[i]) + ":" + std::to_string(step[i]) +
                              "] of dimension " + std::to_string(i) + " (size " +
                              std::to_string(in->dims[i]) + ")");
     }
     const int64_t size = (limit[i] - start[i] + step[i] - 1) / step[i];
     if (out->dims[i] != size) {
-      return InvalidArgument(name + ": result dimension " + std::to_string(i) + " is " +
+      return InvalidArgument("result dimension " + std::to_string(i) + " is " +
                              std::to_string(out->dims[i]) + ", expected " + std::to_string(size));
     }
     box.src_offset += start[i] * in_strides[i];
@@ -244,7 +244,7 @@ StatusOr<Kernel> LowerSlice(LowerContext& ctx) {
   const int64_t n_in = in->num_elements(), n_out = out->num_elements();
   const int64_t src_offset = box.src_offset;
   box.Simplify();
-  if (!box.InBounds(n_in, n_out)) return BoxOutOfBounds(name);
+  if (!box.InBounds(n_in, n_out)) return BoxOutOfBounds();
   // A contiguous run that is at least half the operand, or of an operand of at most 4 KiB: alias
   // it rather than copy. (Small slices of large operands are copied so they do not keep the
   // operand alive.)
@@ -263,8 +263,8 @@ StatusOr<Kernel> LowerReverse(LowerContext& ctx) {
   KILN_RETURN_IF_ERROR(ExpectArity(ctx, 1, 1, 1));
   KILN_ASSIGN_OR_RETURN(const ir::Type* in, OperandTensor(ctx, 0));
   KILN_ASSIGN_OR_RETURN(const ir::Type* out, ResultTensor(ctx, 0));
-  KILN_RETURN_IF_ERROR(ExpectSameDType(ctx, *in, "operand", *out, "result"));
-  KILN_RETURN_IF_ERROR(ExpectSameShape(ctx, *in, "operand", *out, "result"));
+  KILN_RETURN_IF_ERROR(ExpectSameDType(*in, "operand", *out, "result"));
+  KILN_RETURN_IF_ERROR(ExpectSameShape(*in, "operand", *out, "result"));
   KILN_ASSIGN_OR_RETURN(std::vector<int64_t> dims, RequiredInts(ctx.op(), "dimensions"));
   KILN_ASSIGN_OR_RETURN(int width, MovableWidth(name, *out));
   StridedBox box;
@@ -274,7 +274,7 @@ StatusOr<Kernel> LowerReverse(LowerContext& ctx) {
   std::vector<bool> seen(in->dims.size(), false);
   for (int64_t d : dims) {
     if (d < 0 || d >= in->rank() || seen[static_cast<size_t>(d)]) {
-      return InvalidArgument(name + ": dimensions " + FormatInts(dims) +
+      return InvalidArgument("dimensions " + FormatInts(dims) +
                              " must be distinct dimensions of the operand");
     }
     seen[static_cast<size_t>(d)] = true;
@@ -284,7 +284,7 @@ StatusOr<Kernel> LowerReverse(LowerContext& ctx) {
     box.src_strides[i] = -box.src_strides[i];
   }
   box.Simplify();
-  if (!box.InBounds(in->num_elements(), out->num_elements())) return BoxOutOfBounds(name);
+  if (!box.InBounds(in->num_elements(), out->num_elements())) return BoxOutOfBounds();
   return MakeBoxKernel(name, *out, in->num_elements(), width, std::move(box));
 }
 
@@ -293,14 +293,14 @@ StatusOr<Kernel> LowerReverse(LowerContext& ctx) {
 StatusOr<Kernel> LowerConcatenate(LowerContext& ctx) {
   const std::string& name = ctx.op().name;
   const size_t k = ctx.op().operands.size();
-  if (k == 0) return InvalidArgument(name + ": needs at least one operand");
+  if (k == 0) return InvalidArgument("needs at least one operand");
   KILN_RETURN_IF_ERROR(ExpectArity(ctx, 1, k, 1));
   KILN_ASSIGN_OR_RETURN(const ir::Type* out, ResultTensor(ctx, 0));
   KILN_ASSIGN_OR_RETURN(int64_t dim, RequiredInt(ctx.op(), "dimension"));
   KILN_ASSIGN_OR_RETURN(int width, MovableWidth(name, *out));
   if (dim < 0 || dim >= out->rank()) {
-    return InvalidArgument(name + ": dimension " + std::to_string(dim) +
-                           " is out of range for rank " + std::to_string(out->rank()));
+    return InvalidArgument("dimension " + std::to_string(dim) + " is out of range for rank " +
+                           std::to_string(out->rank()));
   }
   const auto d = static_cast<size_t>(dim);
   const std::vector<int64_t> out_strides = RowMajorStrides(out->dims);
@@ -309,11 +309,11 @@ StatusOr<Kernel> LowerConcatenate(LowerContext& ctx) {
   int64_t offset = 0;
   for (size_t i = 0; i < k; ++i) {
     KILN_ASSIGN_OR_RETURN(const ir::Type* in, OperandTensor(ctx, i));
-    KILN_RETURN_IF_ERROR(ExpectSameDType(ctx, *in, OperandName(i), *out, "result"));
+    KILN_RETURN_IF_ERROR(ExpectSameDType(*in, OperandName(i), *out, "result"));
     bool ok = in->rank() == out->rank();
     for (size_t j = 0; ok && j < in->dims.size(); ++j) ok = j == d || in->dims[j] == out->dims[j];
     if (!ok) {
-      return InvalidArgument(name + ": " + OperandName(i) + " shape " + FormatInts(in->dims) +
+      return InvalidArgument(OperandName(i) + " shape " + FormatInts(in->dims) +
                              " does not match the result shape " + FormatInts(out->dims) +
                              " outside dimension " + std::to_string(dim));
     }
@@ -328,21 +328,21 @@ StatusOr<Kernel> LowerConcatenate(LowerContext& ctx) {
     in_elements.push_back(in->num_elements());
   }
   if (offset != out->dims[d]) {
-    return InvalidArgument(name + ": operand sizes along dimension " + std::to_string(dim) +
-                           " add up to " + std::to_string(offset) + ", but the result has " +
+    return InvalidArgument("operand sizes along dimension " + std::to_string(dim) + " add up to " +
+                           std::to_string(offset) + ", but the result has " +
                            std::to_string(out->dims[d]));
   }
   for (size_t i = 0; i < k; ++i) {
-    if (!boxes[i].InBounds(in_elements[i], out->num_elements())) return BoxOutOfBounds(name);
+    if (!boxes[i].InBounds(in_elements[i], out->num_elements())) return BoxOutOfBounds();
   }
   const ir::Type out_type = *out;
   auto copies = std::make_shared<const BoxCopies>(BoxCopies{width, boxes});
   Kernel kernel(
       [name, out_type, width, boxes = std::move(boxes), in_elements = std::move(in_elements)](
           ExecContext&, std::span<const View> in, std::span<const View> out) -> Status {
-        KILN_RETURN_IF_ERROR(CheckOutputs(name, out, 1));
+        KILN_RETURN_IF_ERROR(CheckOutputs(out, 1));
         for (size_t i = 0; i < boxes.size(); ++i)
-          KILN_RETURN_IF_ERROR(CheckInput(name, in, i, in_elements[i], width));
+          KILN_RETURN_IF_ERROR(CheckInput(in, i, in_elements[i], width));
         const View& result = out[0];
         for (size_t i = 0; i < boxes.size(); ++i)
           CopyBoxBytes(width, boxes[i], in[i].data(), result.data());

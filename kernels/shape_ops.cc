@@ -53,17 +53,17 @@ StatusOr<Kernel> LowerConstant(LowerContext& ctx) {
   KILN_ASSIGN_OR_RETURN(const ir::Type* out, ResultTensor(ctx, 0));
   const ir::Attr* value = ctx.op().attr("value");
   if (value == nullptr || value->kind != ir::Attr::Kind::kElements) {
-    return InvalidArgument(name + ": missing dense 'value' attribute");
+    return InvalidArgument("missing dense 'value' attribute");
   }
   if (value->type.dtype != out->dtype || value->type.dims != out->dims) {
-    return InvalidArgument(name + ": value has type " + TypeString(value->type) +
-                           " but the result is " + TypeString(*out));
+    return InvalidArgument("value has type " + TypeString(value->type) + " but the result is " +
+                           TypeString(*out));
   }
   const int width = ir::DTypeByteSize(out->dtype);
   if (width == 0) return UnsupportedDType(name, out->dtype);
   const size_t bytes = static_cast<size_t>(out->num_elements()) * static_cast<size_t>(width);
   if (value->data.size() != bytes) {
-    return InvalidArgument(name + ": value holds " + std::to_string(value->data.size()) +
+    return InvalidArgument("value holds " + std::to_string(value->data.size()) +
                            " bytes, expected " + std::to_string(bytes));
   }
   // Materialised once; kernels never write their inputs, so every run reads the same bytes.
@@ -90,8 +90,8 @@ StatusOr<Kernel> LowerIota(LowerContext& ctx) {
   KILN_ASSIGN_OR_RETURN(const ir::Type* out, ResultTensor(ctx, 0));
   KILN_ASSIGN_OR_RETURN(int64_t dim, RequiredInt(ctx.op(), "iota_dimension"));
   if (dim < 0 || dim >= out->rank()) {
-    return InvalidArgument(name + ": iota_dimension " + std::to_string(dim) +
-                           " is out of range for rank " + std::to_string(out->rank()));
+    return InvalidArgument("iota_dimension " + std::to_string(dim) + " is out of range for rank " +
+                           std::to_string(out->rank()));
   }
   // Row-major view as [outer, len, inner]: element value = its index along `len`.
   const auto d = static_cast<size_t>(dim);
@@ -107,7 +107,7 @@ StatusOr<Kernel> LowerIota(LowerContext& ctx) {
     } else {
       return Kernel([name, out_type, outer, len, inner](ExecContext&, std::span<const View>,
                                                         std::span<const View> out) -> Status {
-        KILN_RETURN_IF_ERROR(CheckOutputs(name, out, 1));
+        KILN_RETURN_IF_ERROR(CheckOutputs(out, 1));
         const View& result = out[0];
         T* y = result.data_as<T>();
         const bool sub_byte = ew::SubByteBits(out_type.dtype) != 0;
@@ -137,14 +137,13 @@ StatusOr<Kernel> LowerIota(LowerContext& ctx) {
 // ---- get_dimension_size ----
 
 StatusOr<Kernel> LowerGetDimensionSize(LowerContext& ctx) {
-  const std::string& name = ctx.op().name;
   KILN_RETURN_IF_ERROR(ExpectArity(ctx, 1, 1, 1));
   KILN_ASSIGN_OR_RETURN(const ir::Type* in, OperandTensor(ctx, 0));
   KILN_ASSIGN_OR_RETURN(const ir::Type* out, ResultTensor(ctx, 0));
   KILN_ASSIGN_OR_RETURN(int64_t dim, RequiredInt(ctx.op(), "dimension"));
-  if (dim < 0 || dim >= in->rank()) return InvalidArgument(name + ": dimension is out of range");
+  if (dim < 0 || dim >= in->rank()) return InvalidArgument("dimension is out of range");
   if (out->dtype != ir::DType::kS32 || out->rank() != 0)
-    return InvalidArgument(name + ": result must be tensor<i32>");
+    return InvalidArgument("result must be tensor<i32>");
   const int32_t size = static_cast<int32_t>(in->dims[static_cast<size_t>(dim)]);
   KILN_ASSIGN_OR_RETURN(std::shared_ptr<const void> data, ConstantBytes(*out, &size, sizeof(size)));
   return Kernel::Constant(std::move(data));

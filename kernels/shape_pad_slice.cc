@@ -35,9 +35,9 @@ StatusOr<Kernel> LowerPad(LowerContext& ctx) {
   KILN_ASSIGN_OR_RETURN(const ir::Type* in, OperandTensor(ctx, 0));
   KILN_ASSIGN_OR_RETURN(const ir::Type* pad_value, OperandTensor(ctx, 1));
   KILN_ASSIGN_OR_RETURN(const ir::Type* out, ResultTensor(ctx, 0));
-  KILN_RETURN_IF_ERROR(ExpectSameDType(ctx, *in, "operand", *out, "result"));
-  KILN_RETURN_IF_ERROR(ExpectSameDType(ctx, *pad_value, "padding_value", *out, "result"));
-  if (pad_value->rank() != 0) return InvalidArgument(name + ": padding_value must be a scalar");
+  KILN_RETURN_IF_ERROR(ExpectSameDType(*in, "operand", *out, "result"));
+  KILN_RETURN_IF_ERROR(ExpectSameDType(*pad_value, "padding_value", *out, "result"));
+  if (pad_value->rank() != 0) return InvalidArgument("padding_value must be a scalar");
   KILN_ASSIGN_OR_RETURN(std::vector<int64_t> low, RequiredInts(ctx.op(), "edge_padding_low"));
   KILN_ASSIGN_OR_RETURN(std::vector<int64_t> high, RequiredInts(ctx.op(), "edge_padding_high"));
   KILN_ASSIGN_OR_RETURN(std::vector<int64_t> interior, RequiredInts(ctx.op(), "interior_padding"));
@@ -45,8 +45,7 @@ StatusOr<Kernel> LowerPad(LowerContext& ctx) {
   const size_t rank = in->dims.size();
   if (low.size() != rank || high.size() != rank || interior.size() != rank ||
       out->dims.size() != rank) {
-    return InvalidArgument(name +
-                           ": padding attributes and the result must have the operand's rank " +
+    return InvalidArgument("padding attributes and the result must have the operand's rank " +
                            std::to_string(rank));
   }
   const std::vector<int64_t> in_strides = RowMajorStrides(in->dims);
@@ -54,10 +53,10 @@ StatusOr<Kernel> LowerPad(LowerContext& ctx) {
   StridedBox box;
   for (size_t i = 0; i < rank; ++i) {
     const int64_t n = in->dims[i], lo = low[i], p = interior[i];
-    if (p < 0) return InvalidArgument(name + ": interior_padding must be non-negative");
+    if (p < 0) return InvalidArgument("interior_padding must be non-negative");
     const int64_t size = n + lo + high[i] + std::max<int64_t>(n - 1, 0) * p;
     if (size < 0 || out->dims[i] != size) {
-      return InvalidArgument(name + ": result dimension " + std::to_string(i) + " is " +
+      return InvalidArgument("result dimension " + std::to_string(i) + " is " +
                              std::to_string(out->dims[i]) + ", expected " + std::to_string(size));
     }
     // Operand index j lands at lo + j*(p+1); keep the j whose position is inside [0, size)
@@ -77,14 +76,14 @@ StatusOr<Kernel> LowerPad(LowerContext& ctx) {
   const int64_t n_out = out->num_elements();
   const bool needs_fill = box.num_elements() != n_out;  // the operand does not cover the result
   box.Simplify();
-  if (!box.InBounds(in->num_elements(), n_out)) return BoxOutOfBounds(name);
+  if (!box.InBounds(in->num_elements(), n_out)) return BoxOutOfBounds();
   const ir::Type out_type = *out;
   const int64_t n_in = in->num_elements();
   return Kernel([name, out_type, width, box = std::move(box), n_in, n_out, needs_fill](
                     ExecContext&, std::span<const View> in, std::span<const View> out) -> Status {
-    KILN_RETURN_IF_ERROR(CheckOutputs(name, out, 1));
-    KILN_RETURN_IF_ERROR(CheckInput(name, in, 0, n_in, width));
-    KILN_RETURN_IF_ERROR(CheckInput(name, in, 1, 1, width));
+    KILN_RETURN_IF_ERROR(CheckOutputs(out, 1));
+    KILN_RETURN_IF_ERROR(CheckInput(in, 0, n_in, width));
+    KILN_RETURN_IF_ERROR(CheckInput(in, 1, 1, width));
     const View& result = out[0];
     if (needs_fill) FillBytes(width, result.data(), n_out, in[1].data());
     CopyBoxBytes(width, box, in[0].data(), result.data());
@@ -98,31 +97,30 @@ namespace {
 
 // Validates `count` scalar integer start-index operands beginning at operand `first`.
 Status CheckStartIndices(LowerContext& ctx, size_t first, size_t count) {
-  const std::string& name = ctx.op().name;
   if (ctx.op().operands.size() != first + count) {
     return InvalidArgument(
-        name + ": expected " + std::to_string(count) + " start indices, got " +
+        "expected " + std::to_string(count) + " start indices, got " +
         std::to_string(ctx.op().operands.size() - std::min(first, ctx.op().operands.size())));
   }
   for (size_t i = first; i < first + count; ++i) {
     KILN_ASSIGN_OR_RETURN(const ir::Type* t, OperandTensor(ctx, i));
     if (t->rank() != 0 || !ir::IsInteger(t->dtype) || ir::DTypeByteSize(t->dtype) == 0) {
-      return InvalidArgument(name + ": start index " + OperandName(i) +
-                             " must be an integer scalar, got " + TypeString(*t));
+      return InvalidArgument("start index " + OperandName(i) + " must be an integer scalar, got " +
+                             TypeString(*t));
     }
   }
   return Status::Ok();
 }
 
 // Clamped start offset (in elements of the big array) from the start-index inputs.
-StatusOr<int64_t> ClampedOffset(const std::string& name, std::span<const View> in, size_t first,
+StatusOr<int64_t> ClampedOffset(std::span<const View> in, size_t first,
                                 std::span<const int64_t> big_dims,
                                 std::span<const int64_t> small_dims,
                                 std::span<const int64_t> big_strides) {
   int64_t offset = 0;
   for (size_t i = 0; i < big_dims.size(); ++i) {
-    if (first + i >= in.size()) return Internal(name + ": missing start index input");
-    KILN_ASSIGN_OR_RETURN(int64_t s, ReadScalarInt(name, in[first + i]));
+    if (first + i >= in.size()) return Internal("missing start index input");
+    KILN_ASSIGN_OR_RETURN(int64_t s, ReadScalarInt(in[first + i]));
     s = std::clamp<int64_t>(s, 0, big_dims[i] - small_dims[i]);
     offset += s * big_strides[i];
   }
@@ -133,24 +131,22 @@ StatusOr<int64_t> ClampedOffset(const std::string& name, std::span<const View> i
 
 StatusOr<Kernel> LowerDynamicSlice(LowerContext& ctx) {
   const std::string& name = ctx.op().name;
-  if (ctx.op().operands.empty()) return InvalidArgument(name + ": missing operand");
+  if (ctx.op().operands.empty()) return InvalidArgument("missing operand");
   KILN_RETURN_IF_ERROR(ExpectArity(ctx, 1, ctx.op().operands.size(), 1));
   KILN_ASSIGN_OR_RETURN(const ir::Type* in, OperandTensor(ctx, 0));
   KILN_ASSIGN_OR_RETURN(const ir::Type* out, ResultTensor(ctx, 0));
-  KILN_RETURN_IF_ERROR(ExpectSameDType(ctx, *in, "operand", *out, "result"));
+  KILN_RETURN_IF_ERROR(ExpectSameDType(*in, "operand", *out, "result"));
   KILN_RETURN_IF_ERROR(CheckStartIndices(ctx, 1, in->dims.size()));
   KILN_ASSIGN_OR_RETURN(std::vector<int64_t> sizes, RequiredInts(ctx.op(), "slice_sizes"));
   KILN_ASSIGN_OR_RETURN(int width, MovableWidth(name, *out));
   if (sizes != out->dims || sizes.size() != in->dims.size()) {
-    return InvalidArgument(name + ": slice_sizes " + FormatInts(sizes) +
-                           " must equal the result shape " + FormatInts(out->dims) +
-                           " and have the operand's rank");
+    return InvalidArgument("slice_sizes " + FormatInts(sizes) + " must equal the result shape " +
+                           FormatInts(out->dims) + " and have the operand's rank");
   }
   for (size_t i = 0; i < sizes.size(); ++i) {
     if (sizes[i] < 0 || sizes[i] > in->dims[i]) {
-      return InvalidArgument(name + ": slice size " + std::to_string(sizes[i]) +
-                             " does not fit dimension " + std::to_string(i) + " (size " +
-                             std::to_string(in->dims[i]) + ")");
+      return InvalidArgument("slice size " + std::to_string(sizes[i]) + " does not fit dimension " +
+                             std::to_string(i) + " (size " + std::to_string(in->dims[i]) + ")");
     }
   }
   StridedBox box;
@@ -161,19 +157,19 @@ StatusOr<Kernel> LowerDynamicSlice(LowerContext& ctx) {
   box.Simplify();  // the start offset is added at run time; simplification does not depend on it
   const ir::Type out_type = *out;
   const int64_t n_in = in->num_elements(), n_out = out->num_elements();
-  return Kernel([name, out_type, width, box = std::move(box), in_dims, in_strides, sizes, n_in,
-                 n_out](ExecContext&, std::span<const View> in,
-                        std::span<const View> out) -> Status {
-    KILN_RETURN_IF_ERROR(CheckOutputs(name, out, 1));
-    KILN_RETURN_IF_ERROR(CheckInput(name, in, 0, n_in, width));
-    KILN_ASSIGN_OR_RETURN(int64_t offset, ClampedOffset(name, in, 1, in_dims, sizes, in_strides));
-    StridedBox b = box;
-    b.src_offset = offset;
-    if (!b.InBounds(n_in, n_out)) return BoxOutOfBounds(name);
-    const View& result = out[0];
-    CopyBoxBytes(width, b, in[0].data(), result.data());
-    return Status::Ok();
-  });
+  return Kernel(
+      [name, out_type, width, box = std::move(box), in_dims, in_strides, sizes, n_in, n_out](
+          ExecContext&, std::span<const View> in, std::span<const View> out) -> Status {
+        KILN_RETURN_IF_ERROR(CheckOutputs(out, 1));
+        KILN_RETURN_IF_ERROR(CheckInput(in, 0, n_in, width));
+        KILN_ASSIGN_OR_RETURN(int64_t offset, ClampedOffset(in, 1, in_dims, sizes, in_strides));
+        StridedBox b = box;
+        b.src_offset = offset;
+        if (!b.InBounds(n_in, n_out)) return BoxOutOfBounds();
+        const View& result = out[0];
+        CopyBoxBytes(width, b, in[0].data(), result.data());
+        return Status::Ok();
+      });
 }
 
 namespace {
@@ -188,7 +184,7 @@ void RunUpdateSlice(const void* state, const View* in, const View* out) {
   const auto& u = *static_cast<const UpdateSlicePlan*>(state);
   int64_t offset = 0;
   for (size_t i = 0; i < u.in_dims.size(); ++i) {
-    const StatusOr<int64_t> start = ReadScalarInt("dynamic_update_slice", in[2 + i]);
+    const StatusOr<int64_t> start = ReadScalarInt(in[2 + i]);
     offset += std::clamp<int64_t>(start.ok() ? *start : 0, 0, u.in_dims[i] - u.upd_dims[i]) *
               u.in_strides[i];
   }
@@ -202,20 +198,20 @@ void RunUpdateSlice(const void* state, const View* in, const View* out) {
 
 StatusOr<Kernel> LowerDynamicUpdateSlice(LowerContext& ctx) {
   const std::string& name = ctx.op().name;
-  if (ctx.op().operands.size() < 2) return InvalidArgument(name + ": needs operand and update");
+  if (ctx.op().operands.size() < 2) return InvalidArgument("needs operand and update");
   KILN_RETURN_IF_ERROR(ExpectArity(ctx, 2, ctx.op().operands.size(), 1));
   KILN_ASSIGN_OR_RETURN(const ir::Type* in, OperandTensor(ctx, 0));
   KILN_ASSIGN_OR_RETURN(const ir::Type* update, OperandTensor(ctx, 1));
   KILN_ASSIGN_OR_RETURN(const ir::Type* out, ResultTensor(ctx, 0));
-  KILN_RETURN_IF_ERROR(ExpectSameDType(ctx, *in, "operand", *out, "result"));
-  KILN_RETURN_IF_ERROR(ExpectSameDType(ctx, *update, "update", *out, "result"));
-  KILN_RETURN_IF_ERROR(ExpectSameShape(ctx, *in, "operand", *out, "result"));
+  KILN_RETURN_IF_ERROR(ExpectSameDType(*in, "operand", *out, "result"));
+  KILN_RETURN_IF_ERROR(ExpectSameDType(*update, "update", *out, "result"));
+  KILN_RETURN_IF_ERROR(ExpectSameShape(*in, "operand", *out, "result"));
   KILN_RETURN_IF_ERROR(CheckStartIndices(ctx, 2, in->dims.size()));
   KILN_ASSIGN_OR_RETURN(int width, MovableWidth(name, *out));
   bool fits = update->rank() == in->rank();
   for (size_t i = 0; fits && i < in->dims.size(); ++i) fits = update->dims[i] <= in->dims[i];
   if (!fits) {
-    return InvalidArgument(name + ": update shape " + FormatInts(update->dims) +
+    return InvalidArgument("update shape " + FormatInts(update->dims) +
                            " does not fit operand shape " + FormatInts(in->dims));
   }
   StridedBox box;
@@ -232,14 +228,13 @@ StatusOr<Kernel> LowerDynamicUpdateSlice(LowerContext& ctx) {
   Kernel kernel(
       [name, out_type, width, box = std::move(box), in_dims, upd_dims, in_strides, n_in, n_upd](
           ExecContext&, std::span<const View> in, std::span<const View> out) -> Status {
-        KILN_RETURN_IF_ERROR(CheckOutputs(name, out, 1));
-        KILN_RETURN_IF_ERROR(CheckInput(name, in, 0, n_in, width));
-        KILN_RETURN_IF_ERROR(CheckInput(name, in, 1, n_upd, width));
-        KILN_ASSIGN_OR_RETURN(int64_t offset,
-                              ClampedOffset(name, in, 2, in_dims, upd_dims, in_strides));
+        KILN_RETURN_IF_ERROR(CheckOutputs(out, 1));
+        KILN_RETURN_IF_ERROR(CheckInput(in, 0, n_in, width));
+        KILN_RETURN_IF_ERROR(CheckInput(in, 1, n_upd, width));
+        KILN_ASSIGN_OR_RETURN(int64_t offset, ClampedOffset(in, 2, in_dims, upd_dims, in_strides));
         StridedBox b = box;
         b.dst_offset = offset;
-        if (!b.InBounds(n_upd, n_in)) return BoxOutOfBounds(name);
+        if (!b.InBounds(n_upd, n_in)) return BoxOutOfBounds();
         // The operand is copied before the update is written over it, unless the result is the
         // operand's own memory (a loop updating its carry in place: Kernel::in_place_input).
         const View& result = out[0];

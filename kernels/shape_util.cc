@@ -24,8 +24,8 @@ StatusOr<int> MovableWidth(const std::string& name, const ir::Type& t) {
   return w;
 }
 
-Status BoxOutOfBounds(const std::string& name) {
-  return Internal(name + ": planned copy would leave the array bounds (inconsistent shapes)");
+Status BoxOutOfBounds() {
+  return Internal("planned copy would leave the array bounds (inconsistent shapes)");
 }
 
 void RunBoxCopies(const void* state, const View* in, const View* out) {
@@ -79,8 +79,8 @@ Kernel MakeBoxKernel(std::string name, ir::Type out_type, int64_t in_elements, i
   Kernel k([name = std::move(name), out_type = std::move(out_type), in_elements, width,
             box = std::move(box)](ExecContext&, std::span<const View> in,
                                   std::span<const View> out) -> Status {
-    KILN_RETURN_IF_ERROR(CheckOutputs(name, out, 1));
-    KILN_RETURN_IF_ERROR(CheckInput(name, in, 0, in_elements, width));
+    KILN_RETURN_IF_ERROR(CheckOutputs(out, 1));
+    KILN_RETURN_IF_ERROR(CheckInput(in, 0, in_elements, width));
     const View& result = out[0];
     CopyBoxBytes(width, box, in[0].data(), result.data());
     return Status::Ok();

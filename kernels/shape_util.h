@@ -18,7 +18,7 @@ namespace kiln::kernels::shape {
 
 // Box copy kernels (kernels/shape_util.cc).
 StatusOr<int> MovableWidth(const std::string& name, const ir::Type& t);
-Status BoxOutOfBounds(const std::string& name);
+Status BoxOutOfBounds();
 
 // A copy of one input into a fresh result, following a box planned at lowering.
 // The direct form of a kernel made of box copies: box i copies input i into output 0.

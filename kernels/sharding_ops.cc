@@ -16,7 +16,7 @@ using runtime::View;
 StatusOr<Kernel> LowerIdentity(LowerContext& ctx) {
   const ir::Op& op = ctx.op();
   if (op.operands.size() != op.results.size()) {
-    return InvalidArgument(op.name + ": expected as many results as operands");
+    return InvalidArgument("expected as many results as operands");
   }
   for (size_t i = 0; i < op.operands.size(); ++i) {
     const ir::Type& in = ctx.operand_type(i);

@@ -162,12 +162,12 @@ struct SortPlan {
 };
 
 // Reorders slice `s` of every operand by `perm`.
-Status ApplyPermutation(std::string_view op, const SortPlan& p, std::span<const View> in,
-                        std::span<const View> out, int64_t s, const std::vector<int64_t>& perm) {
+Status ApplyPermutation(const SortPlan& p, std::span<const View> in, std::span<const View> out,
+                        int64_t s, const std::vector<int64_t>& perm) {
   int64_t o = s / p.inner, i = s % p.inner;
   int64_t base = o * p.length * p.inner + i;
   for (size_t t = 0; t < p.types.size(); ++t) {
-    KILN_RETURN_IF_ERROR(DispatchElementSize(op, p.elem[t], [&]<typename E>() -> Status {
+    KILN_RETURN_IF_ERROR(DispatchElementSize(p.elem[t], [&]<typename E>() -> Status {
       const E* src = in[t].data_as<const E>() + base;
       E* dst = out[t].data_as<E>() + base;
       for (int64_t k = 0; k < p.length; ++k) dst[k * p.inner] = src[perm[k] * p.inner];
@@ -217,7 +217,7 @@ Status RunFastSort(std::string_view op, const SortPlan& p, std::span<const View>
                                   [&](int64_t x, int64_t y) { return key[x] < key[y]; });
               }
             }
-            st = ApplyPermutation(op, p, in, out, s, perm);
+            st = ApplyPermutation(p, in, out, s, perm);
           }
           if (!st.ok()) {
             std::lock_guard<std::mutex> lock(mu);
@@ -229,8 +229,8 @@ Status RunFastSort(std::string_view op, const SortPlan& p, std::span<const View>
   return status;
 }
 
-Status RunGeneralSort(std::string_view op, const SortPlan& p, ExecContext& ec,
-                      std::span<const View> in, std::span<const View> out) {
+Status RunGeneralSort(const SortPlan& p, ExecContext& ec, std::span<const View> in,
+                      std::span<const View> out) {
   size_t n = p.types.size();
   KILN_ASSIGN_OR_RETURN(ScalarRegionRunner runner,
                         ScalarRegionRunner::Create(*p.comparator, ec, in.subspan(n)));
@@ -255,7 +255,7 @@ Status RunGeneralSort(std::string_view op, const SortPlan& p, ExecContext& ec,
     for (int64_t i = 0; i < p.length; ++i) perm[i] = i;
     StableSortIndices(perm, scratch, less);
     KILN_RETURN_IF_ERROR(status);
-    KILN_RETURN_IF_ERROR(ApplyPermutation(op, p, in, out, s, perm));
+    KILN_RETURN_IF_ERROR(ApplyPermutation(p, in, out, s, perm));
   }
   return Status::Ok();
 }
@@ -265,27 +265,27 @@ Status RunGeneralSort(std::string_view op, const SortPlan& p, ExecContext& ec,
 StatusOr<Kernel> LowerSort(LowerContext& ctx) {
   const ir::Op& op = ctx.op();
   size_t n = op.operands.size();
-  if (n == 0 || op.results.size() != n) return OpError(op, "expects N operands and N results");
+  if (n == 0 || op.results.size() != n) return InvalidArgument("expects N operands and N results");
   if (op.regions.size() != 1 || op.regions[0].blocks.size() != 1)
-    return OpError(op, "expects one comparator region");
+    return InvalidArgument("expects one comparator region");
   auto plan = std::make_shared<SortPlan>();
   for (size_t i = 0; i < n; ++i) {
     const ir::Type& t = ctx.operand_type(i);
-    KILN_RETURN_IF_ERROR(CheckStaticTensor(op, t, "operand #" + std::to_string(i)));
+    KILN_RETURN_IF_ERROR(CheckStaticTensor(t, "operand #" + std::to_string(i)));
     if (t.dims != ctx.operand_type(0).dims)
-      return OpError(op, "operands must all have the same shape");
+      return InvalidArgument("operands must all have the same shape");
     if (!(ctx.result_type(i) == t))
-      return OpError(op, "result #" + std::to_string(i) + " must be " + t.ToString());
+      return InvalidArgument("result #" + std::to_string(i) + " must be " + t.ToString());
     plan->types.push_back(t);
     plan->elem.push_back(static_cast<size_t>(ir::DTypeByteSize(t.dtype)));
     KILN_RETURN_IF_ERROR(
-        DispatchElementSize(op.name, plan->elem.back(), []<typename E>() { return Status::Ok(); }));
+        DispatchElementSize(plan->elem.back(), []<typename E>() { return Status::Ok(); }));
   }
   const std::vector<int64_t>& dims = plan->types[0].dims;
   int64_t rank = static_cast<int64_t>(dims.size());
   KILN_ASSIGN_OR_RETURN(int64_t dimension, OptionalInt(op, "dimension", -1));
   if (dimension < -rank || dimension >= rank) {
-    return OpError(op, "dimension " + std::to_string(dimension) + " is out of range for rank " +
+    return InvalidArgument("dimension " + std::to_string(dimension) + " is out of range for rank " +
                            std::to_string(rank));
   }
   if (dimension < 0) dimension += rank;
@@ -330,17 +330,17 @@ StatusOr<Kernel> LowerSort(LowerContext& ctx) {
   return Kernel([name, p](ExecContext& ec, std::span<const View> in,
                           std::span<const View> out) -> Status {
     size_t n = p->types.size();
-    if (in.size() < n) return Internal(name + ": too few inputs");
+    if (in.size() < n) return Internal("too few inputs");
     for (size_t i = 0; i < n; ++i) {
       if (in[i].dtype != p->types[i].dtype || !runtime::SameDims(in[i].dims, p->types[i].dims)) {
-        return Internal(name + ": inputs do not match the lowered types");
+        return Internal("inputs do not match the lowered types");
       }
     }
     std::span<const View> results = out;
     if (p->fast) {
       KILN_RETURN_IF_ERROR(RunFastSort(name, *p, in, results));
     } else {
-      KILN_RETURN_IF_ERROR(RunGeneralSort(name, *p, ec, in, results));
+      KILN_RETURN_IF_ERROR(RunGeneralSort(*p, ec, in, results));
     }
     return Status::Ok();
   });

@@ -77,13 +77,13 @@ StatusOr<WindowPlan> PlanWindow(const ir::Op& op, const std::vector<int64_t>& di
   auto check = [&](const std::vector<int64_t>& v, size_t size, const char* what,
                    bool positive) -> Status {
     if (v.size() != size) {
-      return OpError(op, std::string(what) + " has " + std::to_string(v.size()) +
+      return InvalidArgument(std::string(what) + " has " + std::to_string(v.size()) +
                              " values, expected " + std::to_string(size));
     }
     for (int64_t x : v) {
       if (positive && x <= 0)
-        return OpError(op, std::string(what) + " must be positive, got " + FormatInts(v));
-      if (x < -kLimit || x > kLimit) return OpError(op, std::string(what) + " is out of range");
+        return InvalidArgument(std::string(what) + " must be positive, got " + FormatInts(v));
+      if (x < -kLimit || x > kLimit) return InvalidArgument(std::string(what) + " is out of range");
     }
     return Status::Ok();
   };
@@ -96,7 +96,7 @@ StatusOr<WindowPlan> PlanWindow(const ir::Op& op, const std::vector<int64_t>& di
   WindowPlan plan;
   const std::vector<int64_t> in_strides = RowMajorStrides(dims);
   for (size_t d = 0; d < rank; ++d) {
-    if (dims[d] > kLimit) return OpError(op, "input is too large");
+    if (dims[d] > kLimit) return InvalidArgument("input is too large");
     WindowAxis a;
     a.dim = dims[d];
     a.window = window[d];
@@ -112,7 +112,7 @@ StatusOr<WindowPlan> PlanWindow(const ir::Op& op, const std::vector<int64_t>& di
     const __int128 padded = a.pad_low + dilated + a.pad_high;
     const __int128 span = static_cast<__int128>(a.window - 1) * a.window_dilation + 1;
     const __int128 count = (padded <= 0 || span > padded) ? 0 : (padded - span) / a.stride + 1;
-    if (count > kLimit) return OpError(op, "the window count is too large");
+    if (count > kLimit) return InvalidArgument("the window count is too large");
     a.count = static_cast<int64_t>(count);
     plan.out_dims.push_back(a.count);
     plan.axes.push_back(a);

@@ -77,8 +77,7 @@ StatusOr<std::vector<int64_t>> ReadDims(const int64_t* dims, size_t num_dims, ir
                            std::to_string(num_dims));
   }
   std::vector<int64_t> out(dims, dims + num_dims);
-  StatusOr<int64_t> count = CheckedElementCount(out, ir::DTypeByteSize(dtype));
-  if (!count.ok()) return count.status().WithContext(function);
+  KILN_RETURN_IF_ERROR(CheckedElementCount(out, ir::DTypeByteSize(dtype)).status(), function);
   return out;
 }
 

@@ -84,9 +84,7 @@ PJRT_Error* Buffer_ToHostBuffer(PJRT_Buffer_ToHostBuffer_Args* args) {
       }
       std::span<const int64_t> m2m(t.minor_to_major,
                                    t.minor_to_major == nullptr ? 0 : t.minor_to_major_size);
-      StatusOr<std::vector<int64_t>> strides = PermutedByteStrides(dims, m2m, elem);
-      if (!strides.ok()) return strides.status().WithContext(kFn);
-      dst_strides = std::move(strides).value();
+      KILN_ASSIGN_OR_RETURN(dst_strides, PermutedByteStrides(dims, m2m, elem), kFn);
     } else if (RawEnum(layout->type) == PJRT_Buffer_MemoryLayout_Type_Strides) {
       const PJRT_Buffer_MemoryLayout_Strides& s = layout->strides;
       if (s.num_byte_strides != rank || (rank > 0 && s.byte_strides == nullptr)) {
@@ -99,13 +97,12 @@ PJRT_Error* Buffer_ToHostBuffer(PJRT_Buffer_ToHostBuffer_Args* args) {
       return InvalidArgument(Prefix(kFn) + "unknown host_layout type " +
                              std::to_string(RawEnum(layout->type)));
     }
-    StatusOr<ByteExtent> extent = StridedExtent(dims, dst_strides, elem);
-    if (!extent.ok()) return extent.status().WithContext(kFn);
-    if (extent->lo < 0) {
+    KILN_ASSIGN_OR_RETURN(const ByteExtent extent, StridedExtent(dims, dst_strides, elem), kFn);
+    if (extent.lo < 0) {
       return InvalidArgument(Prefix(kFn) +
                              "host_layout byte strides reach before the start of dst");
     }
-    const size_t required = static_cast<size_t>(extent->hi);
+    const size_t required = static_cast<size_t>(extent.hi);
 
     if (args->dst == nullptr) {  // size query: no copy, so no event (as in XLA's implementation)
       args->dst_size = required;

@@ -95,16 +95,34 @@ class [[nodiscard]] StatusOr {
 #define KILN_CONCAT_INNER(a, b) a##b
 #define KILN_CONCAT(a, b) KILN_CONCAT_INNER(a, b)
 
-#define KILN_RETURN_IF_ERROR(expr)               \
-  do {                                           \
-    ::kiln::Status kiln_status_ = (expr);        \
-    if (!kiln_status_.ok()) return kiln_status_; \
+namespace kiln::status_internal {
+inline Status AddContext(Status s) { return s; }
+inline Status AddContext(Status s, std::string_view context) { return s.WithContext(context); }
+}  // namespace kiln::status_internal
+
+// The one way Kiln adds context to an error on its way up (as IREE's IREE_RETURN_IF_ERROR(expr,
+// fmt)): KILN_RETURN_IF_ERROR(expr) returns a failed status as it is; KILN_RETURN_IF_ERROR(expr,
+// context) returns it as "<context>: <message>", the context (a string) built only on failure.
+// Each layer adds what it knows once: a lowering rule states the problem, the compiler names the
+// op with its type and source line, the runner the failing step.
+#define KILN_RETURN_IF_ERROR(expr, ...)                                                 \
+  do {                                                                                  \
+    ::kiln::Status kiln_status_ = (expr);                                               \
+    if (!kiln_status_.ok()) {                                                           \
+      return ::kiln::status_internal::AddContext(std::move(kiln_status_) __VA_OPT__(, ) \
+                                                     __VA_ARGS__);                      \
+    }                                                                                   \
   } while (0)
 
-#define KILN_ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr) \
-  auto tmp = (expr);                               \
-  if (!tmp.ok()) return tmp.status();              \
+#define KILN_ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr, ...)                                  \
+  auto tmp = (expr);                                                                     \
+  if (!tmp.ok()) {                                                                       \
+    return ::kiln::status_internal::AddContext(tmp.status() __VA_OPT__(, ) __VA_ARGS__); \
+  }                                                                                      \
   lhs = std::move(tmp).value()
 
-#define KILN_ASSIGN_OR_RETURN(lhs, expr) \
-  KILN_ASSIGN_OR_RETURN_IMPL(KILN_CONCAT(kiln_statusor_, __LINE__), lhs, expr)
+// KILN_ASSIGN_OR_RETURN(lhs, expr[, context]): lhs = expr's value, or return its error (with the
+// context added, as KILN_RETURN_IF_ERROR).
+#define KILN_ASSIGN_OR_RETURN(lhs, expr, ...)                            \
+  KILN_ASSIGN_OR_RETURN_IMPL(KILN_CONCAT(kiln_statusor_, __LINE__), lhs, \
+                             expr __VA_OPT__(, ) __VA_ARGS__)

@@ -344,7 +344,8 @@ TEST(ReduceTest, RejectsBadAttributesAndTypes) {
     auto k = Reduce()(ctx);
     ASSERT_FALSE(k.ok());
     EXPECT_EQ(k.status().code(), StatusCode::kInvalidArgument);
-    EXPECT_NE(k.status().message().find("stablehlo.reduce"), std::string::npos);
+    EXPECT_NE(k.status().message().find("out of range for rank 2"), std::string::npos)
+        << k.status().message();
   }
   {
     SingleReduce r(DType::kF32, {2, 3}, {1, 1}, "stablehlo.add");
