@@ -31,7 +31,7 @@
 #include <memory>
 #include <vector>
 
-#include "codegen/native_math.h"
+#include "codegen/native_math_emit.h"
 #include "codegen/native_ops.h"
 #include "lower/fused_plan.h"
 

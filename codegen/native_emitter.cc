@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <optional>
 
-#include "codegen/native_math.h"
+#include "codegen/native_math_emit.h"
 
 namespace kiln::codegen {
 

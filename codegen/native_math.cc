@@ -1,4 +1,4 @@
-// Kiln's own f32 vector functions, emitted (native_math.h).
+// Kiln's own f32 vector functions, emitted (native_math_emit.h) and built (native_math.h).
 #include "codegen/native_math.h"
 
 #include <xbyak/xbyak_util.h>
@@ -6,6 +6,8 @@
 #include <bit>
 #include <cstring>
 #include <memory>
+
+#include "codegen/native_math_emit.h"
 
 namespace kiln::codegen {
 namespace {

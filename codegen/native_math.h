@@ -12,26 +12,16 @@
 //       expm1(2a) by the same reduction (d rounded into r) and then q / (q + 2); x's sign put
 //       back. 1.48 ulp.
 // The coefficients: tools/tanh_coefficients.py (a least-squares fit iterated toward minimax).
+//
+// This header is the built forms, for kernels/vector_math.cc, without Xbyak; the instruction
+// sequences, for the code generators, are codegen/native_math_emit.h.
 #pragma once
-
-#include <xbyak/xbyak.h>
 
 #include <cstdint>
 
 namespace kiln::codegen {
 
 enum class NativeMath : uint8_t { kNone, kExpF32, kTanhF32 };
-
-// The vector registers EmitNativeMath needs besides the operand.
-int NativeMathTemps(NativeMath fn);
-
-// x = fn(x) on the f32 lanes of `x`, a ymm (8 lanes) or a zmm (16 lanes: the same instructions
-// in their AVX-512 encodings, a compare into k1 instead of a vector), with temps[0 ..
-// NativeMathTemps(fn)) (distinct from x and each other, of x's kind) as scratch and `table` (a
-// general register) overwritten with the address of the constants. Needs AVX2 and FMA
-// (NativeMathAvailable), and AVX512F and AVX512DQ for a zmm (Avx512Available, native_ops.h).
-void EmitNativeMath(Xbyak::CodeGenerator& g, NativeMath fn, const Xbyak::Xmm& x,
-                    const Xbyak::Xmm* temps, const Xbyak::Reg64& table);
 
 // Whether this CPU runs the sequences (AVX2 and FMA) and their forms could be built.
 bool NativeMathAvailable();

@@ -77,3 +77,21 @@ def test_architecture_doc_shows_the_build_graph():
     assert m.group(1).strip() == architecture_table(), (
         "docs/architecture.md's layer table differs from cmake/KilnLayers.cmake; it should read:\n"
         + architecture_table())
+
+
+def test_only_codegen_sees_the_assembler():
+    """Xbyak (the JIT assembler) stays inside codegen/: the layers above call its builders through
+    headers that do not include it (codegen/native_math.h, native_loop.h, fused_native.h)."""
+    order, _ = layers()
+    bad = []
+    for layer in order:
+        if layer == "codegen":
+            continue
+        for path in sorted((ROOT / layer).rglob("*")):
+            if path.suffix in (".h", ".cc") and "<xbyak/" in path.read_text(errors="replace"):
+                bad.append(str(path.relative_to(ROOT)))
+    for path in sorted((ROOT / "codegen").glob("*.h")):
+        text = path.read_text()
+        if path.name in ("native_math.h", "native_loop.h", "fused_native.h") and "<xbyak/" in text:
+            bad.append(f"{path.relative_to(ROOT)} (a builder header other layers include)")
+    assert not bad, "the assembler leaks out of codegen/: " + ", ".join(bad)
