@@ -12,7 +12,8 @@
 // written; their values are never stored). On CPUs with AVX512F and AVX512DQ, runs whose members
 // are all instructions or inline functions (no call: called functions take ymm0) use zmm
 // registers, 64 bytes per vector, with the rest under the lane mask k2 (k1 is scratch for
-// compares); KILN_FUSED_JIT_AVX512=0 keeps them to ymm. Same instructions per lane, same bits. Each
+// compares); KILN_FUSED_JIT_AVX512=0 keeps them to ymm. Same instructions per lane, same bits (but
+// for which payload an add or multiply of two NaNs returns: docs/engine.md, Overview). Each
 // member is an instruction on registers; values are assigned to ymm0-ymm12 as they are computed and
 // freed after their last reader; when registers run out, the value read farthest ahead goes to its
 // stack slot (or, for an input, is read again). An inline function takes its scratch registers the

@@ -190,8 +190,10 @@ std::shared_ptr<const Program> Interpreted(const Program& p) {
     auto plan = std::make_shared<FusedPlan>(*s.fused);
     plan->native = nullptr;
     plan->native_post = nullptr;
-    s.fn = [plan](lower::ExecContext&, std::span<const runtime::View> in,
-                  std::span<const runtime::View> out) { return engine::RunFused(*plan, in, out); };
+    s.kernel.fn = [plan](lower::ExecContext&, std::span<const runtime::View> in,
+                         std::span<const runtime::View> out) {
+      return engine::RunFused(*plan, in, out);
+    };
     s.fused = std::move(plan);
   }
   return q;

@@ -332,14 +332,14 @@ std::shared_ptr<const Program> OneStep(const std::string& what, lower::KernelFn 
   step.outputs = {1};
   step.what = what;
   if (callee != nullptr) {
-    step.fn = [callee](lower::ExecContext& ctx, std::span<const runtime::View> in,
-                       std::span<const runtime::View> out) {
+    step.kernel.fn = [callee](lower::ExecContext& ctx, std::span<const runtime::View> in,
+                              std::span<const runtime::View> out) {
       return engine::RunProgram(*callee, ctx, in, out, ctx.scratch);
     };
-    step.scratch_bytes = callee->total_bytes;
-    step.callee = std::move(callee);
+    step.kernel.scratch_bytes = callee->total_bytes;
+    step.kernel.callee = std::move(callee);
   } else {
-    step.fn = std::move(fn);
+    step.kernel.fn = std::move(fn);
   }
   p->steps.push_back(std::move(step));
   EXPECT_TRUE(compiler::PlanBuffers(*p).ok());
