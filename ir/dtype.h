@@ -1,52 +1,28 @@
-// Element types. The numbering deliberately equals PJRT_Buffer_Type so the PJRT layer converts with
-// a range check instead of a table, and so a dtype printed in a log means the same thing on both
-// sides.
+// Element types, generated from the one dtype table (ir/dtype_table.h). The numbering deliberately
+// equals PJRT_Buffer_Type so the PJRT layer converts with a range check instead of a table, and so
+// a dtype printed in a log means the same thing on both sides.
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <string_view>
 
+#include "ir/dtype_table.h"
+
 namespace kiln::ir {
 
 enum class DType : uint8_t {
-  kInvalid = 0,
-  kPred = 1,
-  kS8 = 2,
-  kS16 = 3,
-  kS32 = 4,
-  kS64 = 5,
-  kU8 = 6,
-  kU16 = 7,
-  kU32 = 8,
-  kU64 = 9,
-  kF16 = 10,
-  kF32 = 11,
-  kF64 = 12,
-  kBF16 = 13,
-  kC64 = 14,
-  kC128 = 15,
-  kF8E5M2 = 16,
-  kF8E4M3FN = 17,
-  kF8E4M3B11FNUZ = 18,
-  kF8E5M2FNUZ = 19,
-  kF8E4M3FNUZ = 20,
-  kS4 = 21,
-  kU4 = 22,
-  kToken = 23,
-  kS2 = 24,
-  kU2 = 25,
-  kF8E4M3 = 26,
-  kF8E3M4 = 27,
-  kF8E8M0FNU = 28,
-  kF4E2M1FN = 29,
-  kS1 = 30,
-  kU1 = 31,
-  kF6E2M3FN = 32,
-  kF6E3M2FN = 33,
+#define KILN_DTYPE_ENUMERATOR(name, pjrt, mlir, bytes, bits, kind) k##name = pjrt,
+  KILN_DTYPES(KILN_DTYPE_ENUMERATOR)
+#undef KILN_DTYPE_ENUMERATOR
 };
 
-inline constexpr int kMaxDType = 33;
+// The largest DType value (the table's numbers run from 0 to it without gaps).
+inline constexpr int kMaxDType = 0
+#define KILN_DTYPE_MAX(name, pjrt, mlir, bytes, bits, kind) +1
+                                 KILN_DTYPES(KILN_DTYPE_MAX)
+#undef KILN_DTYPE_MAX
+                                 - 1;
 
 // Storage bytes per element (sub-byte types occupy one byte each, as in MLIR dense storage).
 int DTypeByteSize(DType t);
