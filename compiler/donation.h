@@ -5,8 +5,8 @@
 // A result may take parameter p's buffer when it has the same type, the step that computes it
 // writes it in place (it is not a copy made when the program ends), and nothing reads p after
 // that step starts, except that step itself element by element (Step::overwritable). Whether the
-// buffer is really taken is decided at each run (engine/executable.cc): only if the caller donated it
-// and nothing else holds its memory.
+// buffer is really taken is decided at each run (engine/executable.cc): only if the caller donated
+// it and nothing else holds its memory.
 #pragma once
 
 #include <cstdint>
