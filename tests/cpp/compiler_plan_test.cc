@@ -22,14 +22,6 @@ using lower::Program;
 using lower::SlotKind;
 using lower::Step;
 
-std::shared_ptr<const Program> Build(const std::vector<ir::Type>& args,
-                                     const OpList::RegionFn& body) {
-  ir::Module m;
-  AddFunction(m, "main", args, body);
-  Compiled c = CompileFunctions(std::move(m), {"main"});
-  return c.programs[0];
-}
-
 std::vector<const Step*> FusedSteps(const Program& p) {
   std::vector<const Step*> out;
   for (const Step& s : p.steps) {
@@ -54,7 +46,7 @@ size_t SlotBytes(const Program& p, int32_t s) {
 
 TEST(FusionTest, AChainOfElementwiseOpsIsOneStep) {
   const ir::Type t = Ty(DType::kF32, {1000});
-  auto p = Build({t, t}, [&](OpList& o, const std::vector<ValueId>& a) {
+  auto p = BuildMain({t, t}, [&](OpList& o, const std::vector<ValueId>& a) {
     ValueId v = o.Binary("stablehlo.multiply", a[0], a[1]);
     v = o.Binary("stablehlo.add", v, a[0]);
     v = o.Unary("stablehlo.exponential", v);
@@ -77,7 +69,7 @@ TEST(FusionTest, AChainOfElementwiseOpsIsOneStep) {
 
 TEST(FusionTest, OnlyValuesReadOutsideTheRunAreWritten) {
   const ir::Type t = Ty(DType::kF32, {512});
-  auto p = Build({t}, [&](OpList& o, const std::vector<ValueId>& a) {
+  auto p = BuildMain({t}, [&](OpList& o, const std::vector<ValueId>& a) {
     const ValueId sq = o.Binary("stablehlo.multiply", a[0], a[0]);  // returned too
     const ValueId hidden = o.Binary("stablehlo.add", sq, a[0]);     // only read inside
     return std::vector<ValueId>{o.Unary("stablehlo.negate", hidden), sq};
@@ -96,7 +88,7 @@ TEST(FusionTest, OnlyValuesReadOutsideTheRunAreWritten) {
 
 TEST(FusionTest, DataMovementAndOtherSizesBreakARun) {
   const ir::Type t = Ty(DType::kF32, {16, 8});
-  auto p = Build({t}, [&](OpList& o, const std::vector<ValueId>& a) {
+  auto p = BuildMain({t}, [&](OpList& o, const std::vector<ValueId>& a) {
     ValueId v = o.Binary("stablehlo.multiply", a[0], a[0]);
     v = o.Unary("stablehlo.exponential", v);
     v = o.Transpose(v, {1, 0});  // data movement: the run ends here
@@ -114,7 +106,7 @@ TEST(FusionTest, DataMovementAndOtherSizesBreakARun) {
 
 TEST(FusionTest, SoftmaxJoinsItsRowReductions) {
   const ir::Type t = Ty(DType::kF32, {64, 256});
-  auto p = Build({t}, [&](OpList& o, const std::vector<ValueId>& a) {
+  auto p = BuildMain({t}, [&](OpList& o, const std::vector<ValueId>& a) {
     const ValueId ninf = o.Constant(Ty(DType::kF32), {-std::numeric_limits<double>::infinity()});
     const ValueId zero = o.Constant(Ty(DType::kF32), {0.0});
     const ValueId m = o.Reduce(a[0], ninf, {1}, "stablehlo.maximum");
@@ -138,7 +130,7 @@ TEST(FusionTest, SoftmaxJoinsItsRowReductions) {
 TEST(FusionTest, RunsAreCutAtTheMemberLimit) {
   const ir::Type t = Ty(DType::kF32, {300});
   const size_t n = 2 * lower::kMaxMembers + 3;
-  auto p = Build({t}, [&](OpList& o, const std::vector<ValueId>& a) {
+  auto p = BuildMain({t}, [&](OpList& o, const std::vector<ValueId>& a) {
     ValueId v = a[0];
     for (size_t i = 0; i < n; ++i) v = o.Binary("stablehlo.add", v, a[0]);
     return std::vector<ValueId>{v};
@@ -155,7 +147,7 @@ TEST(FusionTest, RunsAreCutAtTheMemberLimit) {
 
 TEST(FusionTest, FusedStepComputesTheOpsOneByOne) {
   const ir::Type t = Ty(DType::kF32, {1031});
-  auto p = Build({t, t}, [&](OpList& o, const std::vector<ValueId>& a) {
+  auto p = BuildMain({t, t}, [&](OpList& o, const std::vector<ValueId>& a) {
     ValueId v = o.Binary("stablehlo.multiply", a[0], a[1]);
     v = o.Binary("stablehlo.subtract", v, a[0]);
     v = o.Binary("stablehlo.maximum", v, a[1]);
@@ -218,7 +210,7 @@ std::pair<size_t, size_t> LiveRange(const Program& p, int32_t s) {
 // x -> exp -> transpose -> exp -> transpose ...: every value lives from its step to the next.
 std::shared_ptr<const Program> LongChain(int links) {
   const ir::Type t = Ty(DType::kF32, {32, 32});
-  return Build({t}, [&](OpList& o, const std::vector<ValueId>& a) {
+  return BuildMain({t}, [&](OpList& o, const std::vector<ValueId>& a) {
     ValueId v = a[0];
     for (int i = 0; i < links; ++i) v = o.Transpose(o.Unary("stablehlo.exponential", v), {1, 0});
     return std::vector<ValueId>{o.Unary("stablehlo.negate", v)};
@@ -262,7 +254,7 @@ TEST(BufferPlanTest, ValuesLiveAtOnceNeverShareBytes) {
 
 TEST(BufferPlanTest, ViewsParamsConstantsAndResultsAreNotBuffers) {
   const ir::Type t = Ty(DType::kF32, {32, 4});
-  auto p = Build({t}, [&](OpList& o, const std::vector<ValueId>& a) {
+  auto p = BuildMain({t}, [&](OpList& o, const std::vector<ValueId>& a) {
     const ValueId flat = o.Reshape(a[0], {128});
     const ValueId rows = o.Slice(flat, 32, 64);  // a contiguous piece: bytes 128..256 of x
     const ValueId c = o.Constant(Ty(DType::kF32, {32}), std::vector<double>(32, 2.0));

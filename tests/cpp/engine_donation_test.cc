@@ -18,19 +18,11 @@ namespace {
 
 using lower::Program;
 
-std::shared_ptr<const Program> Build(const std::vector<ir::Type>& args,
-                                     const OpList::RegionFn& body) {
-  ir::Module m;
-  AddFunction(m, "main", args, body);
-  Compiled c = CompileFunctions(std::move(m), {"main"});
-  return c.programs[0];
-}
-
 const ir::Type kVec = Ty(DType::kF32, {256});
 
 // p - 0.5 * g, the optimizer step donation is for.
 std::shared_ptr<const Program> SgdStep() {
-  return Build({kVec, kVec}, [&](OpList& o, const std::vector<ValueId>& a) {
+  return BuildMain({kVec, kVec}, [&](OpList& o, const std::vector<ValueId>& a) {
     const ValueId lr = o.Constant(kVec, std::vector<double>(256, 0.5));
     return std::vector<ValueId>{
         o.Binary("stablehlo.subtract", a[0], o.Binary("stablehlo.multiply", lr, a[1]))};
@@ -53,7 +45,7 @@ TEST(DonationTest, AnElementwiseUpdateTakesItsParameter) {
 
 TEST(DonationTest, NotWhenTheParameterIsReadAfterwardsOrTheTypeDiffers) {
   // r0 = p * 2 comes first; the reduction reads p after it: r0 must not overwrite p.
-  auto later = Build({kVec}, [&](OpList& o, const std::vector<ValueId>& a) {
+  auto later = BuildMain({kVec}, [&](OpList& o, const std::vector<ValueId>& a) {
     const ValueId r0 = o.Binary("stablehlo.add", a[0], a[0]);
     const ValueId zero = o.Constant(Ty(DType::kF32), {0.0});
     const ValueId sum = o.Reduce(a[0], zero, {0}, "stablehlo.add");
@@ -63,16 +55,17 @@ TEST(DonationTest, NotWhenTheParameterIsReadAfterwardsOrTheTypeDiffers) {
   const int32_t donate[] = {0};
   EXPECT_EQ(compiler::PlanDonations(*later, donate)[0], -1);
 
-  auto widened = Build({kVec}, [&](OpList& o, const std::vector<ValueId>& a) {
+  auto widened = BuildMain({kVec}, [&](OpList& o, const std::vector<ValueId>& a) {
     return std::vector<ValueId>{o.Convert(o.Unary("stablehlo.negate", a[0]), DType::kF64)};
   });
   ASSERT_NE(widened, nullptr);
   EXPECT_EQ(compiler::PlanDonations(*widened, donate)[0], -1);
 
   // A transpose reads its operand out of order: it cannot write over it.
-  auto shuffled = Build({Ty(DType::kF32, {16, 16})}, [&](OpList& o, const std::vector<ValueId>& a) {
-    return std::vector<ValueId>{o.Transpose(a[0], {1, 0})};
-  });
+  auto shuffled =
+      BuildMain({Ty(DType::kF32, {16, 16})}, [&](OpList& o, const std::vector<ValueId>& a) {
+        return std::vector<ValueId>{o.Transpose(a[0], {1, 0})};
+      });
   ASSERT_NE(shuffled, nullptr);
   EXPECT_EQ(compiler::PlanDonations(*shuffled, donate)[0], -1);
 }

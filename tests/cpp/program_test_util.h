@@ -262,6 +262,15 @@ inline Compiled CompileFunctions(ir::Module module, const std::vector<std::strin
   return c;
 }
 
+// Compiles a module whose @main takes `args` and returns what `body` makes.
+inline std::shared_ptr<const lower::Program> BuildMain(const std::vector<ir::Type>& args,
+                                                       const OpList::RegionFn& body) {
+  ir::Module m;
+  AddFunction(m, "main", args, body);
+  Compiled c = CompileFunctions(std::move(m), {"main"});
+  return c.programs[0];
+}
+
 // Arrays of given types in 64-byte aligned memory, with their views.
 class Values {
  public:
