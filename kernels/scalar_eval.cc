@@ -4,6 +4,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "ir/dtype_dispatch.h"
 #include "kernels/float16.h"
 #include "kernels/lowering.h"
 
@@ -11,8 +12,7 @@ namespace kiln::kernels {
 namespace {
 
 bool SupportedType(ir::DType t) {
-  return t == ir::DType::kPred || ir::IsInteger(t) || t == ir::DType::kF32 ||
-         t == ir::DType::kF64 || t == ir::DType::kBF16 || t == ir::DType::kF16;
+  return ir::InSet(t, ir::kStored & ~ir::kComplexes) || ir::IsInteger(t);
 }
 
 uint64_t WidthMask(ir::DType t) {

@@ -293,8 +293,7 @@ StatusOr<Kernel> LowerSort(LowerContext& ctx) {
   }
   const ir::Block& block = op.regions[0].blocks[0];
   ir::DType key = plan->types[0].dtype;
-  bool key_type_ok = key == ir::DType::kPred || ir::IsInteger(key) || key == ir::DType::kF32 ||
-                     key == ir::DType::kF64 || key == ir::DType::kBF16 || key == ir::DType::kF16;
+  bool key_type_ok = ir::InSet(key, ir::kStored & ~ir::kComplexes) || ir::IsInteger(key);
   bool args_ok = block.args.size() == 2 * n;
   for (size_t i = 0; args_ok && i < block.args.size(); ++i) {
     args_ok = ctx.module().valid_value(block.args[i]);
