@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "codegen/native_emitter.h"
+#include "ir/dtype_dispatch.h"
 
 namespace kiln::codegen {
 
@@ -234,28 +235,16 @@ void NativeEmitter::UpdateSlice(const UpdateSliceCode& code, uint32_t views, uin
     if (max <= 0) continue;  // the update spans this dimension: its start is always 0
     mov(rax, ptr[rbx + views + static_cast<uint32_t>(2 + i) * kView + kPtr]);
     const ir::DType t = code.start_types[i];
-    switch (t) {
-      case ir::DType::kS8:
-        movsx(r8, byte[rax]);
-        break;
-      case ir::DType::kS16:
-        movsx(r8, word[rax]);
-        break;
-      case ir::DType::kS32:
-        movsxd(r8, dword[rax]);
-        break;
-      case ir::DType::kU8:
-        movzx(r8d, byte[rax]);
-        break;
-      case ir::DType::kU16:
-        movzx(r8d, word[rax]);
-        break;
-      case ir::DType::kU32:
-        mov(r8d, dword[rax]);
-        break;
-      default:  // s64, u64
-        mov(r8, qword[rax]);
-        break;
+    // Loaded by the index type's width and signedness (s64, u64 and any other type: 8 bytes).
+    const int bytes = ir::InSet(t, ir::kIntegers) ? ir::DTypeByteSize(t) : 8;
+    if (bytes == 1) {
+      ir::IsSignedInt(t) ? movsx(r8, byte[rax]) : movzx(r8d, byte[rax]);
+    } else if (bytes == 2) {
+      ir::IsSignedInt(t) ? movsx(r8, word[rax]) : movzx(r8d, word[rax]);
+    } else if (bytes == 4) {
+      ir::IsSignedInt(t) ? movsxd(r8, dword[rax]) : mov(r8d, dword[rax]);
+    } else {
+      mov(r8, qword[rax]);
     }
     mov(r9, static_cast<uint64_t>(max));
     if (t == ir::DType::kU64) {

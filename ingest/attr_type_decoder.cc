@@ -339,33 +339,9 @@ DecodedType AttrTypeDecoder::ElementType(ir::DType dtype) {
   t.type = ir::Type::Tensor(dtype, {});
   t.spelling = std::string(ir::DTypeName(dtype));
   t.is_signed = !ir::IsUnsignedInt(dtype);
-  switch (dtype) {
-    case ir::DType::kPred:
-    case ir::DType::kS1:
-    case ir::DType::kU1:
-      t.bit_width = 1;
-      break;
-    case ir::DType::kS2:
-    case ir::DType::kU2:
-      t.bit_width = 2;
-      break;
-    case ir::DType::kS4:
-    case ir::DType::kU4:
-    case ir::DType::kF4E2M1FN:
-      t.bit_width = 4;
-      break;
-    case ir::DType::kF6E2M3FN:
-    case ir::DType::kF6E3M2FN:
-      t.bit_width = 6;
-      break;
-    case ir::DType::kC64:
-    case ir::DType::kC128:
-      t.bit_width = 0;  // complex scalars have no APInt/APFloat payload
-      break;
-    default:
-      t.bit_width = 8 * ir::DTypeByteSize(dtype);
-      break;
-  }
+  // The width of its APInt/APFloat payload: the packed width, but 1 for pred, and none for
+  // complex scalars.
+  t.bit_width = dtype == ir::DType::kPred ? 1 : ir::IsComplex(dtype) ? 0 : ir::DTypeBits(dtype);
   return t;
 }
 

@@ -9,8 +9,10 @@
 #include <cmath>
 #include <cstring>
 #include <string>
+#include <type_traits>
 
 #include "ingest/attr_type_decoder.h"
+#include "ir/dtype_dispatch.h"
 
 namespace kiln::ingest {
 namespace {
@@ -98,19 +100,26 @@ StatusOr<ir::Attr> AttrTypeDecoder::ReadFloatPayload(ByteReader& r, const Decode
   bool too_wide = false;
   KILN_ASSIGN_OR_RETURN(uint64_t raw, ReadAPIntBits(r, type.bit_width, too_wide));
   raw = ExtendFromWidth(raw, type.bit_width, /*is_signed=*/false);
-  switch (type.dtype()) {
-    case ir::DType::kF64:
-      return ir::Attr::Float(std::bit_cast<double>(raw), type.type);
-    case ir::DType::kF32:
-      return ir::Attr::Float(std::bit_cast<float>(static_cast<uint32_t>(raw)), type.type);
-    case ir::DType::kF16:
-      return ir::Attr::Float(HalfToDouble(static_cast<uint16_t>(raw)), type.type);
-    case ir::DType::kBF16:
-      return ir::Attr::Float(std::bit_cast<float>(static_cast<uint32_t>(raw << 16)), type.type);
-    default:
-      // Narrow and exotic float scalars never occur as VHLO attribute values in practice.
-      return ir::Attr::Opaque("float constant of type " + type.spelling);
-  }
+  return ir::VisitDType<ir::kNativeFloats | ir::kHalfFloats>(
+      type.dtype(),
+      [&](auto tag) -> StatusOr<ir::Attr> {
+        using T = ir::TagType<decltype(tag)>;
+        double value;
+        if constexpr (std::is_same_v<T, double>) {
+          value = std::bit_cast<double>(raw);
+        } else if constexpr (std::is_same_v<T, float>) {
+          value = std::bit_cast<float>(static_cast<uint32_t>(raw));
+        } else if constexpr (std::is_same_v<T, ir::f16_t>) {
+          value = HalfToDouble(static_cast<uint16_t>(raw));
+        } else {  // bf16: the top half of a float
+          value = std::bit_cast<float>(static_cast<uint32_t>(raw << 16));
+        }
+        return ir::Attr::Float(value, type.type);
+      },
+      [&]() -> StatusOr<ir::Attr> {
+        // Narrow and exotic float scalars never occur as VHLO attribute values in practice.
+        return ir::Attr::Opaque("float constant of type " + type.spelling);
+      });
 }
 
 StatusOr<ir::Attr> AttrTypeDecoder::MakeDenseLiteral(const DecodedType& type,

@@ -8,6 +8,7 @@
 #include <span>
 #include <type_traits>
 
+#include "ir/dtype_dispatch.h"
 #include "kernels/reduce_simd.h"
 #include "kernels/scalar_eval.h"
 #include "runtime/parallel.h"
@@ -245,14 +246,10 @@ std::optional<lower::Kernel> Try(const std::string& name, const ScalarEvaluator&
 template <typename V>
 std::optional<lower::Kernel> TryIndex(const std::string& name, const ScalarEvaluator& ev,
                                       const std::vector<ir::Type>& types, const Geometry& g) {
-  switch (types[1].dtype) {
-    case ir::DType::kS32:
-      return Try<V, int32_t>(name, ev, types, g);
-    case ir::DType::kS64:
-      return Try<V, int64_t>(name, ev, types, g);
-    default:
-      return std::nullopt;
-  }
+  return ir::VisitDType<ir::SetOf(ir::DType::kS32, ir::DType::kS64)>(
+      types[1].dtype,
+      [&](auto tag) { return Try<V, ir::TagType<decltype(tag)>>(name, ev, types, g); },
+      [] { return std::optional<lower::Kernel>(); });
 }
 
 }  // namespace
@@ -284,18 +281,11 @@ std::optional<lower::Kernel> TryLowerArgReduce(const std::string& name, const Sc
       g.outputs *= dims[d];
     }
   }
-  switch (all_types[0].dtype) {
-    case ir::DType::kF32:
-      return TryIndex<float>(name, *ev, all_types, g);
-    case ir::DType::kF64:
-      return TryIndex<double>(name, *ev, all_types, g);
-    case ir::DType::kS32:
-      return TryIndex<int32_t>(name, *ev, all_types, g);
-    case ir::DType::kS64:
-      return TryIndex<int64_t>(name, *ev, all_types, g);
-    default:
-      return std::nullopt;
-  }
+  constexpr ir::DTypeSet kValues = ir::kNativeFloats | ir::SetOf(ir::DType::kS32, ir::DType::kS64);
+  return ir::VisitDType<kValues>(
+      all_types[0].dtype,
+      [&](auto tag) { return TryIndex<ir::TagType<decltype(tag)>>(name, *ev, all_types, g); },
+      [] { return std::optional<lower::Kernel>(); });
 }
 
 }  // namespace kiln::kernels

@@ -44,17 +44,8 @@ using runtime::View;
 
 using namespace conv;  // NOLINT
 
-// Calls fn.template operator()<S>() with the storage type of `t` (anything convertible).
-template <typename Fn>
-Status DispatchSource(std::string_view op, ir::DType t, Fn&& fn) {
-  return ew::DispatchElem(t, [&]<typename S>() -> Status {
-    if constexpr (std::is_void_v<S> || ew::kIsPred<S>) {
-      return UnsupportedDType(op, t);
-    } else {
-      return fn.template operator()<S>();
-    }
-  });
-}
+// The element types of operands and results: anything convertible (every stored type but pred).
+constexpr ir::DTypeSet kSourceTypes = ir::kStored & ~ir::kPredicates;
 
 // How RunTiles reads the input and writes the output: Gather and Scatter for their element types
 // (only they depend on those types, so RunTiles is compiled once per accumulation type), and
@@ -198,11 +189,11 @@ Status RunConv(std::string_view name, const ConvPlan& p, const View& lhs, const 
     std::memset(out.data(), 0, out.byte_size());
     return Status::Ok();
   }
-  return DispatchNumeric(name, p.acc_dtype, [&]<typename T>() -> Status {
+  return Dispatch<ir::kNumbers>(name, p.acc_dtype, [&]<typename T>() -> Status {
     T* packed = reinterpret_cast<T*>(scratch);
     const T* weights = packed;
     bool direct = false;  // a weight is infinite or NaN: DirectProducts
-    KILN_RETURN_IF_ERROR(DispatchSource(name, p.rhs_dtype, [&]<typename R>() -> Status {
+    KILN_RETURN_IF_ERROR(Dispatch<kSourceTypes>(name, p.rhs_dtype, [&]<typename R>() -> Status {
       if constexpr (ew::kIsComplex<R> && !ew::kIsComplex<T>) {
         return UnsupportedDType(name, p.rhs_dtype);
       } else {
@@ -240,8 +231,8 @@ Status RunConv(std::string_view name, const ConvPlan& p, const View& lhs, const 
       input = slots;
       slots += p.relayout_bytes;
     }
-    return DispatchSource(name, p.lhs_dtype, [&]<typename L>() -> Status {
-      return DispatchSource(name, p.out_dtype, [&]<typename O>() -> Status {
+    return Dispatch<kSourceTypes>(name, p.lhs_dtype, [&]<typename L>() -> Status {
+      return Dispatch<kSourceTypes>(name, p.out_dtype, [&]<typename O>() -> Status {
         if constexpr ((ew::kIsComplex<L> || ew::kIsComplex<O>)&&!ew::kIsComplex<T>) {
           return UnsupportedDType(name, p.out_dtype);
         } else {

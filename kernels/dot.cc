@@ -40,20 +40,11 @@ namespace {
 // ---------------------------------------------------------------------------------------------
 // Element access across storage types, with conversion to the accumulation type.
 
+// Every stored type, pred read as its byte (0 or 1).
 template <typename Fn>
 Status DispatchStorage(std::string_view op, ir::DType t, Fn&& fn) {
-  switch (t) {
-    case ir::DType::kBF16:
-      return fn.template operator()<bf16_t>();
-    case ir::DType::kF16:
-      return fn.template operator()<f16_t>();
-    case ir::DType::kC64:
-      return fn.template operator()<std::complex<float>>();
-    case ir::DType::kC128:
-      return fn.template operator()<std::complex<double>>();
-    default:
-      return DispatchRealOrPred(op, t, std::forward<Fn>(fn));
-  }
+  return Dispatch<ir::kStored>(
+      op, t, [&]<typename T>() -> Status { return fn.template operator()<PredAsByte<T>>(); });
 }
 
 template <typename T>
@@ -201,17 +192,18 @@ Status RunLoopDot(std::string_view op, const DotPlan& p, const View& lhs, const 
 Status RunDot(std::string_view op, const DotPlan& p, const View& lhs, const View& rhs,
               const View& result) {
   if (result.num_elements() == 0) return Status::Ok();
-  switch (p.acc_dtype) {
-    case ir::DType::kF32:
-    case ir::DType::kF64: {
+  return Dispatch<ir::kNumbers | ir::kPredicates>(op, p.acc_dtype, [&]<typename T>() -> Status {
+    if constexpr (std::is_same_v<T, PredByte>) {
+      return RunLoopDot<uint8_t, true>(op, p, lhs, rhs, result.data_as<uint8_t>());
+    } else if constexpr (std::is_integral_v<T>) {
+      return RunLoopDot<T, false>(op, p, lhs, rhs, result.data_as<T>());
+    } else {
       if (p.k == 0) {  // empty sums: BLAS may leave C untouched
         std::memset(result.data(), 0, result.byte_size());
         return Status::Ok();
       }
-      if (p.out_dtype == p.acc_dtype) {
-        if (p.acc_dtype == ir::DType::kF32)
-          return RunBlasDot<float>(op, p, lhs, rhs, result.data_as<float>());
-        return RunBlasDot<double>(op, p, lhs, rhs, result.data_as<double>());
+      if (kIsComplexT<T> || p.out_dtype == p.acc_dtype) {
+        return RunBlasDot<T>(op, p, lhs, rhs, result.data_as<T>());
       }
       // 16-bit float result: accumulate in f32, round once.
       std::vector<float> tmp(static_cast<size_t>(result.num_elements()));
@@ -222,25 +214,7 @@ Status RunDot(std::string_view op, const DotPlan& p, const View& lhs, const View
         dst[i] = bf16 ? FloatToBf16Bits(tmp[i]) : FloatToHalfBits(tmp[i]);
       return Status::Ok();
     }
-    case ir::DType::kC64:
-    case ir::DType::kC128:
-      if (p.k == 0) {
-        std::memset(result.data(), 0, result.byte_size());
-        return Status::Ok();
-      }
-      if (p.acc_dtype == ir::DType::kC64) {
-        return RunBlasDot<std::complex<float>>(op, p, lhs, rhs,
-                                               result.data_as<std::complex<float>>());
-      }
-      return RunBlasDot<std::complex<double>>(op, p, lhs, rhs,
-                                              result.data_as<std::complex<double>>());
-    case ir::DType::kPred:
-      return RunLoopDot<uint8_t, true>(op, p, lhs, rhs, result.data_as<uint8_t>());
-    default:
-      return DispatchInt(op, p.acc_dtype, [&]<typename T>() -> Status {
-        return RunLoopDot<T, false>(op, p, lhs, rhs, result.data_as<T>());
-      });
-  }
+  });
 }
 
 Kernel MakeDotKernel(std::string name, std::shared_ptr<const DotPlan> plan,

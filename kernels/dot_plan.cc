@@ -7,6 +7,7 @@
 #include <optional>
 #include <vector>
 
+#include "ir/dtype_dispatch.h"
 #include "kernels/dot.h"
 #include "kernels/gemm.h"
 #include "kernels/lowering.h"
@@ -75,8 +76,7 @@ void PlanOperand(const std::vector<int64_t>& dims, const std::vector<int64_t>& b
 }
 
 bool IsReadable(ir::DType t) {
-  return t == ir::DType::kPred || ir::IsInteger(t) || t == ir::DType::kF32 ||
-         t == ir::DType::kF64 || t == ir::DType::kBF16 || t == ir::DType::kF16 || ir::IsComplex(t);
+  return ir::InSet(t, ir::kStored) || ir::IsInteger(t);  // sub-byte integers too
 }
 
 }  // namespace

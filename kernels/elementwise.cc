@@ -297,18 +297,9 @@ StatusOr<Kernel> LowerReducePrecision(LowerContext& ctx) {
   // format's smallest normal): so such fields are widened to "never reduce" (float/double have
   // at most 11 exponent and 52 mantissa bits).
   int native_exp = 11, native_mant = 52;
-  switch (ctx.operand_type(0).dtype) {
-    case ir::DType::kF16:
-      native_exp = 5, native_mant = 10;
-      break;
-    case ir::DType::kBF16:
-      native_exp = 8, native_mant = 7;
-      break;
-    case ir::DType::kF32:
-      native_exp = 8, native_mant = 23;
-      break;
-    default:
-      break;
+  if (const ir::DType t = ctx.operand_type(0).dtype;
+      ir::InSet(t, ir::kHalfFloats | ir::kNativeFloats)) {
+    native_exp = ir::FloatExponentBits(t), native_mant = ir::FloatMantissaBits(t);
   }
   ReducePrecisionOp op;
   op.exponent_bits = exponent_bits >= native_exp ? 11 : static_cast<int>(exponent_bits);

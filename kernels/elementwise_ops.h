@@ -26,17 +26,13 @@
 #include <type_traits>
 
 #include "ir/dtype.h"
+#include "ir/dtype_dispatch.h"
 #include "kernels/dispatch.h"
 #include "kernels/float16.h"
 
 namespace kiln::kernels::ew {
 
-// i1 storage: one byte, 0 or 1. A distinct type (rather than uint8_t) so pred and u8 get different
-// semantics at compile time; any non-zero byte reads as true.
-struct PredByte {
-  uint8_t v;
-};
-static_assert(sizeof(PredByte) == 1);
+using ir::PredByte;  // i1 storage (ir/dtype_dispatch.h)
 
 // ---- element categories -------------------------------------------------------------------------
 
@@ -91,82 +87,15 @@ template <typename T>
 using ComputeOf = typename Elem<T>::Compute;
 
 // The DType of a storage type (used to check result types at lowering).
-template <typename T>
-constexpr ir::DType DTypeOf() {
-  using ir::DType;
-  if constexpr (std::is_same_v<T, float>)
-    return DType::kF32;
-  else if constexpr (std::is_same_v<T, double>)
-    return DType::kF64;
-  else if constexpr (std::is_same_v<T, f16_t>)
-    return DType::kF16;
-  else if constexpr (std::is_same_v<T, bf16_t>)
-    return DType::kBF16;
-  else if constexpr (std::is_same_v<T, int8_t>)
-    return DType::kS8;
-  else if constexpr (std::is_same_v<T, int16_t>)
-    return DType::kS16;
-  else if constexpr (std::is_same_v<T, int32_t>)
-    return DType::kS32;
-  else if constexpr (std::is_same_v<T, int64_t>)
-    return DType::kS64;
-  else if constexpr (std::is_same_v<T, uint8_t>)
-    return DType::kU8;
-  else if constexpr (std::is_same_v<T, uint16_t>)
-    return DType::kU16;
-  else if constexpr (std::is_same_v<T, uint32_t>)
-    return DType::kU32;
-  else if constexpr (std::is_same_v<T, uint64_t>)
-    return DType::kU64;
-  else if constexpr (std::is_same_v<T, PredByte>)
-    return DType::kPred;
-  else if constexpr (std::is_same_v<T, std::complex<float>>)
-    return DType::kC64;
-  else if constexpr (std::is_same_v<T, std::complex<double>>)
-    return DType::kC128;
-  else
-    return DType::kInvalid;
-}
+using ir::DTypeOf;
 
 // Calls fn.template operator()<T>() with the storage type of `t`, or fn.template operator()<void>()
 // for element types the elementwise kernels do not model (sub-byte ints, fp8, tokens).
 template <typename Fn>
 decltype(auto) DispatchElem(ir::DType t, Fn&& fn) {
-  using ir::DType;
-  switch (t) {
-    case DType::kF32:
-      return fn.template operator()<float>();
-    case DType::kF64:
-      return fn.template operator()<double>();
-    case DType::kF16:
-      return fn.template operator()<f16_t>();
-    case DType::kBF16:
-      return fn.template operator()<bf16_t>();
-    case DType::kS8:
-      return fn.template operator()<int8_t>();
-    case DType::kS16:
-      return fn.template operator()<int16_t>();
-    case DType::kS32:
-      return fn.template operator()<int32_t>();
-    case DType::kS64:
-      return fn.template operator()<int64_t>();
-    case DType::kU8:
-      return fn.template operator()<uint8_t>();
-    case DType::kU16:
-      return fn.template operator()<uint16_t>();
-    case DType::kU32:
-      return fn.template operator()<uint32_t>();
-    case DType::kU64:
-      return fn.template operator()<uint64_t>();
-    case DType::kPred:
-      return fn.template operator()<PredByte>();
-    case DType::kC64:
-      return fn.template operator()<std::complex<float>>();
-    case DType::kC128:
-      return fn.template operator()<std::complex<double>>();
-    default:
-      return fn.template operator()<void>();
-  }
+  return ir::VisitDType<ir::kStored>(
+      t, [&](auto tag) { return fn.template operator()<ir::TagType<decltype(tag)>>(); },
+      [&] { return fn.template operator()<void>(); });
 }
 
 // ---- sub-byte integers -----------------------------------------------------------------------
@@ -178,31 +107,16 @@ decltype(auto) DispatchElem(ir::DType t, Fn&& fn) {
 // integer arithmetic and integer conversions do, or saturating as conversions from floating point
 // do (NormalizeSubByte).
 
+// The width of int4/uint4 and int2/uint2 (the 1-bit integers are not computed), else 0.
 inline int SubByteBits(ir::DType t) {
-  switch (t) {
-    case ir::DType::kS4:
-    case ir::DType::kU4:
-      return 4;
-    case ir::DType::kS2:
-    case ir::DType::kU2:
-      return 2;
-    default:
-      return 0;
-  }
+  const int bits = ir::DTypeBits(t);
+  return ir::IsInteger(t) && (bits == 2 || bits == 4) ? bits : 0;
 }
 
 // The type elementwise kernels compute `t` in.
 inline ir::DType ByteDType(ir::DType t) {
-  switch (t) {
-    case ir::DType::kS4:
-    case ir::DType::kS2:
-      return ir::DType::kS8;
-    case ir::DType::kU4:
-    case ir::DType::kU2:
-      return ir::DType::kU8;
-    default:
-      return t;
-  }
+  if (SubByteBits(t) == 0) return t;
+  return ir::IsSignedInt(t) ? ir::DType::kS8 : ir::DType::kU8;
 }
 
 // How many low bits of each input byte `op` must see sign-extended when its operands are of type

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "ir/dtype_dispatch.h"
 #include "kernels/families.h"
 #include "kernels/lowering.h"
 #include "lower/op_registry.h"
@@ -79,8 +80,7 @@ StatusOr<std::shared_ptr<const FftPlan>> PlanFft(const ir::Op& op, const ir::Typ
   }
   const bool real_in = p.kind == FftKind::kRfft, real_out = p.kind == FftKind::kIrfft;
   auto want_type = [&](ir::DType dt, bool real) {
-    if (real) return dt == ir::DType::kF32 || dt == ir::DType::kF64;
-    return dt == ir::DType::kC64 || dt == ir::DType::kC128;
+    return ir::InSet(dt, real ? ir::kNativeFloats : ir::kComplexes);
   };
   const bool wide = in.dtype == ir::DType::kF64 || in.dtype == ir::DType::kC128;
   const bool out_wide = out.dtype == ir::DType::kF64 || out.dtype == ir::DType::kC128;

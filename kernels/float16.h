@@ -112,4 +112,11 @@ inline float ToFloat(bf16_t h) { return Bf16BitsToFloat(h.bits); }
 inline f16_t ToF16(float f) { return f16_t{FloatToHalfBits(f)}; }
 inline bf16_t ToBf16(float f) { return bf16_t{FloatToBf16Bits(f)}; }
 
+// A value of any stored float type in the type it is computed in: f16/bf16 widened to float
+// (exactly, NaN payloads too), float and double as they are.
+inline float WidenFloat(f16_t h) { return HalfBitsToFloat(h.bits); }
+inline float WidenFloat(bf16_t h) { return Bf16BitsToFloat(h.bits); }
+inline float WidenFloat(float f) { return f; }
+inline double WidenFloat(double d) { return d; }
+
 }  // namespace kiln::kernels

@@ -4,6 +4,7 @@
 #include <complex>
 #include <type_traits>
 
+#include "ir/dtype_dispatch.h"
 #include "kernels/blas.h"
 #include "runtime/parallel.h"
 
@@ -17,26 +18,12 @@ void UseBlasSingleThreaded() {
   (void)once;
 }
 
-bool IsGemmType(ir::DType t) {
-  return t == ir::DType::kF32 || t == ir::DType::kF64 || t == ir::DType::kC64 ||
-         t == ir::DType::kC128;
-}
+bool IsGemmType(ir::DType t) { return ir::InSet(t, ir::kBlasTypes); }
 
 std::optional<ir::DType> ProductAccumulationType(ir::DType out) {
-  switch (out) {
-    case ir::DType::kBF16:
-    case ir::DType::kF16:
-      return ir::DType::kF32;
-    case ir::DType::kF32:
-    case ir::DType::kF64:
-    case ir::DType::kC64:
-    case ir::DType::kC128:
-    case ir::DType::kPred:
-      return out;
-    default:
-      if (ir::IsInteger(out)) return out;
-      return std::nullopt;
-  }
+  if (ir::InSet(out, ir::kHalfFloats)) return ir::DType::kF32;
+  if (ir::InSet(out, ir::kBlasTypes | ir::kPredicates) || ir::IsInteger(out)) return out;
+  return std::nullopt;
 }
 
 template <typename T>

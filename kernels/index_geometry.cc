@@ -84,7 +84,7 @@ StatusOr<std::vector<int64_t>> ComputeBases(std::string_view op, const IndexGeom
   const int64_t count = Product(g.batch_sizes);
   const size_t v = static_cast<size_t>(g.vector_size);
   std::vector<int64_t> bases(static_cast<size_t>(count));
-  KILN_RETURN_IF_ERROR(DispatchInt(op, indices.dtype, [&]<typename T>() -> Status {
+  KILN_RETURN_IF_ERROR(Dispatch<ir::kIntegers>(op, indices.dtype, [&]<typename T>() -> Status {
     const T* p = indices.data_as<const T>();
     int64_t* out = bases.data();
     if (contiguous && v == 1 && g.clamp && g.batching.empty()) {  // x[i], take, embeddings

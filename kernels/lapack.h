@@ -149,7 +149,7 @@ lower::Kernel MakeKernel(std::shared_ptr<const Plan> plan, Run run) {
     KILN_RETURN_IF_ERROR(CheckArrays(call, in, out));
     if (call.batch == 0) return Status::Ok();
     UseBlasSingleThreaded();
-    return DispatchFloatOrComplex(call.name, call.dtype, [&]<typename T>() -> Status {
+    return Dispatch<ir::kBlasTypes>(call.name, call.dtype, [&]<typename T>() -> Status {
       run.template operator()<T>(*plan, ctx.scratch, in, out);
       return Status::Ok();
     });

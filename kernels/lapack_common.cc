@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <string>
 
+#include "ir/dtype_dispatch.h"
 #include "kernels/custom_call.h"
 #include "kernels/families.h"
 #include "kernels/lapack.h"
@@ -15,10 +16,7 @@ namespace {
 
 using lower::LowerContext;
 
-bool IsLapackType(ir::DType t) {
-  return t == ir::DType::kF32 || t == ir::DType::kF64 || t == ir::DType::kC64 ||
-         t == ir::DType::kC128;
-}
+bool IsLapackType(ir::DType t) { return ir::InSet(t, ir::kBlasTypes); }
 
 ir::DType RealOfType(ir::DType t) {
   if (t == ir::DType::kC64) return ir::DType::kF32;

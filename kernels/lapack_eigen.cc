@@ -76,7 +76,7 @@ StatusOr<Kernel> LowerSyevd(LowerContext& ctx) {
   KILN_RETURN_IF_ERROR(ExpectResult(ctx, call, 2, kI32, {}));
   plan->n = n;
   const int ld = std::max(1, n);
-  KILN_RETURN_IF_ERROR(DispatchFloatOrComplex(call.name, call.dtype, [&]<typename T>() -> Status {
+  KILN_RETURN_IF_ERROR(Dispatch<ir::kBlasTypes>(call.name, call.dtype, [&]<typename T>() -> Status {
     T work1{}, a1{};
     Real<T> rwork1{}, w1{};
     int iwork1 = 0, info = 0;
@@ -165,7 +165,7 @@ StatusOr<Kernel> LowerGeev(LowerContext& ctx) {
   KILN_RETURN_IF_ERROR(ExpectResult(ctx, call, vecs + 2, kI32, {}));
   plan->n = n;
   const int ld = std::max(1, n);
-  KILN_ASSIGN_OR_RETURN(plan->lwork, DispatchFloatOrComplex(
+  KILN_ASSIGN_OR_RETURN(plan->lwork, Dispatch<ir::kBlasTypes>(
                                          call.name, call.dtype, [&]<typename T>() -> StatusOr<int> {
                                            T query{}, a1{}, w1{}, w2{}, vl1{}, vr1{};
                                            Real<T> rwork1[2] = {};
@@ -273,7 +273,7 @@ StatusOr<Kernel> LowerGees(LowerContext& ctx) {
   const int ld = std::max(1, n);
   KILN_ASSIGN_OR_RETURN(
       plan->lwork,
-      DispatchFloatOrComplex(call.name, call.dtype, [&]<typename T>() -> StatusOr<int> {
+      Dispatch<ir::kBlasTypes>(call.name, call.dtype, [&]<typename T>() -> StatusOr<int> {
         T query{}, a1{}, w1{}, w2{}, vs1{};
         Real<T> rwork1{};
         int sdim = 0, info = 0;
@@ -368,7 +368,7 @@ StatusOr<Kernel> LowerReduction(LowerContext& ctx, bool tridiagonal) {
   const int ld = std::max(1, n);
   KILN_ASSIGN_OR_RETURN(
       plan->lwork,
-      DispatchFloatOrComplex(call.name, call.dtype, [&]<typename T>() -> StatusOr<int> {
+      Dispatch<ir::kBlasTypes>(call.name, call.dtype, [&]<typename T>() -> StatusOr<int> {
         T query{}, a1{}, tau1{};
         Real<T> d1{}, e1{};
         int info = 0;

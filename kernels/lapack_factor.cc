@@ -159,7 +159,7 @@ StatusOr<Kernel> LowerQr(LowerContext& ctx, bool pivoting) {
   plan->n = n;
   KILN_ASSIGN_OR_RETURN(
       plan->lwork,
-      DispatchFloatOrComplex(call.name, call.dtype, [&]<typename T>() -> StatusOr<int> {
+      Dispatch<ir::kBlasTypes>(call.name, call.dtype, [&]<typename T>() -> StatusOr<int> {
         T query{}, a1{}, tau1{};
         Real<T> rwork1{};
         int jpvt1 = 0, info = 0;
@@ -236,7 +236,7 @@ StatusOr<Kernel> LowerOrgqr(LowerContext& ctx) {
   plan->n = n;
   plan->k = k;
   const int ld = std::max(1, m);
-  KILN_ASSIGN_OR_RETURN(plan->lwork, DispatchFloatOrComplex(
+  KILN_ASSIGN_OR_RETURN(plan->lwork, Dispatch<ir::kBlasTypes>(
                                          call.name, call.dtype, [&]<typename T>() -> StatusOr<int> {
                                            T query{}, a1{}, tau1{};
                                            int info = 0;
@@ -312,7 +312,7 @@ StatusOr<Kernel> LowerOrmqr(LowerContext& ctx) {
   const int lda = std::max(1, am), ldc = std::max(1, m);
   KILN_ASSIGN_OR_RETURN(
       plan->lwork,
-      DispatchFloatOrComplex(call.name, call.dtype, [&]<typename T>() -> StatusOr<int> {
+      Dispatch<ir::kBlasTypes>(call.name, call.dtype, [&]<typename T>() -> StatusOr<int> {
         T query{}, a1{}, tau1{}, c1{};
         int info = 0;
         ormqr(plan->side, plan->trans, m, n, k, &a1, lda, &tau1, &c1, ldc, &query, -1, &info);

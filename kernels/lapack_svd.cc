@@ -74,7 +74,7 @@ StatusOr<Kernel> LowerSvd(LowerContext& ctx, bool divide_and_conquer) {
   const int64_t lrwork = RealWorkspace(divide_and_conquer, plan->mode, m, n);
   KILN_ASSIGN_OR_RETURN(
       plan->lwork,
-      DispatchFloatOrComplex(call.name, call.dtype, [&]<typename T>() -> StatusOr<int> {
+      Dispatch<ir::kBlasTypes>(call.name, call.dtype, [&]<typename T>() -> StatusOr<int> {
         T query{}, a1{}, u1{}, vt1{};
         Real<T> s1{}, rwork1{};
         int iwork1 = 0, info = 0;

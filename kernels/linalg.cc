@@ -91,7 +91,7 @@ StatusOr<Kernel> LowerCholesky(LowerContext& ctx) {
     const View& result = out[0];
     if (result.byte_size() > 0) std::memcpy(result.data(), in[0].data(), result.byte_size());
     int64_t n = m.rows;
-    KILN_RETURN_IF_ERROR(DispatchFloat(name, type.dtype, [&]<typename T>() -> Status {
+    KILN_RETURN_IF_ERROR(Dispatch<ir::kNativeFloats>(name, type.dtype, [&]<typename T>() -> Status {
       T* base = result.data_as<T>();
       for (int64_t b = 0; b < m.batch && n > 0; ++b) {
         T* a = base + b * n * n;
@@ -156,24 +156,27 @@ StatusOr<Kernel> LowerTriangularSolve(LowerContext& ctx) {
     auto uplo = lower ? CblasLower : CblasUpper;
     auto ta = trans ? CblasTrans : CblasNoTrans;
     auto diag = unit ? CblasUnit : CblasNonUnit;
-    KILN_RETURN_IF_ERROR(DispatchFloat(name, b_type.dtype, [&]<typename T>() -> Status {
-      const T* as = in[0].data_as<const T>();
-      T* xs = result.data_as<T>();
-      for (int64_t i = 0; i < ma.batch; ++i) {
-        const T* am = as + i * n * n;
-        T* xm = xs + i * rows * cols;
-        if constexpr (std::is_same_v<T, float>) {
-          cblas_strsm(CblasRowMajor, side, uplo, ta, diag, static_cast<int>(rows),
-                      static_cast<int>(cols), 1.0f, am, static_cast<int>(std::max<int64_t>(n, 1)),
-                      xm, static_cast<int>(std::max<int64_t>(cols, 1)));
-        } else {
-          cblas_dtrsm(CblasRowMajor, side, uplo, ta, diag, static_cast<int>(rows),
-                      static_cast<int>(cols), 1.0, am, static_cast<int>(std::max<int64_t>(n, 1)),
-                      xm, static_cast<int>(std::max<int64_t>(cols, 1)));
-        }
-      }
-      return Status::Ok();
-    }));
+    KILN_RETURN_IF_ERROR(
+        Dispatch<ir::kNativeFloats>(name, b_type.dtype, [&]<typename T>() -> Status {
+          const T* as = in[0].data_as<const T>();
+          T* xs = result.data_as<T>();
+          for (int64_t i = 0; i < ma.batch; ++i) {
+            const T* am = as + i * n * n;
+            T* xm = xs + i * rows * cols;
+            if constexpr (std::is_same_v<T, float>) {
+              cblas_strsm(CblasRowMajor, side, uplo, ta, diag, static_cast<int>(rows),
+                          static_cast<int>(cols), 1.0f, am,
+                          static_cast<int>(std::max<int64_t>(n, 1)), xm,
+                          static_cast<int>(std::max<int64_t>(cols, 1)));
+            } else {
+              cblas_dtrsm(CblasRowMajor, side, uplo, ta, diag, static_cast<int>(rows),
+                          static_cast<int>(cols), 1.0, am,
+                          static_cast<int>(std::max<int64_t>(n, 1)), xm,
+                          static_cast<int>(std::max<int64_t>(cols, 1)));
+            }
+          }
+          return Status::Ok();
+        }));
     return Status::Ok();
   });
 }

@@ -12,9 +12,11 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "ir/dtype.h"
+#include "ir/dtype_dispatch.h"
 #include "ir/module.h"
 #include "ir/type.h"
 #include "kernels/strided.h"
@@ -65,29 +67,14 @@ using strided::NextIndex;
 using strided::RowMajorStrides;
 int64_t Product(std::span<const int64_t> dims);
 
-// Element storage of a given byte size, for kernels that move elements without interpreting them.
-template <size_t kSize>
-struct ElementBytes {
-  uint8_t bytes[kSize];
-};
-
-// Calls fn.template operator()<E>() with a trivially copyable E of `size` bytes (1, 2, 4, 8, 16).
+// Calls fn.template operator()<E>() with a trivially copyable E of `size` bytes (1, 2, 4, 8, 16),
+// for kernels that move elements without interpreting them (strided::DispatchByWidth's words).
 template <typename Fn>
 Status DispatchElementSize(size_t size, Fn&& fn) {
-  switch (size) {
-    case 1:
-      return fn.template operator()<uint8_t>();
-    case 2:
-      return fn.template operator()<uint16_t>();
-    case 4:
-      return fn.template operator()<uint32_t>();
-    case 8:
-      return fn.template operator()<uint64_t>();
-    case 16:
-      return fn.template operator()<ElementBytes<16>>();
-    default:
-      return Unimplemented("element size " + std::to_string(size) + " is not supported");
-  }
+  Status status = Unimplemented("element size " + std::to_string(size) + " is not supported");
+  strided::DispatchByWidth(size <= 16 ? static_cast<int>(size) : 0,
+                           [&]<typename E>() { status = fn.template operator()<E>(); });
+  return status;
 }
 
 // ---- checks through the LowerContext ----
@@ -197,30 +184,22 @@ inline StatusOr<int64_t> ReadScalarInt(const runtime::View& a) {
   if (a.ptr == nullptr || a.num_elements() != 1) {
     return Internal("index operand is not a scalar");
   }
-  const void* p = a.data();
-  switch (a.dtype) {
-    case ir::DType::kS8:
-      return *static_cast<const int8_t*>(p);
-    case ir::DType::kS16:
-      return *static_cast<const int16_t*>(p);
-    case ir::DType::kS32:
-      return *static_cast<const int32_t*>(p);
-    case ir::DType::kS64:
-      return *static_cast<const int64_t*>(p);
-    case ir::DType::kU8:
-      return *static_cast<const uint8_t*>(p);
-    case ir::DType::kU16:
-      return *static_cast<const uint16_t*>(p);
-    case ir::DType::kU32:
-      return *static_cast<const uint32_t*>(p);
-    case ir::DType::kU64: {
-      uint64_t v = *static_cast<const uint64_t*>(p);
-      // Saturate: any index this large is clamped to the upper bound anyway.
-      return v > static_cast<uint64_t>(INT64_MAX) ? INT64_MAX : static_cast<int64_t>(v);
-    }
-    default:
-      return Internal("index operand has non-integer type " + std::string(ir::DTypeName(a.dtype)));
-  }
+  return ir::VisitDType<ir::kIntegers>(
+      a.dtype,
+      [&](auto tag) -> StatusOr<int64_t> {
+        using T = ir::TagType<decltype(tag)>;
+        const T v = *static_cast<const T*>(a.data());
+        if constexpr (std::is_same_v<T, uint64_t>) {
+          // Saturate: any index this large is clamped to the upper bound anyway.
+          return v > static_cast<uint64_t>(INT64_MAX) ? INT64_MAX : static_cast<int64_t>(v);
+        } else {
+          return static_cast<int64_t>(v);
+        }
+      },
+      [&]() -> StatusOr<int64_t> {
+        return Internal("index operand has non-integer type " +
+                        std::string(ir::DTypeName(a.dtype)));
+      });
 }
 
 }  // namespace kiln::kernels

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "engine/run_program.h"
+#include "ir/dtype_dispatch.h"
 #include "kernels/lowering.h"
 #include "kernels/scalar_eval.h"
 
@@ -138,7 +139,7 @@ std::optional<CompareDirection> MatchArgCompare(const ir::Module& module, const 
 bool ReducerSupportsDType(ReducerKind kind, ir::DType dtype) {
   if (kind == ReducerKind::kReplace) return false;
   if (dtype == ir::DType::kPred) return true;
-  bool is_real = dtype == ir::DType::kF32 || dtype == ir::DType::kF64 || ir::IsInteger(dtype);
+  bool is_real = ir::InSet(dtype, ir::kNativeFloats) || ir::IsInteger(dtype);
   switch (kind) {
     case ReducerKind::kAnd:
     case ReducerKind::kOr:

@@ -224,7 +224,7 @@ Status DispatchReducer(std::string_view op, ReducerKind kind, ir::DType dtype, F
     }
     return Internal("reducer dispatch mismatch");
   };
-  return DispatchReal(op, dtype, by_kind);
+  return Dispatch<ir::kReals>(op, dtype, by_kind);
 }
 
 // A region prepared for element-at-a-time evaluation. Created at lowering; immutable and shareable.

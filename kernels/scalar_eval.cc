@@ -4,6 +4,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "ir/dtype_dispatch.h"
 #include "kernels/float16.h"
 #include "kernels/lowering.h"
 
@@ -11,8 +12,7 @@ namespace kiln::kernels {
 namespace {
 
 bool SupportedType(ir::DType t) {
-  return t == ir::DType::kPred || ir::IsInteger(t) || t == ir::DType::kF32 ||
-         t == ir::DType::kF64 || t == ir::DType::kBF16 || t == ir::DType::kF16;
+  return ir::InSet(t, ir::kStored & ~ir::kComplexes) || ir::IsInteger(t);
 }
 
 uint64_t WidthMask(ir::DType t) {
@@ -20,24 +20,16 @@ uint64_t WidthMask(ir::DType t) {
   return bytes >= 8 ? ~uint64_t{0} : (uint64_t{1} << (8 * bytes)) - 1;
 }
 
+// (The low bytes of `bits` hold the value: x86-64 is little-endian.)
 double FloatValue(uint64_t bits, ir::DType t) {
-  switch (t) {
-    case ir::DType::kF64: {
-      double d;
-      std::memcpy(&d, &bits, 8);
-      return d;
-    }
-    case ir::DType::kF32: {
-      float f;
-      auto u = static_cast<uint32_t>(bits);
-      std::memcpy(&f, &u, 4);
-      return f;
-    }
-    case ir::DType::kBF16:
-      return Bf16BitsToFloat(static_cast<uint16_t>(bits));
-    default:
-      return HalfBitsToFloat(static_cast<uint16_t>(bits));
-  }
+  return ir::VisitDType<ir::kNativeFloats | ir::kHalfFloats>(
+      t,
+      [&](auto tag) -> double {
+        ir::TagType<decltype(tag)> x;
+        std::memcpy(&x, &bits, sizeof x);
+        return WidenFloat(x);
+      },
+      [&]() -> double { return HalfBitsToFloat(static_cast<uint16_t>(bits)); });
 }
 
 // Signed integer key whose order is StableHLO's TOTALORDER on the float `bits` of type t.

@@ -79,17 +79,6 @@ void StableSortIndices(std::vector<int64_t>& perm, std::vector<int64_t>& scratch
 // gives the comparator's answer. kFloat keys stay IEEE doubles (NaN compares false both ways);
 // every other ordering maps to int64 keys ordered as signed integers.
 
-// Float keys live in F (double for f64, float otherwise; bf16/f16 widen exactly, NaN payloads too).
-template <typename T>
-auto FloatKey(T v) {
-  if constexpr (std::is_same_v<T, bf16_t>)
-    return Bf16BitsToFloat(v.bits);
-  else if constexpr (std::is_same_v<T, f16_t>)
-    return HalfBitsToFloat(v.bits);
-  else
-    return v;
-}
-
 // Maps IEEE bit patterns to integers whose signed order is StableHLO's TOTALORDER:
 // -NaN < -inf < ... < -0 < +0 < ... < +inf < +NaN.
 template <typename F>
@@ -119,7 +108,9 @@ void MakeKeys(const KeyComparator& k, const T* src, int64_t n, int64_t stride, S
       }
     }
   } else {
-    using F = decltype(FloatKey(T{}));
+    // Float keys live in F (double for f64, float otherwise; bf16/f16 widen exactly, NaN payloads
+    // too).
+    using F = decltype(WidenFloat(T{}));
     const F nan_value = static_cast<F>(k.nan_value);
     auto canon = [&](F v) -> F {
       if (k.canon_nan && std::isnan(v)) return nan_value;
@@ -129,25 +120,20 @@ void MakeKeys(const KeyComparator& k, const T* src, int64_t n, int64_t stride, S
     if (k.order == KeyOrder::kFloat) {
       keys.real.resize(static_cast<size_t>(n));
       for (int64_t i = 0; i < n; ++i)
-        keys.real[i] = static_cast<double>(canon(FloatKey(src[i * stride])));
+        keys.real[i] = static_cast<double>(canon(WidenFloat(src[i * stride])));
     } else {
       keys.ints.resize(static_cast<size_t>(n));
       for (int64_t i = 0; i < n; ++i)
-        keys.ints[i] = TotalOrderKey(canon(FloatKey(src[i * stride])));
+        keys.ints[i] = TotalOrderKey(canon(WidenFloat(src[i * stride])));
     }
   }
 }
 
+// Every stored type but complex, pred read as its byte (0 or 1).
 template <typename Fn>
 Status DispatchKeyType(std::string_view op, ir::DType t, Fn&& fn) {
-  switch (t) {
-    case ir::DType::kBF16:
-      return fn.template operator()<bf16_t>();
-    case ir::DType::kF16:
-      return fn.template operator()<f16_t>();
-    default:
-      return DispatchRealOrPred(op, t, std::forward<Fn>(fn));
-  }
+  return Dispatch<ir::kStored & ~ir::kComplexes>(
+      op, t, [&]<typename T>() -> Status { return fn.template operator()<PredAsByte<T>>(); });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -307,8 +293,7 @@ StatusOr<Kernel> LowerSort(LowerContext& ctx) {
   }
   const ir::Block& block = op.regions[0].blocks[0];
   ir::DType key = plan->types[0].dtype;
-  bool key_type_ok = key == ir::DType::kPred || ir::IsInteger(key) || key == ir::DType::kF32 ||
-                     key == ir::DType::kF64 || key == ir::DType::kBF16 || key == ir::DType::kF16;
+  bool key_type_ok = ir::InSet(key, ir::kStored & ~ir::kComplexes) || ir::IsInteger(key);
   bool args_ok = block.args.size() == 2 * n;
   for (size_t i = 0; args_ok && i < block.args.size(); ++i) {
     args_ok = ctx.module().valid_value(block.args[i]);

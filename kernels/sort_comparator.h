@@ -126,26 +126,14 @@ class ComparatorMatcher {
       return std::nullopt;
     }
     const uint8_t* p = value->data.data();
-    switch (dtype_) {
-      case ir::DType::kF32: {
-        float f;
-        std::memcpy(&f, p, 4);
-        return f;
-      }
-      case ir::DType::kF64: {
-        double d;
-        std::memcpy(&d, p, 8);
-        return d;
-      }
-      case ir::DType::kBF16:
-      case ir::DType::kF16: {
-        uint16_t bits;
-        std::memcpy(&bits, p, 2);
-        return dtype_ == ir::DType::kBF16 ? Bf16BitsToFloat(bits) : HalfBitsToFloat(bits);
-      }
-      default:
-        return std::nullopt;
-    }
+    return ir::VisitDType<ir::kNativeFloats | ir::kHalfFloats>(
+        dtype_,
+        [&](auto tag) -> std::optional<double> {
+          ir::TagType<decltype(tag)> x;
+          std::memcpy(&x, p, sizeof x);
+          return WidenFloat(x);
+        },
+        [] { return std::optional<double>(); });
   }
 
   // `v` is a block argument, possibly wrapped in zero / NaN canonicalising selects.

@@ -15,6 +15,19 @@
 #include "pjrt/host_copy.h"
 
 namespace kiln::pjrt {
+namespace {
+
+// The dtype table's numbers (ir/dtype_table.h) are PJRT_Buffer_Type's, checked here name by name.
+// Three enumerators are spelled in capitals by PJRT.
+constexpr int PJRT_Buffer_Type_Invalid = PJRT_Buffer_Type_INVALID;
+constexpr int PJRT_Buffer_Type_Pred = PJRT_Buffer_Type_PRED;
+constexpr int PJRT_Buffer_Type_Token = PJRT_Buffer_Type_TOKEN;
+#define KILN_DTYPE_PJRT(name, pjrt, mlir, bytes, bits, kind, ctype, exp, man) \
+  static_assert(pjrt == PJRT_Buffer_Type_##name && static_cast<int>(ir::DType::k##name) == pjrt);
+KILN_DTYPES(KILN_DTYPE_PJRT)
+#undef KILN_DTYPE_PJRT
+
+}  // namespace
 
 StatusOr<ir::DType> BufferDType(int pjrt_type, const char* function) {
   std::optional<ir::DType> t = ir::DTypeFromPjrt(pjrt_type);

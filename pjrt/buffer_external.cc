@@ -37,23 +37,6 @@ BufferRegistry& Registry() {
   return *registry;
 }
 
-bool IsSubByte(ir::DType t) {
-  switch (t) {
-    case ir::DType::kS4:
-    case ir::DType::kU4:
-    case ir::DType::kS2:
-    case ir::DType::kU2:
-    case ir::DType::kS1:
-    case ir::DType::kU1:
-    case ir::DType::kF4E2M1FN:
-    case ir::DType::kF6E2M3FN:
-    case ir::DType::kF6E3M2FN:
-      return true;
-    default:
-      return false;
-  }
-}
-
 // The address of `buffer`'s data, once it is computed (a pointer to pending memory would be a
 // lie). An error of the computation that produces it is returned as is.
 StatusOr<void*> ReadyDataPointer(PJRT_Buffer* buffer, const char* function) {
@@ -103,7 +86,7 @@ PJRT_Error* Client_CreateViewOfDeviceBuffer(PJRT_Client_CreateViewOfDeviceBuffer
     KILN_CHECK_ARGS(args, PJRT_Client_CreateViewOfDeviceBuffer_Args, buffer, kFn);
     KILN_CHECK_NOT_NULL(args->client, kFn);
     KILN_ASSIGN_OR_RETURN(ir::DType dtype, BufferDType(RawEnum(args->element_type), kFn));
-    if (IsSubByte(dtype)) {
+    if (ir::IsSubByte(dtype)) {
       return InvalidArgument(Prefix(kFn) + "views of sub-byte element types are not supported");
     }
     KILN_ASSIGN_OR_RETURN(std::vector<int64_t> dims,

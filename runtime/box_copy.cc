@@ -7,6 +7,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "ir/dtype_dispatch.h"
+
 namespace kiln::runtime {
 
 namespace {
@@ -64,6 +66,12 @@ void AddRow(const std::byte* src, std::byte* dst, int64_t n) {
   }
 }
 
+// pred: true when either is.
+void OrRow(const std::byte* src, std::byte* dst, int64_t n) {
+  for (int64_t k = 0; k < n; ++k)
+    dst[k] = (dst[k] != std::byte{0} || src[k] != std::byte{0}) ? std::byte{1} : std::byte{0};
+}
+
 void AddRowBF16(const std::byte* src, std::byte* dst, int64_t n) {
   for (int64_t k = 0; k < n; ++k) {
     uint16_t a, b;
@@ -98,59 +106,30 @@ Status AddBox(const std::byte* src, std::span<const int64_t> src_dims,
               std::span<const int64_t> src_offsets, std::byte* dst,
               std::span<const int64_t> dst_dims, std::span<const int64_t> dst_offsets,
               std::span<const int64_t> extent, ir::DType dtype) {
+  // Every stored type but f16.
+  constexpr ir::DTypeSet kSummable = ir::kPredicates | ir::kIntegers | ir::kNativeFloats |
+                                     ir::SetOf(ir::DType::kBF16) | ir::kComplexes;
   void (*add)(const std::byte*, std::byte*, int64_t) = nullptr;
   int64_t lanes = 1;  // complex values add as pairs of reals
-  switch (dtype) {
-    case ir::DType::kPred:
-      add = [](const std::byte* s, std::byte* d, int64_t n) {
-        for (int64_t k = 0; k < n; ++k)
-          d[k] = (d[k] != std::byte{0} || s[k] != std::byte{0}) ? std::byte{1} : std::byte{0};
-      };
-      break;
-    case ir::DType::kS8:
-      add = &AddRow<int8_t>;
-      break;
-    case ir::DType::kS16:
-      add = &AddRow<int16_t>;
-      break;
-    case ir::DType::kS32:
-      add = &AddRow<int32_t>;
-      break;
-    case ir::DType::kS64:
-      add = &AddRow<int64_t>;
-      break;
-    case ir::DType::kU8:
-      add = &AddRow<uint8_t>;
-      break;
-    case ir::DType::kU16:
-      add = &AddRow<uint16_t>;
-      break;
-    case ir::DType::kU32:
-      add = &AddRow<uint32_t>;
-      break;
-    case ir::DType::kU64:
-      add = &AddRow<uint64_t>;
-      break;
-    case ir::DType::kF32:
-      add = &AddRow<float>;
-      break;
-    case ir::DType::kF64:
-      add = &AddRow<double>;
-      break;
-    case ir::DType::kBF16:
-      add = &AddRowBF16;
-      break;
-    case ir::DType::kC64:
-      add = &AddRow<float>;
-      lanes = 2;
-      break;
-    case ir::DType::kC128:
-      add = &AddRow<double>;
-      lanes = 2;
-      break;
-    default:
-      return Unimplemented(std::string("summing partial values of ") +
-                           std::string(ir::DTypeName(dtype)) + " (an unreduced sharding)");
+  ir::VisitDType<kSummable>(
+      dtype,
+      [&](auto tag) {
+        using T = ir::TagType<decltype(tag)>;
+        if constexpr (std::is_same_v<T, ir::PredByte>) {
+          add = &OrRow;
+        } else if constexpr (std::is_same_v<T, ir::bf16_t>) {
+          add = &AddRowBF16;
+        } else if constexpr (ir::InSet(ir::DTypeOf<T>(), ir::kComplexes)) {
+          add = &AddRow<typename T::value_type>;
+          lanes = 2;
+        } else {
+          add = &AddRow<T>;
+        }
+      },
+      [] {});
+  if (add == nullptr) {
+    return Unimplemented(std::string("summing partial values of ") +
+                         std::string(ir::DTypeName(dtype)) + " (an unreduced sharding)");
   }
   const size_t width = static_cast<size_t>(ir::DTypeByteSize(dtype));
   ForEachRow(src_dims, src_offsets, dst_dims, dst_offsets, extent, width,

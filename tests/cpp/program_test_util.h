@@ -27,6 +27,7 @@
 #include "compiler/program_builder.h"
 #include "engine/flat_program.h"
 #include "engine/run_program.h"
+#include "ir/dtype_dispatch.h"
 #include "ir/module.h"
 #include "lower/program.h"
 #include "runtime/aligned_buffer.h"
@@ -36,6 +37,10 @@ namespace kiln::testing {
 
 using ir::DType;
 using ir::ValueId;
+
+// The element types these programs use.
+inline constexpr ir::DTypeSet kTestTypes =
+    ir::SetOf(DType::kF32, DType::kF64, DType::kS32, DType::kPred);
 
 inline ir::Type Ty(DType dtype, std::vector<int64_t> dims = {}) {
   return ir::Type::Tensor(dtype, std::move(dims));
@@ -94,24 +99,25 @@ class OpList {
     a.kind = ir::Attr::Kind::kElements;
     a.type = type;
     for (double v : values) {
-      switch (type.dtype) {
-        case DType::kF32:
-          Append(a.data, std::isfinite(v) && std::abs(v) > std::numeric_limits<float>::max()
-                             ? (v > 0 ? 1.0f : -1.0f) * std::numeric_limits<float>::infinity()
-                             : static_cast<float>(v));
-          break;
-        case DType::kF64:
-          Append(a.data, v);
-          break;
-        case DType::kS32:
-          Append(a.data, std::isnan(v)
-                             ? 0
-                             : static_cast<int32_t>(std::clamp(v, -2147483648.0, 2147483647.0)));
-          break;
-        default:
-          a.data.push_back(v != 0 ? 1 : 0);
-          break;
-      }
+      ir::VisitDType<kTestTypes>(
+          type.dtype,
+          [&](auto tag) {
+            using T = ir::TagType<decltype(tag)>;
+            if constexpr (std::is_same_v<T, float>) {
+              Append(a.data, std::isfinite(v) && std::abs(v) > std::numeric_limits<float>::max()
+                                 ? (v > 0 ? 1.0f : -1.0f) * std::numeric_limits<float>::infinity()
+                                 : static_cast<float>(v));
+            } else if constexpr (std::is_same_v<T, double>) {
+              Append(a.data, v);
+            } else if constexpr (std::is_same_v<T, int32_t>) {
+              Append(a.data, std::isnan(v) ? 0
+                                           : static_cast<int32_t>(
+                                                 std::clamp(v, -2147483648.0, 2147483647.0)));
+            } else {
+              a.data.push_back(v != 0 ? 1 : 0);
+            }
+          },
+          [&] { a.data.push_back(v != 0 ? 1 : 0); });
     }
     return Op("stablehlo.constant", {}, type, {{"value", std::move(a)}});
   }
@@ -377,34 +383,25 @@ inline void FillRandom(const Values& v, std::mt19937& rng, int special_percent =
     const int64_t n = v.type(i).num_elements();
     for (int64_t k = 0; k < n; ++k) {
       std::byte* at = v.Data(i) + k * ir::DTypeByteSize(v.type(i).dtype);
-      switch (v.type(i).dtype) {
-        case DType::kF32: {
-          const float f =
-              palette ? PaletteFloat<float>(rng) : SpecialFloat<float>(rng, special_percent);
-          std::memcpy(at, &f, 4);
-          break;
-        }
-        case DType::kF64: {
-          const double d =
-              palette ? PaletteFloat<double>(rng) : SpecialFloat<double>(rng, special_percent);
-          std::memcpy(at, &d, 8);
-          break;
-        }
-        case DType::kS32: {
-          const int kind = std::uniform_int_distribution<int>(0, 9)(rng);
-          const int32_t x = palette     ? std::uniform_int_distribution<int32_t>(-1, 2)(rng)
-                            : kind == 0 ? std::numeric_limits<int32_t>::min()
-                            : kind == 1 ? std::numeric_limits<int32_t>::max()
-                                        : std::uniform_int_distribution<int32_t>(-50, 50)(rng);
-          std::memcpy(at, &x, 4);
-          break;
-        }
-        case DType::kPred:
-          *reinterpret_cast<uint8_t*>(at) = std::uniform_int_distribution<int>(0, 1)(rng) != 0;
-          break;
-        default:
-          ADD_FAILURE() << "FillRandom: unhandled type " << v.type(i).ToString();
-      }
+      ir::VisitDType<kTestTypes>(
+          v.type(i).dtype,
+          [&](auto tag) {
+            using T = ir::TagType<decltype(tag)>;
+            if constexpr (std::is_floating_point_v<T>) {
+              const T f = palette ? PaletteFloat<T>(rng) : SpecialFloat<T>(rng, special_percent);
+              std::memcpy(at, &f, sizeof f);
+            } else if constexpr (std::is_same_v<T, int32_t>) {
+              const int kind = std::uniform_int_distribution<int>(0, 9)(rng);
+              const int32_t x = palette     ? std::uniform_int_distribution<int32_t>(-1, 2)(rng)
+                                : kind == 0 ? std::numeric_limits<int32_t>::min()
+                                : kind == 1 ? std::numeric_limits<int32_t>::max()
+                                            : std::uniform_int_distribution<int32_t>(-50, 50)(rng);
+              std::memcpy(at, &x, 4);
+            } else {  // pred
+              *reinterpret_cast<uint8_t*>(at) = std::uniform_int_distribution<int>(0, 1)(rng) != 0;
+            }
+          },
+          [&] { ADD_FAILURE() << "FillRandom: unhandled type " << v.type(i).ToString(); });
     }
   }
 }
