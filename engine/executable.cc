@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "engine/cross_process.h"
 #include "engine/run_program.h"
 #include "runtime/aligned_buffer.h"
 #include "runtime/box_copy.h"
@@ -113,9 +114,20 @@ using Holder = lower::TensorSharding::Holder;
 
 size_t ElementBytes(const ir::Type& t) { return static_cast<size_t>(ir::DTypeByteSize(t.dtype)); }
 
-Status RunSpmd(const Executable& exe, const std::vector<DeviceWork>& work) {
+Status RunSpmd(const Executable& exe, const std::vector<DeviceWork>& work,
+               const CrossProcess& cross) {
   const SpmdLayout& layout = *exe.spmd;
   const size_t devices = work.size();
+  // This process's first device: it reads the replicated arguments and gives the run its context.
+  const auto first = std::find_if(work.begin(), work.end(), [](const DeviceWork& w) { return w.local; });
+  if (first == work.end()) return Internal(exe.name + ": none of its devices is in this process");
+  // Devices of other processes: their shards come over the network.
+  const bool spans_processes =
+      std::any_of(work.begin(), work.end(), [](const DeviceWork& w) { return !w.local; });
+  RemoteShards remote;
+  if (spans_processes) {
+    KILN_ASSIGN_OR_RETURN(remote, ExchangeShards(exe, work, cross));
+  }
   // Global arguments: a replicated one is any device's buffer (the first's); a sharded one is
   // assembled from every device's shard; an unreduced one is the sum of the devices' partial sums
   // (which also pass per device to the manual computations that take them).
@@ -125,7 +137,7 @@ Status RunSpmd(const Executable& exe, const std::vector<DeviceWork>& work) {
   for (size_t a = 0; a < layout.args.size(); ++a) {
     const ValueLayout& v = layout.args[a];
     if (v.replicated()) {
-      KILN_ASSIGN_OR_RETURN(runtime::Array whole, AwaitArgument(work[0].args[a], a, exe));
+      KILN_ASSIGN_OR_RETURN(runtime::Array whole, AwaitArgument(first->args[a], a, exe));
       inputs.push_back(std::move(whole));
       continue;
     }
@@ -134,6 +146,10 @@ Status RunSpmd(const Executable& exe, const std::vector<DeviceWork>& work) {
     // Each device's shard, awaited once and only if something reads it.
     std::vector<std::optional<runtime::Array>> shards(devices);
     auto shard_of = [&](size_t d) -> StatusOr<runtime::Array> {
+      if (!shards[d].has_value() && !work[d].local) {
+        if (!remote[d][a].has_value()) return Internal("a shard of another process is missing");
+        shards[d] = *remote[d][a];
+      }
       if (!shards[d].has_value()) {
         KILN_ASSIGN_OR_RETURN(runtime::Array s, AwaitArgument(work[d].args[a], a, exe));
         shards[d] = std::move(s);
@@ -192,7 +208,7 @@ Status RunSpmd(const Executable& exe, const std::vector<DeviceWork>& work) {
     }
     device_values.push_back(std::move(p));
   }
-  ExecContext ctx = work[0].ctx;
+  ExecContext ctx = first->ctx;
   ctx.device_values = device_values;
   KILN_RETURN_IF_ERROR(RunMain(exe, ctx, inputs, results));
   // Every device's share of each result: its own when a manual computation made it, the array
@@ -201,6 +217,7 @@ Status RunSpmd(const Executable& exe, const std::vector<DeviceWork>& work) {
     const ValueLayout& v = layout.results[r];
     const std::vector<int64_t> zero(v.local.dims.size(), 0);
     for (size_t d = 0; d < devices; ++d) {
+      if (!work[d].local) continue;  // its own process hands it out
       if (!device_results[r].empty()) {
         work[d].outputs[r]->SetValue(std::move(device_results[r][d]));
         continue;
@@ -235,9 +252,11 @@ Status Guarded(Run&& run) {
   }
 }
 
-void ExecuteSpmd(const Executable& exe, const std::vector<DeviceWork>& work) {
-  Status status = Guarded([&] { return RunSpmd(exe, work); });
+void ExecuteSpmd(const Executable& exe, const std::vector<DeviceWork>& work,
+                 const CrossProcess& cross) {
+  Status status = Guarded([&] { return RunSpmd(exe, work, cross); });
   for (const DeviceWork& w : work) {
+    if (!w.local) continue;
     if (!status.ok()) {
       for (const auto& out : w.outputs) out->SetError(status);
     }
@@ -264,12 +283,26 @@ void Prepare(const Executable& exe, DeviceWork& work) {
   work.done = runtime::Event::Create();
 }
 
-void Launch(std::shared_ptr<const Executable> exe, std::vector<DeviceWork> work) {
+void Launch(std::shared_ptr<const Executable> exe, std::vector<DeviceWork> work,
+            const CrossProcess& cross) {
   if (work.empty()) return;
   if (exe->spmd.has_value()) {
-    // One run in global view, on the first device's queue, for every device.
-    runtime::WorkQueue* queue = work[0].queue;
-    queue->Schedule([exe = std::move(exe), work = std::move(work)]() { ExecuteSpmd(*exe, work); });
+    // One run in global view, for every device: on this process's first device's queue, or on
+    // the one queue of runs that span processes.
+    const bool spans_processes =
+        std::any_of(work.begin(), work.end(), [](const DeviceWork& w) { return !w.local; });
+    runtime::WorkQueue* queue = nullptr;
+    if (spans_processes && cross.queue != nullptr) {
+      queue = cross.queue;
+    } else {
+      for (const DeviceWork& w : work) {
+        if (w.local && queue == nullptr) queue = w.queue;
+      }
+    }
+    if (queue == nullptr) return;  // no device of this process: nothing to run here
+    queue->Schedule([exe = std::move(exe), work = std::move(work), cross]() {
+      ExecuteSpmd(*exe, work, cross);
+    });
     return;
   }
   // A small program on an idle device runs right here: handing it to the device's thread and

@@ -16,6 +16,7 @@
 #include "lower/spmd_layout.h"
 #include "runtime/async_array.h"
 #include "runtime/event.h"
+#include "runtime/network.h"
 #include "runtime/work_queue.h"
 
 namespace kiln::engine {
@@ -46,8 +47,20 @@ struct Executable {
   static constexpr uint64_t kInlineBytes = 256 << 10;
 };
 
-// One device's share of an Execute call.
+// A run whose devices span processes (jax.distributed): the other processes' devices take part
+// through the network. Every such run goes through one queue per process, so all processes meet
+// in their exchanges in the order their programs were launched.
+struct CrossProcess {
+  runtime::Network* network = nullptr;
+  runtime::WorkQueue* queue = nullptr;
+  int process_index = 0;  // this process
+};
+
+// One device's share of an Execute call. A device of another process (multi-process runs) has
+// no queue, arguments or outputs here: `process` says whose it is.
 struct DeviceWork {
+  int process = 0;
+  bool local = true;
   runtime::WorkQueue* queue = nullptr;  // the device's
   lower::ExecContext ctx;               // device_ordinal, replica_id, partition_id
   std::vector<runtime::AsyncArrayRef> args;
@@ -65,6 +78,10 @@ void Prepare(const Executable& exe, DeviceWork& work);
 // its queue, or on the caller's thread when the program is small (run_inline), alone, its device
 // idle and its arguments ready. Returns at once. Outputs and events become ready when the run
 // ends; on failure every output and event carries the error.
-void Launch(std::shared_ptr<const Executable> exe, std::vector<DeviceWork> work);
+// With devices of other processes among `work`, `cross` gives the network and the queue to run on;
+// the devices of every process assemble the global arguments from all shards, then each process
+// runs the program in global view and keeps its own devices' results.
+void Launch(std::shared_ptr<const Executable> exe, std::vector<DeviceWork> work,
+            const CrossProcess& cross = {});
 
 }  // namespace kiln::engine

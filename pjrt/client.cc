@@ -10,6 +10,8 @@
 #include "pjrt/args_check.h"
 #include "pjrt/entry_points.h"
 #include "pjrt/error.h"
+#include "pjrt/kv_store.h"
+#include "runtime/network.h"
 #include "runtime/parallel.h"
 #include "support/log.h"
 
@@ -62,51 +64,106 @@ StatusOr<int64_t> DeviceCount(const PJRT_NamedValue* options, size_t num_options
   return 1;
 }
 
-// jaxlib passes `num_nodes` (and `node_id`) when `jax.distributed.initialize` has made this one of
-// several processes. Kiln does not yet exchange values between processes: a client that believed
-// itself alone would run collectives over its own devices only and return wrong sums silently, so
-// a multi-process world is refused here, where the user sees it at the first use of the backend.
-Status RefuseMultiProcess(const PJRT_NamedValue* options, size_t num_options) {
-  if (options == nullptr) return Status::Ok();
+// Where this process stands in the run: jaxlib passes `node_id` and `num_nodes` (and the
+// key-value store) when `jax.distributed.initialize` has made it one of several processes.
+struct ProcessOptions {
+  int64_t node_id = 0;
+  int64_t num_nodes = 1;
+};
+
+StatusOr<ProcessOptions> ReadProcessOptions(const PJRT_NamedValue* options, size_t num_options) {
+  ProcessOptions out;
+  if (options == nullptr) return out;
   for (size_t i = 0; i < num_options; ++i) {
     const PJRT_NamedValue& o = options[i];
-    if (o.name == nullptr || std::string_view(o.name, o.name_size) != "num_nodes") continue;
+    if (o.name == nullptr) continue;
+    const std::string_view name(o.name, o.name_size);
+    int64_t* field = name == "node_id" ? &out.node_id : name == "num_nodes" ? &out.num_nodes : nullptr;
+    if (field == nullptr) continue;
     if (RawEnum(o.type) != PJRT_NamedValue_kInt64) {
-      return InvalidArgument("PJRT_Client_Create: option 'num_nodes' must be an int64");
+      return InvalidArgument("PJRT_Client_Create: option '" + std::string(name) +
+                             "' must be an int64");
     }
-    if (o.int64_value > 1) {
-      return Unimplemented(
-          "PJRT_Client_Create: Kiln runs in one process only, and this is one of " +
-          std::to_string(o.int64_value) +
-          " processes (jax.distributed.initialize). Collectives would see this process's devices "
-          "alone and compute wrong results, so Kiln refuses to start; run multi-process programs "
-          "on JAX's CPU backend (JAX_PLATFORMS=cpu) until Kiln supports them");
-    }
+    *field = o.int64_value;
   }
-  return Status::Ok();
+  if (out.num_nodes < 1 || out.num_nodes > kMaxDeviceCount || out.node_id < 0 ||
+      out.node_id >= out.num_nodes) {
+    return InvalidArgument("PJRT_Client_Create: node_id " + std::to_string(out.node_id) +
+                           " is not one of num_nodes " + std::to_string(out.num_nodes) +
+                           " processes");
+  }
+  return out;
+}
+
+// Every process's device count, from the key-value store: each publishes its own and reads the
+// others' (they all reached jax.distributed.initialize, so the wait is short; a process that
+// never publishes makes this fail within the collective timeout).
+StatusOr<std::vector<int64_t>> ExchangeDeviceCounts(distributed::KeyValueStore& kv,
+                                                    const ProcessOptions& world, int64_t mine) {
+  const auto key = [](int64_t p) { return "topology/process/" + std::to_string(p); };
+  KILN_RETURN_IF_ERROR(kv.Put(key(world.node_id), std::to_string(mine)));
+  std::vector<int64_t> counts;
+  for (int64_t p = 0; p < world.num_nodes; ++p) {
+    KILN_ASSIGN_OR_RETURN(std::string value, kv.Get(key(p), runtime::CollectiveTimeout()),
+                          "reading the device count of process " + std::to_string(p));
+    char* end = nullptr;
+    const long long n = std::strtoll(value.c_str(), &end, 10);
+    if (value.empty() || *end != '\0' || n < 1 || n > kMaxDeviceCount) {
+      return InvalidArgument("process " + std::to_string(p) + " published '" + value +
+                             "' as its device count");
+    }
+    counts.push_back(n);
+  }
+  int64_t total = 0;
+  for (int64_t n : counts) total += n;
+  if (total > kMaxDeviceCount) {
+    return InvalidArgument("the run has " + std::to_string(total) + " devices; Kiln supports " +
+                           std::to_string(kMaxDeviceCount));
+  }
+  return counts;
 }
 
 }  // namespace
 
-StatusOr<std::unique_ptr<PJRT_Client>> MakeClient(int64_t device_count) {
+StatusOr<std::unique_ptr<PJRT_Client>> MakeClient(const std::vector<int64_t>& counts,
+                                                  int process_index) {
   auto client = std::make_unique<PJRT_Client>();
-  for (int64_t i = 0; i < device_count; ++i) {
-    const int id = static_cast<int>(i);
-    std::unique_ptr<PJRT_Device> device = MakeDevice(id);
-    auto memory = std::make_unique<KilnMemory>();
-    memory->id = id;
-    memory->debug_string = "kiln:" + std::to_string(id) + ":" + kDeviceMemoryKind;
-    memory->to_string = "KilnMemory(id=" + std::to_string(id) + ", kind=" + kDeviceMemoryKind + ")";
-    memory->devices.push_back(device.get());
-    device->client = client.get();
-    device->memory = memory.get();
-    device->memories.push_back(memory.get());
-    client->devices.push_back(device.get());
-    client->memories.push_back(memory.get());
-    client->owned_devices.push_back(std::move(device));
-    client->owned_memories.push_back(std::move(memory));
+  client->process_index = process_index;
+  client->process_count = static_cast<int>(counts.size());
+  int id = 0;
+  for (size_t p = 0; p < counts.size(); ++p) {
+    for (int64_t i = 0; i < counts[p]; ++i, ++id) {
+      const bool here = static_cast<int>(p) == process_index;
+      std::unique_ptr<PJRT_Device> device =
+          MakeDevice({id, static_cast<int>(p), static_cast<int>(i), here});
+      auto memory = std::make_unique<KilnMemory>();
+      memory->id = id;
+      memory->debug_string = "kiln:" + std::to_string(id) + ":" + kDeviceMemoryKind;
+      memory->to_string =
+          "KilnMemory(id=" + std::to_string(id) + ", kind=" + kDeviceMemoryKind + ")";
+      memory->devices.push_back(device.get());
+      device->client = client.get();
+      device->memory = memory.get();
+      device->memories.push_back(memory.get());
+      client->devices.push_back(device.get());
+      if (here) {
+        client->addressable_devices.push_back(device.get());
+        client->memories.push_back(memory.get());
+      }
+      client->owned_devices.push_back(std::move(device));
+      client->owned_memories.push_back(std::move(memory));
+    }
   }
   return client;
+}
+
+StatusOr<runtime::Network*> ClientNetwork(PJRT_Client& client) {
+  std::lock_guard<std::mutex> lock(client.network_mu);
+  if (client.network != nullptr) return client.network.get();
+  if (client.kv_store == nullptr || client.process_count < 2) {
+    return FailedPrecondition("a program spans processes, but this is a one-process run");
+  }
+  return Unimplemented("running a program over the devices of several processes");
 }
 
 // ---- lifetime ----
@@ -114,14 +171,37 @@ StatusOr<std::unique_ptr<PJRT_Client>> MakeClient(int64_t device_count) {
 PJRT_Error* Client_Create(PJRT_Client_Create_Args* args) {
   return Guard("PJRT_Client_Create", [&]() -> Status {
     // In single-process mode jaxlib leaves the kv_* callbacks (and the `client` out-field)
-    // uninitialised, so only create_options/num_options are read.
+    // uninitialised, so they are read only when num_nodes > 1.
     KILN_CHECK_ARGS(args, PJRT_Client_Create_Args, client, "PJRT_Client_Create");
-    KILN_RETURN_IF_ERROR(RefuseMultiProcess(args->create_options, args->num_options));
+    KILN_ASSIGN_OR_RETURN(ProcessOptions world,
+                          ReadProcessOptions(args->create_options, args->num_options));
     KILN_ASSIGN_OR_RETURN(int64_t count, DeviceCount(args->create_options, args->num_options));
-    KILN_ASSIGN_OR_RETURN(std::unique_ptr<PJRT_Client> client, MakeClient(count));
+    std::vector<int64_t> counts = {count};
+    std::unique_ptr<distributed::KeyValueStore> kv;
+    if (world.num_nodes > 1) {
+      if (args->kv_get_callback == nullptr || args->kv_put_callback == nullptr) {
+        return InvalidArgument(
+            "PJRT_Client_Create: this is one of " + std::to_string(world.num_nodes) +
+            " processes but no key-value store was given (kv_get_callback / kv_put_callback)");
+      }
+      kv = std::make_unique<CallbackKeyValueStore>(KeyValueCallbacks{
+          args->kv_get_callback, args->kv_get_user_arg, args->kv_put_callback,
+          args->kv_put_user_arg});
+      KILN_ASSIGN_OR_RETURN(counts, ExchangeDeviceCounts(*kv, world, count),
+                            "PJRT_Client_Create: process " + std::to_string(world.node_id) +
+                                " of " + std::to_string(world.num_nodes));
+    }
+    KILN_ASSIGN_OR_RETURN(std::unique_ptr<PJRT_Client> client,
+                          MakeClient(counts, static_cast<int>(world.node_id)));
+    client->kv_store = std::move(kv);
     KILN_LOG(kInfo, "client created: " + std::to_string(count) + " device" +
-                        (count == 1 ? "" : "s") + ", " +
-                        std::to_string(runtime::DefaultThreadCount()) + " threads");
+                        (count == 1 ? "" : "s") +
+                        (world.num_nodes > 1 ? " in process " + std::to_string(world.node_id) +
+                                                   " of " + std::to_string(world.num_nodes) + " (" +
+                                                   std::to_string(client->devices.size()) +
+                                                   " in all)"
+                                             : std::string()) +
+                        ", " + std::to_string(runtime::DefaultThreadCount()) + " threads");
     args->client = client.release();
     return Status::Ok();
   });
@@ -137,8 +217,9 @@ PJRT_Error* Client_Destroy(PJRT_Client_Destroy_Args* args) {
 }
 
 PJRT_Error* Client_UpdateGlobalProcessInfo(PJRT_Client_UpdateGlobalProcessInfo_Args* args) {
-  // Kiln is single-process; multi-process jaxlib treats an error here as fatal, so accept and
-  // ignore.
+  // The coordination service's view of which processes are alive. Kiln learns of a lost process
+  // from the transport (its collectives fail within the timeout, naming it), so the update is
+  // accepted; jaxlib treats an error here as fatal.
   (void)args;
   return nullptr;
 }
@@ -176,7 +257,7 @@ PJRT_Error* Client_ProcessIndex(PJRT_Client_ProcessIndex_Args* args) {
   return Guard("PJRT_Client_ProcessIndex", [&]() -> Status {
     KILN_CHECK_ARGS(args, PJRT_Client_ProcessIndex_Args, process_index, "PJRT_Client_ProcessIndex");
     KILN_CHECK_NOT_NULL(args->client, "PJRT_Client_ProcessIndex");
-    args->process_index = 0;
+    args->process_index = args->client->process_index;
     return Status::Ok();
   });
 }
@@ -198,8 +279,8 @@ PJRT_Error* Client_AddressableDevices(PJRT_Client_AddressableDevices_Args* args)
     KILN_CHECK_ARGS(args, PJRT_Client_AddressableDevices_Args, num_addressable_devices,
                     "PJRT_Client_AddressableDevices");
     KILN_CHECK_NOT_NULL(args->client, "PJRT_Client_AddressableDevices");
-    args->addressable_devices = args->client->devices.data();
-    args->num_addressable_devices = args->client->devices.size();
+    args->addressable_devices = args->client->addressable_devices.data();
+    args->num_addressable_devices = args->client->addressable_devices.size();
     return Status::Ok();
   });
 }
@@ -222,7 +303,7 @@ PJRT_Error* Client_LookupAddressableDevice(PJRT_Client_LookupAddressableDevice_A
     KILN_CHECK_ARGS(args, PJRT_Client_LookupAddressableDevice_Args, addressable_device,
                     "PJRT_Client_LookupAddressableDevice");
     KILN_CHECK_NOT_NULL(args->client, "PJRT_Client_LookupAddressableDevice");
-    for (PJRT_Device* d : args->client->devices) {
+    for (PJRT_Device* d : args->client->addressable_devices) {
       if (d->local_hardware_id == args->local_hardware_id) {
         args->addressable_device = d;
         return Status::Ok();

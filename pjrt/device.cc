@@ -41,21 +41,28 @@ PJRT_NamedValue Int64Attr(const std::string& name, int64_t value) {
 
 }  // namespace
 
-std::unique_ptr<PJRT_Device> MakeDevice(int id) {
+std::unique_ptr<PJRT_Device> MakeDevice(const DevicePlace& place) {
   auto d = std::make_unique<PJRT_Device>();
+  const int id = place.id;
   PJRT_DeviceDescription& desc = d->description;
   desc.id = id;
-  desc.process_index = 0;
+  desc.process_index = place.process_index;
   desc.kind = "kiln-cpu";
   desc.debug_string = "kiln:" + std::to_string(id);
-  desc.to_string = "KilnDevice(id=" + std::to_string(id) + ")";
+  desc.to_string = "KilnDevice(id=" + std::to_string(id) +
+                   (place.process_index == 0 ? "" : ", process_index=" +
+                                                        std::to_string(place.process_index)) +
+                   ")";
   // Only kString / kInt64 / kInt64List attributes: jaxlib aborts on kFloat and kBool here.
   // Strings first (fixed size, never resized afterwards, so c_str() pointers stay valid).
   desc.attribute_strings = {"kiln_backend", "host-cpu", "kiln_device_index"};
   desc.attributes.push_back(StringAttr(desc.attribute_strings[0], desc.attribute_strings[1]));
-  desc.attributes.push_back(Int64Attr(desc.attribute_strings[2], id));
-  d->local_hardware_id = id;
-  d->queue = std::make_unique<runtime::WorkQueue>("kiln-device-" + std::to_string(id));
+  desc.attributes.push_back(Int64Attr(desc.attribute_strings[2], place.local_index));
+  d->addressable = place.addressable;
+  d->local_hardware_id = place.addressable ? place.local_index : -1;
+  if (place.addressable) {
+    d->queue = std::make_unique<runtime::WorkQueue>("kiln-device-" + std::to_string(id));
+  }
   return d;
 }
 
@@ -145,7 +152,7 @@ PJRT_Error* Device_IsAddressable(PJRT_Device_IsAddressable_Args* args) {
     KILN_CHECK_ARGS(args, PJRT_Device_IsAddressable_Args, is_addressable,
                     "PJRT_Device_IsAddressable");
     KILN_CHECK_NOT_NULL(args->device, "PJRT_Device_IsAddressable");
-    args->is_addressable = true;
+    args->is_addressable = args->device->addressable;
     return Status::Ok();
   });
 }
@@ -165,8 +172,9 @@ PJRT_Error* Device_AddressableMemories(PJRT_Device_AddressableMemories_Args* arg
     KILN_CHECK_ARGS(args, PJRT_Device_AddressableMemories_Args, num_memories,
                     "PJRT_Device_AddressableMemories");
     KILN_CHECK_NOT_NULL(args->device, "PJRT_Device_AddressableMemories");
-    args->memories = args->device->memories.data();
-    args->num_memories = args->device->memories.size();
+    const bool here = args->device->addressable;  // another process's memories are not
+    args->memories = here ? args->device->memories.data() : nullptr;
+    args->num_memories = here ? args->device->memories.size() : 0;
     return Status::Ok();
   });
 }

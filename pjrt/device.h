@@ -45,15 +45,28 @@ inline KilnMemory* AsKiln(PJRT_Memory* m) { return static_cast<KilnMemory*>(m); 
 struct PJRT_Device {
   PJRT_DeviceDescription description;
   PJRT_Client* client = nullptr;
+  // This process's device (the others of a multi-process run are listed, not addressable: no
+  // queue, no buffers). Its index among its process's devices; -1 when not addressable.
+  bool addressable = true;
   int local_hardware_id = 0;
   kiln::pjrt::KilnMemory* memory = nullptr;  // the default (and only) memory
   std::vector<PJRT_Memory*> memories;        // {memory}
-  std::unique_ptr<kiln::runtime::WorkQueue> queue;
+  std::unique_ptr<kiln::runtime::WorkQueue> queue;  // NULL when not addressable
 };
 
 namespace kiln::pjrt {
 
-// Builds device `id` (description, attributes, work queue); the caller wires memory and client.
-std::unique_ptr<PJRT_Device> MakeDevice(int id);
+// Where a device is: its global id, the process that holds it, its index there, and whether that
+// process is this one.
+struct DevicePlace {
+  int id = 0;
+  int process_index = 0;
+  int local_index = 0;
+  bool addressable = true;
+};
+
+// Builds a device (description, attributes, and a work queue when addressable); the caller wires
+// memory and client.
+std::unique_ptr<PJRT_Device> MakeDevice(const DevicePlace& place);
 
 }  // namespace kiln::pjrt

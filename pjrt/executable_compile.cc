@@ -195,7 +195,9 @@ StatusOr<std::unique_ptr<PJRT_LoadedExecutable>> CompileAndLoad(
       std::string(reinterpret_cast<const char*>(code.data()), code.size()));
   loaded->serialized_device_assignment = SerializeDeviceAssignment(
       slots, static_cast<int>(options->num_replicas), static_cast<int>(options->num_partitions));
-  for (const ExecutionSlot& s : slots) loaded->addressable_devices.push_back(s.device);
+  for (const ExecutionSlot& s : slots) {
+    if (s.device->addressable) loaded->addressable_devices.push_back(s.device);
+  }
   loaded->slots = std::move(slots);
   return loaded;
 }

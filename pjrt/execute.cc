@@ -49,9 +49,23 @@ PJRT_Error* LoadedExecutable_Execute(PJRT_LoadedExecutable_Execute_Args* args) {
       }
       slots = {{execute_device, 0, 0}};
     }
-    if (args->num_devices != slots.size()) {
-      return InvalidArgument(Prefix(kFn) + exe.name + " runs on " + std::to_string(slots.size()) +
-                             " device(s) but num_devices is " + std::to_string(args->num_devices));
+    // Argument and output lists are this process's devices' (a multi-process run lists the other
+    // processes' devices in `slots` too).
+    size_t local_slots = 0;
+    for (const ExecutionSlot& s : slots) local_slots += s.device->addressable ? 1 : 0;
+    if (args->num_devices != local_slots) {
+      return InvalidArgument(Prefix(kFn) + exe.name + " runs on " + std::to_string(local_slots) +
+                             " device(s) of this process but num_devices is " +
+                             std::to_string(args->num_devices));
+    }
+    engine::CrossProcess cross;
+    if (local_slots != slots.size()) {
+      if (!exe.spmd.has_value() || local_slots == 0) {
+        return InvalidArgument(Prefix(kFn) + exe.name + " runs on devices of other processes only");
+      }
+      KILN_ASSIGN_OR_RETURN(cross.network, ClientNetwork(*loaded->client), Prefix(kFn) + exe.name);
+      cross.queue = loaded->client->addressable_devices.front()->queue.get();
+      cross.process_index = loaded->client->process_index;
     }
     if (args->num_args != exe.arg_types.size()) {
       return InvalidArgument(Prefix(kFn) + exe.name + " expects " +
@@ -80,12 +94,18 @@ PJRT_Error* LoadedExecutable_Execute(PJRT_LoadedExecutable_Execute_Args* args) {
 
     // Validate everything before launching anything.
     std::vector<engine::DeviceWork> launches(slots.size());
-    for (size_t d = 0; d < slots.size(); ++d) {
-      engine::DeviceWork& l = launches[d];
-      l.queue = slots[d].device->queue.get();
-      l.ctx.device_ordinal = slots[d].device->description.id;
-      l.ctx.replica_id = slots[d].replica;
-      l.ctx.partition_id = slots[d].partition;
+    std::vector<size_t> list_of(slots.size(), 0);  // per slot: its argument/output list
+    for (size_t s = 0, next = 0; s < slots.size(); ++s) {
+      engine::DeviceWork& l = launches[s];
+      l.process = slots[s].device->description.process_index;
+      l.local = slots[s].device->addressable;
+      l.queue = slots[s].device->queue.get();
+      l.ctx.device_ordinal = slots[s].device->description.id;
+      l.ctx.replica_id = slots[s].replica;
+      l.ctx.partition_id = slots[s].partition;
+      if (!l.local) continue;
+      const size_t d = next++;
+      list_of[s] = d;
       if (args->num_args > 0) {
         if (args->argument_lists[d] == nullptr) {
           return InvalidArgument(Prefix(kFn) + "argument_lists[" + std::to_string(d) + "] is NULL");
@@ -98,7 +118,7 @@ PJRT_Error* LoadedExecutable_Execute(PJRT_LoadedExecutable_Execute_Args* args) {
         PJRT_Buffer* buffer = args->argument_lists[d][a];
         const std::string where =
             "argument #" + std::to_string(a) +
-            (slots.size() > 1 ? " for device " + std::to_string(d) : std::string());
+            (local_slots > 1 ? " for device " + std::to_string(d) : std::string());
         if (buffer == nullptr) return InvalidArgument(Prefix(kFn) + where + " is NULL");
         const ir::Type& want = exe.arg_types[a];
         const bool token = a < exe.token_args.size() && exe.token_args[a];  // any buffer will do
@@ -126,7 +146,7 @@ PJRT_Error* LoadedExecutable_Execute(PJRT_LoadedExecutable_Execute_Args* args) {
     }
 
     // A buffer passed twice must not be donated: it would be read after being consumed.
-    for (size_t d = 0; d < slots.size() && !consumed.empty(); ++d) {
+    for (size_t d = 0; d < local_slots && !consumed.empty(); ++d) {
       for (size_t a = 0; a < args->num_args; ++a) {
         PJRT_Buffer* buffer = args->argument_lists[d][a];
         if (!donate[a] && std::find(consumed.begin(), consumed.end(), buffer) != consumed.end()) {
@@ -138,16 +158,18 @@ PJRT_Error* LoadedExecutable_Execute(PJRT_LoadedExecutable_Execute_Args* args) {
     for (PJRT_Buffer* buffer : consumed) buffer->Delete();
 
     // Hand out outputs and completion events, then launch. Execute returns before the work is done.
-    for (size_t d = 0; d < slots.size(); ++d) {
-      engine::DeviceWork& l = launches[d];
+    for (size_t s = 0; s < slots.size(); ++s) {
+      engine::DeviceWork& l = launches[s];
+      if (!l.local) continue;
+      const size_t d = list_of[s];
       for (size_t o = 0; o < l.outputs.size(); ++o) {
-        args->output_lists[d][o] = new PJRT_Buffer(slots[d].device, l.outputs[o]);
+        args->output_lists[d][o] = new PJRT_Buffer(slots[s].device, l.outputs[o]);
       }
       if (args->device_complete_events != nullptr) {
         args->device_complete_events[d] = NewEvent(l.done);
       }
     }
-    engine::Launch(info->exe, std::move(launches));
+    engine::Launch(info->exe, std::move(launches), cross);
     return Status::Ok();
   });
 }

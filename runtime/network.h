@@ -8,6 +8,7 @@
 // with an error naming `what` (the collective) and the missing process; nothing waits forever.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -16,6 +17,10 @@
 #include "support/status.h"
 
 namespace kiln::runtime {
+
+// How long a multi-process wait (a collective, a peer's arrival) may take before it fails: 60 s, or
+// KILN_COLLECTIVE_TIMEOUT seconds (a positive number; read once).
+std::chrono::milliseconds CollectiveTimeout();
 
 // Element-wise reductions across processes (the reduction bodies Kiln's collectives accept).
 enum class NetReduce { kSum, kProduct, kMax, kMin, kAnd, kOr, kXor };
