@@ -58,10 +58,13 @@ PJRT_Error* LoadedExecutable_Execute(PJRT_LoadedExecutable_Execute_Args* args) {
                              " device(s) of this process but num_devices is " +
                              std::to_string(args->num_devices));
     }
+    // A program on other processes' devices only: they run it; this process has no part in it
+    // (jaxlib calls Execute with no devices here).
+    if (local_slots == 0) return Status::Ok();
     engine::CrossProcess cross;
     if (local_slots != slots.size()) {
-      if (!exe.spmd.has_value() || local_slots == 0) {
-        return InvalidArgument(Prefix(kFn) + exe.name + " runs on devices of other processes only");
+      if (!exe.spmd.has_value()) {
+        return Internal(Prefix(kFn) + exe.name + " is not partitioned but lists several devices");
       }
       KILN_ASSIGN_OR_RETURN(cross.network, ClientNetwork(*loaded->client), Prefix(kFn) + exe.name);
       cross.queue = loaded->client->addressable_devices.front()->queue.get();
