@@ -7,18 +7,19 @@
 # through them, and nothing else: each layer's sources are compiled with an include directory
 # that holds links to exactly those folders (build/layers/<layer>/), not the repository root, so
 # an #include of a layer above is a build error, "No such file or directory".
-set(KILN_LAYERS abi support ir ingest runtime lower engine codegen kernels compiler pjrt)
+set(KILN_LAYERS abi support ir ingest runtime distributed lower engine codegen kernels compiler pjrt)
 set(KILN_LAYER_DEPS_abi "")
 set(KILN_LAYER_DEPS_support "")
 set(KILN_LAYER_DEPS_ir support)
 set(KILN_LAYER_DEPS_ingest ir support)
 set(KILN_LAYER_DEPS_runtime abi ir support)
+set(KILN_LAYER_DEPS_distributed runtime ir support)
 set(KILN_LAYER_DEPS_lower runtime ir support)
 set(KILN_LAYER_DEPS_engine lower runtime ir support)
 set(KILN_LAYER_DEPS_codegen engine lower runtime ir support)
 set(KILN_LAYER_DEPS_kernels codegen engine lower runtime ir support)
 set(KILN_LAYER_DEPS_compiler kernels codegen engine lower ingest runtime ir support)
-set(KILN_LAYER_DEPS_pjrt compiler kernels engine lower ingest runtime ir support abi)
+set(KILN_LAYER_DEPS_pjrt compiler kernels engine lower ingest distributed runtime ir support abi)
 
 # The layers `layer` may see: itself and its dependencies' closure.
 function(kiln_layer_closure layer out)
