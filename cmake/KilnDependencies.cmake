@@ -7,6 +7,7 @@
 #   kiln::hwy        Google Highway, optional (only when KILN_USE_HIGHWAY=ON)
 #   kiln::sleef      SLEEF vector math, optional (only when KILN_USE_SLEEF=ON)
 #   kiln::xbyak      Xbyak x86-64 assembler (header-only)
+#   kiln::gloo       Gloo collectives, TCP transport (vendored, static; third_party/gloo)
 
 set(THREADS_PREFER_PTHREAD_FLAG ON)
 find_package(Threads REQUIRED)
@@ -141,3 +142,9 @@ endif()
 add_library(kiln_xbyak INTERFACE)
 target_include_directories(kiln_xbyak SYSTEM INTERFACE "${KILN_XBYAK_INCLUDE_DIR}")
 add_library(kiln::xbyak ALIAS kiln_xbyak)
+
+# --- Gloo (vendored, static) ----------------------------------------------------------------------
+# Cross-process collectives for distributed/ (BSD-3-Clause): built from third_party/gloo with only
+# the TCP transport; Debian's libgloo0 needs glibc 2.34, libibverbs and libhiredis, which the
+# manylinux wheel cannot carry.
+add_subdirectory("${PROJECT_SOURCE_DIR}/third_party/gloo" "${PROJECT_BINARY_DIR}/third_party/gloo")

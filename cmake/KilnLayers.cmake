@@ -19,7 +19,7 @@ set(KILN_LAYER_DEPS_engine lower runtime ir support)
 set(KILN_LAYER_DEPS_codegen engine lower runtime ir support)
 set(KILN_LAYER_DEPS_kernels codegen engine lower runtime ir support)
 set(KILN_LAYER_DEPS_compiler kernels codegen engine lower ingest runtime ir support)
-set(KILN_LAYER_DEPS_pjrt compiler kernels engine lower distributed ingest runtime ir support abi)
+set(KILN_LAYER_DEPS_pjrt compiler kernels engine lower ingest distributed runtime ir support abi)
 
 # The layers `layer` may see: itself and its dependencies' closure.
 function(kiln_layer_closure layer out)

@@ -1,7 +1,7 @@
-// The framework's key-value store, as the distributed layer uses it: jaxlib hands one to
-// PJRT_Client_Create when jax.distributed has made this one of several processes (pjrt/ adapts
-// its C callbacks to this interface). Every process of the run sees the same store; it is where
-// processes find each other (topology, transport addresses) without another server.
+// The framework's key-value store, as distributed/ sees it: the one channel processes share before
+// any connection exists. jax.distributed provides one (the coordinator's store, reached through
+// PJRT_Client_Create's kv_get / kv_put callbacks; pjrt/ adapts it); Gloo rendezvous through it
+// (gloo_store.h), so a multi-process run needs no server or port beyond the framework's own.
 #pragma once
 
 #include <chrono>
@@ -15,8 +15,10 @@ namespace kiln::distributed {
 class KeyValueStore {
  public:
   virtual ~KeyValueStore() = default;
+  // Publishes `value` under `key` for every process. Keys are written once.
   virtual Status Put(std::string_view key, std::string_view value) = 0;
-  // Blocks until `key` is set or `timeout` passes (then DEADLINE_EXCEEDED or the store's error).
+  // The value under `key`, waiting up to `timeout` for some process to Put it; DeadlineExceeded
+  // (or the store's own error) when it does not arrive in time.
   virtual StatusOr<std::string> Get(std::string_view key, std::chrono::milliseconds timeout) = 0;
 };
 

@@ -10,11 +10,18 @@
 // written here: arc4random from the getrandom system call, _dl_find_object from dl_iterate_phdr
 // (the unwinder needs it to find a frame's unwind tables), and __libc_single_threaded as a
 // constant 0, which makes libstdc++ always use atomic reference counts (correct, if not fastest).
+// Gloo (distributed/, third_party/gloo) adds three: pthread_mutex_trylock@2.34 (the old version
+// is the same function), pthread_cond_clockwait (2.30; libstdc++'s condition_variable waits on the
+// steady clock with it), here a pthread_cond_timedwait@2.3.2 on the realtime clock until the same
+// moment, and fstat64@2.33 (libstdc++'s file streams), here the old __fxstat64 it used to inline
+// to.
 // scripts/build_wheel.sh checks the result: auditwheel must tag the wheel manylinux_2_28.
 #include <dlfcn.h>
 #include <link.h>
 #include <pthread.h>
 #include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
 
 #include <cerrno>
 #include <cstddef>
@@ -45,10 +52,41 @@ KILN_OLD_VERSION(int, __pthread_key_create, "GLIBC_2.2.5", (pthread_key_t * k, v
 KILN_OLD_VERSION(int, pthread_key_delete, "GLIBC_2.2.5", (pthread_key_t k), (k))
 KILN_OLD_VERSION(void*, pthread_getspecific, "GLIBC_2.2.5", (pthread_key_t k), (k))
 KILN_OLD_VERSION(int, pthread_setspecific, "GLIBC_2.2.5", (pthread_key_t k, const void* v), (k, v))
+KILN_OLD_VERSION(int, pthread_mutex_trylock, "GLIBC_2.2.5", (pthread_mutex_t * m), (m))
 KILN_OLD_VERSION(int, pthread_attr_setstacksize, "GLIBC_2.2.5", (pthread_attr_t * a, size_t s),
                  (a, s))
 
+extern "C" int kiln_old_pthread_cond_timedwait(pthread_cond_t* c, pthread_mutex_t* m,
+                                               const struct timespec* abstime);
+__asm__(".symver kiln_old_pthread_cond_timedwait,pthread_cond_timedwait@GLIBC_2.3.2");
+extern "C" int kiln_old___fxstat64(int version, int fd, struct stat64* buf);
+__asm__(".symver kiln_old___fxstat64,__fxstat64@GLIBC_2.2.5");
+
 extern "C" {
+
+// Waits on the condition variable's own (realtime) clock until the moment `abstime` names on
+// `clock`: the same deadline, unless the realtime clock is set meanwhile.
+__attribute__((visibility("hidden"))) int __wrap_pthread_cond_clockwait(
+    pthread_cond_t* c, pthread_mutex_t* m, clockid_t clock, const struct timespec* abstime) {
+  if (clock == CLOCK_REALTIME) return kiln_old_pthread_cond_timedwait(c, m, abstime);
+  struct timespec now {
+  }, real{};
+  clock_gettime(clock, &now);
+  clock_gettime(CLOCK_REALTIME, &real);
+  int64_t left = (static_cast<int64_t>(abstime->tv_sec) - now.tv_sec) * 1000000000 +
+                 (abstime->tv_nsec - now.tv_nsec);
+  if (left < 0) left = 0;
+  int64_t ns = real.tv_nsec + left % 1000000000;
+  struct timespec until {};
+  until.tv_sec = real.tv_sec + left / 1000000000 + ns / 1000000000;
+  until.tv_nsec = ns % 1000000000;
+  return kiln_old_pthread_cond_timedwait(c, m, &until);
+}
+
+// _STAT_VER on x86-64 is 1.
+__attribute__((visibility("hidden"))) int __wrap_fstat64(int fd, struct stat64* buf) {
+  return kiln_old___fxstat64(1, fd, buf);
+}
 
 // Read by the static libstdc++; 0 means "other threads may exist".
 __attribute__((visibility("hidden"))) char __libc_single_threaded = 0;

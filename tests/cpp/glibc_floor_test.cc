@@ -47,4 +47,47 @@ TEST(GlibcFloorTest, Arc4randomVaries) {
   EXPECT_GT(seen.size(), 60u);
 }
 
+TEST(GlibcFloorTest, OldFstatAndTrylockAgree) {
+  FILE* f = std::tmpfile();
+  ASSERT_NE(f, nullptr);
+  std::fputs("twelve bytes", f);
+  std::fflush(f);
+  struct stat64 want {
+  }, got{};
+  ASSERT_EQ(fstat64(fileno(f), &want), 0);
+  ASSERT_EQ(__wrap_fstat64(fileno(f), &got), 0);
+  EXPECT_EQ(got.st_size, 12);
+  EXPECT_EQ(got.st_ino, want.st_ino);
+  std::fclose(f);
+  pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+  EXPECT_EQ(__wrap_pthread_mutex_trylock(&m), 0);
+  EXPECT_NE(__wrap_pthread_mutex_trylock(&m), 0);  // EBUSY
+  pthread_mutex_unlock(&m);
+}
+
+TEST(GlibcFloorTest, ClockwaitTimesOutAtTheMonotonicDeadline) {
+  pthread_cond_t c = PTHREAD_COND_INITIALIZER;
+  pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+  struct timespec start {
+  }, deadline{}, end{};
+  clock_gettime(CLOCK_MONOTONIC, &start);
+  deadline = start;
+  deadline.tv_nsec += 50'000'000;
+  if (deadline.tv_nsec >= 1'000'000'000) {
+    deadline.tv_sec += 1;
+    deadline.tv_nsec -= 1'000'000'000;
+  }
+  pthread_mutex_lock(&m);
+  int rc = 0;
+  do {
+    rc = __wrap_pthread_cond_clockwait(&c, &m, CLOCK_MONOTONIC, &deadline);
+  } while (rc == 0);  // spurious wake-ups
+  pthread_mutex_unlock(&m);
+  clock_gettime(CLOCK_MONOTONIC, &end);
+  EXPECT_EQ(rc, ETIMEDOUT);
+  double waited = (end.tv_sec - start.tv_sec) + (end.tv_nsec - start.tv_nsec) * 1e-9;
+  EXPECT_GE(waited, 0.045);
+  EXPECT_LT(waited, 2.0);
+}
+
 }  // namespace

@@ -95,3 +95,18 @@ def test_only_codegen_sees_the_assembler():
         if path.name in ("native_math.h", "native_loop.h", "fused_native.h") and "<xbyak/" in text:
             bad.append(f"{path.relative_to(ROOT)} (a builder header other layers include)")
     assert not bad, "the assembler leaks out of codegen/: " + ", ".join(bad)
+
+
+def test_only_distributed_sees_gloo():
+    """Gloo (third_party/gloo, the cross-process transport) stays inside distributed/: the rest of
+    Kiln codes against runtime/network.h."""
+    order, _ = layers()
+    bad = []
+    for layer in order:
+        if layer == "distributed":
+            continue
+        for path in sorted((ROOT / layer).rglob("*")):
+            if path.suffix in (".h", ".cc") and re.search(r'#\s*include\s*[<"]gloo/',
+                                                          path.read_text(errors="replace")):
+                bad.append(str(path.relative_to(ROOT)))
+    assert not bad, "Gloo leaks out of distributed/: " + ", ".join(bad)
