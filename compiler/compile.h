@@ -23,7 +23,6 @@ namespace kiln::compiler {
 struct Executable : engine::Executable {
   std::shared_ptr<const ir::Module> module;
   ingest::CompileOptions options;
-  std::string fingerprint;  // stable hash of the artifact and the options Kiln honours
 };
 
 // What the C API asks to compile: a program's bytes in `format` ("mlir": a StableHLO portable

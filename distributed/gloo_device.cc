@@ -70,15 +70,7 @@ StatusOr<std::shared_ptr<gloo::transport::Device>> MakeGlooDevice(KeyValueStore&
 
 StatusOr<milliseconds> CollectiveTimeout(const GlooOptions& options) {
   if (options.timeout) return *options.timeout;
-  const char* env = std::getenv("KILN_COLLECTIVE_TIMEOUT");
-  if (env == nullptr || *env == '\0') return kDefaultCollectiveTimeout;
-  char* end = nullptr;
-  double seconds = std::strtod(env, &end);
-  if (end == env || *end != '\0' || !(seconds > 0) || seconds > 1e7) {
-    return InvalidArgument(std::string("KILN_COLLECTIVE_TIMEOUT='") + env +
-                           "': expected a positive number of seconds");
-  }
-  return milliseconds(static_cast<int64_t>(seconds * 1000 + 0.5));
+  return runtime::CollectiveTimeout();
 }
 
 }  // namespace kiln::distributed

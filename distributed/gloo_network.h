@@ -24,14 +24,11 @@
 namespace kiln::distributed {
 
 struct GlooOptions {
-  // The bound on rendezvous and on every collective. Unset: $KILN_COLLECTIVE_TIMEOUT (seconds,
-  // may be fractional), else 60 s.
+  // The bound on rendezvous and on every collective. Unset: runtime::CollectiveTimeout().
   std::optional<std::chrono::milliseconds> timeout;
   std::string interface;  // empty: $KILN_GLOO_INTERFACE
   std::string hostname;   // empty: $KILN_GLOO_HOSTNAME
 };
-
-inline constexpr std::chrono::milliseconds kDefaultCollectiveTimeout{60'000};
 
 // The timeout `options` and the environment give (see GlooOptions::timeout).
 StatusOr<std::chrono::milliseconds> CollectiveTimeout(const GlooOptions& options);

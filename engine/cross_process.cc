@@ -12,7 +12,7 @@ namespace {
 // What each process states before its shards, so that a process running another program is an
 // error rather than a mix of unrelated bytes.
 struct Header {
-  uint64_t fingerprint = 0;  // of the program's name and global argument types
+  uint64_t fingerprint = 0;  // of the program (its artifact and options) and its layout
   uint64_t shard_bytes = 0;  // of one device's sharded arguments
   uint64_t devices = 0;      // this process's devices in the run
   uint64_t reserved = 0;
@@ -26,6 +26,7 @@ uint64_t Fingerprint(const Executable& exe) {
     h = (h ^ 0xff) * 1099511628211ull;
   };
   mix(exe.name);
+  mix(exe.fingerprint);
   for (const lower::ValueLayout& v : exe.spmd->args) mix(v.global.ToString() + v.local.ToString());
   for (const lower::ValueLayout& v : exe.spmd->results) mix(v.global.ToString());
   return h;

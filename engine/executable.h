@@ -23,6 +23,9 @@ namespace kiln::engine {
 
 struct Executable {
   std::string name;  // the module name, e.g. "jit_add"
+  // A stable hash of the artifact and the options Kiln honours: processes of a multi-process run
+  // compare it before exchanging values.
+  std::string fingerprint;
   std::shared_ptr<const lower::Program> main;
   // Types at the PJRT boundary. A `!stablehlo.token` parameter or result of @main (ordered
   // effects) is a pred[0] buffer there, as JAX passes and expects its runtime tokens; inside, the

@@ -3,6 +3,7 @@
 #include "pjrt/client.h"
 
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <string>
 #include <string_view>
@@ -11,6 +12,7 @@
 #include "pjrt/entry_points.h"
 #include "pjrt/error.h"
 #include "pjrt/kv_store.h"
+#include "distributed/gloo_network.h"
 #include "runtime/network.h"
 #include "runtime/parallel.h"
 #include "support/log.h"
@@ -102,9 +104,10 @@ StatusOr<std::vector<int64_t>> ExchangeDeviceCounts(distributed::KeyValueStore& 
                                                     const ProcessOptions& world, int64_t mine) {
   const auto key = [](int64_t p) { return "topology/process/" + std::to_string(p); };
   KILN_RETURN_IF_ERROR(kv.Put(key(world.node_id), std::to_string(mine)));
+  KILN_ASSIGN_OR_RETURN(std::chrono::milliseconds timeout, runtime::CollectiveTimeout());
   std::vector<int64_t> counts;
   for (int64_t p = 0; p < world.num_nodes; ++p) {
-    KILN_ASSIGN_OR_RETURN(std::string value, kv.Get(key(p), runtime::CollectiveTimeout()),
+    KILN_ASSIGN_OR_RETURN(std::string value, kv.Get(key(p), timeout),
                           "reading the device count of process " + std::to_string(p));
     char* end = nullptr;
     const long long n = std::strtoll(value.c_str(), &end, 10);
@@ -163,7 +166,12 @@ StatusOr<runtime::Network*> ClientNetwork(PJRT_Client& client) {
   if (client.kv_store == nullptr || client.process_count < 2) {
     return FailedPrecondition("a program spans processes, but this is a one-process run");
   }
-  return Unimplemented("running a program over the devices of several processes");
+  KILN_ASSIGN_OR_RETURN(client.network,
+                        distributed::MakeGlooNetwork(*client.kv_store, client.process_index,
+                                                     client.process_count),
+                        "connecting process " + std::to_string(client.process_index) + " of " +
+                            std::to_string(client.process_count));
+  return client.network.get();
 }
 
 // ---- lifetime ----

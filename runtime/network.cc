@@ -1,27 +1,20 @@
 #include "runtime/network.h"
 
-#include <cmath>
 #include <cstdlib>
-
-#include "support/log.h"
+#include <string>
 
 namespace kiln::runtime {
 
-std::chrono::milliseconds CollectiveTimeout() {
-  static const std::chrono::milliseconds timeout = [] {
-    constexpr std::chrono::milliseconds kDefault{60'000};
-    const char* env = std::getenv("KILN_COLLECTIVE_TIMEOUT");
-    if (env == nullptr || *env == '\0') return kDefault;
-    char* end = nullptr;
-    const double seconds = std::strtod(env, &end);
-    if (*end != '\0' || !(seconds > 0) || !std::isfinite(seconds) || seconds > 86400 * 365.0) {
-      KILN_LOG(kWarning, std::string("KILN_COLLECTIVE_TIMEOUT='") + env +
-                             "' is not a positive number of seconds; using 60");
-      return kDefault;
-    }
-    return std::chrono::milliseconds(static_cast<int64_t>(std::ceil(seconds * 1000)));
-  }();
-  return timeout;
+StatusOr<std::chrono::milliseconds> CollectiveTimeout() {
+  const char* env = std::getenv("KILN_COLLECTIVE_TIMEOUT");
+  if (env == nullptr || *env == '\0') return kDefaultCollectiveTimeout;
+  char* end = nullptr;
+  const double seconds = std::strtod(env, &end);
+  if (end == env || *end != '\0' || !(seconds > 0) || seconds > 1e7) {
+    return InvalidArgument(std::string("KILN_COLLECTIVE_TIMEOUT='") + env +
+                           "': expected a positive number of seconds");
+  }
+  return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000 + 0.5));
 }
 
 }  // namespace kiln::runtime

@@ -19,8 +19,10 @@
 namespace kiln::runtime {
 
 // How long a multi-process wait (a collective, a peer's arrival) may take before it fails: 60 s, or
-// KILN_COLLECTIVE_TIMEOUT seconds (a positive number; read once).
-std::chrono::milliseconds CollectiveTimeout();
+// $KILN_COLLECTIVE_TIMEOUT seconds (a positive number, fractions allowed; anything else is an
+// INVALID_ARGUMENT error naming it).
+inline constexpr std::chrono::milliseconds kDefaultCollectiveTimeout{60'000};
+StatusOr<std::chrono::milliseconds> CollectiveTimeout();
 
 // Element-wise reductions across processes (the reduction bodies Kiln's collectives accept).
 enum class NetReduce { kSum, kProduct, kMax, kMin, kAnd, kOr, kXor };

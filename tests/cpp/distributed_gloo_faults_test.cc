@@ -157,7 +157,7 @@ TEST(DistributedGloo, PeerThatNeverArrivesIsNamed) {
 TEST(DistributedGloo, CollectiveTimeoutFromEnvironment) {
   GlooOptions options;
   unsetenv("KILN_COLLECTIVE_TIMEOUT");
-  EXPECT_EQ(*distributed::CollectiveTimeout(options), distributed::kDefaultCollectiveTimeout);
+  EXPECT_EQ(*distributed::CollectiveTimeout(options), runtime::kDefaultCollectiveTimeout);
   setenv("KILN_COLLECTIVE_TIMEOUT", "2.5", 1);
   EXPECT_EQ(*distributed::CollectiveTimeout(options), std::chrono::milliseconds(2500));
   options.timeout = std::chrono::milliseconds(700);

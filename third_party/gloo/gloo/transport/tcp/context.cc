@@ -8,6 +8,8 @@
 
 #include "gloo/transport/tcp/context.h"
 
+#include <cstdlib>
+
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -239,6 +241,8 @@ std::vector<int> Context::getUnConnectedPeerRanks() const {
 }
 
 void Context::printConnectivityInfo() const {
+  // Kiln's one local change: a library inside a user's program does not write to its stdout.
+  if (std::getenv("KILN_GLOO_VERBOSE") == nullptr) return;
   int numConnectedPeers = getConnectedPeerRanks().size();
   std::cout << "[Gloo] Rank " << rank << " is connected to "
             << numConnectedPeers << " peer ranks. "
