@@ -19,6 +19,7 @@
 
 #include "kernels/dispatch.h"
 #include "kernels/families.h"
+#include "kernels/float16.h"
 #include "kernels/scalar_body.h"
 #include "lower/op_registry.h"
 #include "runtime/box_copy.h"
@@ -172,8 +173,66 @@ void AccumulateTyped(void* acc, const void* x, int64_t n) {
   for (int64_t i = 0; i < n; ++i) a[i] = ReducerFn<K, T>::Apply(a[i], b[i]);
 }
 
+// 16-bit floats combine in f32. f16 rounds back after each member (the members combine one by
+// one, in group order, as for every type); an all_reduce of bf16 rounds once, at the end (both as
+// XLA:CPU does: Reducer::bf16_sum).
+template <ReducerKind K, typename Narrow>
+void AccumulateNarrow(void* acc, const void* x, int64_t n) {
+  Narrow* a = static_cast<Narrow*>(acc);
+  const Narrow* b = static_cast<const Narrow*>(x);
+  for (int64_t i = 0; i < n; ++i) {
+    const float r = ReducerFn<K, float>::Apply(ToFloat(a[i]), ToFloat(b[i]));
+    if constexpr (std::is_same_v<Narrow, f16_t>) {
+      a[i] = ToF16(r);
+    } else {
+      a[i] = ToBf16(r);
+    }
+  }
+}
+
+template <typename Narrow>
+Accumulate NarrowAccumulate(ReducerKind kind) {
+  switch (kind) {
+    case ReducerKind::kAdd:
+      return &AccumulateNarrow<ReducerKind::kAdd, Narrow>;
+    case ReducerKind::kMultiply:
+      return &AccumulateNarrow<ReducerKind::kMultiply, Narrow>;
+    case ReducerKind::kMaximum:
+      return &AccumulateNarrow<ReducerKind::kMaximum, Narrow>;
+    case ReducerKind::kMinimum:
+      return &AccumulateNarrow<ReducerKind::kMinimum, Narrow>;
+    default:
+      return nullptr;
+  }
+}
+
+// acc[i] = op(acc[i], float(x[i])) for bf16 x.
+using AccumulateWide = void (*)(float* acc, const void* x, int64_t n);
+
+template <ReducerKind K>
+void AccumulateBf16Wide(float* acc, const void* x, int64_t n) {
+  const bf16_t* b = static_cast<const bf16_t*>(x);
+  for (int64_t i = 0; i < n; ++i) acc[i] = ReducerFn<K, float>::Apply(acc[i], ToFloat(b[i]));
+}
+
+AccumulateWide Bf16Wide(ReducerKind kind) {
+  switch (kind) {
+    case ReducerKind::kAdd:
+      return &AccumulateBf16Wide<ReducerKind::kAdd>;
+    case ReducerKind::kMultiply:
+      return &AccumulateBf16Wide<ReducerKind::kMultiply>;
+    case ReducerKind::kMaximum:
+      return &AccumulateBf16Wide<ReducerKind::kMaximum>;
+    case ReducerKind::kMinimum:
+      return &AccumulateBf16Wide<ReducerKind::kMinimum>;
+    default:
+      return nullptr;
+  }
+}
+
 struct Reducer {
   Accumulate fn = nullptr;
+  AccumulateWide bf16_wide = nullptr;  // bf16: all_reduce accumulates in f32, rounds once
   int64_t scale = 1;  // elements per logical element (2 for complex)
 };
 
@@ -198,6 +257,15 @@ StatusOr<Reducer> LowerReducer(LowerContext& ctx, ir::DType dtype) {
     return Unimplemented(op.name + " of " + std::string(ir::DTypeName(dtype)) +
                          ": the reduction region is not one of add, multiply, maximum, minimum, "
                          "and, or, xor");
+  }
+  if (dtype == ir::DType::kF16 || dtype == ir::DType::kBF16) {
+    r.fn = dtype == ir::DType::kF16 ? NarrowAccumulate<f16_t>(*kind) : NarrowAccumulate<bf16_t>(*kind);
+    if (dtype == ir::DType::kBF16) r.bf16_wide = Bf16Wide(*kind);
+    if (r.fn == nullptr) {
+      return Unimplemented(op.name + " of " + std::string(ir::DTypeName(dtype)) +
+                           ": only add, multiply, maximum and minimum reduce 16-bit floats");
+    }
+    return r;
   }
   KILN_RETURN_IF_ERROR(DispatchReducer(op.name, *kind, element, [&]<ReducerKind K, typename T>() {
     r.fn = &AccumulateTyped<K, T>;
@@ -226,6 +294,17 @@ StatusOr<Kernel> LowerAllReduce(LowerContext& ctx) {
     KILN_ASSIGN_OR_RETURN(Group g, ResolveGroup(groups, ec, name));
     return Meet(ec, in, name, [&](auto inputs_of) -> Status {
       for (size_t i = 0; i < n; ++i) {
+        if (reducers[i].bf16_wide != nullptr) {
+          const auto* first = static_cast<const bf16_t*>(inputs_of(g.members[0])[i].ptr);
+          std::vector<float> acc(static_cast<size_t>(out[i].elements));
+          for (size_t e = 0; e < acc.size(); ++e) acc[e] = ToFloat(first[e]);
+          for (size_t m = 1; m < g.members.size(); ++m) {
+            reducers[i].bf16_wide(acc.data(), inputs_of(g.members[m])[i].ptr, out[i].elements);
+          }
+          auto* dst = static_cast<bf16_t*>(out[i].ptr);
+          for (size_t e = 0; e < acc.size(); ++e) dst[e] = ToBf16(acc[e]);
+          continue;
+        }
         std::memcpy(out[i].ptr, inputs_of(g.members[0])[i].ptr, out[i].byte_size());
         for (size_t m = 1; m < g.members.size(); ++m) {
           reducers[i].fn(out[i].ptr, inputs_of(g.members[m])[i].ptr,

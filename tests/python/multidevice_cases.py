@@ -84,6 +84,18 @@ def pmap_collectives_and_axis_index():
 
 
 @case
+def pmap_narrow_float_collectives():
+    # f16 / bf16 reductions combine in f32 and round after each member.
+    def f(x, y):
+        return (jax.lax.psum(x, "i"), jax.lax.pmax(x, "i"), jax.lax.pmin(y, "i"),
+                jax.lax.psum(y, "i"))
+    rng = np.random.default_rng(2)
+    x = rng.normal(size=(N, 7)).astype(np.float16)
+    y = rng.normal(size=(N, 7)).astype(jnp.bfloat16)
+    on_both(lambda p: jax.pmap(f, axis_name="i", devices=devices(p)), x, y)
+
+
+@case
 def pmap_psum_inside_scan_and_while():
     def f(x):
         def step(c, _):

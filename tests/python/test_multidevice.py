@@ -19,7 +19,8 @@ import pytest
 from conftest import SELFCHECK
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-CASES = ["pmap_psum", "pmap_collectives_and_axis_index", "pmap_psum_inside_scan_and_while",
+CASES = ["pmap_psum", "pmap_collectives_and_axis_index", "pmap_narrow_float_collectives",
+         "pmap_psum_inside_scan_and_while",
          "pmap_value_and_grad", "shard_map_collectives", "shard_map_2d_partial_specs",
          "shard_map_partially_manual", "unreduced_result_summed_inside_jit",
          "unreduced_boundary_per_device", "nested_shard_map",
