@@ -210,6 +210,11 @@ Status RunSpmd(const Executable& exe, const std::vector<DeviceWork>& work,
   }
   ExecContext ctx = first->ctx;
   ctx.device_values = device_values;
+  std::vector<uint8_t> remote_devices;
+  if (spans_processes) {
+    for (const DeviceWork& w : work) remote_devices.push_back(w.local ? 0 : 1);
+    ctx.remote = remote_devices;
+  }
   KILN_RETURN_IF_ERROR(RunMain(exe, ctx, inputs, results));
   // Every device's share of each result: its own when a manual computation made it, the array
   // itself when replicated (shared, read-only), else a copy of its piece.

@@ -4,6 +4,7 @@
 // the callback with its id in the backend config (`callback_id`), and knows the operand and
 // result types; Kiln hands it one pointer per non-token operand and result. Token operands and
 // results (ordered effects) carry no data: steps run in program order, which is the ordering.
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -41,8 +42,14 @@ StatusOr<Kernel> LowerHostCallback(LowerContext& ctx) {
     result_is_data.push_back(t.kind != ir::Type::Kind::kToken);
   }
   const uint64_t callback_id = static_cast<uint64_t>(id);
-  return Kernel([callback_id, arg_is_data, result_is_data](ExecContext&, std::span<const View> in,
-                                                           std::span<const View> out) -> Status {
+  const bool has_data_results =
+      std::find(result_is_data.begin(), result_is_data.end(), true) != result_is_data.end();
+  return Kernel([callback_id, arg_is_data, result_is_data, has_data_results](
+                    ExecContext& ec, std::span<const View> in,
+                    std::span<const View> out) -> Status {
+    // Another process's device: that process runs its callback (a print, an io_callback without
+    // results). One with results runs here too, as this process needs them for its global view.
+    if (ec.OnRemoteDevice() && !has_data_results) return Status::Ok();
     // Pointers for the callback's own operands (the op's captures, if any, come after them).
     void* args[64];
     void* results[64];

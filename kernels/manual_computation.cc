@@ -260,6 +260,7 @@ Status RunManual(const ManualPlan& p, ExecContext& ec, std::span<const View> in,
     instance.partition_id = d;
     instance.num_partitions = p.devices;
     instance.rendezvous = &rv;
+    instance.remote = ec.remote;
     Status s =
         RunInstance(p, instance, ec, d, ec.scratch + static_cast<size_t>(d) * p.instance_bytes, in);
     if (s.ok()) {

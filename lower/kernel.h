@@ -53,6 +53,14 @@ struct ExecContext {
   runtime::Rendezvous* rendezvous = nullptr;
   // The global part of a partitioned run: its boundary values that pass per device.
   std::span<const DeviceValues> device_values;
+  // A run over devices of several processes, where every process runs every device's instance
+  // (engine/cross_process.h): per participant, 1 when its device is another process's. Host
+  // callbacks without results run only in the device's own process. Empty: all are here.
+  std::span<const uint8_t> remote;
+  bool OnRemoteDevice() const {
+    const size_t me = static_cast<size_t>(replica_id * num_partitions + partition_id);
+    return me < remote.size() && remote[me] != 0;
+  }
   // Memory the running step may use for as long as it runs: `Kernel::scratch_bytes` bytes, 64-byte
   // aligned (sub-program frames, loop carries). Set by the runner for each step.
   std::byte* scratch = nullptr;
