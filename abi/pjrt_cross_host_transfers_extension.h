@@ -16,8 +16,10 @@
  *
  * Layout written from the extension's published C declaration (XLA,
  * xla/pjrt/extensions/cross_host_transfers/pjrt_c_api_cross_host_transfers_extension.h). Global
- * device ids are xla::GlobalDeviceId and transfer keys xla::CrossHostTransferKey, both 64-bit
- * integers. Version 8 of the extension appended num_tasks / task_ids / incarnation_ids to the two
+ * device ids are 32-bit (xla::PjRtGlobalDeviceId, int32_t, in what jaxlib 0.10.2 passes: read as
+ * 64-bit, the first id came out as 0 in the low half and stack garbage in the high half; newer XLA
+ * headers spell the type xla::GlobalDeviceId, which is 64-bit there) and transfer keys
+ * xla::CrossHostTransferKey, 64-bit. Version 8 of the extension appended num_tasks / task_ids / incarnation_ids to the two
  * second-API argument structs; jaxlib 0.10.2's client does not fill them, so Kiln never reads
  * past `send_events` / `buffers`. */
 #ifndef KILN_ABI_PJRT_CROSS_HOST_TRANSFERS_EXTENSION_H_
@@ -33,7 +35,7 @@
 extern "C" {
 #endif
 
-typedef int64_t PJRT_Transfers_GlobalDeviceId;
+typedef int32_t PJRT_Transfers_GlobalDeviceId;
 typedef int64_t PJRT_Transfers_CrossHostTransferKey;
 
 /* ------------------------------------------------------------------ second API */
@@ -162,7 +164,8 @@ PJRT_STRUCT_TRAITS(PJRT_CrossHostTransfers_Extension,
                    PJRT_Transfers_PJRT_Client_CrossHostSendBuffers);
 
 /* The layout on LP64 (x86-64, aarch64 Linux), field by field where jaxlib reads or writes. */
-PJRT_ABI_ASSERT(sizeof(PJRT_Transfers_GlobalDeviceId) == 8, "GlobalDeviceId is int64");
+PJRT_ABI_ASSERT(sizeof(PJRT_Transfers_GlobalDeviceId) == 4, "PjRtGlobalDeviceId is int32");
+PJRT_ABI_ASSERT(sizeof(PJRT_Transfers_CrossHostTransferKey) == 8, "CrossHostTransferKey is int64");
 PJRT_ABI_ASSERT(offsetof(PJRT_Transfers_PJRT_Client_CrossHostSendBuffers_Args, send_events) == 56,
                 "CrossHostSendBuffers_Args.send_events");
 PJRT_ABI_ASSERT(PJRT_Transfers_PJRT_Client_CrossHostSendBuffers_Args_STRUCT_SIZE == 88,
