@@ -19,9 +19,9 @@
  * device ids are 32-bit (xla::PjRtGlobalDeviceId, int32_t, in what jaxlib 0.10.2 passes: read as
  * 64-bit, the first id came out as 0 in the low half and stack garbage in the high half; newer XLA
  * headers spell the type xla::GlobalDeviceId, which is 64-bit there) and transfer keys
- * xla::CrossHostTransferKey, 64-bit. Version 8 of the extension appended num_tasks / task_ids / incarnation_ids to the two
- * second-API argument structs; jaxlib 0.10.2's client does not fill them, so Kiln never reads
- * past `send_events` / `buffers`. */
+ * xla::CrossHostTransferKey, 64-bit. Version 8 of the extension appended num_tasks / task_ids /
+ * incarnation_ids to the two second-API argument structs; jaxlib 0.10.2's client does not fill
+ * them, so Kiln never reads past `send_events` / `buffers`. */
 #ifndef KILN_ABI_PJRT_CROSS_HOST_TRANSFERS_EXTENSION_H_
 #define KILN_ABI_PJRT_CROSS_HOST_TRANSFERS_EXTENSION_H_
 
@@ -45,9 +45,9 @@ typedef struct PJRT_Transfers_PJRT_Client_CrossHostSendBuffers_Args {
   PJRT_Extension_Base* extension_start;
   PJRT_Client* client;
   size_t num_buffers;
-  PJRT_Buffer** buffers;                                        /* on this process's devices */
-  const PJRT_Transfers_GlobalDeviceId* dst_global_device_ids;   /* num_buffers */
-  const PJRT_Transfers_CrossHostTransferKey* transfer_keys;     /* num_buffers */
+  PJRT_Buffer** buffers;                                      /* on this process's devices */
+  const PJRT_Transfers_GlobalDeviceId* dst_global_device_ids; /* num_buffers */
+  const PJRT_Transfers_CrossHostTransferKey* transfer_keys;   /* num_buffers */
   PJRT_Event** send_events; /* out, num_buffers: set once the bytes have left */
   /* version 8 (not read by Kiln) */
   size_t num_tasks;
@@ -64,13 +64,13 @@ typedef struct PJRT_Transfers_PJRT_Client_CrossHostReceiveBuffers_Args {
   PJRT_Extension_Base* extension_start;
   PJRT_Client* client;
   size_t num_shapes;
-  size_t* shape_num_dims;                                       /* num_shapes */
-  const int64_t** num_dims; /* num_shapes arrays of dims (the name is XLA's) */
-  PJRT_Buffer_Type* element_types;                              /* num_shapes */
-  PJRT_Buffer_MemoryLayout** layouts;                           /* num_shapes, entries may be NULL */
-  PJRT_Device* device;                                          /* this process's receiving device */
-  const PJRT_Transfers_GlobalDeviceId* src_global_device_ids;   /* num_shapes */
-  const PJRT_Transfers_CrossHostTransferKey* transfer_keys;     /* num_shapes */
+  size_t* shape_num_dims;             /* num_shapes */
+  const int64_t** num_dims;           /* num_shapes arrays of dims (the name is XLA's) */
+  PJRT_Buffer_Type* element_types;    /* num_shapes */
+  PJRT_Buffer_MemoryLayout** layouts; /* num_shapes, entries may be NULL */
+  PJRT_Device* device;                /* this process's receiving device */
+  const PJRT_Transfers_GlobalDeviceId* src_global_device_ids; /* num_shapes */
+  const PJRT_Transfers_CrossHostTransferKey* transfer_keys;   /* num_shapes */
   PJRT_Buffer** buffers; /* out, num_shapes: ready once the bytes have arrived */
   /* version 8 (not read by Kiln) */
   size_t num_tasks;
@@ -111,8 +111,8 @@ typedef struct PJRT_Transfers_PJRT_Client_MakeCrossHostReceiveBuffers_Args {
   PJRT_Buffer_MemoryLayout** layouts;
   PJRT_Device* device;
   PJRT_Transfers_CrossHostRecvNotifierInfo notifier;
-  PJRT_Buffer** buffers; /* out */
-  size_t num_buffers;    /* out */
+  PJRT_Buffer** buffers;      /* out */
+  size_t num_buffers;         /* out */
   bool allow_cancel_notifier; /* version 7 */
 } PJRT_Transfers_PJRT_Client_MakeCrossHostReceiveBuffers_Args;
 PJRT_STRUCT_TRAITS(PJRT_Transfers_PJRT_Client_MakeCrossHostReceiveBuffers_Args,
@@ -157,8 +157,7 @@ typedef struct PJRT_CrossHostTransfers_Extension {
   PJRT_Transfers_PJRT_Buffer_CopyToRemoteDevice* PJRT_Transfers_PJRT_Buffer_CopyToRemoteDevice;
   PJRT_Transfers_PJRT_Client_CrossHostReceiveBuffers*
       PJRT_Transfers_PJRT_Client_CrossHostReceiveBuffers;
-  PJRT_Transfers_PJRT_Client_CrossHostSendBuffers*
-      PJRT_Transfers_PJRT_Client_CrossHostSendBuffers;
+  PJRT_Transfers_PJRT_Client_CrossHostSendBuffers* PJRT_Transfers_PJRT_Client_CrossHostSendBuffers;
 } PJRT_CrossHostTransfers_Extension;
 PJRT_STRUCT_TRAITS(PJRT_CrossHostTransfers_Extension,
                    PJRT_Transfers_PJRT_Client_CrossHostSendBuffers);

@@ -79,8 +79,8 @@ std::string TransferId::KeyPrefix() const {
 
 std::string TransferId::Describe() const {
   return "cross-host transfer " + std::to_string(key) + " (device " + std::to_string(src_device) +
-         " of process " + std::to_string(src_process) + " -> device " +
-         std::to_string(dst_device) + ")";
+         " of process " + std::to_string(src_process) + " -> device " + std::to_string(dst_device) +
+         ")";
 }
 
 Status PutArray(KeyValueStore& store, const TransferId& id, const runtime::Array& array) {
@@ -91,8 +91,9 @@ Status PutArray(KeyValueStore& store, const TransferId& id, const runtime::Array
   for (size_t c = 0; c < chunks; ++c) {
     const size_t begin = c * kTransferChunkBytes;
     const size_t n = std::min(kTransferChunkBytes, bytes - begin);
-    KILN_RETURN_IF_ERROR(store.Put(prefix + "c" + std::to_string(c), std::string_view(data + begin, n)),
-                         id.Describe());
+    KILN_RETURN_IF_ERROR(
+        store.Put(prefix + "c" + std::to_string(c), std::string_view(data + begin, n)),
+        id.Describe());
   }
   const std::string header =
       EncodeHeader(StatusCode::kOk, ir::DTypeName(array.dtype), array.dims, bytes, chunks, {});
@@ -119,10 +120,10 @@ StatusOr<runtime::Array> GetArray(KeyValueStore& store, const TransferId& id, ir
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
-      return Status(StatusCode::kDeadlineExceeded,
-                    what + ": nothing arrived from process " + std::to_string(id.src_process) +
-                        " within " + std::to_string(timeout.count() / 1000.0) +
-                        " s (KILN_COLLECTIVE_TIMEOUT)");
+      return Status(StatusCode::kDeadlineExceeded, what + ": nothing arrived from process " +
+                                                       std::to_string(id.src_process) + " within " +
+                                                       std::to_string(timeout.count() / 1000.0) +
+                                                       " s (KILN_COLLECTIVE_TIMEOUT)");
     }
     StatusOr<std::string> got = store.Get(prefix + "h", std::min(left, kPollSlice));
     if (got.ok()) {
@@ -140,8 +141,9 @@ StatusOr<runtime::Array> GetArray(KeyValueStore& store, const TransferId& id, ir
     return InvalidArgument(what + ": the sender sent " + h.dtype + h.dims + " but " + want_dtype +
                            JoinDims(dims) + " was expected");
   }
-  KILN_ASSIGN_OR_RETURN(runtime::Array array,
-                        runtime::Array::Allocate(dtype, std::vector<int64_t>(dims.begin(), dims.end())));
+  KILN_ASSIGN_OR_RETURN(
+      runtime::Array array,
+      runtime::Array::Allocate(dtype, std::vector<int64_t>(dims.begin(), dims.end())));
   if (h.bytes != array.byte_size() || h.chunks != ChunkCount(h.bytes)) {
     return DataLoss(what + ": the header announces " + std::to_string(h.bytes) + " bytes in " +
                     std::to_string(h.chunks) + " chunks; expected " +

@@ -44,7 +44,8 @@ void TransferService::EnqueueSend(runtime::AsyncArrayRef src, TransferId id,
   }
   send_queue_->Schedule([this, src = std::move(src), id, done = std::move(done)] {
     StatusOr<runtime::Array> value = src->Await();  // ready already: does not block
-    Status sent = value.ok() ? PutArray(*store_, id, *value) : PutError(*store_, id, value.status());
+    Status sent =
+        value.ok() ? PutArray(*store_, id, *value) : PutError(*store_, id, value.status());
     if (!sent.ok()) KILN_LOG(kWarning, sent.ToString());
     done->Set(value.ok() ? std::move(sent)
                          : value.status().WithContext(id.Describe() + ": the source failed"));
@@ -67,9 +68,8 @@ void TransferService::ReceiveAll(std::vector<Receive> receives) {
   std::shared_ptr<TransferService> self = shared_from_this();
   std::thread([self, receives = std::move(receives)] {
     for (const Receive& r : receives) {
-      StatusOr<runtime::Array> got =
-          GetArray(*self->store_, r.id, r.dst->dtype(), r.dst->dims(), self->timeout_,
-                   &self->cancelled_);
+      StatusOr<runtime::Array> got = GetArray(*self->store_, r.id, r.dst->dtype(), r.dst->dims(),
+                                              self->timeout_, &self->cancelled_);
       if (got.ok()) {
         r.dst->SetValue(std::move(*got));
       } else {

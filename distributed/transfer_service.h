@@ -51,8 +51,8 @@ class TransferService : public std::enable_shared_from_this<TransferService> {
   std::atomic<bool> cancelled_{false};  // receives stop waiting
   std::mutex mu_;
   std::condition_variable receivers_done_;
-  bool stopped_ = false;                           // guarded by mu_
-  int active_receivers_ = 0;                       // guarded by mu_
+  bool stopped_ = false;                            // guarded by mu_
+  int active_receivers_ = 0;                        // guarded by mu_
   std::unique_ptr<runtime::WorkQueue> send_queue_;  // guarded by mu_ (made on first send)
 };
 

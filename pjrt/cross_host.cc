@@ -21,8 +21,8 @@ StatusOr<std::shared_ptr<distributed::TransferService>> ClientTransfers(PJRT_Cli
           "cross-host transfers need a multi-process run (jax.distributed), and this process is "
           "alone");
     }
-    client.transfers = std::make_shared<distributed::TransferService>(
-        client.kv_store.get(), runtime::CollectiveTimeout());
+    client.transfers = std::make_shared<distributed::TransferService>(client.kv_store.get(),
+                                                                      runtime::CollectiveTimeout());
   }
   return client.transfers;
 }
@@ -71,8 +71,8 @@ PJRT_Error* CrossHostSendBuffers(PJRT_Transfers_PJRT_Client_CrossHostSendBuffers
         return InvalidArgument(Prefix(kFn) + "buffer " + std::to_string(i) +
                                " is not on a device of this client");
       }
-      KILN_ASSIGN_OR_RETURN(PJRT_Device * dst,
-                            RemoteDevice(client, args->dst_global_device_ids[i], "destination", kFn));
+      KILN_ASSIGN_OR_RETURN(PJRT_Device * dst, RemoteDevice(client, args->dst_global_device_ids[i],
+                                                            "destination", kFn));
       KILN_ASSIGN_OR_RETURN(runtime::AsyncArrayRef array, b->Get(kFn));
       distributed::TransferId id;
       id.key = args->transfer_keys[i];
@@ -90,8 +90,7 @@ PJRT_Error* CrossHostSendBuffers(PJRT_Transfers_PJRT_Client_CrossHostSendBuffers
   });
 }
 
-PJRT_Error* CrossHostReceiveBuffers(
-    PJRT_Transfers_PJRT_Client_CrossHostReceiveBuffers_Args* args) {
+PJRT_Error* CrossHostReceiveBuffers(PJRT_Transfers_PJRT_Client_CrossHostReceiveBuffers_Args* args) {
   constexpr char kFn[] = "PJRT_Transfers_PJRT_Client_CrossHostReceiveBuffers";
   return Guard(kFn, [&]() -> Status {
     KILN_CHECK_ARGS(args, PJRT_Transfers_PJRT_Client_CrossHostReceiveBuffers_Args, buffers, kFn);
