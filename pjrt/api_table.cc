@@ -6,6 +6,7 @@
 #include "abi/kiln_extension.h"
 #include "abi/pjrt_c_api.h"
 #include "pjrt/buffer.h"
+#include "pjrt/cross_host.h"
 #include "pjrt/entry_points.h"
 #include "pjrt/shardings.h"
 #include "runtime/host_callback.h"
@@ -34,8 +35,13 @@ PJRT_Api MakeApi() {
   // every error it converts (Kiln implements it).
   api.struct_size = PJRT_Api_STRUCT_SIZE;
   // Kiln's own extension (abi/kiln_extension.h) heads the chain; frameworks skip its unknown type.
-  // Then the Shardings extension (partitioned executables' parameter and output shardings).
-  static PJRT_Shardings_Extension shardings_extension = MakeShardingsExtension(nullptr);
+  // Then the Shardings extension (partitioned executables' parameter and output shardings) and the
+  // CrossHostTransfers extension (device_put between processes; its presence alone makes jaxlib
+  // report supports_cross_host_transfers).
+  static PJRT_CrossHostTransfers_Extension cross_host_extension =
+      MakeCrossHostTransfersExtension(nullptr);
+  static PJRT_Shardings_Extension shardings_extension =
+      MakeShardingsExtension(&cross_host_extension.base);
   static Kiln_Extension kiln_extension = MakeKilnExtension(&shardings_extension.base);
   api.extension_start = &kiln_extension.base;
   api.pjrt_api_version.struct_size = PJRT_Api_Version_STRUCT_SIZE;

@@ -12,11 +12,20 @@
 
 #include "abi/pjrt_c_api.h"
 #include "distributed/kv_store.h"
+#include "distributed/transfer_service.h"
 #include "pjrt/device.h"
 #include "runtime/network.h"
 #include "support/status.h"
 
 struct PJRT_Client {
+  PJRT_Client() = default;
+  PJRT_Client(const PJRT_Client&) = delete;
+  PJRT_Client& operator=(const PJRT_Client&) = delete;
+  // Stops the cross-host transfers (they use kv_store) before anything is freed.
+  ~PJRT_Client() {
+    if (transfers != nullptr) transfers->Shutdown();
+  }
+
   std::vector<std::unique_ptr<PJRT_Device>> owned_devices;
   std::vector<std::unique_ptr<kiln::pjrt::KilnMemory>> owned_memories;
   std::vector<PJRT_Device*> devices;              // every process's, ordered by id; id == index
@@ -29,6 +38,9 @@ struct PJRT_Client {
   std::unique_ptr<kiln::distributed::KeyValueStore> kv_store;
   std::unique_ptr<kiln::runtime::Network> network;
   std::mutex network_mu;
+  // Cross-host transfers (pjrt/cross_host.cc), made on first use; shared with its own threads.
+  std::shared_ptr<kiln::distributed::TransferService> transfers;
+  std::mutex transfers_mu;
 
   PJRT_Device* FindDevice(int64_t id) const {
     if (id < 0 || id >= static_cast<int64_t>(devices.size())) return nullptr;
