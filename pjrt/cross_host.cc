@@ -21,8 +21,9 @@ StatusOr<std::shared_ptr<distributed::TransferService>> ClientTransfers(PJRT_Cli
           "cross-host transfers need a multi-process run (jax.distributed), and this process is "
           "alone");
     }
-    client.transfers = std::make_shared<distributed::TransferService>(client.kv_store.get(),
-                                                                      runtime::CollectiveTimeout());
+    KILN_ASSIGN_OR_RETURN(std::chrono::milliseconds timeout, runtime::CollectiveTimeout());
+    client.transfers =
+        std::make_shared<distributed::TransferService>(client.kv_store.get(), timeout);
   }
   return client.transfers;
 }

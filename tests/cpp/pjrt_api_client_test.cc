@@ -377,7 +377,7 @@ TEST_F(PjrtTest, DeviceCountFromCreateOptionAndEnvironment) {
 
 // Under jax.distributed jaxlib passes num_nodes; until Kiln exchanges values between processes a
 // client of several must not start (its collectives would see one process's devices only).
-TEST_F(PjrtTest, MoreThanOneProcessIsRefused) {
+TEST_F(PjrtTest, ProcessOptionsAreChecked) {
   PJRT_NamedValue nodes{};
   nodes.struct_size = PJRT_NamedValue_STRUCT_SIZE;
   nodes.name = "num_nodes";
@@ -390,14 +390,20 @@ TEST_F(PjrtTest, MoreThanOneProcessIsRefused) {
   node_id.name_size = std::strlen(node_id.name);
   node_id.int64_value = 1;
   PJRT_NamedValue options[] = {node_id, nodes};
+  // Several processes but no key-value store to meet through.
   PJRT_Client_Create_Args args{};
   args.struct_size = 88;
   args.create_options = options;
   args.num_options = 2;
   Outcome refused = Take(Api()->PJRT_Client_Create(&args));
-  EXPECT_EQ(refused.code, PJRT_Error_Code_UNIMPLEMENTED);
-  EXPECT_NE(refused.message.find("2 processes"), std::string::npos) << refused.message;
+  EXPECT_EQ(refused.code, PJRT_Error_Code_INVALID_ARGUMENT);
+  EXPECT_NE(refused.message.find("key-value store"), std::string::npos) << refused.message;
   EXPECT_EQ(args.client, nullptr);
+  // A node id outside the run.
+  options[0].int64_value = 2;
+  Outcome outside = Take(Api()->PJRT_Client_Create(&args));
+  EXPECT_EQ(outside.code, PJRT_Error_Code_INVALID_ARGUMENT);
+  EXPECT_NE(outside.message.find("node_id 2"), std::string::npos) << outside.message;
 
   // One process of one (jax.distributed.initialize with num_processes=1) is the ordinary world.
   options[0].int64_value = 0;
