@@ -47,8 +47,7 @@ std::string ProcessList(const std::vector<int>& processes) {
 StatusOr<RemoteShards> ExchangeShards(const Executable& exe, const std::vector<DeviceWork>& work,
                                       const CrossProcess& cross) {
   const lower::SpmdLayout& layout = *exe.spmd;
-  RemoteShards remote(work.size(),
-                      std::vector<std::optional<runtime::Array>>(layout.args.size()));
+  RemoteShards remote(work.size(), std::vector<std::optional<runtime::Array>>(layout.args.size()));
   std::vector<size_t> sharded;  // the arguments whose shards travel
   size_t shard_bytes = 0;
   for (size_t a = 0; a < layout.args.size(); ++a) {
@@ -86,8 +85,8 @@ StatusOr<RemoteShards> ExchangeShards(const Executable& exe, const std::vector<D
     if (headers[r].fingerprint != mine.fingerprint || headers[r].shard_bytes != shard_bytes ||
         headers[r].devices != devices_of[r]) {
       return FailedPrecondition(
-          "process " + std::to_string(processes[r]) + " runs a different program than " +
-          exe.name + " in process " + std::to_string(processes[me]) +
+          "process " + std::to_string(processes[r]) + " runs a different program than " + exe.name +
+          " in process " + std::to_string(processes[me]) +
           " at the same point (every process must launch the same programs in the same order)");
     }
   }
@@ -121,8 +120,7 @@ StatusOr<RemoteShards> ExchangeShards(const Executable& exe, const std::vector<D
     for (size_t a : sharded) {
       const size_t n = Bytes(layout.args[a].local);
       if (!work[d].local) {
-        KILN_ASSIGN_OR_RETURN(runtime::Array shard,
-                              runtime::Array::Allocate(layout.args[a].local));
+        KILN_ASSIGN_OR_RETURN(runtime::Array shard, runtime::Array::Allocate(layout.args[a].local));
         if (n > 0) std::memcpy(shard.data(), all.data() + offset[rank], n);
         remote[d][a] = std::move(shard);
       }

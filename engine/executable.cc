@@ -119,7 +119,8 @@ Status RunSpmd(const Executable& exe, const std::vector<DeviceWork>& work,
   const SpmdLayout& layout = *exe.spmd;
   const size_t devices = work.size();
   // This process's first device: it reads the replicated arguments and gives the run its context.
-  const auto first = std::find_if(work.begin(), work.end(), [](const DeviceWork& w) { return w.local; });
+  const auto first =
+      std::find_if(work.begin(), work.end(), [](const DeviceWork& w) { return w.local; });
   if (first == work.end()) return Internal(exe.name + ": none of its devices is in this process");
   // Devices of other processes: their shards come over the network.
   const bool spans_processes =

@@ -44,33 +44,33 @@ StatusOr<Kernel> LowerHostCallback(LowerContext& ctx) {
   const uint64_t callback_id = static_cast<uint64_t>(id);
   const bool has_data_results =
       std::find(result_is_data.begin(), result_is_data.end(), true) != result_is_data.end();
-  return Kernel([callback_id, arg_is_data, result_is_data, has_data_results](
-                    ExecContext& ec, std::span<const View> in,
-                    std::span<const View> out) -> Status {
-    // Another process's device: that process runs its callback (a print, an io_callback without
-    // results). One with results runs here too, as this process needs them for its global view.
-    if (ec.OnRemoteDevice() && !has_data_results) return Status::Ok();
-    // Pointers for the callback's own operands (the op's captures, if any, come after them).
-    void* args[64];
-    void* results[64];
-    std::vector<void*> many_args, many_results;
-    void** a = args;
-    void** r = results;
-    if (arg_is_data.size() > 64 || result_is_data.size() > 64) {
-      many_args.resize(arg_is_data.size());
-      many_results.resize(result_is_data.size());
-      a = many_args.data();
-      r = many_results.data();
-    }
-    size_t na = 0, nr = 0;
-    for (size_t i = 0; i < arg_is_data.size() && i < in.size(); ++i) {
-      if (arg_is_data[i]) a[na++] = in[i].data();
-    }
-    for (size_t i = 0; i < result_is_data.size() && i < out.size(); ++i) {
-      if (result_is_data[i]) r[nr++] = out[i].data();
-    }
-    return runtime::InvokeHostCallback(callback_id, {a, na}, {r, nr});
-  });
+  return Kernel(
+      [callback_id, arg_is_data, result_is_data, has_data_results](
+          ExecContext& ec, std::span<const View> in, std::span<const View> out) -> Status {
+        // Another process's device: that process runs its callback (a print, an io_callback without
+        // results). One with results runs here too, as this process needs them for its global view.
+        if (ec.OnRemoteDevice() && !has_data_results) return Status::Ok();
+        // Pointers for the callback's own operands (the op's captures, if any, come after them).
+        void* args[64];
+        void* results[64];
+        std::vector<void*> many_args, many_results;
+        void** a = args;
+        void** r = results;
+        if (arg_is_data.size() > 64 || result_is_data.size() > 64) {
+          many_args.resize(arg_is_data.size());
+          many_results.resize(result_is_data.size());
+          a = many_args.data();
+          r = many_results.data();
+        }
+        size_t na = 0, nr = 0;
+        for (size_t i = 0; i < arg_is_data.size() && i < in.size(); ++i) {
+          if (arg_is_data[i]) a[na++] = in[i].data();
+        }
+        for (size_t i = 0; i < result_is_data.size() && i < out.size(); ++i) {
+          if (result_is_data[i]) r[nr++] = out[i].data();
+        }
+        return runtime::InvokeHostCallback(callback_id, {a, na}, {r, nr});
+      });
 }
 
 }  // namespace

@@ -233,7 +233,7 @@ AccumulateWide Bf16Wide(ReducerKind kind) {
 struct Reducer {
   Accumulate fn = nullptr;
   AccumulateWide bf16_wide = nullptr;  // bf16: all_reduce accumulates in f32, rounds once
-  int64_t scale = 1;  // elements per logical element (2 for complex)
+  int64_t scale = 1;                   // elements per logical element (2 for complex)
 };
 
 StatusOr<Reducer> LowerReducer(LowerContext& ctx, ir::DType dtype) {
@@ -259,7 +259,8 @@ StatusOr<Reducer> LowerReducer(LowerContext& ctx, ir::DType dtype) {
                          "and, or, xor");
   }
   if (dtype == ir::DType::kF16 || dtype == ir::DType::kBF16) {
-    r.fn = dtype == ir::DType::kF16 ? NarrowAccumulate<f16_t>(*kind) : NarrowAccumulate<bf16_t>(*kind);
+    r.fn =
+        dtype == ir::DType::kF16 ? NarrowAccumulate<f16_t>(*kind) : NarrowAccumulate<bf16_t>(*kind);
     if (dtype == ir::DType::kBF16) r.bf16_wide = Bf16Wide(*kind);
     if (r.fn == nullptr) {
       return Unimplemented(op.name + " of " + std::string(ir::DTypeName(dtype)) +

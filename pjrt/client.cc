@@ -8,11 +8,11 @@
 #include <string>
 #include <string_view>
 
+#include "distributed/gloo_network.h"
 #include "pjrt/args_check.h"
 #include "pjrt/entry_points.h"
 #include "pjrt/error.h"
 #include "pjrt/kv_store.h"
-#include "distributed/gloo_network.h"
 #include "runtime/network.h"
 #include "runtime/parallel.h"
 #include "support/log.h"
@@ -80,7 +80,9 @@ StatusOr<ProcessOptions> ReadProcessOptions(const PJRT_NamedValue* options, size
     const PJRT_NamedValue& o = options[i];
     if (o.name == nullptr) continue;
     const std::string_view name(o.name, o.name_size);
-    int64_t* field = name == "node_id" ? &out.node_id : name == "num_nodes" ? &out.num_nodes : nullptr;
+    int64_t* field = name == "node_id"     ? &out.node_id
+                     : name == "num_nodes" ? &out.num_nodes
+                                           : nullptr;
     if (field == nullptr) continue;
     if (RawEnum(o.type) != PJRT_NamedValue_kInt64) {
       return InvalidArgument("PJRT_Client_Create: option '" + std::string(name) +
@@ -166,11 +168,11 @@ StatusOr<runtime::Network*> ClientNetwork(PJRT_Client& client) {
   if (client.kv_store == nullptr || client.process_count < 2) {
     return FailedPrecondition("a program spans processes, but this is a one-process run");
   }
-  KILN_ASSIGN_OR_RETURN(client.network,
-                        distributed::MakeGlooNetwork(*client.kv_store, client.process_index,
-                                                     client.process_count),
-                        "connecting process " + std::to_string(client.process_index) + " of " +
-                            std::to_string(client.process_count));
+  KILN_ASSIGN_OR_RETURN(
+      client.network,
+      distributed::MakeGlooNetwork(*client.kv_store, client.process_index, client.process_count),
+      "connecting process " + std::to_string(client.process_index) + " of " +
+          std::to_string(client.process_count));
   return client.network.get();
 }
 
@@ -192,9 +194,9 @@ PJRT_Error* Client_Create(PJRT_Client_Create_Args* args) {
             "PJRT_Client_Create: this is one of " + std::to_string(world.num_nodes) +
             " processes but no key-value store was given (kv_get_callback / kv_put_callback)");
       }
-      kv = std::make_unique<CallbackKeyValueStore>(KeyValueCallbacks{
-          args->kv_get_callback, args->kv_get_user_arg, args->kv_put_callback,
-          args->kv_put_user_arg});
+      kv = std::make_unique<CallbackKeyValueStore>(
+          KeyValueCallbacks{args->kv_get_callback, args->kv_get_user_arg, args->kv_put_callback,
+                            args->kv_put_user_arg});
       KILN_ASSIGN_OR_RETURN(counts, ExchangeDeviceCounts(*kv, world, count),
                             "PJRT_Client_Create: process " + std::to_string(world.node_id) +
                                 " of " + std::to_string(world.num_nodes));
@@ -202,14 +204,13 @@ PJRT_Error* Client_Create(PJRT_Client_Create_Args* args) {
     KILN_ASSIGN_OR_RETURN(std::unique_ptr<PJRT_Client> client,
                           MakeClient(counts, static_cast<int>(world.node_id)));
     client->kv_store = std::move(kv);
-    KILN_LOG(kInfo, "client created: " + std::to_string(count) + " device" +
-                        (count == 1 ? "" : "s") +
-                        (world.num_nodes > 1 ? " in process " + std::to_string(world.node_id) +
-                                                   " of " + std::to_string(world.num_nodes) + " (" +
-                                                   std::to_string(client->devices.size()) +
-                                                   " in all)"
-                                             : std::string()) +
-                        ", " + std::to_string(runtime::DefaultThreadCount()) + " threads");
+    KILN_LOG(kInfo,
+             "client created: " + std::to_string(count) + " device" + (count == 1 ? "" : "s") +
+                 (world.num_nodes > 1 ? " in process " + std::to_string(world.node_id) + " of " +
+                                            std::to_string(world.num_nodes) + " (" +
+                                            std::to_string(client->devices.size()) + " in all)"
+                                      : std::string()) +
+                 ", " + std::to_string(runtime::DefaultThreadCount()) + " threads");
     args->client = client.release();
     return Status::Ok();
   });

@@ -49,10 +49,10 @@ std::unique_ptr<PJRT_Device> MakeDevice(const DevicePlace& place) {
   desc.process_index = place.process_index;
   desc.kind = "kiln-cpu";
   desc.debug_string = "kiln:" + std::to_string(id);
-  desc.to_string = "KilnDevice(id=" + std::to_string(id) +
-                   (place.process_index == 0 ? "" : ", process_index=" +
-                                                        std::to_string(place.process_index)) +
-                   ")";
+  desc.to_string =
+      "KilnDevice(id=" + std::to_string(id) +
+      (place.process_index == 0 ? "" : ", process_index=" + std::to_string(place.process_index)) +
+      ")";
   // Only kString / kInt64 / kInt64List attributes: jaxlib aborts on kFloat and kBool here.
   // Strings first (fixed size, never resized afterwards, so c_str() pointers stay valid).
   desc.attribute_strings = {"kiln_backend", "host-cpu", "kiln_device_index"};

@@ -49,8 +49,8 @@ struct PJRT_Device {
   // queue, no buffers). Its index among its process's devices; -1 when not addressable.
   bool addressable = true;
   int local_hardware_id = 0;
-  kiln::pjrt::KilnMemory* memory = nullptr;  // the default (and only) memory
-  std::vector<PJRT_Memory*> memories;        // {memory}
+  kiln::pjrt::KilnMemory* memory = nullptr;         // the default (and only) memory
+  std::vector<PJRT_Memory*> memories;               // {memory}
   std::unique_ptr<kiln::runtime::WorkQueue> queue;  // NULL when not addressable
 };
 

@@ -48,12 +48,13 @@ StatusOr<std::string> CallbackKeyValueStore::Get(std::string_view key,
   args.struct_size = PJRT_KeyValueGetCallback_Args_STRUCT_SIZE;
   args.key = full.data();
   args.key_size = full.size();
-  args.timeout_in_ms = static_cast<int>(
-      std::clamp<int64_t>(timeout.count(), 0, std::numeric_limits<int>::max()));
+  args.timeout_in_ms =
+      static_cast<int>(std::clamp<int64_t>(timeout.count(), 0, std::numeric_limits<int>::max()));
   args.callback_error = &kMakeCallbackError;
   args.user_arg = cb_.get_arg;
   KILN_RETURN_IF_ERROR(TakeError(cb_.get(&args), "get", full));
-  std::string value = args.value == nullptr ? std::string() : std::string(args.value, args.value_size);
+  std::string value =
+      args.value == nullptr ? std::string() : std::string(args.value, args.value_size);
   if (args.value != nullptr && args.value_deleter_callback != nullptr) {
     args.value_deleter_callback(args.value);
   }
