@@ -226,6 +226,71 @@ Status LinkDeviceValues(ValueLayout& v, const ir::Block* body, ir::ValueId value
   return Status::Ok();
 }
 
+// Whether `op`'s regions (or functions they call) hold a manual computation.
+bool HoldsManualComputation(const ir::Module& module, const ir::Op& op, int depth = 0) {
+  if (depth > 16) return true;  // too deep to say: assume so
+  for (const ir::Region& region : op.regions) {
+    for (const ir::Block& block : region.blocks) {
+      for (const ir::Op& inner : block.ops) {
+        if (inner.name == "sdy.manual_computation") return true;
+        if (HoldsManualComputation(module, inner, depth + 1)) return true;
+        if (const ir::Block* callee = CalleeBody(module, inner)) {
+          for (const ir::Op& called : callee->ops) {
+            if (called.name == "sdy.manual_computation" ||
+                HoldsManualComputation(module, called, depth + 1)) {
+              return true;
+            }
+          }
+        }
+      }
+    }
+  }
+  return false;
+}
+
+// SpmdLayout::per_device for `body` (@main's block), once the layouts and device links are known.
+StatusOr<bool> PerDevice(const ir::Module& module, const ir::Block& body, const SpmdLayout& layout,
+                         const MeshTable& meshes) {
+  for (const ValueLayout& r : layout.results) {
+    if (r.device_links.empty()) return false;
+  }
+  // Values that stand for an argument's device pieces: the arguments and bridges of them.
+  std::vector<std::pair<ir::ValueId, size_t>> pieces;  // (value, argument)
+  for (size_t a = 0; a < body.args.size() && a < layout.args.size(); ++a) {
+    pieces.emplace_back(body.args[a], a);
+  }
+  auto argument_of = [&](ir::ValueId v) -> int64_t {
+    for (auto [value, a] : pieces) {
+      if (value == v) return static_cast<int64_t>(a);
+    }
+    return -1;
+  };
+  for (const ir::Op& op : body.ops) {
+    if (op.name == "func.return") continue;
+    if (op.name == "sdy.manual_computation") {
+      if (HoldsManualComputation(module, op)) return false;
+      for (size_t k = 0; k < op.operands.size(); ++k) {
+        const int64_t a = argument_of(op.operands[k]);
+        if (a < 0) return false;  // computed in global view
+        const ValueLayout& v = layout.args[static_cast<size_t>(a)];
+        if (!v.sharding.unreduced.empty()) return false;
+        if (v.replicated()) continue;  // every process holds it whole
+        KILN_ASSIGN_OR_RETURN(bool same,
+                              SamePlacement(v, op, "in_shardings", k, meshes, layout.devices));
+        if (!same) return false;
+      }
+      continue;
+    }
+    if (IsBridge(op)) {
+      const int64_t a = argument_of(op.operands[0]);
+      if (a >= 0) pieces.emplace_back(op.results[0], static_cast<size_t>(a));
+      continue;  // a bridge of a manual computation's result leads to a device-linked result
+    }
+    return false;  // global code
+  }
+  return true;
+}
+
 // `attrs` with `sdy.sharding` added from `propagated` when it has none.
 ir::Attr WithSharding(const ir::Attr* attrs, const ir::Attr* propagated) {
   ir::Attr out =
@@ -286,6 +351,9 @@ StatusOr<SpmdLayout> PlanPartitions(const ir::Module& module, const ir::Function
         v, body, ret != nullptr && i < ret->operands.size() ? ret->operands[i] : -1, true, meshes,
         layout.devices));
     layout.results.push_back(std::move(v));
+  }
+  if (body != nullptr) {
+    KILN_ASSIGN_OR_RETURN(layout.per_device, PerDevice(module, *body, layout, meshes));
   }
   return layout;
 }

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -125,8 +126,16 @@ Status RunSpmd(const Executable& exe, const std::vector<DeviceWork>& work,
   // Devices of other processes: their shards come over the network.
   const bool spans_processes =
       std::any_of(work.begin(), work.end(), [](const DeviceWork& w) { return !w.local; });
+  // A per-device program runs only this process's devices' instances, which read only their own
+  // shards (the other devices' pieces of the global arguments stay unset); any other program runs
+  // whole in every process, from every device's shards.
+  const bool per_device_run = spans_processes && layout.per_device;
+  if (per_device_run && cross.network == nullptr) {
+    return FailedPrecondition(exe.name + " runs on devices of other processes, but this process " +
+                              "has no network to reach them");
+  }
   RemoteShards remote;
-  if (spans_processes) {
+  if (spans_processes && !per_device_run) {
     KILN_ASSIGN_OR_RETURN(remote, ExchangeShards(exe, work, cross));
   }
   // Global arguments: a replicated one is any device's buffer (the first's); a sharded one is
@@ -161,7 +170,7 @@ Status RunSpmd(const Executable& exe, const std::vector<DeviceWork>& work,
     // replicas hold copies of their primary's block.
     for (Holder pass : {Holder::kPrimary, Holder::kPartial}) {
       for (size_t d = 0; d < devices; ++d) {
-        if (v.holders[d] != pass) continue;
+        if (v.holders[d] != pass || (per_device_run && !work[d].local)) continue;
         KILN_ASSIGN_OR_RETURN(runtime::Array shard, shard_of(d));
         const auto* src = static_cast<const std::byte*>(shard.data());
         auto* dst = static_cast<std::byte*>(global.data());
@@ -180,6 +189,11 @@ Status RunSpmd(const Executable& exe, const std::vector<DeviceWork>& work,
       DeviceValues p;
       p.value = link;
       for (size_t d = 0; d < devices; ++d) {
+        if (per_device_run && !work[d].local) {  // never read: that device runs elsewhere
+          p.per_device.emplace_back();
+          p.offsets.push_back(v.pieces[d].offsets);
+          continue;
+        }
         KILN_ASSIGN_OR_RETURN(runtime::Array shard, shard_of(d));
         p.per_device.push_back(runtime::View::Of(shard));
         p.offsets.push_back(v.pieces[d].offsets);
@@ -212,9 +226,18 @@ Status RunSpmd(const Executable& exe, const std::vector<DeviceWork>& work,
   ExecContext ctx = first->ctx;
   ctx.device_values = device_values;
   std::vector<uint8_t> remote_devices;
+  std::vector<int> process_of;
   if (spans_processes) {
-    for (const DeviceWork& w : work) remote_devices.push_back(w.local ? 0 : 1);
+    for (const DeviceWork& w : work) {
+      remote_devices.push_back(w.local ? 0 : 1);
+      process_of.push_back(w.process);
+    }
     ctx.remote = remote_devices;
+    if (per_device_run) {
+      ctx.network = cross.network;
+      ctx.process_of = process_of;
+      ctx.program_id = std::hash<std::string>()(exe.name + '\n' + exe.fingerprint);
+    }
   }
   KILN_RETURN_IF_ERROR(RunMain(exe, ctx, inputs, results));
   // Every device's share of each result: its own when a manual computation made it, the array

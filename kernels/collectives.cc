@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "kernels/collectives_across.h"
 #include "kernels/dispatch.h"
 #include "kernels/families.h"
 #include "kernels/float16.h"
@@ -139,7 +140,9 @@ StatusOr<Group> ResolveGroup(const Groups& g, const ExecContext& ec, const std::
 }
 
 // Posts this device's inputs, runs `body(inputs_of)` where inputs_of(m) are participant m's
-// input views, then departs. With no rendezvous (one device), only participant 0 exists.
+// input views, then departs. With no rendezvous (one device), only participant 0 exists. In a
+// per-device run over several processes, the process's leader first gathers every other
+// process's participants' inputs (kernels/collectives_across.h).
 template <typename Body>
 Status Meet(ExecContext& ec, std::span<const View> in, const std::string& what, Body&& body) {
   const int me = ec.replica_id * ec.num_partitions + ec.partition_id;
@@ -151,8 +154,30 @@ Status Meet(ExecContext& ec, std::span<const View> in, const std::string& what, 
   }
   KILN_ASSIGN_OR_RETURN(std::span<const void* const> posted,
                         ec.rendezvous->Exchange(me, in.data(), what.c_str()));
-  Status status =
-      body([&](int m) { return static_cast<const View*>(posted[static_cast<size_t>(m)]); });
+  Status status = Status::Ok();
+  if (ec.network != nullptr) {
+    std::unique_ptr<GatheredInputs> gathered;  // the leader's, read by all until they depart
+    if (LeadsProcess(ec, me)) {
+      StatusOr<std::unique_ptr<GatheredInputs>> g =
+          GatheredInputs::Gather(ec, posted, in, what.c_str());
+      if (!g.ok()) {
+        ec.rendezvous->Abort(g.status());
+        return g.status();
+      }
+      gathered = std::move(g).value();
+      ec.rendezvous->shared = gathered.get();
+    }
+    KILN_RETURN_IF_ERROR(ec.rendezvous->Sync(me, what.c_str()));
+    const auto* all = static_cast<const GatheredInputs*>(ec.rendezvous->shared);
+    status = body([&](int m) { return all->views(m); });
+    Status departed = ec.rendezvous->Depart(me, what.c_str());
+    if (!status.ok()) {
+      ec.rendezvous->Abort(status);
+      return status;
+    }
+    return departed;
+  }
+  status = body([&](int m) { return static_cast<const View*>(posted[static_cast<size_t>(m)]); });
   Status departed = ec.rendezvous->Depart(me, what.c_str());
   if (!status.ok()) {
     ec.rendezvous->Abort(status);

@@ -198,6 +198,9 @@ Status PlaceResults(const ManualPlan& p, const ExecContext& outer, std::span<con
   using Holder = TensorSharding::Holder;
   for (Holder pass : {Holder::kPrimary, Holder::kPartial}) {
     for (int d = 0; d < p.devices; ++d) {
+      // Another process's device (a per-device run): its results stay with its process, and
+      // this process's global results are read only through its own devices' values.
+      if (outer.network != nullptr && outer.RemoteParticipant(d)) continue;
       const std::byte* base = outer.scratch + static_cast<size_t>(d) * p.instance_bytes;
       for (size_t r = 0; r < p.out_local.size(); ++r) {
         const Piece& piece = p.out[static_cast<size_t>(d)][r];
@@ -252,7 +255,11 @@ Status RunNested(const ManualPlan& p, ExecContext& ec, std::span<const View> in,
 Status RunManual(const ManualPlan& p, ExecContext& ec, std::span<const View> in,
                  std::span<const View> out) {
   if (ec.rendezvous != nullptr) return RunNested(p, ec, in, out);
-  runtime::Rendezvous rv(p.devices);
+  // In a per-device run over several processes, only this process's devices' instances run here.
+  auto runs_here = [&](int d) { return ec.network == nullptr || !ec.RemoteParticipant(d); };
+  int present = 0;
+  for (int d = 0; d < p.devices; ++d) present += runs_here(d) ? 1 : 0;
+  runtime::Rendezvous rv(p.devices, present);
   std::vector<Status> statuses(static_cast<size_t>(p.devices), Status::Ok());
   auto run = [&](int d) {
     ExecContext instance;
@@ -261,6 +268,9 @@ Status RunManual(const ManualPlan& p, ExecContext& ec, std::span<const View> in,
     instance.num_partitions = p.devices;
     instance.rendezvous = &rv;
     instance.remote = ec.remote;
+    instance.network = ec.network;
+    instance.process_of = ec.process_of;
+    instance.program_id = ec.program_id;
     Status s =
         RunInstance(p, instance, ec, d, ec.scratch + static_cast<size_t>(d) * p.instance_bytes, in);
     if (s.ok()) {
@@ -271,8 +281,14 @@ Status RunManual(const ManualPlan& p, ExecContext& ec, std::span<const View> in,
     }
     statuses[static_cast<size_t>(d)] = std::move(s);
   };
+  std::vector<int> here;
+  for (int d = 0; d < p.devices; ++d) {
+    if (runs_here(d)) here.push_back(d);
+  }
+  if (here.empty()) return Internal("a manual computation with none of its devices here");
   std::vector<Thread> threads;
-  for (int d = 1; d < p.devices; ++d) {
+  for (size_t i = 1; i < here.size(); ++i) {
+    const int d = here[i];
     StatusOr<Thread> t = Thread::Start([&run, d] { run(d); });
     if (!t.ok()) {
       rv.Abort(t.status());
@@ -281,7 +297,7 @@ Status RunManual(const ManualPlan& p, ExecContext& ec, std::span<const View> in,
     }
     threads.push_back(std::move(t).value());
   }
-  run(0);
+  run(here[0]);
   for (Thread& t : threads) t.Join();
   for (const Status& s : statuses) {
     if (!s.ok()) return s;

@@ -22,7 +22,8 @@
 
 namespace kiln::runtime {
 class Rendezvous;
-}
+class Network;
+}  // namespace kiln::runtime
 
 namespace kiln::lower {
 
@@ -57,9 +58,18 @@ struct ExecContext {
   // (engine/cross_process.h): per participant, 1 when its device is another process's. Host
   // callbacks without results run only in the device's own process. Empty: all are here.
   std::span<const uint8_t> remote;
+  // A per-device run over several processes (SpmdLayout::per_device): each process runs only its
+  // own devices' instances, and collectives reach the others' through the network. Per
+  // participant, the process it belongs to.
+  runtime::Network* network = nullptr;
+  std::span<const int> process_of;
+  uint64_t program_id = 0;  // a hash of the program, compared between processes at each exchange
+  bool RemoteParticipant(int participant) const {
+    return participant >= 0 && static_cast<size_t>(participant) < remote.size() &&
+           remote[static_cast<size_t>(participant)] != 0;
+  }
   bool OnRemoteDevice() const {
-    const size_t me = static_cast<size_t>(replica_id * num_partitions + partition_id);
-    return me < remote.size() && remote[me] != 0;
+    return RemoteParticipant(replica_id * num_partitions + partition_id);
   }
   // Memory the running step may use for as long as it runs: `Kernel::scratch_bytes` bytes, 64-byte
   // aligned (sub-program frames, loop carries). Set by the runner for each step.

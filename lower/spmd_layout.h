@@ -25,6 +25,12 @@ struct ValueLayout {
 struct SpmdLayout {
   int devices = 1;
   std::vector<ValueLayout> args, results;
+  // @main is manual computations between the boundary and bridges only, each argument read only
+  // as the per-device pieces the manual computations take (or replicated), each result a manual
+  // computation's per-device value (device_links): then a device's instance needs no other
+  // device's data but through its collectives, and a run over several processes runs only its
+  // own devices' instances (engine/executable.cc), with nothing exchanged up front.
+  bool per_device = false;
 };
 
 }  // namespace kiln::lower

@@ -2,8 +2,10 @@
 
 namespace kiln::runtime {
 
-Rendezvous::Rendezvous(int participants)
-    : n_(participants), posted_(static_cast<size_t>(participants), nullptr) {}
+Rendezvous::Rendezvous(int participants) : Rendezvous(participants, participants) {}
+
+Rendezvous::Rendezvous(int participants, int present)
+    : n_(participants), present_(present), posted_(static_cast<size_t>(participants), nullptr) {}
 
 Status Rendezvous::Barrier(std::unique_lock<std::mutex>& lock, const char* what) {
   if (!aborted_.ok()) return aborted_;
@@ -15,7 +17,7 @@ Status Rendezvous::Barrier(std::unique_lock<std::mutex>& lock, const char* what)
     return aborted_;
   }
   const uint64_t generation = generation_;
-  if (++arrived_ == n_) {
+  if (++arrived_ == present_) {
     arrived_ = 0;
     ++generation_;
     cv_.notify_all();
@@ -32,6 +34,12 @@ StatusOr<std::span<const void* const>> Rendezvous::Exchange(int me, const void* 
   posted_[static_cast<size_t>(me)] = mine;
   KILN_RETURN_IF_ERROR(Barrier(lock, what));
   return std::span<const void* const>(posted_.data(), posted_.size());
+}
+
+Status Rendezvous::Sync(int me, const char* what) {
+  (void)me;
+  std::unique_lock<std::mutex> lock(mu_);
+  return Barrier(lock, what);
 }
 
 Status Rendezvous::Depart(int me, const char* what) {

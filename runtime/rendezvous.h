@@ -22,6 +22,9 @@ namespace kiln::runtime {
 class Rendezvous {
  public:
   explicit Rendezvous(int participants);
+  // `present` of the participants take part (the others run in other processes); indices still
+  // range over all of them.
+  Rendezvous(int participants, int present);
   Rendezvous(const Rendezvous&) = delete;
   Rendezvous& operator=(const Rendezvous&) = delete;
 
@@ -31,6 +34,10 @@ class Rendezvous {
   StatusOr<std::span<const void* const>> Exchange(int me, const void* mine, const char* what);
   // The second barrier of a collective: returns once every participant has read the others' data.
   Status Depart(int me, const char* what);
+  // A barrier between Exchange and Depart, for a step one participant does for all (e.g. the
+  // exchange with other processes) whose result the others then read through `shared`.
+  Status Sync(int me, const char* what);
+  void* shared = nullptr;  // written by one participant between barriers
   // Participant `me` has finished its program; collectives can no longer gather everyone.
   void Leave(int me);
   // Fails every present and future wait with `why`.
@@ -40,6 +47,7 @@ class Rendezvous {
   Status Barrier(std::unique_lock<std::mutex>& lock, const char* what);
 
   const int n_;
+  const int present_;
   std::mutex mu_;
   std::condition_variable cv_;
   std::vector<const void*> posted_;

@@ -172,8 +172,9 @@ def test_processes_running_different_programs_is_an_error():
     runs = run_processes("""
         try:
             arg = jnp.ones((2, 3))
-            r = jax.pmap(lambda x: x * 2, axis_name="i")(arg) if pid == 0 else \\
-                jax.pmap(lambda x: jnp.sin(x), axis_name="i")(arg)
+            # Both meet in a psum, of different programs: an error, not a mix of their data.
+            r = jax.pmap(lambda x: jax.lax.psum(x * 2, "i"), axis_name="i")(arg) if pid == 0 \\
+                else jax.pmap(lambda x: jax.lax.psum(jnp.sin(x), "i"), axis_name="i")(arg)
             r.block_until_ready()
             emit(error=None)
         except Exception as e:
