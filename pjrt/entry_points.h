@@ -7,118 +7,92 @@
 #include "abi/pjrt_c_api.h"
 
 // X(Name) for each PJRT_<Name> slot with a real implementation.
-#define KILN_IMPLEMENTED_ENTRY_POINTS(X)   \
-  X(Executable_Serialize)                  \
-  X(Executable_DeserializeAndLoad)         \
-  X(Buffer_UnsafePointer)                  \
-  X(Buffer_IncreaseExternalReferenceCount) \
-  X(Buffer_DecreaseExternalReferenceCount) \
-  X(Buffer_OpaqueDeviceMemoryDataPointer)  \
-  X(Error_Destroy)                         \
-  X(Error_Message)                         \
-  X(Error_GetCode)                         \
-  X(Plugin_Initialize)                     \
-  X(Plugin_Attributes)                     \
-  X(Event_Destroy)                         \
-  X(Event_IsReady)                         \
-  X(Event_Error)                           \
-  X(Event_Await)                           \
-  X(Event_OnReady)                         \
-  X(Client_Create)                         \
-  X(Client_Destroy)                        \
-  X(Client_PlatformName)                   \
-  X(Client_ProcessIndex)                   \
-  X(Client_PlatformVersion)                \
-  X(Client_Devices)                        \
-  X(Client_AddressableDevices)             \
-  X(Client_LookupDevice)                   \
-  X(Client_LookupAddressableDevice)        \
-  X(Client_AddressableMemories)            \
-  X(Client_Compile)                        \
-  X(Client_DefaultDeviceAssignment)        \
-  X(Client_BufferFromHostBuffer)           \
-  X(Client_CreateViewOfDeviceBuffer)       \
-  X(DeviceDescription_Id)                  \
-  X(DeviceDescription_ProcessIndex)        \
-  X(DeviceDescription_Attributes)          \
-  X(DeviceDescription_Kind)                \
-  X(DeviceDescription_DebugString)         \
-  X(DeviceDescription_ToString)            \
-  X(Device_GetDescription)                 \
-  X(Device_IsAddressable)                  \
-  X(Device_LocalHardwareId)                \
-  X(Device_AddressableMemories)            \
-  X(Device_DefaultMemory)                  \
-  X(Device_MemoryStats)                    \
-  X(Memory_Id)                             \
-  X(Memory_Kind)                           \
-  X(Memory_DebugString)                    \
-  X(Memory_ToString)                       \
-  X(Memory_AddressableByDevices)           \
-  X(Executable_Destroy)                    \
-  X(Executable_Name)                       \
-  X(Executable_NumReplicas)                \
-  X(Executable_NumPartitions)              \
-  X(Executable_NumOutputs)                 \
-  X(Executable_SizeOfGeneratedCodeInBytes) \
-  X(Executable_GetCostAnalysis)            \
-  X(Executable_GetCompiledMemoryStats)     \
-  X(Executable_OutputMemoryKinds)          \
-  X(LoadedExecutable_Destroy)              \
-  X(LoadedExecutable_GetExecutable)        \
-  X(LoadedExecutable_AddressableDevices)   \
-  X(LoadedExecutable_Delete)               \
-  X(LoadedExecutable_IsDeleted)            \
-  X(LoadedExecutable_Execute)              \
-  X(LoadedExecutable_Fingerprint)          \
-  X(Buffer_Destroy)                        \
-  X(Buffer_ElementType)                    \
-  X(Buffer_Dimensions)                     \
-  X(Buffer_UnpaddedDimensions)             \
-  X(Buffer_DynamicDimensionIndices)        \
-  X(Buffer_GetMemoryLayout)                \
-  X(Buffer_OnDeviceSizeInBytes)            \
-  X(Buffer_Device)                         \
-  X(Buffer_Memory)                         \
-  X(Buffer_Delete)                         \
-  X(Buffer_IsDeleted)                      \
-  X(Buffer_CopyToDevice)                   \
-  X(Buffer_ToHostBuffer)                   \
-  X(Buffer_IsOnCpu)                        \
-  X(Buffer_ReadyEvent)                     \
-  X(Executable_OutputElementTypes)         \
-  X(Executable_OutputDimensions)           \
-  X(Buffer_CopyToMemory)                   \
-  X(Executable_Fingerprint)                \
-  X(Client_TopologyDescription)            \
-  X(Memory_Kind_Id)                        \
-  X(Buffer_CopyRawToHost)                  \
-  X(Client_CreateUninitializedBuffer)      \
-  X(Client_UpdateGlobalProcessInfo)        \
-  X(LoadedExecutable_GetDeviceAssignment)  \
-  X(Client_CreateErrorBuffer)              \
-  X(Executable_GetCompileOptions)          \
-  X(Error_ForEachPayload)                  \
-  X(Executable_ParameterMemoryKinds)
-
-// X(Name) for each PJRT_<Name> slot that returns UNIMPLEMENTED naming the function.
-#define KILN_UNIMPLEMENTED_ENTRY_POINTS(X)            \
-  X(Executable_OptimizedProgram)                      \
-  X(CopyToDeviceStream_Destroy)                       \
-  X(CopyToDeviceStream_AddChunk)                      \
-  X(CopyToDeviceStream_TotalBytes)                    \
-  X(CopyToDeviceStream_GranuleSize)                   \
-  X(CopyToDeviceStream_CurrentBytes)                  \
-  X(TopologyDescription_Create)                       \
-  X(TopologyDescription_Destroy)                      \
-  X(TopologyDescription_PlatformName)                 \
-  X(TopologyDescription_PlatformVersion)              \
-  X(TopologyDescription_GetDeviceDescriptions)        \
-  X(TopologyDescription_Serialize)                    \
-  X(TopologyDescription_Attributes)                   \
-  X(Compile)                                          \
-  X(ExecuteContext_Create)                            \
-  X(ExecuteContext_Destroy)                           \
+#define KILN_IMPLEMENTED_ENTRY_POINTS(X)              \
+  X(Executable_Serialize)                             \
+  X(Executable_DeserializeAndLoad)                    \
+  X(Buffer_UnsafePointer)                             \
+  X(Buffer_IncreaseExternalReferenceCount)            \
+  X(Buffer_DecreaseExternalReferenceCount)            \
+  X(Buffer_OpaqueDeviceMemoryDataPointer)             \
+  X(Error_Destroy)                                    \
+  X(Error_Message)                                    \
+  X(Error_GetCode)                                    \
+  X(Plugin_Initialize)                                \
+  X(Plugin_Attributes)                                \
+  X(Event_Destroy)                                    \
+  X(Event_IsReady)                                    \
+  X(Event_Error)                                      \
+  X(Event_Await)                                      \
+  X(Event_OnReady)                                    \
+  X(Client_Create)                                    \
+  X(Client_Destroy)                                   \
+  X(Client_PlatformName)                              \
+  X(Client_ProcessIndex)                              \
+  X(Client_PlatformVersion)                           \
+  X(Client_Devices)                                   \
+  X(Client_AddressableDevices)                        \
+  X(Client_LookupDevice)                              \
+  X(Client_LookupAddressableDevice)                   \
+  X(Client_AddressableMemories)                       \
+  X(Client_Compile)                                   \
+  X(Client_DefaultDeviceAssignment)                   \
+  X(Client_BufferFromHostBuffer)                      \
+  X(Client_CreateViewOfDeviceBuffer)                  \
+  X(DeviceDescription_Id)                             \
+  X(DeviceDescription_ProcessIndex)                   \
+  X(DeviceDescription_Attributes)                     \
+  X(DeviceDescription_Kind)                           \
+  X(DeviceDescription_DebugString)                    \
+  X(DeviceDescription_ToString)                       \
+  X(Device_GetDescription)                            \
+  X(Device_IsAddressable)                             \
+  X(Device_LocalHardwareId)                           \
+  X(Device_AddressableMemories)                       \
+  X(Device_DefaultMemory)                             \
+  X(Device_MemoryStats)                               \
+  X(Memory_Id)                                        \
+  X(Memory_Kind)                                      \
+  X(Memory_DebugString)                               \
+  X(Memory_ToString)                                  \
+  X(Memory_AddressableByDevices)                      \
+  X(Executable_Destroy)                               \
+  X(Executable_Name)                                  \
+  X(Executable_NumReplicas)                           \
+  X(Executable_NumPartitions)                         \
+  X(Executable_NumOutputs)                            \
+  X(Executable_SizeOfGeneratedCodeInBytes)            \
+  X(Executable_GetCostAnalysis)                       \
+  X(Executable_GetCompiledMemoryStats)                \
+  X(Executable_OutputMemoryKinds)                     \
+  X(LoadedExecutable_Destroy)                         \
+  X(LoadedExecutable_GetExecutable)                   \
+  X(LoadedExecutable_AddressableDevices)              \
+  X(LoadedExecutable_Delete)                          \
+  X(LoadedExecutable_IsDeleted)                       \
+  X(LoadedExecutable_Execute)                         \
+  X(LoadedExecutable_Fingerprint)                     \
+  X(Buffer_Destroy)                                   \
+  X(Buffer_ElementType)                               \
+  X(Buffer_Dimensions)                                \
+  X(Buffer_UnpaddedDimensions)                        \
+  X(Buffer_DynamicDimensionIndices)                   \
+  X(Buffer_GetMemoryLayout)                           \
+  X(Buffer_OnDeviceSizeInBytes)                       \
+  X(Buffer_Device)                                    \
+  X(Buffer_Memory)                                    \
+  X(Buffer_Delete)                                    \
+  X(Buffer_IsDeleted)                                 \
+  X(Buffer_CopyToDevice)                              \
+  X(Buffer_ToHostBuffer)                              \
+  X(Buffer_IsOnCpu)                                   \
+  X(Buffer_ReadyEvent)                                \
+  X(Executable_OutputElementTypes)                    \
+  X(Executable_OutputDimensions)                      \
+  X(Buffer_CopyToMemory)                              \
+  X(Executable_Fingerprint)                           \
+  X(Client_TopologyDescription)                       \
+  X(Memory_Kind_Id)                                   \
+  X(Buffer_CopyRawToHost)                             \
   X(AsyncHostToDeviceTransferManager_Destroy)         \
   X(AsyncHostToDeviceTransferManager_TransferData)    \
   X(Client_CreateBuffersForAsyncHostToDevice)         \
@@ -128,17 +102,43 @@
   X(AsyncHostToDeviceTransferManager_BufferSize)      \
   X(AsyncHostToDeviceTransferManager_SetBufferError)  \
   X(AsyncHostToDeviceTransferManager_AddMetadata)     \
-  X(Client_DmaMap)                                    \
-  X(Client_DmaUnmap)                                  \
-  X(TopologyDescription_Deserialize)                  \
-  X(Client_CreateAliasBuffer)                         \
-  X(Client_FulfillAliasBuffer)                        \
+  X(Client_CreateUninitializedBuffer)                 \
+  X(Client_UpdateGlobalProcessInfo)                   \
+  X(LoadedExecutable_GetDeviceAssignment)             \
+  X(Client_CreateErrorBuffer)                         \
   X(AsyncHostToDeviceTransferManager_TransferLiteral) \
-  X(Buffer_CopyRawToHostFuture)                       \
-  X(Device_PoisonExecution)                           \
-  X(Device_CreateAsyncTrackingEvent)                  \
-  X(AsyncTrackingEvent_Destroy)                       \
-  X(Buffer_DonateWithControlDependency)               \
+  X(Executable_GetCompileOptions)                     \
+  X(Error_ForEachPayload)                             \
+  X(Executable_ParameterMemoryKinds)
+
+// X(Name) for each PJRT_<Name> slot that returns UNIMPLEMENTED naming the function.
+#define KILN_UNIMPLEMENTED_ENTRY_POINTS(X)     \
+  X(Executable_OptimizedProgram)               \
+  X(CopyToDeviceStream_Destroy)                \
+  X(CopyToDeviceStream_AddChunk)               \
+  X(CopyToDeviceStream_TotalBytes)             \
+  X(CopyToDeviceStream_GranuleSize)            \
+  X(CopyToDeviceStream_CurrentBytes)           \
+  X(TopologyDescription_Create)                \
+  X(TopologyDescription_Destroy)               \
+  X(TopologyDescription_PlatformName)          \
+  X(TopologyDescription_PlatformVersion)       \
+  X(TopologyDescription_GetDeviceDescriptions) \
+  X(TopologyDescription_Serialize)             \
+  X(TopologyDescription_Attributes)            \
+  X(Compile)                                   \
+  X(ExecuteContext_Create)                     \
+  X(ExecuteContext_Destroy)                    \
+  X(Client_DmaMap)                             \
+  X(Client_DmaUnmap)                           \
+  X(TopologyDescription_Deserialize)           \
+  X(Client_CreateAliasBuffer)                  \
+  X(Client_FulfillAliasBuffer)                 \
+  X(Buffer_CopyRawToHostFuture)                \
+  X(Device_PoisonExecution)                    \
+  X(Device_CreateAsyncTrackingEvent)           \
+  X(AsyncTrackingEvent_Destroy)                \
+  X(Buffer_DonateWithControlDependency)        \
   X(TopologyDescription_Fingerprint)
 
 // X(Name) for each PJRT_<Name> slot left NULL on purpose.
@@ -250,6 +250,16 @@ KILN_DECLARE_ENTRY_POINT(LoadedExecutable_GetDeviceAssignment)
 KILN_DECLARE_ENTRY_POINT(Client_CreateErrorBuffer)
 KILN_DECLARE_ENTRY_POINT(Executable_GetCompileOptions)
 KILN_DECLARE_ENTRY_POINT(Executable_ParameterMemoryKinds)
+KILN_DECLARE_ENTRY_POINT(AsyncHostToDeviceTransferManager_Destroy)
+KILN_DECLARE_ENTRY_POINT(AsyncHostToDeviceTransferManager_TransferData)
+KILN_DECLARE_ENTRY_POINT(Client_CreateBuffersForAsyncHostToDevice)
+KILN_DECLARE_ENTRY_POINT(AsyncHostToDeviceTransferManager_RetrieveBuffer)
+KILN_DECLARE_ENTRY_POINT(AsyncHostToDeviceTransferManager_Device)
+KILN_DECLARE_ENTRY_POINT(AsyncHostToDeviceTransferManager_BufferCount)
+KILN_DECLARE_ENTRY_POINT(AsyncHostToDeviceTransferManager_BufferSize)
+KILN_DECLARE_ENTRY_POINT(AsyncHostToDeviceTransferManager_SetBufferError)
+KILN_DECLARE_ENTRY_POINT(AsyncHostToDeviceTransferManager_AddMetadata)
+KILN_DECLARE_ENTRY_POINT(AsyncHostToDeviceTransferManager_TransferLiteral)
 KILN_UNIMPLEMENTED_ENTRY_POINTS(KILN_DECLARE_ENTRY_POINT)
 #undef KILN_DECLARE_ENTRY_POINT
 

@@ -1,6 +1,6 @@
 """Host <-> Kiln buffer transfers: device_put / np.asarray round trips for every dtype and for
 0-d, empty and non-contiguous inputs; readiness, deletion, cross-backend copies, reuse of outputs
-as inputs, and a large transfer."""
+as inputs, a large transfer, and a jax.experimental.transfer pull (async host-to-device buffers)."""
 
 from __future__ import annotations
 
@@ -410,3 +410,22 @@ def test_donating_a_buffer_used_twice_is_an_error():
         f(x, x)
     assert not x.is_deleted()
     np.testing.assert_array_equal(np.asarray(x), np.arange(3, dtype=np.float32))
+
+
+@pytest.mark.parametrize("dtype", [np.dtype(np.float32), np.dtype(np.int8), np.dtype(np.complex64)])
+def test_transfer_server_loopback_pull(dtype, kiln_device):
+    """jax.experimental.transfer between two servers of this process: the pulling side receives
+    through PJRT_Client_CreateBuffersForAsyncHostToDevice and TransferData, in many small chunks
+    (transfer_size) copied in parallel."""
+    from jax.experimental import transfer
+    client = kiln_device.client
+    src = transfer.start_transfer_server(client, "127.0.0.1:0", ["127.0.0.1:0"], transfer_size=4096)
+    dst = transfer.start_transfer_server(client, "127.0.0.1:0", ["127.0.0.1:0"], transfer_size=4096)
+    xs = [jax.device_put(sample(dtype, (300, 70)), kiln_device),
+          jax.device_put(sample(dtype, (5,)), kiln_device)]
+    src.await_pull(11, xs)
+    specs = [jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=x.sharding) for x in xs]
+    ys = dst.connect(src.address()).pull(11, specs)
+    for x, y in zip(xs, ys):
+        assert y.devices() == {kiln_device}
+        np.testing.assert_array_equal(np.asarray(y), np.asarray(x))
