@@ -249,8 +249,12 @@ bool HoldsManualComputation(const ir::Module& module, const ir::Op& op, int dept
 }
 
 // SpmdLayout::per_device for `body` (@main's block), once the layouts and device links are known.
+// When it holds, each sharded argument whose manual computations take exactly its device pieces
+// as their body's operand type passes per device to them (`links`: per argument, the operand
+// values).
 StatusOr<bool> PerDevice(const ir::Module& module, const ir::Block& body, const SpmdLayout& layout,
-                         const MeshTable& meshes) {
+                         const MeshTable& meshes, std::vector<std::vector<ir::ValueId>>& links) {
+  links.assign(layout.args.size(), {});
   for (const ValueLayout& r : layout.results) {
     if (r.device_links.empty()) return false;
   }
@@ -278,6 +282,11 @@ StatusOr<bool> PerDevice(const ir::Module& module, const ir::Block& body, const 
         KILN_ASSIGN_OR_RETURN(bool same,
                               SamePlacement(v, op, "in_shardings", k, meshes, layout.devices));
         if (!same) return false;
+        // The body sees the device's piece itself when no axis it leaves automatic splits it.
+        const bool whole_piece = !op.regions.empty() && !op.regions[0].blocks.empty() &&
+                                 k < op.regions[0].blocks[0].args.size() &&
+                                 module.type_of(op.regions[0].blocks[0].args[k]) == v.local;
+        links[static_cast<size_t>(a)].push_back(whole_piece ? op.operands[k] : -1);
       }
       continue;
     }
@@ -353,7 +362,21 @@ StatusOr<SpmdLayout> PlanPartitions(const ir::Module& module, const ir::Function
     layout.results.push_back(std::move(v));
   }
   if (body != nullptr) {
-    KILN_ASSIGN_OR_RETURN(layout.per_device, PerDevice(module, *body, layout, meshes));
+    std::vector<std::vector<ir::ValueId>> links;
+    KILN_ASSIGN_OR_RETURN(layout.per_device, PerDevice(module, *body, layout, meshes, links));
+    for (size_t a = 0; layout.per_device && a < links.size(); ++a) {
+      ValueLayout& v = layout.args[a];
+      if (links[a].empty() || v.replicated() ||
+          std::find(links[a].begin(), links[a].end(), -1) != links[a].end()) {
+        continue;  // read whole, or some manual computation needs the global array
+      }
+      for (ir::ValueId link : links[a]) {
+        if (std::find(v.device_links.begin(), v.device_links.end(), link) == v.device_links.end()) {
+          v.device_links.push_back(link);
+        }
+      }
+      v.only_per_device = true;
+    }
   }
   return layout;
 }

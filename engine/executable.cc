@@ -153,6 +153,8 @@ Status RunSpmd(const Executable& exe, const std::vector<DeviceWork>& work,
     }
     KILN_ASSIGN_OR_RETURN(runtime::Array global, runtime::Array::Allocate(v.global));
     const std::vector<int64_t> zero(v.local.dims.size(), 0);
+    // Read only through its device pieces: the global array stays unwritten (never read).
+    const bool assemble = !v.only_per_device;
     // Each device's shard, awaited once and only if something reads it.
     std::vector<std::optional<runtime::Array>> shards(devices);
     auto shard_of = [&](size_t d) -> StatusOr<runtime::Array> {
@@ -169,7 +171,7 @@ Status RunSpmd(const Executable& exe, const std::vector<DeviceWork>& work,
     // Primary holders first (they tile the array), then partial sums along unreduced axes;
     // replicas hold copies of their primary's block.
     for (Holder pass : {Holder::kPrimary, Holder::kPartial}) {
-      for (size_t d = 0; d < devices; ++d) {
+      for (size_t d = 0; d < devices && assemble; ++d) {
         if (v.holders[d] != pass || (per_device_run && !work[d].local)) continue;
         KILN_ASSIGN_OR_RETURN(runtime::Array shard, shard_of(d));
         const auto* src = static_cast<const std::byte*>(shard.data());

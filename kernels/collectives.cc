@@ -256,6 +256,7 @@ AccumulateWide Bf16Wide(ReducerKind kind) {
 }
 
 struct Reducer {
+  std::optional<runtime::NetReduce> net;  // the same reduction across processes
   Accumulate fn = nullptr;
   AccumulateWide bf16_wide = nullptr;  // bf16: all_reduce accumulates in f32, rounds once
   int64_t scale = 1;                   // elements per logical element (2 for complex)
@@ -283,6 +284,17 @@ StatusOr<Reducer> LowerReducer(LowerContext& ctx, ir::DType dtype) {
                          ": the reduction region is not one of add, multiply, maximum, minimum, "
                          "and, or, xor");
   }
+  static constexpr std::pair<ReducerKind, runtime::NetReduce> kNet[] = {
+      {ReducerKind::kAdd, runtime::NetReduce::kSum},
+      {ReducerKind::kMultiply, runtime::NetReduce::kProduct},
+      {ReducerKind::kMaximum, runtime::NetReduce::kMax},
+      {ReducerKind::kMinimum, runtime::NetReduce::kMin},
+      {ReducerKind::kAnd, runtime::NetReduce::kAnd},
+      {ReducerKind::kOr, runtime::NetReduce::kOr},
+      {ReducerKind::kXor, runtime::NetReduce::kXor}};
+  for (auto [k, net] : kNet) {
+    if (k == *kind) r.net = net;
+  }
   if (dtype == ir::DType::kF16 || dtype == ir::DType::kBF16) {
     r.fn =
         dtype == ir::DType::kF16 ? NarrowAccumulate<f16_t>(*kind) : NarrowAccumulate<bf16_t>(*kind);
@@ -298,6 +310,62 @@ StatusOr<Reducer> LowerReducer(LowerContext& ctx, ir::DType dtype) {
     return Status::Ok();
   }));
   return r;
+}
+
+// all_reduce of one group of every participant in a per-device run over several processes, in
+// two levels: the process's leader reduces its instances' inputs into its result, reduces that
+// across the processes in place (runtime::Communicator::AllReduce), and the other instances copy
+// it. Every process ends with the same bits.
+Status AllReduceAcross(ExecContext& ec, std::span<const View> in, std::span<const View> out,
+                       const std::vector<int>& members, const std::vector<Reducer>& reducers,
+                       const std::string& what) {
+  struct Posted {
+    const View* in;
+    const View* out;
+  };
+  const int me = ec.replica_id * ec.num_partitions + ec.partition_id;
+  const Posted mine{in.data(), out.data()};
+  KILN_ASSIGN_OR_RETURN(std::span<const void* const> posted,
+                        ec.rendezvous->Exchange(me, &mine, what.c_str()));
+  auto of = [&](int m) { return static_cast<const Posted*>(posted[static_cast<size_t>(m)]); };
+  if (LeadsProcess(ec, me)) {
+    Status status = [&]() -> Status {
+      bool first = true;
+      for (int m : members) {
+        if (ec.RemoteParticipant(m)) continue;
+        for (size_t i = 0; i < out.size(); ++i) {
+          if (first) {
+            std::memcpy(out[i].ptr, of(m)->in[i].ptr, out[i].byte_size());
+          } else {
+            reducers[i].fn(out[i].ptr, of(m)->in[i].ptr, out[i].elements * reducers[i].scale);
+          }
+        }
+        first = false;
+      }
+      KILN_ASSIGN_OR_RETURN(runtime::Communicator * comm, RunCommunicator(ec, what.c_str()));
+      size_t bytes = 0;
+      for (const View& v : out) bytes += v.byte_size();
+      KILN_RETURN_IF_ERROR(CheckSamePoint(ec, *comm, what.c_str(), bytes));
+      for (size_t i = 0; i < out.size(); ++i) {
+        KILN_RETURN_IF_ERROR(comm->AllReduce(out[i].ptr, static_cast<size_t>(out[i].elements),
+                                             out[i].dtype, *reducers[i].net, what.c_str()));
+      }
+      return Status::Ok();
+    }();
+    if (!status.ok()) {
+      ec.rendezvous->Abort(status);
+      return status;
+    }
+    ec.rendezvous->shared = const_cast<Posted*>(of(me));
+  }
+  KILN_RETURN_IF_ERROR(ec.rendezvous->Sync(me, what.c_str()));
+  const auto* leader = static_cast<const Posted*>(ec.rendezvous->shared);
+  if (leader->out != out.data()) {
+    for (size_t i = 0; i < out.size(); ++i) {
+      std::memcpy(out[i].ptr, leader->out[i].ptr, out[i].byte_size());
+    }
+  }
+  return ec.rendezvous->Depart(me, what.c_str());
 }
 
 StatusOr<Kernel> LowerAllReduce(LowerContext& ctx) {
@@ -318,6 +386,18 @@ StatusOr<Kernel> LowerAllReduce(LowerContext& ctx) {
   const std::string name = op.name;
   return Kernel([=](ExecContext& ec, std::span<const View> in, std::span<const View> out) {
     KILN_ASSIGN_OR_RETURN(Group g, ResolveGroup(groups, ec, name));
+    // Across processes, small values go in one gather of everyone's inputs (one round trip);
+    // from kTwoLevelBytes per participant the two-level reduction moves less (bench/collective.py:
+    // 2 processes, 1 MiB 1.1 ms gathered vs 2.4 ms two-level; 64 MiB 181 vs 81 ms).
+    constexpr size_t kTwoLevelBytes = 4 << 20;
+    size_t bytes = 0;
+    for (const View& v : out) bytes += v.byte_size();
+    if (ec.network != nullptr && ec.rendezvous != nullptr && bytes >= kTwoLevelBytes &&
+        static_cast<int>(g.members.size()) == ec.num_replicas * ec.num_partitions &&
+        std::all_of(reducers.begin(), reducers.end(),
+                    [](const Reducer& r) { return r.net.has_value(); })) {
+      return AllReduceAcross(ec, in, out, g.members, reducers, name);
+    }
     return Meet(ec, in, name, [&](auto inputs_of) -> Status {
       for (size_t i = 0; i < n; ++i) {
         if (reducers[i].bf16_wide != nullptr) {

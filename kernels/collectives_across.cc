@@ -12,6 +12,26 @@ using runtime::View;
 
 namespace {
 
+// What each process states at an exchange: the program and the collective (its name and input
+// sizes), so that processes at different points fail instead of mixing their data.
+struct Header {
+  uint64_t program = 0, collective = 0;
+};
+
+Header HeaderOf(const ExecContext& ec, const char* what, size_t bytes) {
+  return {ec.program_id, std::hash<std::string>()(std::string(what) + "/" + std::to_string(bytes))};
+}
+
+Status CheckHeader(const Header& theirs, const Header& mine, int their_process, int my_process) {
+  if (theirs.program == mine.program && theirs.collective == mine.collective) return Status::Ok();
+  return FailedPrecondition("process " + std::to_string(their_process) +
+                            (theirs.program != mine.program
+                                 ? " runs a different program"
+                                 : " is at a different collective of the program") +
+                            " than process " + std::to_string(my_process) +
+                            " (every process must launch the same programs in the same order)");
+}
+
 std::vector<int> RunProcesses(const ExecContext& ec) {
   std::vector<int> processes(ec.process_of.begin(), ec.process_of.end());
   std::sort(processes.begin(), processes.end());
@@ -34,6 +54,20 @@ StatusOr<runtime::Communicator*> RunCommunicator(const ExecContext& ec, const ch
   return ec.network->Group(processes);
 }
 
+Status CheckSamePoint(const ExecContext& ec, runtime::Communicator& comm, const char* what,
+                      size_t bytes) {
+  const Header mine = HeaderOf(ec, what, bytes);
+  std::vector<Header> all(static_cast<size_t>(comm.size()));
+  const std::vector<size_t> counts(all.size(), sizeof(Header));
+  KILN_RETURN_IF_ERROR(comm.AllGather(&mine, all.data(), counts, what));
+  const std::vector<int> processes = RunProcesses(ec);
+  for (size_t r = 0; r < all.size(); ++r) {
+    KILN_RETURN_IF_ERROR(
+        CheckHeader(all[r], mine, processes[r], processes[static_cast<size_t>(comm.rank())]));
+  }
+  return Status::Ok();
+}
+
 StatusOr<std::unique_ptr<GatheredInputs>> GatheredInputs::Gather(
     const ExecContext& ec, std::span<const void* const> posted, std::span<const View> like,
     const char* what) {
@@ -43,13 +77,8 @@ StatusOr<std::unique_ptr<GatheredInputs>> GatheredInputs::Gather(
   for (const View& v : like) bytes += v.byte_size();
   const std::vector<int> processes = RunProcesses(ec);
   KILN_ASSIGN_OR_RETURN(runtime::Communicator * comm, ec.network->Group(processes));
-  // Each process's bytes start with what it runs: the program and this collective (its name and
-  // input sizes), so that processes at different points fail instead of mixing their data.
-  struct Header {
-    uint64_t program = 0, collective = 0;
-  };
-  Header mine{ec.program_id,
-              std::hash<std::string>()(std::string(what) + "/" + std::to_string(bytes))};
+  // Each process's bytes start with its Header.
+  const Header mine = HeaderOf(ec, what, bytes);
   std::vector<size_t> counts(processes.size(), sizeof(Header));
   for (int m = 0; m < participants; ++m) {
     const auto rank = std::lower_bound(processes.begin(), processes.end(),
@@ -79,14 +108,8 @@ StatusOr<std::unique_ptr<GatheredInputs>> GatheredInputs::Gather(
   for (size_t r = 0; r < processes.size(); ++r) {
     Header theirs;
     std::memcpy(&theirs, out->received_.data() + at[r], sizeof(Header));
-    if (theirs.program != mine.program || theirs.collective != mine.collective) {
-      return FailedPrecondition(
-          "process " + std::to_string(processes[r]) +
-          (theirs.program != mine.program ? " runs a different program"
-                                          : " is at a different collective of the program") +
-          " than process " + std::to_string(processes[static_cast<size_t>(comm->rank())]) +
-          " (every process must launch the same programs in the same order)");
-    }
+    KILN_RETURN_IF_ERROR(CheckHeader(theirs, mine, processes[r],
+                                     processes[static_cast<size_t>(comm->rank())]));
     at[r] += sizeof(Header);
   }
   out->views_.resize(static_cast<size_t>(participants));

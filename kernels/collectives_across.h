@@ -24,6 +24,12 @@ bool LeadsProcess(const lower::ExecContext& ec, int me);
 // The communicator of every process of the run.
 StatusOr<runtime::Communicator*> RunCommunicator(const lower::ExecContext& ec, const char* what);
 
+// Fails unless every process of the run is at the same collective (`what`, `bytes` per
+// participant) of the same program: one small exchange, for collectives whose own exchange
+// cannot carry the check (all_reduce's).
+Status CheckSamePoint(const lower::ExecContext& ec, runtime::Communicator& comm, const char* what,
+                      size_t bytes);
+
 // Every participant's inputs, gathered from every process: `posted[m]` are the local
 // participants' input views (as the rendezvous returned them), `like` any participant's views
 // (they all have the same types). views(m) then gives participant m's inputs, local or received.

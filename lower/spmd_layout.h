@@ -19,6 +19,9 @@ struct ValueLayout {
   // computations that take it (these operand values; other uses see the total), a result made
   // by a manual computation comes from its instances (that result value). Empty otherwise.
   std::vector<ir::ValueId> device_links;
+  // An argument every use of which takes its device pieces (device_links) in a per-device
+  // program: the global array is never read, so it is not assembled.
+  bool only_per_device = false;
   bool replicated() const { return sharding.IsReplicated(); }
 };
 
