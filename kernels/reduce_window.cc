@@ -3,9 +3,8 @@
 // Windows come from kernels/window.h: per axis an arithmetic progression of input indices, so the
 // cost is what the windows contain and nothing is tabulated. Single-operand windows with a known
 // body (add, multiply, maximum, ...) run typed loops in parallel over the outputs, each output
-// folded in window order; windows that are prefixes or suffixes along one axis (cumsum, cummax,
-// reverse cumsum: JAX lowers cumulative reductions to them) run as one scan per line, in linear
-// time, with the same fold order as the windowed loop for prefixes. Other bodies run element by
+// folded in window order. Windows that are prefixes or suffixes along one axis (cumulative
+// reductions) run in linear time (kernels/reduce_window_scan.h). Other bodies run element by
 // element through ScalarRegionRunner.
 #include <algorithm>
 #include <cstring>
@@ -18,7 +17,9 @@
 #include "kernels/dispatch.h"
 #include "kernels/families.h"
 #include "kernels/lowering.h"
+#include "kernels/reduce_window_scan.h"
 #include "kernels/scalar_body.h"
+#include "kernels/strided.h"
 #include "kernels/window.h"
 #include "lower/op_registry.h"
 #include "runtime/parallel.h"
@@ -30,70 +31,6 @@ using lower::ExecContext;
 using lower::Kernel;
 using lower::LowerContext;
 using runtime::View;
-
-// Rows [o, inner) of the output viewed as [outer, count, inner]; `row(o)` = fold of the input
-// elements that output o's window covers along the scan axis, computed from its neighbour's row.
-template <ReducerKind K, typename T>
-void ScanLine(const WindowAxis& a, bool suffix, const T* x, T init, T* out, int64_t inner,
-              int64_t j0, int64_t j1) {
-  auto fill = [&](T* row) { std::fill(row + j0, row + j1, init); };
-  auto fold = [&](T* row, int64_t i) {
-    const T* xi = x + i * inner;
-    for (int64_t j = j0; j < j1; ++j) row[j] = ReducerFn<K, T>::Apply(row[j], xi[j]);
-  };
-  if (!suffix) {
-    int64_t done = -1;  // the previous row holds the fold of x[0..done]
-    for (int64_t o = 0; o < a.count; ++o) {
-      T* row = out + o * inner;
-      const int64_t e = std::min(o - a.pad_low + a.window - 1, a.dim - 1);
-      if (e < 0) {
-        fill(row);
-        continue;
-      }
-      if (done >= 0) {
-        std::copy(row - inner + j0, row - inner + j1, row + j0);
-      } else {
-        fill(row);
-      }
-      for (int64_t i = done + 1; i <= e; ++i) fold(row, i);
-      done = e;
-    }
-    return;
-  }
-  int64_t from = a.dim;  // the next row holds the fold of x[from..dim-1]
-  for (int64_t o = a.count - 1; o >= 0; --o) {
-    T* row = out + o * inner;
-    const int64_t s = std::max<int64_t>(o - a.pad_low, 0);
-    if (s > a.dim - 1) {
-      fill(row);
-      continue;
-    }
-    if (from < a.dim) {
-      std::copy(row + inner + j0, row + inner + j1, row + j0);
-    } else {
-      fill(row);
-    }
-    for (int64_t i = from - 1; i >= s; --i) fold(row, i);
-    from = s;
-  }
-}
-
-template <ReducerKind K, typename T>
-void RunScan(const WindowPlan& plan, const ScanWindow& scan, const T* x, T init, T* out) {
-  const WindowAxis& a = plan.axes[static_cast<size_t>(scan.axis)];
-  // Tasks: one line (outer index) times a block of inner columns.
-  constexpr int64_t kColumns = 1024;
-  const int64_t blocks = (scan.inner + kColumns - 1) / kColumns;
-  const int64_t min_tasks = std::max<int64_t>(1, (int64_t{1} << 14) / std::max<int64_t>(a.dim, 1));
-  runtime::ParallelFor(scan.outer * blocks, min_tasks, [&](int64_t begin, int64_t end) {
-    for (int64_t t = begin; t < end; ++t) {
-      const int64_t line = t / blocks, block = t % blocks;
-      const int64_t j0 = block * kColumns, j1 = std::min(scan.inner, j0 + kColumns);
-      ScanLine<K, T>(a, scan.suffix, x + line * a.dim * scan.inner, init,
-                     out + line * a.count * scan.inner, scan.inner, j0, j1);
-    }
-  });
-}
 
 StatusOr<Kernel> LowerReduceWindow(LowerContext& ctx) {
   const ir::Op& op = ctx.op();
@@ -119,7 +56,8 @@ StatusOr<Kernel> LowerReduceWindow(LowerContext& ctx) {
     ir::DType dtype = dtypes[0];
     ReducerKind k = *kind;
     ScanWindow scan;
-    const bool is_scan = MatchScanWindow(*plan, &scan);
+    if (MatchScanWindow(*plan, &scan))
+      return TypedScanKernel(name, all_types, plan, scan, k, dtype);
     return Kernel([=](ExecContext&, std::span<const View> in, std::span<const View> out) -> Status {
       KILN_RETURN_IF_ERROR(CheckArrays(in, all_types));
       const View& result = out[0];
@@ -127,10 +65,6 @@ StatusOr<Kernel> LowerReduceWindow(LowerContext& ctx) {
         const T* x = in[0].data_as<const T>();
         const T init = *in[1].data_as<const T>();
         T* o = result.data_as<T>();
-        if (is_scan) {
-          RunScan<K, T>(*plan, scan, x, init, o);
-          return Status::Ok();
-        }
         Status status = Status::Ok();
         std::mutex status_mu;
         runtime::ParallelFor(result.num_elements(), 256, [&](int64_t begin, int64_t end) {
@@ -153,6 +87,21 @@ StatusOr<Kernel> LowerReduceWindow(LowerContext& ctx) {
         return status;
       });
     });
+  }
+
+  ScanWindow scan;
+  if (n == 1 && MatchScanWindow(*plan, &scan)) {
+    const ir::DType dtype = dtypes[0];
+    const bool half = ir::InSet(dtype, ir::kHalfFloats);
+    if (half && kind && (*kind == ReducerKind::kAdd || *kind == ReducerKind::kMultiply)) {
+      return HalfScanKernel(name, all_types, plan, scan, *kind, dtype);
+    }
+    const int width = ir::DTypeByteSize(dtype);
+    if (strided::IsSupportedWidth(width)) {
+      KILN_ASSIGN_OR_RETURN(std::shared_ptr<const ScalarRegion> body,
+                            ScalarRegion::Compile(ctx, 0, {dtype, dtype}, {dtype}));
+      return RegionScanKernel(all_types, plan, scan, body, width);
+    }
   }
 
   std::vector<ir::DType> arg_dtypes = dtypes;

@@ -244,8 +244,9 @@ TEST(ReduceWindowTest, RandomGeometriesMatchTheSpec) {
   EXPECT_EQ(checked, 400);
 }
 
-// Prefix and suffix windows (cumulative reductions) take the linear-time scan; they must equal the
-// windowed definition, including windows shorter than the axis and padding beyond it.
+// Prefix and suffix windows (cumulative reductions) take the linear-time scan
+// (kernels/window_scan.h for sums); they must equal the windowed definition, including windows
+// shorter than the axis and padding beyond it.
 TEST(ReduceWindowTest, ScanWindowsMatchTheSpec) {
   auto add = [](double a, double b) { return a + b; };
   struct Case {
@@ -263,6 +264,14 @@ TEST(ReduceWindowTest, ScanWindowsMatchTheSpec) {
       {{40}, 0, 45, 44, 0},           // window longer than the axis
       {{40}, 0, 10, 39, 0},           // starts at 0 but ends early: still a prefix
       {{3, 1100}, 0, 3, 2, 0},        // inner wider than one scan block
+      // The tree scan's block boundaries (16, 256, 4096 positions), both directions.
+      {{4097}, 0, 4097, 4096, 0},
+      {{4097}, 0, 4097, 0, 4096},
+      {{2, 257, 33}, 1, 257, 256, 0},  // rows of 33 columns: vectors and a remainder
+      {{2, 17, 33}, 1, 17, 0, 16},
+      {{6, 1}, 1, 3, 2, 0},  // one-element lines
+      {{40}, 0, 45, 3, 41},  // a suffix whose first outputs repeat the whole sum
+      {{40}, 0, 45, 0, 60},  // a suffix with empty windows at the end
   };
   for (const Case& k : cases) {
     WindowConfig c;
