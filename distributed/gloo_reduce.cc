@@ -7,6 +7,8 @@
 #include <string>
 #include <type_traits>
 
+#include "ir/dtype_dispatch.h"
+
 namespace kiln::distributed {
 
 using runtime::NetReduce;
@@ -173,55 +175,17 @@ const char* NetReduceName(NetReduce op) {
 }
 
 StatusOr<GlooReduction> ChooseGlooReduction(ir::DType dtype, NetReduce op) {
-  using ir::DType;
   StatusOr<GlooReduction> r = Unimplemented("");
-  switch (dtype) {
-    case DType::kPred:
-      r = ForPred(op);
-      break;
-    case DType::kS8:
-      r = For<int8_t>(op);
-      break;
-    case DType::kS16:
-      r = For<int16_t>(op);
-      break;
-    case DType::kS32:
-      r = For<int32_t>(op);
-      break;
-    case DType::kS64:
-      r = For<int64_t>(op);
-      break;
-    case DType::kU8:
-      r = For<uint8_t>(op);
-      break;
-    case DType::kU16:
-      r = For<uint16_t>(op);
-      break;
-    case DType::kU32:
-      r = For<uint32_t>(op);
-      break;
-    case DType::kU64:
-      r = For<uint64_t>(op);
-      break;
-    case DType::kF32:
-      r = For<float>(op);
-      break;
-    case DType::kF64:
-      r = For<double>(op);
-      break;
-    case DType::kF16:
-    case DType::kBF16:
-      r = For<float>(op);
-      if (r.ok()) r->widened_from = dtype;
-      break;
-    case DType::kC64:
-      r = For<std::complex<float>>(op);
-      break;
-    case DType::kC128:
-      r = For<std::complex<double>>(op);
-      break;
-    default:
-      return Unimplemented("all-reduce across processes of " + std::string(ir::DTypeName(dtype)));
+  if (dtype == ir::DType::kPred) {
+    r = ForPred(op);
+  } else if (ir::InSet(dtype, ir::kHalfFloats)) {  // reduced in f32, rounded back once
+    r = For<float>(op);
+    if (r.ok()) r->widened_from = dtype;
+  } else {
+    r = ir::VisitDType<ir::kNumbers>(
+        dtype,
+        [&](auto tag) -> StatusOr<GlooReduction> { return For<ir::TagType<decltype(tag)>>(op); },
+        [&]() -> StatusOr<GlooReduction> { return Unimplemented("not supported"); });
   }
   if (!r.ok()) {
     return Status(r.status().code(), "all-reduce across processes of " +

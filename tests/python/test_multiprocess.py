@@ -146,14 +146,15 @@ def test_data_parallel_training_equals_one_process():
 
 
 def test_a_dead_peer_is_an_error_not_a_hang():
-    # Process 1 dies before the run; process 0 must fail within KILN_COLLECTIVE_TIMEOUT.
+    # Process 0 waits in an all_reduce when process 1 dies; it must fail within
+    # KILN_COLLECTIVE_TIMEOUT, naming the collective.
     runs = run_processes("""
         import time
         f = jax.pmap(lambda x: jax.lax.psum(x, "i"), axis_name="i")
         f(jnp.ones(2)).block_until_ready()  # both alive: fine
         if pid == 1:
-            os._exit(0)
-        time.sleep(1)
+            time.sleep(2)  # process 0 is inside the next psum by now
+            os._exit(1)
         t = time.monotonic()
         try:
             f(jnp.ones(2)).block_until_ready()
@@ -166,6 +167,7 @@ def test_a_dead_peer_is_an_error_not_a_hang():
     assert results and results[0]["error"], text
     assert results[0]["seconds"] < 60, results[0]
     assert "process" in results[0]["error"], results[0]["error"]
+    assert "all_reduce" in results[0]["error"], results[0]["error"]
 
 
 def test_processes_running_different_programs_is_an_error():
