@@ -108,8 +108,8 @@ StatusOr<std::unique_ptr<GatheredInputs>> GatheredInputs::Gather(
   for (size_t r = 0; r < processes.size(); ++r) {
     Header theirs;
     std::memcpy(&theirs, out->received_.data() + at[r], sizeof(Header));
-    KILN_RETURN_IF_ERROR(CheckHeader(theirs, mine, processes[r],
-                                     processes[static_cast<size_t>(comm->rank())]));
+    KILN_RETURN_IF_ERROR(
+        CheckHeader(theirs, mine, processes[r], processes[static_cast<size_t>(comm->rank())]));
     at[r] += sizeof(Header);
   }
   out->views_.resize(static_cast<size_t>(participants));
