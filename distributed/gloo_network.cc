@@ -50,9 +50,14 @@ struct Bytes {
 
 class GlooCommunicator final : public runtime::Communicator {
  public:
+  // `other`: in a group of two, the other member's process index (else -1), which a failure then
+  // names (Gloo reports only the peer's address).
   GlooCommunicator(std::shared_ptr<gloo::rendezvous::Context> context, std::string processes,
-                   milliseconds timeout)
-      : context_(std::move(context)), processes_(std::move(processes)), timeout_(timeout) {}
+                   milliseconds timeout, int other)
+      : context_(std::move(context)),
+        processes_(std::move(processes)),
+        timeout_(timeout),
+        other_(other) {}
 
   int rank() const override { return context_->rank; }
   int size() const override { return context_->size; }
@@ -175,6 +180,10 @@ class GlooCommunicator final : public runtime::Communicator {
       return Status::Ok();
     } catch (const std::exception& e) {  // gloo::Exception and everything else
       broken_ = FromException(std::string(what) + " across processes {" + processes_ + "}", e);
+      if (other_ >= 0) {
+        broken_ = Status(broken_.code(), broken_.message() + " (process " + std::to_string(other_) +
+                                             " is gone or stopped answering)");
+      }
       return broken_;
     }
   }
@@ -185,6 +194,7 @@ class GlooCommunicator final : public runtime::Communicator {
   std::mutex mu_;
   uint32_t next_tag_ = 0;
   Status broken_;
+  int other_ = -1;
 };
 
 class GlooNetwork final : public runtime::Network {
@@ -229,7 +239,11 @@ class GlooNetwork final : public runtime::Network {
       }
       return s;
     }
-    auto communicator = std::make_unique<GlooCommunicator>(std::move(context), list, timeout_);
+    const int other = processes.size() != 2    ? -1
+                      : processes[0] == index_ ? processes[1]
+                                               : processes[0];
+    auto communicator =
+        std::make_unique<GlooCommunicator>(std::move(context), list, timeout_, other);
     runtime::Communicator* result = communicator.get();
     groups_.emplace(list, std::move(communicator));
     return result;

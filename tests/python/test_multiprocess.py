@@ -166,7 +166,7 @@ def test_a_dead_peer_is_an_error_not_a_hang():
     rc, results, text = runs[0]
     assert results and results[0]["error"], text
     assert results[0]["seconds"] < 60, results[0]
-    assert "process" in results[0]["error"], results[0]["error"]
+    assert "process 1" in results[0]["error"], results[0]["error"]
     assert "all_reduce" in results[0]["error"], results[0]["error"]
 
 
