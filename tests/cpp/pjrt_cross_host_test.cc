@@ -14,6 +14,7 @@
 
 #include "abi/pjrt_cross_host_transfers_extension.h"
 #include "distributed/kv_transfer.h"
+#include "pjrt/args_check.h"
 #include "pjrt/buffer.h"
 #include "pjrt/client.h"
 #include "pjrt/error.h"
@@ -68,7 +69,8 @@ class SharedStore final : public distributed::KeyValueStore {
 
 const PJRT_CrossHostTransfers_Extension* Extension() {
   for (const PJRT_Extension_Base* e = GetPjrtApi()->extension_start; e != nullptr; e = e->next) {
-    if (e->type == PJRT_Extension_Type_CrossHostTransfers) {
+    // Kiln's own extension has a type outside the enum: read it as an int.
+    if (pjrt::RawEnum(e->type) == PJRT_Extension_Type_CrossHostTransfers) {
       return reinterpret_cast<const PJRT_CrossHostTransfers_Extension*>(e);
     }
   }
