@@ -5,8 +5,10 @@
 #include <gloo/barrier.h>
 #include <gloo/broadcast.h>
 #include <gloo/rendezvous/context.h>
+#include <signal.h>
 
 #include <algorithm>
+#include <csignal>
 #include <cstring>
 #include <exception>
 #include <map>
@@ -267,6 +269,14 @@ StatusOr<std::unique_ptr<runtime::Network>> MakeGlooNetwork(KeyValueStore& kv, i
   if (process_count < 1 || process_index < 0 || process_index >= process_count) {
     return InvalidArgument("process " + std::to_string(process_index) + " of " +
                            std::to_string(process_count));
+  }
+  // Gloo writes to its sockets with writev, so a peer that died raises SIGPIPE, whose default
+  // action kills this process: a lost peer must be an error instead. Python already ignores
+  // SIGPIPE; a host program that left the default gets it ignored (one that set a handler keeps
+  // it).
+  struct sigaction current {};
+  if (sigaction(SIGPIPE, nullptr, &current) == 0 && current.sa_handler == SIG_DFL) {
+    std::signal(SIGPIPE, SIG_IGN);
   }
   KILN_ASSIGN_OR_RETURN(milliseconds timeout, CollectiveTimeout(options));
   KILN_RETURN_IF_ERROR(PublishHost(kv, process_index), "publishing this host's name");
