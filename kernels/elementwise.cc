@@ -34,6 +34,7 @@ StatusOr<Kernel> LowerUnaryWith(LowerContext& ctx, Op op) {
   if (SubByteBits(in->dtype) != 0 && name == "stablehlo.count_leading_zeros") {
     return UnsupportedDType(name, in->dtype);
   }
+  const std::shared_ptr<const void> state = std::make_shared<const Op>(op);  // as LowerBinaryWith
   return DispatchElem(ByteDType(in->dtype), [&]<typename T>() -> StatusOr<Kernel> {
     if constexpr (std::is_void_v<T>) {
       return UnsupportedDType(name, in->dtype);
@@ -69,7 +70,7 @@ StatusOr<Kernel> LowerUnaryWith(LowerContext& ctx, Op op) {
                             .input_order = {},
                             .chunk = ChunkOf<Op>(),
                             .range = &UnaryRange<R, T, Op>,
-                            .state = std::make_shared<const Op>(op),
+                            .state = state,
                             .sign_extend_bits = SignExtendBits(in->dtype, name),
                             .code = MapCodeOf<Op>(in->dtype, out->dtype)});
     }
@@ -92,6 +93,9 @@ StatusOr<Kernel> LowerBinaryWith(LowerContext& ctx, Op op, bool swap = false) {
   KILN_RETURN_IF_ERROR(ExpectSameShape(*lhs, "lhs", *rhs, "rhs"));
   KILN_RETURN_IF_ERROR(ExpectSameShape(*lhs, "lhs", *out, "result"));
   const std::string& name = ctx.op().name;
+  // Made here, not in the dispatch lambda: clang (15, the fuzz build) then emits its control
+  // block's members, which it left undefined when the only instantiation was inside the lambda.
+  const std::shared_ptr<const void> state = std::make_shared<const Op>(op);
   return DispatchElem(ByteDType(lhs->dtype), [&]<typename T>() -> StatusOr<Kernel> {
     if constexpr (std::is_void_v<T>) {
       return UnsupportedDType(name, lhs->dtype);
@@ -109,7 +113,7 @@ StatusOr<Kernel> LowerBinaryWith(LowerContext& ctx, Op op, bool swap = false) {
                             .input_order = swap ? std::vector<int>{1, 0} : std::vector<int>{0, 1},
                             .chunk = ChunkOf<Op>(),
                             .range = &BinaryRange<R, T, Op>,
-                            .state = std::make_shared<const Op>(op),
+                            .state = state,
                             .sign_extend_bits = SignExtendBits(lhs->dtype, name),
                             .code = MapCodeOf<Op>(lhs->dtype, out->dtype)});
     }
