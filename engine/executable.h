@@ -56,7 +56,6 @@ struct Executable {
 struct CrossProcess {
   runtime::Network* network = nullptr;
   runtime::WorkQueue* queue = nullptr;
-  int process_index = 0;  // this process
 };
 
 // One device's share of an Execute call. A device of another process (multi-process runs) has

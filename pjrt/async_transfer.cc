@@ -311,12 +311,8 @@ PJRT_Error* AsyncHostToDeviceTransferManager_SetBufferError(
     Manager* m = args->transfer_manager;
     KILN_RETURN_IF_ERROR(CheckManager(m, kFn));
     KILN_RETURN_IF_ERROR(CheckIndex(m, args->buffer_index, kFn));
-    int code = RawEnum(args->error_code);
-    if (code <= 0 || code > static_cast<int>(StatusCode::kUnauthenticated))
-      code = static_cast<int>(StatusCode::kUnknown);
-    std::string message;
-    if (args->error_message != nullptr)
-      message.assign(args->error_message, args->error_message_size);
+    Status error =
+        CallerStatus(RawEnum(args->error_code), args->error_message, args->error_message_size);
     runtime::AsyncArrayRef async;
     {
       std::lock_guard<std::mutex> lock(m->state->mu);
@@ -328,7 +324,7 @@ PJRT_Error* AsyncHostToDeviceTransferManager_SetBufferError(
       slot.finished = true;  // chunks still being copied will not complete it
       async = slot.async;
     }
-    async->SetError(Status(static_cast<StatusCode>(code), std::move(message)));
+    async->SetError(std::move(error));
     return Status::Ok();
   });
 }

@@ -179,14 +179,10 @@ PJRT_Error* Client_CreateErrorBuffer(PJRT_Client_CreateErrorBuffer_Args* args) {
                           ReadDims(args->shape_dims, args->shape_num_dims, dtype, kFn));
     KILN_ASSIGN_OR_RETURN(PJRT_Device * device,
                           ResolvePlacement(args->client, nullptr, args->memory, kFn));
-    int code = RawEnum(args->error_code);
-    if (code <= 0 || code > static_cast<int>(StatusCode::kUnauthenticated))
-      code = static_cast<int>(StatusCode::kUnknown);
-    std::string message;
-    if (args->error_message != nullptr)
-      message.assign(args->error_message, args->error_message_size);
+    Status error =
+        CallerStatus(RawEnum(args->error_code), args->error_message, args->error_message_size);
     auto async = std::make_shared<runtime::AsyncArray>(dtype, std::move(dims));
-    async->SetError(Status(static_cast<StatusCode>(code), std::move(message)));
+    async->SetError(std::move(error));
     args->buffer = NewBuffer(device, std::move(async));
     return Status::Ok();
   });

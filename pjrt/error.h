@@ -20,6 +20,16 @@ struct KilnError : PJRT_Error {
 // NULL for an OK status, else a new error the caller owns (freed by PJRT_Error_Destroy).
 PJRT_Error* ToPjrtError(Status status);
 
+// A status a caller describes (an error code and message it passes in): codes outside the
+// known range become UNKNOWN; a NULL message is empty.
+inline Status CallerStatus(int code, const char* message, size_t size) {
+  if (code <= 0 || code > static_cast<int>(StatusCode::kUnauthenticated)) {
+    code = static_cast<int>(StatusCode::kUnknown);
+  }
+  return Status(static_cast<StatusCode>(code),
+                message == nullptr ? std::string() : std::string(message, size));
+}
+
 // "PJRT_Foo: ", the lead of a message that names the entry point.
 inline std::string Prefix(const char* function) { return std::string(function) + ": "; }
 

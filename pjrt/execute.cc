@@ -68,7 +68,6 @@ PJRT_Error* LoadedExecutable_Execute(PJRT_LoadedExecutable_Execute_Args* args) {
       }
       KILN_ASSIGN_OR_RETURN(cross.network, ClientNetwork(*loaded->client), Prefix(kFn) + exe.name);
       cross.queue = loaded->client->addressable_devices.front()->queue.get();
-      cross.process_index = loaded->client->process_index;
     }
     if (args->num_args != exe.arg_types.size()) {
       return InvalidArgument(Prefix(kFn) + exe.name + " expects " +

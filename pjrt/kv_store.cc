@@ -14,8 +14,7 @@ constexpr char kKeyPrefix[] = "kiln:";
 // The framework's callbacks report failures through an error the plugin makes: a Kiln error,
 // which is read back and freed here.
 PJRT_Error* MakeCallbackError(PJRT_Error_Code code, const char* message, size_t size) {
-  return new KilnError(Status(static_cast<StatusCode>(code),
-                              message == nullptr ? std::string() : std::string(message, size)));
+  return new KilnError(CallerStatus(code, message, size));
 }
 PJRT_CallbackError kMakeCallbackError = &MakeCallbackError;
 
