@@ -45,8 +45,9 @@ def initialize() -> None:
     except ImportError:
         return
     # What JAX grants only to platforms it names: host-callback and LAPACK lowerings, buffer
-    # donation, the persistent compilation cache, DLPack, platform_dependent's cpu branches.
-    from kiln import _blas, _callbacks, _compat, _dlpack, _linalg, _lowering
+    # donation, the persistent compilation cache, DLPack, platform_dependent's cpu branches, jax.export
+    # artifacts made for the cpu platform.
+    from kiln import _blas, _callbacks, _compat, _dlpack, _export, _linalg, _lowering
     message = _compat.jaxlib_warning()
     if message:
         import warnings
@@ -67,7 +68,9 @@ def initialize() -> None:
                             lambda: _lowering.enable_platform_dependent(PLATFORM_NAME)),
                            ("the compilation cache",
                             lambda: _lowering.enable_compilation_cache(PLATFORM_NAME)),
-                           ("DLPack", lambda: _dlpack.register(PLATFORM_NAME, path))):
+                           ("DLPack", lambda: _dlpack.register(PLATFORM_NAME, path)),
+                           ("jax.export across CPU backends",
+                            lambda: _export.enable_cpu_exports(PLATFORM_NAME))):
         try:
             register()
         except Exception as e:  # noqa: BLE001 - reported, and the rest still registers
