@@ -8,6 +8,7 @@
 #include "pjrt/buffer.h"
 #include "pjrt/cross_host.h"
 #include "pjrt/entry_points.h"
+#include "pjrt/profiler.h"
 #include "pjrt/shardings.h"
 #include "runtime/host_callback.h"
 
@@ -37,9 +38,10 @@ PJRT_Api MakeApi() {
   // Kiln's own extension (abi/kiln_extension.h) heads the chain; frameworks skip its unknown type.
   // Then the Shardings extension (partitioned executables' parameter and output shardings) and the
   // CrossHostTransfers extension (device_put between processes; its presence alone makes jaxlib
-  // report supports_cross_host_transfers).
+  // report supports_cross_host_transfers), then the Profiler extension (jax.profiler.trace).
+  static PJRT_Profiler_Extension profiler_extension = MakeProfilerExtension(nullptr);
   static PJRT_CrossHostTransfers_Extension cross_host_extension =
-      MakeCrossHostTransfersExtension(nullptr);
+      MakeCrossHostTransfersExtension(&profiler_extension.base);
   static PJRT_Shardings_Extension shardings_extension =
       MakeShardingsExtension(&cross_host_extension.base);
   static Kiln_Extension kiln_extension = MakeKilnExtension(&shardings_extension.base);

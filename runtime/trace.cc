@@ -3,22 +3,20 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace kiln::runtime {
 namespace {
 
-struct Event {
-  std::string name;
-  std::string_view category;  // a registry family: static storage
-  uint64_t begin_ns, end_ns;
-  int64_t tid;
-};
+using Event = TraceEvent;
 
 struct Trace {
   std::string path;
@@ -41,6 +39,20 @@ Trace* GetTrace() {
   return trace;
 }
 
+// The started TraceSessions. `started_sessions` mirrors their count for the lock-free check in
+// TraceEnabled().
+struct Sessions {
+  std::mutex mu;
+  std::vector<TraceSession*> started;
+};
+
+Sessions& GetSessions() {
+  static Sessions* sessions = new Sessions;  // never destroyed: sessions may stop during exit
+  return *sessions;
+}
+
+std::atomic<int> started_sessions{0};
+
 void AppendJsonString(std::string& out, std::string_view s) {
   out += '"';
   for (char c : s) {
@@ -60,7 +72,9 @@ void AppendJsonString(std::string& out, std::string_view s) {
 
 }  // namespace
 
-bool TraceEnabled() { return GetTrace() != nullptr; }
+bool TraceEnabled() {
+  return GetTrace() != nullptr || started_sessions.load(std::memory_order_relaxed) > 0;
+}
 
 uint64_t TraceNowNs() {
   return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -70,9 +84,16 @@ uint64_t TraceNowNs() {
 
 void TraceRecord(std::string_view name, std::string_view category, uint64_t begin_ns,
                  uint64_t end_ns) {
+  static thread_local const int64_t tid = static_cast<int64_t>(syscall(SYS_gettid));
+  if (started_sessions.load(std::memory_order_relaxed) > 0) {
+    Sessions& sessions = GetSessions();
+    std::lock_guard<std::mutex> lock(sessions.mu);
+    for (TraceSession* session : sessions.started) {
+      session->Add({std::string(name), category, begin_ns, end_ns, tid});
+    }
+  }
   Trace* t = GetTrace();
   if (t == nullptr) return;
-  static thread_local const int64_t tid = static_cast<int64_t>(syscall(SYS_gettid));
   std::lock_guard<std::mutex> lock(t->mu);
   if (t->events.size() >= kMaxTraceEvents) {
     ++t->dropped;
@@ -110,6 +131,56 @@ bool TraceFlush() {
   if (f == nullptr) return false;
   const bool ok = std::fwrite(out.data(), 1, out.size(), f) == out.size();
   return std::fclose(f) == 0 && ok;
+}
+
+TraceSession::~TraceSession() { Stop(); }
+
+void TraceSession::Start() {
+  Sessions& sessions = GetSessions();
+  std::lock_guard<std::mutex> lock(sessions.mu);
+  {
+    std::lock_guard<std::mutex> own(mu_);
+    if (started_) return;
+    started_ = true;
+    const int64_t wall =
+        static_cast<int64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                 std::chrono::system_clock::now().time_since_epoch())
+                                 .count());
+    wall_offset_ns_ = wall - static_cast<int64_t>(TraceNowNs());
+  }
+  sessions.started.push_back(this);
+  started_sessions.fetch_add(1, std::memory_order_relaxed);
+}
+
+void TraceSession::Stop() {
+  Sessions& sessions = GetSessions();
+  std::lock_guard<std::mutex> lock(sessions.mu);
+  {
+    std::lock_guard<std::mutex> own(mu_);
+    if (!started_) return;
+    started_ = false;
+  }
+  auto it = std::find(sessions.started.begin(), sessions.started.end(), this);
+  if (it != sessions.started.end()) sessions.started.erase(it);
+  started_sessions.fetch_sub(1, std::memory_order_relaxed);
+}
+
+void TraceSession::Add(TraceEvent event) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (events_.size() >= kMaxTraceEvents) {
+    ++dropped_;
+    return;
+  }
+  events_.push_back(std::move(event));
+}
+
+std::vector<TraceEvent> TraceSession::Take(uint64_t* dropped) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (dropped != nullptr) *dropped = dropped_;
+  dropped_ = 0;
+  std::vector<TraceEvent> out;
+  out.swap(events_);
+  return out;
 }
 
 }  // namespace kiln::runtime

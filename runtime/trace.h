@@ -3,13 +3,17 @@
 // start and duration, its description ("stablehlo.dot_general (f32) at model.py:12") and its op
 // family ("linalg", "elementwise", ...), and so is every PJRT_Client_Compile (category
 // "compile": Kiln's own compile time, without what the framework does around it); the file is
-// written as Chrome trace-event JSON when the process exits (or on TraceFlush). Off, it costs one
-// predictable branch per program run. tools/trace_summary turns a trace into a table and a bar
-// chart of time per op family.
+// written as Chrome trace-event JSON when the process exits (or on TraceFlush). The same events
+// go to every started TraceSession (a `jax.profiler.trace` through the PJRT Profiler extension),
+// with or without KILN_TRACE. Off, it costs one predictable branch per program run.
+// tools/trace_summary turns a trace into a table and a bar chart of time per op family.
 #pragma once
 
 #include <cstdint>
+#include <mutex>
+#include <string>
 #include <string_view>
+#include <vector>
 
 namespace kiln::runtime {
 
@@ -22,5 +26,42 @@ void TraceRecord(std::string_view name, std::string_view category, uint64_t begi
 bool TraceFlush();
 
 inline constexpr uint64_t kMaxTraceEvents = uint64_t{4} << 20;
+
+// One recorded step: TraceNowNs() times and the Linux thread id of the thread that ran it.
+struct TraceEvent {
+  std::string name;
+  std::string_view category;  // a registry family or "compile": static storage
+  uint64_t begin_ns = 0, end_ns = 0;
+  int64_t tid = 0;
+};
+
+// Collects the events recorded while it is started, whether or not KILN_TRACE is set (the PJRT
+// Profiler extension's sessions, pjrt/profiler.cc). While any session is started, TraceEnabled()
+// is true. Thread-safe.
+class TraceSession {
+ public:
+  TraceSession() = default;
+  ~TraceSession();  // stops it first
+  TraceSession(const TraceSession&) = delete;
+  TraceSession& operator=(const TraceSession&) = delete;
+
+  void Start();  // starting a started session changes nothing
+  void Stop();
+  // The events collected so far (oldest first), leaving none; and how many were dropped beyond
+  // kMaxTraceEvents.
+  std::vector<TraceEvent> Take(uint64_t* dropped);
+  // CLOCK_REALTIME minus TraceNowNs() when the session was last started: add it to an event's
+  // times for nanoseconds since the Unix epoch.
+  int64_t wall_offset_ns() const { return wall_offset_ns_; }
+
+  void Add(TraceEvent event);  // called by TraceRecord
+
+ private:
+  std::mutex mu_;
+  std::vector<TraceEvent> events_;
+  uint64_t dropped_ = 0;
+  bool started_ = false;
+  int64_t wall_offset_ns_ = 0;
+};
 
 }  // namespace kiln::runtime
