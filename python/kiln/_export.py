@@ -11,7 +11,9 @@ lowered for either platform runs on the other. Two adaptations make that visible
   every other platform is still checked as JAX checks it.
 * The default export platform on Kiln is "cpu": `jax.export.export(f)` with Kiln as the default
   backend lowers for "cpu" and records `('cpu',)`, an artifact any JAX CPU backend accepts.
-  Asking for `platforms=("kiln",)` explicitly still records "kiln".
+  Asking for `platforms=("kiln",)` explicitly still records "kiln". So does an export that is the
+  first thing to start JAX's backends: JAX calls `kiln.initialize()` (which installs this) from
+  inside that export's own default_export_platform call.
 """
 
 from __future__ import annotations
