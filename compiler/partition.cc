@@ -88,11 +88,26 @@ const ir::Attr* PropagatedSharding(const ir::Module& module, const ir::Block& bo
           const ir::Attr* list = outs == nullptr ? nullptr : outs->Find("shardings");
           return list != nullptr && k < list->array.size() ? &list->array[k] : nullptr;
         }
+        // A sharding constraint's result has its sharding (XLA propagates it on to the result).
+        if (op.name == "sdy.sharding_constraint" || op.name == "sdy.reshard") {
+          return op.attr("sharding");
+        }
         const ir::Block* callee = CalleeBody(module, op);
         if (callee == nullptr || callee->ops.empty()) return nullptr;
         const ir::Op& ret = callee->ops.back();
         if (k >= ret.operands.size()) return nullptr;
-        return PropagatedSharding(module, *callee, ret.operands[k], true, depth + 1);
+        if (const ir::Attr* found =
+                PropagatedSharding(module, *callee, ret.operands[k], true, depth + 1)) {
+          return found;
+        }
+        // A callee that returns one of its arguments (an exported function called through
+        // `call_exported`): the sharding of what the caller passes there.
+        for (size_t j = 0; j < callee->args.size() && j < op.operands.size(); ++j) {
+          if (callee->args[j] == ret.operands[k]) {
+            return PropagatedSharding(module, body, op.operands[j], true, depth + 1);
+          }
+        }
+        return nullptr;
       }
     } else {
       for (size_t k = 0; k < op.operands.size(); ++k) {
