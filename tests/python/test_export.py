@@ -168,3 +168,42 @@ def test_exports_for_other_platforms_are_still_refused(platforms):
                                disabled_checks=[export.DisabledSafetyCheck.platform()])
     np.testing.assert_allclose(np.asarray(_call_on(unchecked, get_kiln_device(), x)), np.sin(x),
                                rtol=1e-6)
+
+
+SHARDED = r"""
+import numpy as np
+import jax, jax.numpy as jnp
+from jax import export
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+jax.config.update("jax_num_cpu_devices", 2)
+x = np.arange(16 * 4, dtype=np.float32).reshape(16, 4)
+cpu, kiln = jax.devices("cpu"), jax.devices("kiln")
+def sharding(devs, spec):
+    return NamedSharding(Mesh(np.array(devs), ("x",)), spec)
+f = jax.jit(lambda a, b: (a, b))
+with jax.default_device(cpu[0]):
+    exp = export.deserialize(export.export(f)(
+        jax.device_put(x, sharding(cpu, P())), jax.device_put(x, sharding(cpu, P("x")))).serialize())
+for devs in (cpu, kiln):
+    with jax.default_device(devs[0]), jax.set_mesh(Mesh(np.array(devs), ("x",))):
+        outs = jax.jit(exp.call)(x, x)
+    print(devs[0].platform, [o.sharding.spec for o in outs],
+          [tuple(s.data.shape) for o in outs for s in o.addressable_shards])
+    np.testing.assert_array_equal(np.asarray(outs[1]), x)
+"""
+
+
+def test_sharded_cpu_export_keeps_its_shardings_on_kiln():
+    """The exported function's result shardings reach the caller's results on Kiln as on the CPU
+    backend (two devices each; the partitioner propagates them through the exported call when the
+    function returns its sharded argument, as JAX's export_test.py test_gspmdshardings does; a
+    result computed elementwise inside the exported function is still replicated on Kiln)."""
+    env = dict(os.environ, JAX_PLATFORMS="kiln,cpu")
+    env.pop("KILN_DEVICE_COUNT", None)
+    done = subprocess.run([sys.executable, "-c", SHARDED], env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = {line.split(" ", 1)[0]: line.split(" ", 1)[1] for line in done.stdout.splitlines()
+             if line.startswith(("cpu ", "kiln "))}
+    assert lines["kiln"] == lines["cpu"], lines
+    assert "P('x',)" in lines["cpu"] and "(8, 4)" in lines["cpu"], lines
