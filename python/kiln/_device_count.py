@@ -4,8 +4,9 @@
 which sets it) configures only the platform JAX names "cpu". JAX builds every plugin's client
 options through `xla_bridge._options_from_jax_configs(plugin_name)` when it creates the client;
 for Kiln that now also carries `kiln_device_count = n`, unless `KILN_DEVICE_COUNT` is set (it
-wins, as documented in docs/multidevice.md), the options already name a count, or n is outside
-what Kiln accepts (1 to 1024; then Kiln keeps its own default).
+wins, as documented in docs/multidevice.md), `jax_pjrt_client_create_options` already names a
+count, or n is outside what Kiln accepts (1 to 1024; then Kiln keeps its own default). Options
+given to `register_plugin` come first in JAX's merge, so this count replaces one named there.
 """
 
 from __future__ import annotations
