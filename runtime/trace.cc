@@ -174,6 +174,11 @@ void TraceSession::Add(TraceEvent event) {
   events_.push_back(std::move(event));
 }
 
+int64_t TraceSession::wall_offset_ns() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return wall_offset_ns_;
+}
+
 std::vector<TraceEvent> TraceSession::Take(uint64_t* dropped) {
   std::lock_guard<std::mutex> lock(mu_);
   if (dropped != nullptr) *dropped = dropped_;

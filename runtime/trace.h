@@ -52,12 +52,12 @@ class TraceSession {
   std::vector<TraceEvent> Take(uint64_t* dropped);
   // CLOCK_REALTIME minus TraceNowNs() when the session was last started: add it to an event's
   // times for nanoseconds since the Unix epoch.
-  int64_t wall_offset_ns() const { return wall_offset_ns_; }
+  int64_t wall_offset_ns() const;
 
   void Add(TraceEvent event);  // called by TraceRecord
 
  private:
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::vector<TraceEvent> events_;
   uint64_t dropped_ = 0;
   bool started_ = false;
