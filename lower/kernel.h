@@ -116,6 +116,11 @@ enum class MapOp : uint8_t {
   kCopy,
   kBroadcast,
   kVectorCall,  // fn(x): one f32 or f64 vector function, called with the operand's lanes
+  // Integer shifts, the amount (in1) read as unsigned: from the width on, shift_left and
+  // shift_right_logical give 0 and shift_right_arithmetic the sign fill.
+  kShiftLeft,
+  kShiftRightLogical,
+  kShiftRightArithmetic,
 };
 struct MapCode {
   MapOp op = MapOp::kNone;
