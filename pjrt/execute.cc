@@ -15,6 +15,7 @@
 #include "pjrt/error.h"
 #include "pjrt/event.h"
 #include "pjrt/executable.h"
+#include "pjrt/ffi_extension.h"
 
 namespace kiln::pjrt {
 
@@ -93,6 +94,16 @@ PJRT_Error* LoadedExecutable_Execute(PJRT_LoadedExecutable_Execute_Args* args) {
       }
     }
     std::vector<PJRT_Buffer*> consumed;
+    // User data for XLA FFI handlers (pjrt/ffi_extension.h), and the launch id as the run id.
+    std::shared_ptr<const runtime::FfiUserData> ffi_user_data;
+    int64_t run_id = 0;
+    if (options != nullptr && HasBytes(options, KILN_FIELD_END(PJRT_ExecuteOptions, context)) &&
+        options->context != nullptr) {
+      ffi_user_data = options->context->user_data;
+    }
+    if (options != nullptr && HasBytes(options, KILN_FIELD_END(PJRT_ExecuteOptions, launch_id))) {
+      run_id = options->launch_id;
+    }
 
     // Validate everything before launching anything.
     std::vector<engine::DeviceWork> launches(slots.size());
@@ -105,6 +116,8 @@ PJRT_Error* LoadedExecutable_Execute(PJRT_LoadedExecutable_Execute_Args* args) {
       l.ctx.device_ordinal = slots[s].device->description.id;
       l.ctx.replica_id = slots[s].replica;
       l.ctx.partition_id = slots[s].partition;
+      l.ctx.ffi_user_data = ffi_user_data;
+      l.ctx.run_id = run_id;
       if (!l.local) continue;
       const size_t d = next++;
       list_of[s] = d;

@@ -1,0 +1,203 @@
+// Calls of registered XLA FFI handlers (kernels/ffi_call.h). Operands and results are Kiln's
+// row-major buffers, passed as XLA_FFI_Buffer; token operands and results are buffers of type
+// TOKEN without data. An aliased result (output_operand_aliases) starts as a copy of its operand,
+// as XLA's in-place buffer would. The handler's error fails the run, naming the target.
+#include "kernels/ffi_call.h"
+
+#include <atomic>
+#include <cstring>
+
+#include "kernels/custom_call.h"
+#include "kernels/lowering.h"
+
+namespace kiln::kernels {
+namespace {
+
+using lower::ExecContext;
+using lower::Kernel;
+using lower::LowerContext;
+using runtime::View;
+
+struct BufferSpec {
+  XLA_FFI_DataType dtype = XLA_FFI_DataType_INVALID;
+  std::vector<int64_t> dims;
+  bool token = false;
+  size_t bytes = 0;
+};
+
+// Everything one call site needs at run time; shared by the runs of its kernel.
+struct CallSite {
+  std::string target;
+  runtime::FfiHandler handler;
+  std::unique_ptr<FfiAttrs> attrs;
+  std::vector<BufferSpec> args, rets;
+  std::vector<std::pair<size_t, size_t>> aliases;  // (result, operand)
+  // State the instantiate stage created (XLA_FFI_State_Set); freed with the call site.
+  std::vector<std::pair<int64_t, void*>> state;
+
+  ~CallSite() {
+    for (auto& [type_id, object] : state) runtime::DeleteFfiState(type_id, object);
+  }
+};
+
+std::atomic<int64_t> next_run_id{1};
+
+StatusOr<BufferSpec> Spec(const ir::Type& t, const std::string& what) {
+  BufferSpec s;
+  if (t.kind == ir::Type::Kind::kToken) {
+    s.token = true;
+    s.dtype = XLA_FFI_DataType_TOKEN;
+    return s;
+  }
+  KILN_RETURN_IF_ERROR(CheckStaticTensor(t, what));
+  s.dtype = FfiDataType(t.dtype);
+  if (s.dtype == XLA_FFI_DataType_INVALID) {
+    return Unimplemented(what + " has type " + TypeString(t) + ", which XLA FFI has no type for");
+  }
+  s.dims = t.dims;
+  s.bytes = static_cast<size_t>(Product(t.dims)) * static_cast<size_t>(ir::DTypeByteSize(t.dtype));
+  return s;
+}
+
+bool IsTypedFfi(const ir::Attr* api_version) {
+  if (api_version == nullptr) return false;
+  if (api_version->kind == ir::Attr::Kind::kEnum)
+    return api_version->str == "API_VERSION_TYPED_FFI";
+  std::optional<int64_t> v = api_version->AsInt();
+  return v && *v == 4;
+}
+
+// One frame, filled per run: buffers point at this run's operands and results.
+Status Call(CallSite& site, XLA_FFI_ExecutionStage stage, runtime::FfiCallContext& call_ctx,
+            std::span<const View> in, std::span<const View> out) {
+  const size_t na = site.args.size(), nr = site.rets.size();
+  std::vector<XLA_FFI_Buffer> buffers(na + nr);
+  std::vector<void*> ptrs(na + nr);
+  std::vector<XLA_FFI_ArgType> arg_types(na, XLA_FFI_ArgType_BUFFER);
+  std::vector<XLA_FFI_RetType> ret_types(nr, XLA_FFI_RetType_BUFFER);
+  for (size_t i = 0; i < na + nr; ++i) {
+    BufferSpec& s = i < na ? site.args[i] : site.rets[i - na];
+    const View* v = i < na ? (i < in.size() ? &in[i] : nullptr)
+                           : (i - na < out.size() ? &out[i - na] : nullptr);
+    XLA_FFI_Buffer& b = buffers[i];
+    b.struct_size = KILN_FFI_STRUCT_SIZE(XLA_FFI_Buffer, dims);
+    b.extension_start = nullptr;
+    b.dtype = s.dtype;
+    b.data =
+        s.token || v == nullptr ? nullptr : const_cast<void*>(static_cast<const void*>(v->data()));
+    b.rank = static_cast<int64_t>(s.dims.size());
+    b.dims = s.dims.data();
+    ptrs[i] = &b;
+  }
+  XLA_FFI_CallFrame frame;
+  std::memset(&frame, 0, sizeof(frame));
+  frame.struct_size = KILN_FFI_STRUCT_SIZE(XLA_FFI_CallFrame, attrs);
+  frame.api = runtime::FfiApi();
+  frame.ctx = runtime::AsFfiContext(&call_ctx);
+  frame.stage = stage;
+  frame.args = {KILN_FFI_STRUCT_SIZE(XLA_FFI_Args, args), nullptr, static_cast<int64_t>(na),
+                arg_types.data(), ptrs.data()};
+  frame.rets = {KILN_FFI_STRUCT_SIZE(XLA_FFI_Rets, rets), nullptr, static_cast<int64_t>(nr),
+                ret_types.data(), ptrs.data() + na};
+  frame.attrs = site.attrs->attrs();
+  XLA_FFI_Handler* fn =
+      stage == XLA_FFI_ExecutionStage_EXECUTE ? site.handler.execute : site.handler.instantiate;
+  KILN_RETURN_IF_ERROR(runtime::TakeFfiError(fn(&frame), site.target));
+  return runtime::AwaitFfiFuture(frame.future, site.target);
+}
+
+}  // namespace
+
+StatusOr<Kernel> LowerFfiCall(LowerContext& ctx, const std::string& target,
+                              const runtime::FfiHandler& handler) {
+  const ir::Op& op = ctx.op();
+  const std::string where = "FFI call @" + target;
+  if (!IsTypedFfi(op.attr("api_version"))) {
+    return Unimplemented(where +
+                         ": the target is a registered XLA FFI handler, which takes typed "
+                         "FFI calls (api_version = 4)");
+  }
+  auto site = std::make_shared<CallSite>();
+  site->target = target;
+  site->handler = handler;
+  std::vector<std::pair<std::string, ir::Attr>> no_attrs;
+  const ir::Attr* config = nullptr;
+  for (const char* key : {"mhlo.backend_config", "backend_config"}) {
+    const ir::Attr* a = op.attr(key);
+    if (a != nullptr && a->kind == ir::Attr::Kind::kDict) {
+      config = a;
+      break;
+    }
+    if (a != nullptr && a->kind == ir::Attr::Kind::kString && !a->str.empty()) {
+      return Unimplemented(where +
+                           ": a typed FFI call takes its attributes as a dictionary, not "
+                           "the opaque backend_config string");
+    }
+  }
+  KILN_ASSIGN_OR_RETURN(site->attrs, FfiAttrs::FromDict(config ? config->dict : no_attrs, where));
+  for (size_t i = 0; i < op.operands.size(); ++i) {
+    KILN_ASSIGN_OR_RETURN(BufferSpec s, Spec(ctx.operand_type(i), where + " " + OperandName(i)));
+    if (!s.token) {
+      KILN_ASSIGN_OR_RETURN(std::vector<int64_t> layout, OperandLayout(op, ctx.module(), i));
+      if (!IsRowMajor(layout)) {
+        return Unimplemented(where + " " + OperandName(i) + " asks for layout {" +
+                             FormatInts(layout) + "}; Kiln passes FFI handlers row-major buffers");
+      }
+    }
+    site->args.push_back(std::move(s));
+  }
+  for (size_t i = 0; i < op.results.size(); ++i) {
+    KILN_ASSIGN_OR_RETURN(BufferSpec s, Spec(ctx.result_type(i), where + " " + ResultName(i)));
+    if (!s.token) {
+      KILN_ASSIGN_OR_RETURN(std::vector<int64_t> layout, ResultLayout(op, ctx.module(), i));
+      if (!IsRowMajor(layout)) {
+        return Unimplemented(where + " " + ResultName(i) + " asks for layout {" +
+                             FormatInts(layout) + "}; Kiln passes FFI handlers row-major buffers");
+      }
+    }
+    site->rets.push_back(std::move(s));
+  }
+  if (const ir::Attr* aliases = op.attr("output_operand_aliases");
+      aliases != nullptr && aliases->kind == ir::Attr::Kind::kArray) {
+    for (const ir::Attr& alias : aliases->array) {
+      const ir::Attr* operand =
+          alias.kind == ir::Attr::Kind::kDict ? alias.Find("operand_index") : nullptr;
+      const ir::Attr* output =
+          alias.kind == ir::Attr::Kind::kDict ? alias.Find("output_tuple_indices") : nullptr;
+      std::optional<int64_t> o = operand != nullptr ? operand->AsInt() : std::nullopt;
+      std::optional<std::vector<int64_t>> r = output != nullptr ? output->AsInts() : std::nullopt;
+      const size_t result = r && !r->empty() ? static_cast<size_t>((*r)[0]) : 0;
+      if (!o || *o < 0 || static_cast<size_t>(*o) >= site->args.size() || (r && r->size() > 1) ||
+          result >= site->rets.size() ||
+          site->args[static_cast<size_t>(*o)].bytes != site->rets[result].bytes) {
+        return InvalidArgument(where +
+                               ": an output_operand_aliases entry does not pair a result "
+                               "with an operand of its size");
+      }
+      site->aliases.emplace_back(result, static_cast<size_t>(*o));
+    }
+  }
+  if (handler.instantiate != nullptr) {
+    runtime::FfiCallContext call_ctx;
+    call_ctx.state = &site->state;
+    call_ctx.may_set_state = true;
+    KILN_RETURN_IF_ERROR(Call(*site, XLA_FFI_ExecutionStage_INSTANTIATE, call_ctx, {}, {}));
+  }
+  return Kernel(
+      [site](ExecContext& ec, std::span<const View> in, std::span<const View> out) -> Status {
+        for (const auto& [r, o] : site->aliases) {
+          if (r < out.size() && o < in.size() && site->rets[r].bytes > 0) {
+            std::memmove(const_cast<void*>(static_cast<const void*>(out[r].data())), in[o].data(),
+                         site->rets[r].bytes);
+          }
+        }
+        runtime::FfiCallContext call_ctx;
+        call_ctx.user_data = ec.ffi_user_data.get();
+        call_ctx.run_id = ec.run_id != 0 ? ec.run_id : next_run_id.fetch_add(1);
+        call_ctx.device_ordinal = ec.device_ordinal;
+        call_ctx.state = &site->state;
+        return Call(*site, XLA_FFI_ExecutionStage_EXECUTE, call_ctx, in, out);
+      });
+}
+
+}  // namespace kiln::kernels
