@@ -3,6 +3,7 @@
 // spans, dense arrays and dense literals to flat arrays, dictionaries to nested dictionaries.
 #include <algorithm>
 #include <cstring>
+#include <utility>
 
 #include "kernels/ffi_call.h"
 
@@ -20,74 +21,46 @@ struct FfiAttrs::Value {
 
 FfiAttrs::~FfiAttrs() = default;
 
+// Kiln's dtypes (numbered as PJRT_Buffer_Type) beside XLA's PrimitiveType numbers.
+constexpr std::pair<ir::DType, XLA_FFI_DataType> kFfiTypes[] = {
+    {ir::DType::kPred, XLA_FFI_DataType_PRED},
+    {ir::DType::kS8, XLA_FFI_DataType_S8},
+    {ir::DType::kS16, XLA_FFI_DataType_S16},
+    {ir::DType::kS32, XLA_FFI_DataType_S32},
+    {ir::DType::kS64, XLA_FFI_DataType_S64},
+    {ir::DType::kU8, XLA_FFI_DataType_U8},
+    {ir::DType::kU16, XLA_FFI_DataType_U16},
+    {ir::DType::kU32, XLA_FFI_DataType_U32},
+    {ir::DType::kU64, XLA_FFI_DataType_U64},
+    {ir::DType::kF16, XLA_FFI_DataType_F16},
+    {ir::DType::kF32, XLA_FFI_DataType_F32},
+    {ir::DType::kF64, XLA_FFI_DataType_F64},
+    {ir::DType::kBF16, XLA_FFI_DataType_BF16},
+    {ir::DType::kC64, XLA_FFI_DataType_C64},
+    {ir::DType::kC128, XLA_FFI_DataType_C128},
+    {ir::DType::kF8E5M2, XLA_FFI_DataType_F8E5M2},
+    {ir::DType::kF8E4M3FN, XLA_FFI_DataType_F8E4M3FN},
+    {ir::DType::kF8E4M3B11FNUZ, XLA_FFI_DataType_F8E4M3B11FNUZ},
+    {ir::DType::kF8E5M2FNUZ, XLA_FFI_DataType_F8E5M2FNUZ},
+    {ir::DType::kF8E4M3FNUZ, XLA_FFI_DataType_F8E4M3FNUZ},
+    {ir::DType::kS4, XLA_FFI_DataType_S4},
+    {ir::DType::kU4, XLA_FFI_DataType_U4},
+    {ir::DType::kToken, XLA_FFI_DataType_TOKEN},
+    {ir::DType::kS2, XLA_FFI_DataType_S2},
+    {ir::DType::kU2, XLA_FFI_DataType_U2},
+    {ir::DType::kF8E4M3, XLA_FFI_DataType_F8E4M3},
+    {ir::DType::kF8E3M4, XLA_FFI_DataType_F8E3M4},
+    {ir::DType::kF8E8M0FNU, XLA_FFI_DataType_F8E8M0FNU},
+    {ir::DType::kF4E2M1FN, XLA_FFI_DataType_F4E2M1FN},
+    {ir::DType::kS1, XLA_FFI_DataType_S1},
+    {ir::DType::kU1, XLA_FFI_DataType_U1},
+};
+
 XLA_FFI_DataType FfiDataType(ir::DType dtype) {
-  using ir::DType;
-  switch (dtype) {
-    case DType::kPred:
-      return XLA_FFI_DataType_PRED;
-    case DType::kS8:
-      return XLA_FFI_DataType_S8;
-    case DType::kS16:
-      return XLA_FFI_DataType_S16;
-    case DType::kS32:
-      return XLA_FFI_DataType_S32;
-    case DType::kS64:
-      return XLA_FFI_DataType_S64;
-    case DType::kU8:
-      return XLA_FFI_DataType_U8;
-    case DType::kU16:
-      return XLA_FFI_DataType_U16;
-    case DType::kU32:
-      return XLA_FFI_DataType_U32;
-    case DType::kU64:
-      return XLA_FFI_DataType_U64;
-    case DType::kF16:
-      return XLA_FFI_DataType_F16;
-    case DType::kF32:
-      return XLA_FFI_DataType_F32;
-    case DType::kF64:
-      return XLA_FFI_DataType_F64;
-    case DType::kBF16:
-      return XLA_FFI_DataType_BF16;
-    case DType::kC64:
-      return XLA_FFI_DataType_C64;
-    case DType::kC128:
-      return XLA_FFI_DataType_C128;
-    case DType::kF8E5M2:
-      return XLA_FFI_DataType_F8E5M2;
-    case DType::kF8E4M3FN:
-      return XLA_FFI_DataType_F8E4M3FN;
-    case DType::kF8E4M3B11FNUZ:
-      return XLA_FFI_DataType_F8E4M3B11FNUZ;
-    case DType::kF8E5M2FNUZ:
-      return XLA_FFI_DataType_F8E5M2FNUZ;
-    case DType::kF8E4M3FNUZ:
-      return XLA_FFI_DataType_F8E4M3FNUZ;
-    case DType::kS4:
-      return XLA_FFI_DataType_S4;
-    case DType::kU4:
-      return XLA_FFI_DataType_U4;
-    case DType::kToken:
-      return XLA_FFI_DataType_TOKEN;
-    case DType::kS2:
-      return XLA_FFI_DataType_S2;
-    case DType::kU2:
-      return XLA_FFI_DataType_U2;
-    case DType::kF8E4M3:
-      return XLA_FFI_DataType_F8E4M3;
-    case DType::kF8E3M4:
-      return XLA_FFI_DataType_F8E3M4;
-    case DType::kF8E8M0FNU:
-      return XLA_FFI_DataType_F8E8M0FNU;
-    case DType::kF4E2M1FN:
-      return XLA_FFI_DataType_F4E2M1FN;
-    case DType::kS1:
-      return XLA_FFI_DataType_S1;
-    case DType::kU1:
-      return XLA_FFI_DataType_U1;
-    default:
-      return XLA_FFI_DataType_INVALID;
+  for (const auto& [kiln, xla] : kFfiTypes) {
+    if (kiln == dtype) return xla;
   }
+  return XLA_FFI_DataType_INVALID;
 }
 
 namespace {
@@ -95,22 +68,11 @@ namespace {
 // Scalars and array elements XLA FFI attributes carry: booleans, integers of 8 to 64 bits, f32
 // and f64.
 bool IsAttrElementType(ir::DType t) {
-  switch (t) {
-    case ir::DType::kPred:
-    case ir::DType::kS8:
-    case ir::DType::kS16:
-    case ir::DType::kS32:
-    case ir::DType::kS64:
-    case ir::DType::kU8:
-    case ir::DType::kU16:
-    case ir::DType::kU32:
-    case ir::DType::kU64:
-    case ir::DType::kF32:
-    case ir::DType::kF64:
-      return true;
-    default:
-      return false;
-  }
+  const ir::DTypeKind kind = ir::KindOf(t);
+  return kind == ir::DTypeKind::kPred ||
+         ((kind == ir::DTypeKind::kSigned || kind == ir::DTypeKind::kUnsigned) &&
+          ir::DTypeBits(t) >= 8) ||
+         t == ir::DType::kF32 || t == ir::DType::kF64;
 }
 
 // Appends one scalar (kBool, kInt or kFloat) as `dtype` to `out`.
