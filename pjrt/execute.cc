@@ -2,6 +2,7 @@
 // output buffers and completion events, and gives the run to the engine (engine/executable.h),
 // which runs the program on the devices' work queues.
 #include <algorithm>
+#include <atomic>
 #include <string>
 #include <utility>
 #include <vector>
@@ -103,6 +104,10 @@ PJRT_Error* LoadedExecutable_Execute(PJRT_LoadedExecutable_Execute_Args* args) {
     }
     if (options != nullptr && HasBytes(options, KILN_FIELD_END(PJRT_ExecuteOptions, launch_id))) {
       run_id = options->launch_id;
+    }
+    if (run_id == 0) {  // no launch id: one of Kiln's own, above every 32-bit launch id
+      static std::atomic<int64_t> next_run_id{int64_t{1} << 32};
+      run_id = next_run_id.fetch_add(1);
     }
 
     // Validate everything before launching anything.
