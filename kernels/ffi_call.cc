@@ -106,6 +106,31 @@ Status Call(CallSite& site, XLA_FFI_ExecutionStage stage, runtime::FfiCallContex
   return runtime::AwaitFfiFuture(frame.future, site.target);
 }
 
+// (result, operand) of one output_operand_aliases entry, both within the call's buffers and of
+// equal size.
+StatusOr<std::pair<size_t, size_t>> AliasPair(const ir::Attr& alias, const CallSite& site) {
+  const Status bad = InvalidArgument("FFI call @" + site.target +
+                                     ": an output_operand_aliases entry does not pair a result "
+                                     "with an operand of its size");
+  if (alias.kind != ir::Attr::Kind::kDict) return bad;
+  const ir::Attr* operand = alias.Find("operand_index");
+  const ir::Attr* output = alias.Find("output_tuple_indices");
+  if (operand == nullptr || operand->kind != ir::Attr::Kind::kInt) return bad;
+  const int64_t o = operand->i;
+  int64_t r = 0;
+  if (output != nullptr) {
+    std::optional<std::vector<int64_t>> indices = output->AsInts();
+    if (!indices.has_value() || indices->size() > 1) return bad;
+    if (!indices->empty()) r = indices->front();
+  }
+  if (o < 0 || r < 0 || static_cast<size_t>(o) >= site.args.size() ||
+      static_cast<size_t>(r) >= site.rets.size() ||
+      site.args[static_cast<size_t>(o)].bytes != site.rets[static_cast<size_t>(r)].bytes) {
+    return bad;
+  }
+  return std::make_pair(static_cast<size_t>(r), static_cast<size_t>(o));
+}
+
 }  // namespace
 
 StatusOr<Kernel> LowerFfiCall(LowerContext& ctx, const std::string& target,
@@ -160,21 +185,8 @@ StatusOr<Kernel> LowerFfiCall(LowerContext& ctx, const std::string& target,
   if (const ir::Attr* aliases = op.attr("output_operand_aliases");
       aliases != nullptr && aliases->kind == ir::Attr::Kind::kArray) {
     for (const ir::Attr& alias : aliases->array) {
-      const ir::Attr* operand =
-          alias.kind == ir::Attr::Kind::kDict ? alias.Find("operand_index") : nullptr;
-      const ir::Attr* output =
-          alias.kind == ir::Attr::Kind::kDict ? alias.Find("output_tuple_indices") : nullptr;
-      std::optional<int64_t> o = operand != nullptr ? operand->AsInt() : std::nullopt;
-      std::optional<std::vector<int64_t>> r = output != nullptr ? output->AsInts() : std::nullopt;
-      const size_t result = r && !r->empty() ? static_cast<size_t>((*r)[0]) : 0;
-      if (!o || *o < 0 || static_cast<size_t>(*o) >= site->args.size() || (r && r->size() > 1) ||
-          result >= site->rets.size() ||
-          site->args[static_cast<size_t>(*o)].bytes != site->rets[result].bytes) {
-        return InvalidArgument(where +
-                               ": an output_operand_aliases entry does not pair a result "
-                               "with an operand of its size");
-      }
-      site->aliases.emplace_back(result, static_cast<size_t>(*o));
+      KILN_ASSIGN_OR_RETURN(auto pair, AliasPair(alias, *site));
+      site->aliases.push_back(pair);
     }
   }
   if (handler.instantiate != nullptr) {

@@ -311,7 +311,7 @@ def test_execute_context_user_data_reaches_the_handler(handlers):
     exe = client.compile(artifact)
     with client.devices() as devices:
         arg = client.buffer_from_host(x, 11, x.shape, devices[0])  # 11: PJRT_Buffer_Type_F32
-        ctx = pypjrt.ExecuteContext.create(client.plugin)
+        ctx = pypjrt.ExecuteContext.create(client._plugin)
         scale = ctypes.c_float(2.5)
 
         class UserDataAdd(ctypes.Structure):
@@ -325,7 +325,7 @@ def test_execute_context_user_data_reaches_the_handler(handlers):
             ctypes.c_void_p.from_address(lib.ext + 32).value)
         assert user_data_add(ctypes.addressof(add)) is None
         (out,), = exe.execute_sharded([[arg]], context=ctx)
-        np.testing.assert_array_equal(np.asarray(out.to_host()).reshape(x.shape), x * 2.5)
+        np.testing.assert_array_equal(np.frombuffer(out.to_host(), np.float32), x * 2.5)
         with pytest.raises(Exception, match=r"kiln_test_user_data.*user data"):
             (bad,), = exe.execute_sharded([[arg]])
             bad.to_host()
