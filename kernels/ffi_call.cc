@@ -59,12 +59,19 @@ StatusOr<BufferSpec> Spec(const ir::Type& t, const std::string& what) {
   return s;
 }
 
+// JAX emits typed FFI calls with api_version 4; serialized for an older VHLO version they arrive
+// as ORIGINAL (1) with the attributes in `mhlo.backend_config`, which XLA reads as typed FFI too.
+// The status-returning versions (2, 3) are the untyped custom-call API, which a typed handler
+// cannot serve.
 bool IsTypedFfi(const ir::Attr* api_version) {
-  if (api_version == nullptr) return false;
-  if (api_version->kind == ir::Attr::Kind::kEnum)
-    return api_version->str == "API_VERSION_TYPED_FFI";
+  if (api_version == nullptr) return true;
+  if (api_version->kind == ir::Attr::Kind::kEnum) {
+    return api_version->str == "API_VERSION_TYPED_FFI" ||
+           api_version->str == "API_VERSION_ORIGINAL" ||
+           api_version->str == "API_VERSION_UNSPECIFIED";
+  }
   std::optional<int64_t> v = api_version->AsInt();
-  return v && *v == 4;
+  return v.has_value() && (*v == 4 || *v == 1 || *v == 0);
 }
 
 // One frame, filled per run: buffers point at this run's operands and results.
@@ -137,10 +144,13 @@ StatusOr<Kernel> LowerFfiCall(LowerContext& ctx, const std::string& target,
                               const runtime::FfiHandler& handler) {
   const ir::Op& op = ctx.op();
   const std::string where = "FFI call @" + target;
-  if (!IsTypedFfi(op.attr("api_version"))) {
+  if (const ir::Attr* v = op.attr("api_version"); !IsTypedFfi(v)) {
+    std::string got = "none";
+    if (v != nullptr) got = v->kind == ir::Attr::Kind::kEnum ? v->str : std::to_string(v->i);
     return Unimplemented(where +
                          ": the target is a registered XLA FFI handler, which takes typed "
-                         "FFI calls (api_version = 4)");
+                         "FFI calls (api_version = 4); this call has api_version " +
+                         got);
   }
   auto site = std::make_shared<CallSite>();
   site->target = target;

@@ -261,9 +261,10 @@ TEST(FfiCallTest, UnsupportedAttributesAndLayoutsAreCompileErrorsNamingThem) {
 
   OpBuilder c("stablehlo.custom_call");
   c.Attr("call_target_name", ir::Attr::String("test_record"));
+  c.Attr("api_version", ir::Attr::Enum("API_VERSION_STATUS_RETURNING"));
   c.Operand(DType::kF32, {2});
   c.Result(DType::kF32, {2});
-  k = Lower(c, "test_record");  // no api_version = 4
+  k = Lower(c, "test_record");  // the untyped custom-call API
   ASSERT_FALSE(k.ok());
   EXPECT_NE(k.status().message().find("api_version = 4"), std::string::npos);
 

@@ -4,8 +4,9 @@ A small handler library is compiled at test time with the system C++ compiler ag
 headers JAX ships (`jax.ffi.include_dir()`), loaded with ctypes and registered with
 `jax.ffi.register_ffi_target` for platform "kiln" and for "cpu". Each program calls it through
 `jax.ffi.ffi_call` inside jit (and vmap, and a custom_vjp for grad) and runs on Kiln and on JAX's
-CPU backend with the same inputs: the same handler code runs on both, so results must agree bit
-for bit (exact=True). A handler's error must reach Python naming the target.
+CPU backend with the same inputs: the same handler code runs on both, so what only the handler
+computes must agree bit for bit (exact=True); programs with JAX ops around the call use those ops'
+tolerances (tolerances.py). A handler's error must reach Python naming the target.
 """
 
 from __future__ import annotations
@@ -184,7 +185,8 @@ def test_rms_norm(handlers, shape):
 def test_rms_norm_in_a_larger_program(handlers):
     x = np.random.default_rng(1).standard_normal((6, 10)).astype(np.float32)
     k, c = run_both(lambda x: jnp.sum(rms_norm(jnp.tanh(x) * 2.0, eps=0.5) ** 2, axis=0), x)
-    assert_close(k, c, exact=True)
+    # tanh and the sum around the call are Kiln's and XLA's own: their tolerance, not bit equality.
+    assert_close(k, c, kind="transcendental")
 
 
 def test_rms_norm_under_vmap(handlers):
@@ -210,7 +212,7 @@ def test_rms_norm_under_grad(handlers):
     f.defvjp(fwd, bwd)
     x = np.random.default_rng(3).standard_normal((4, 8)).astype(np.float32)
     k, c = run_both(jax.grad(lambda x: jnp.sum(f(x) * jnp.arange(8.0, dtype=jnp.float32))), x)
-    assert_close(k, c, exact=True)
+    assert_close(k, c, kind="transcendental")  # rsqrt and the sums of the backward pass
 
 
 @pytest.mark.parametrize("mode", ["single", "double"])
