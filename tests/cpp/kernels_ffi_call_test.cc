@@ -249,6 +249,7 @@ TEST(FfiCallTest, FrameCarriesBuffersAndTypedSortedAttributes) {
 }
 
 TEST(FfiCallTest, UnsupportedAttributesAndLayoutsAreCompileErrorsNamingThem) {
+  ASSERT_TRUE(runtime::RegisterFfiHandler("test_record", {&Record, nullptr, 0}).ok());
   OpBuilder b = FfiCall("test_record");
   b.Operand(DType::kF32, {2});
   b.Result(DType::kF32, {2});
