@@ -112,6 +112,18 @@ static ffi::Error AddOneImpl(ffi::Buffer<ffi::F32> x, ffi::ResultBuffer<ffi::F32
 XLA_FFI_DEFINE_HANDLER_SYMBOL(AddOne, AddOneImpl,
                               ffi::Ffi::Bind().Arg<ffi::Buffer<ffi::F32>>().Ret<ffi::Buffer<ffi::F32>>());
 
+// No results: adds the sum of x to a counter the test reads (a side effect only).
+static double g_total = 0;
+extern "C" double Total() { return g_total; }
+
+static ffi::Error AccumulateImpl(ffi::Buffer<ffi::F32> x) {
+  for (size_t i = 0; i < x.element_count(); ++i) g_total += x.typed_data()[i];
+  return ffi::Error::Success();
+}
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(Accumulate, AccumulateImpl,
+                              ffi::Ffi::Bind().Arg<ffi::Buffer<ffi::F32>>());
+
 // A handler on the bare C API: y = x * (the float the execution's user data of type id
 // g_scale_type points at), read with XLA_FFI_ExecutionContext_Get.
 static int64_t g_scale_type = 0;
@@ -146,7 +158,8 @@ extern "C" XLA_FFI_Error* UserDataScale(XLA_FFI_CallFrame* frame) {
 """
 
 TARGETS = {"kiln_test_rms_norm": "RmsNorm", "kiln_test_multi": "Multi",
-           "kiln_test_check": "Check", "kiln_test_add_one": "AddOne"}
+           "kiln_test_check": "Check", "kiln_test_add_one": "AddOne",
+           "kiln_test_accumulate": "Accumulate"}
 
 
 @pytest.fixture(scope="module")
@@ -213,6 +226,33 @@ def test_rms_norm_under_grad(handlers):
     x = np.random.default_rng(3).standard_normal((4, 8)).astype(np.float32)
     k, c = run_both(jax.grad(lambda x: jnp.sum(f(x) * jnp.arange(8.0, dtype=jnp.float32))), x)
     assert_close(k, c, kind="transcendental")  # rsqrt and the sums of the backward pass
+
+
+def test_rms_norm_under_sequential_vmap(handlers):
+    x = np.random.default_rng(4).standard_normal((3, 5)).astype(np.float32)
+
+    def f(x):
+        return jax.ffi.ffi_call("kiln_test_rms_norm", jax.ShapeDtypeStruct(x.shape, x.dtype),
+                                vmap_method="sequential")(x, eps=np.float32(1e-5))
+
+    k, c = run_both(jax.vmap(f), x)
+    assert_close(k, c, exact=True)
+
+
+def test_side_effect_without_results_runs_once_per_call(handlers):
+    handlers.Total.restype = ctypes.c_double
+
+    def f(x):
+        jax.ffi.ffi_call("kiln_test_accumulate", (), has_side_effect=True)(x)
+        return x + 1
+
+    x = np.arange(4, dtype=np.float32)  # sum 6
+    for device in (jax.devices("kiln")[0], jax.devices("cpu")[0]):
+        before = handlers.Total()
+        out = jax.jit(f)(jax.device_put(x, device))
+        np.testing.assert_array_equal(np.asarray(out), x + 1)
+        jax.effects_barrier()
+        assert handlers.Total() - before == 6.0, device
 
 
 @pytest.mark.parametrize("mode", ["single", "double"])
