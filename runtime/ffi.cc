@@ -49,11 +49,17 @@ FfiCallContext* Ctx(XLA_FFI_ExecutionContext* ctx) {
   return reinterpret_cast<FfiCallContext*>(ctx);
 }
 
-// Every API function checks its argument struct before reading it.
-#define KILN_FFI_CHECK_ARGS(args, name)                                                            \
-  if ((args) == nullptr) return NewError(XLA_FFI_Error_Code_INVALID_ARGUMENT, name ": NULL args"); \
-  if ((args)->struct_size < sizeof(size_t) * 2)                                                    \
-  return NewError(XLA_FFI_Error_Code_INVALID_ARGUMENT, name ": struct_size is too small")
+// Every API function checks its argument struct before reading it: the caller's struct_size
+// must cover the fields up to `last` (XLA's own size for the struct).
+#define KILN_FFI_CHECK_ARGS(args, Type, last, name)                                              \
+  if ((args) == nullptr) {                                                                       \
+    return NewError(XLA_FFI_Error_Code_INVALID_ARGUMENT, name ": NULL args");                    \
+  }                                                                                              \
+  if ((args)->struct_size < KILN_FFI_STRUCT_SIZE(Type, last)) {                                  \
+    return NewError(XLA_FFI_Error_Code_INVALID_ARGUMENT,                                         \
+                    name ": struct_size " + std::to_string((args)->struct_size) +                \
+                        " is smaller than " + std::to_string(KILN_FFI_STRUCT_SIZE(Type, last))); \
+  }
 
 XLA_FFI_Error* ErrorCreate(XLA_FFI_Error_Create_Args* args) {
   if (args == nullptr) return NewError(XLA_FFI_Error_Code_INTERNAL, "XLA_FFI_Error_Create: NULL");
@@ -70,7 +76,7 @@ void ErrorDestroy(XLA_FFI_Error_Destroy_Args* args) {
 }
 
 XLA_FFI_Error* HandlerRegister(XLA_FFI_Handler_Register_Args* args) {
-  KILN_FFI_CHECK_ARGS(args, "XLA_FFI_Handler_Register");
+  KILN_FFI_CHECK_ARGS(args, XLA_FFI_Handler_Register_Args, traits, "XLA_FFI_Handler_Register");
   const std::string_view name(args->name.ptr, args->name.ptr != nullptr ? args->name.len : 0);
   const std::string_view platform(args->platform.ptr,
                                   args->platform.ptr != nullptr ? args->platform.len : 0);
@@ -89,13 +95,13 @@ XLA_FFI_Error* HandlerRegister(XLA_FFI_Handler_Register_Args* args) {
 }
 
 XLA_FFI_Error* StreamGet(XLA_FFI_Stream_Get_Args* args) {
-  KILN_FFI_CHECK_ARGS(args, "XLA_FFI_Stream_Get");
+  KILN_FFI_CHECK_ARGS(args, XLA_FFI_Stream_Get_Args, stream, "XLA_FFI_Stream_Get");
   return NewError(XLA_FFI_Error_Code_UNIMPLEMENTED,
                   "XLA_FFI_Stream_Get: Kiln runs on the host and has no device stream");
 }
 
 XLA_FFI_Error* TypeRegister(XLA_FFI_Type_Register_Args* args) {
-  KILN_FFI_CHECK_ARGS(args, "XLA_FFI_Type_Register");
+  KILN_FFI_CHECK_ARGS(args, XLA_FFI_Type_Register_Args, type_id, "XLA_FFI_Type_Register");
   if (args->type_id == nullptr) {
     return NewError(XLA_FFI_Error_Code_INVALID_ARGUMENT, "XLA_FFI_Type_Register: NULL type_id");
   }
@@ -110,7 +116,8 @@ XLA_FFI_Error* TypeRegister(XLA_FFI_Type_Register_Args* args) {
 }
 
 XLA_FFI_Error* ExecutionContextGet(XLA_FFI_ExecutionContext_Get_Args* args) {
-  KILN_FFI_CHECK_ARGS(args, "XLA_FFI_ExecutionContext_Get");
+  KILN_FFI_CHECK_ARGS(args, XLA_FFI_ExecutionContext_Get_Args, data,
+                      "XLA_FFI_ExecutionContext_Get");
   if (args->ctx == nullptr || args->type_id == nullptr) {
     return NewError(XLA_FFI_Error_Code_INVALID_ARGUMENT,
                     "XLA_FFI_ExecutionContext_Get: NULL context or type id");
@@ -128,7 +135,7 @@ XLA_FFI_Error* ExecutionContextGet(XLA_FFI_ExecutionContext_Get_Args* args) {
 }
 
 XLA_FFI_Error* StateSet(XLA_FFI_State_Set_Args* args) {
-  KILN_FFI_CHECK_ARGS(args, "XLA_FFI_State_Set");
+  KILN_FFI_CHECK_ARGS(args, XLA_FFI_State_Set_Args, state, "XLA_FFI_State_Set");
   if (args->ctx == nullptr || args->type_id == nullptr || Ctx(args->ctx)->state == nullptr ||
       !Ctx(args->ctx)->may_set_state) {
     return NewError(XLA_FFI_Error_Code_FAILED_PRECONDITION,
@@ -143,7 +150,7 @@ XLA_FFI_Error* StateSet(XLA_FFI_State_Set_Args* args) {
 }
 
 XLA_FFI_Error* StateGet(XLA_FFI_State_Get_Args* args) {
-  KILN_FFI_CHECK_ARGS(args, "XLA_FFI_State_Get");
+  KILN_FFI_CHECK_ARGS(args, XLA_FFI_State_Get_Args, state, "XLA_FFI_State_Get");
   if (args->ctx == nullptr || args->type_id == nullptr || Ctx(args->ctx)->state == nullptr ||
       Ctx(args->ctx)->state->empty()) {
     return NewError(XLA_FFI_Error_Code_NOT_FOUND, "XLA_FFI_State_Get: no state was set");
@@ -159,7 +166,8 @@ XLA_FFI_Error* StateGet(XLA_FFI_State_Get_Args* args) {
 }
 
 XLA_FFI_Error* MemoryAllocate(XLA_FFI_DeviceMemory_Allocate_Args* args) {
-  KILN_FFI_CHECK_ARGS(args, "XLA_FFI_DeviceMemory_Allocate");
+  KILN_FFI_CHECK_ARGS(args, XLA_FFI_DeviceMemory_Allocate_Args, data,
+                      "XLA_FFI_DeviceMemory_Allocate");
   size_t alignment = std::max<size_t>(args->alignment, alignof(std::max_align_t));
   if ((alignment & (alignment - 1)) != 0) {
     return NewError(XLA_FFI_Error_Code_INVALID_ARGUMENT,
@@ -177,32 +185,34 @@ XLA_FFI_Error* MemoryAllocate(XLA_FFI_DeviceMemory_Allocate_Args* args) {
 }
 
 XLA_FFI_Error* MemoryFree(XLA_FFI_DeviceMemory_Free_Args* args) {
-  KILN_FFI_CHECK_ARGS(args, "XLA_FFI_DeviceMemory_Free");
+  KILN_FFI_CHECK_ARGS(args, XLA_FFI_DeviceMemory_Free_Args, data, "XLA_FFI_DeviceMemory_Free");
   std::free(args->data);
   return nullptr;
 }
 
 // Tasks run on the calling thread, which the API allows (a pool of one thread).
 XLA_FFI_Error* ThreadPoolSchedule(XLA_FFI_ThreadPool_Schedule_Args* args) {
-  KILN_FFI_CHECK_ARGS(args, "XLA_FFI_ThreadPool_Schedule");
+  KILN_FFI_CHECK_ARGS(args, XLA_FFI_ThreadPool_Schedule_Args, data, "XLA_FFI_ThreadPool_Schedule");
   if (args->task != nullptr) args->task(args->data);
   return nullptr;
 }
 
 XLA_FFI_Error* ThreadPoolNumThreads(XLA_FFI_ThreadPool_NumThreads_Args* args) {
-  KILN_FFI_CHECK_ARGS(args, "XLA_FFI_ThreadPool_NumThreads");
+  KILN_FFI_CHECK_ARGS(args, XLA_FFI_ThreadPool_NumThreads_Args, num_threads,
+                      "XLA_FFI_ThreadPool_NumThreads");
   if (args->num_threads != nullptr) *args->num_threads = 1;
   return nullptr;
 }
 
 XLA_FFI_Error* FutureCreate(XLA_FFI_Future_Create_Args* args) {
-  KILN_FFI_CHECK_ARGS(args, "XLA_FFI_Future_Create");
+  KILN_FFI_CHECK_ARGS(args, XLA_FFI_Future_Create_Args, extension_start, "XLA_FFI_Future_Create");
   args->future = new XLA_FFI_Future();
   return nullptr;
 }
 
 XLA_FFI_Error* FutureSetAvailable(XLA_FFI_Future_SetAvailable_Args* args) {
-  KILN_FFI_CHECK_ARGS(args, "XLA_FFI_Future_SetAvailable");
+  KILN_FFI_CHECK_ARGS(args, XLA_FFI_Future_SetAvailable_Args, future,
+                      "XLA_FFI_Future_SetAvailable");
   if (args->future == nullptr) return NewError(XLA_FFI_Error_Code_INVALID_ARGUMENT, "NULL future");
   std::lock_guard<std::mutex> lock(args->future->mu);
   args->future->done = true;
@@ -211,7 +221,7 @@ XLA_FFI_Error* FutureSetAvailable(XLA_FFI_Future_SetAvailable_Args* args) {
 }
 
 XLA_FFI_Error* FutureSetError(XLA_FFI_Future_SetError_Args* args) {
-  KILN_FFI_CHECK_ARGS(args, "XLA_FFI_Future_SetError");
+  KILN_FFI_CHECK_ARGS(args, XLA_FFI_Future_SetError_Args, error, "XLA_FFI_Future_SetError");
   if (args->future == nullptr) return NewError(XLA_FFI_Error_Code_INVALID_ARGUMENT, "NULL future");
   std::lock_guard<std::mutex> lock(args->future->mu);
   args->future->error = args->error;
@@ -221,14 +231,15 @@ XLA_FFI_Error* FutureSetError(XLA_FFI_Future_SetError_Args* args) {
 }
 
 XLA_FFI_Error* RunIdGet(XLA_FFI_RunId_Get_Args* args) {
-  KILN_FFI_CHECK_ARGS(args, "XLA_FFI_RunId_Get");
+  KILN_FFI_CHECK_ARGS(args, XLA_FFI_RunId_Get_Args, run_id, "XLA_FFI_RunId_Get");
   if (args->ctx == nullptr) return NewError(XLA_FFI_Error_Code_INVALID_ARGUMENT, "NULL context");
   args->run_id = Ctx(args->ctx)->run_id;
   return nullptr;
 }
 
 XLA_FFI_Error* DeviceOrdinalGet(XLA_FFI_DeviceOrdinal_Get_Args* args) {
-  KILN_FFI_CHECK_ARGS(args, "XLA_FFI_DeviceOrdinal_Get");
+  KILN_FFI_CHECK_ARGS(args, XLA_FFI_DeviceOrdinal_Get_Args, device_ordinal,
+                      "XLA_FFI_DeviceOrdinal_Get");
   if (args->ctx == nullptr) return NewError(XLA_FFI_Error_Code_INVALID_ARGUMENT, "NULL context");
   args->device_ordinal = Ctx(args->ctx)->device_ordinal;
   return nullptr;
