@@ -124,10 +124,11 @@ static ffi::Error AccumulateImpl(ffi::Buffer<ffi::F32> x) {
 XLA_FFI_DEFINE_HANDLER_SYMBOL(Accumulate, AccumulateImpl,
                               ffi::Ffi::Bind().Arg<ffi::Buffer<ffi::F32>>());
 
-// A handler on the bare C API: y = x * (the float the execution's user data of type id
-// g_scale_type points at), read with XLA_FFI_ExecutionContext_Get.
-static int64_t g_scale_type = 0;
-extern "C" void SetScaleTypeId(int64_t id) { g_scale_type = id; }
+// A handler on the bare C API: y = x * (the float the execution's user data of type g_scale_type
+// points at), read with XLA_FFI_ExecutionContext_Get. The type's id is assigned at registration
+// (jax.ffi.register_ffi_type writes it into g_scale_type).
+static XLA_FFI_TypeId g_scale_type{0};
+extern "C" void* ScaleTypeId() { return &g_scale_type; }
 
 extern "C" XLA_FFI_Error* UserDataScale(XLA_FFI_CallFrame* frame) {
   if (frame->extension_start != nullptr &&
@@ -139,7 +140,7 @@ extern "C" XLA_FFI_Error* UserDataScale(XLA_FFI_CallFrame* frame) {
     return nullptr;
   }
   if (frame->stage != XLA_FFI_ExecutionStage_EXECUTE) return nullptr;
-  XLA_FFI_TypeId id{g_scale_type};
+  XLA_FFI_TypeId id = g_scale_type;
   XLA_FFI_ExecutionContext_Get_Args get{};
   get.struct_size = XLA_FFI_ExecutionContext_Get_Args_STRUCT_SIZE;
   get.ctx = frame->ctx;
@@ -337,12 +338,14 @@ def test_execute_context_user_data_reaches_the_handler(handlers):
 
     path = _callbacks.library_in_env("kiln") or kiln.library_path()
     lib = _ffi._Library(path)
-    type_id = ctypes.c_int64(0)
-    lib.register_type("kiln_test_scale", ctypes.addressof(type_id), None)
-    assert type_id.value > 0
-    handlers.SetScaleTypeId(ctypes.c_int64(type_id.value))
-    lib.register_handler("kiln_test_user_data",
-                         ctypes.cast(handlers.UserDataScale, ctypes.c_void_p).value, 0)
+    jax.devices("kiln")  # Kiln's registration handlers are installed
+    handlers.ScaleTypeId.restype = ctypes.c_void_p
+    type_id = ctypes.c_int64.from_address(handlers.ScaleTypeId())
+    jax.ffi.register_ffi_type(
+        "kiln_test_scale", {"type_id": jax.ffi.pycapsule(handlers.ScaleTypeId())}, platform="kiln")
+    assert type_id.value > 0  # assigned by Kiln
+    jax.ffi.register_ffi_target("kiln_test_user_data", jax.ffi.pycapsule(handlers.UserDataScale),
+                                platform="kiln")
 
     x = np.arange(6, dtype=np.float32)
     f = jax.ffi.ffi_call("kiln_test_user_data", jax.ShapeDtypeStruct(x.shape, x.dtype))
