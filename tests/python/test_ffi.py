@@ -287,6 +287,26 @@ def test_input_output_alias(handlers):
     np.testing.assert_array_equal(k, x * 3.0 + 1.0)
 
 
+def test_registration_made_before_kiln_loads(handlers):
+    """jaxlib keeps registrations for a platform whose handler is not installed yet and replays
+    them when kiln.initialize() installs it: a fresh process registers first, then runs."""
+    import sys
+    script = f"""
+import ctypes, jax, numpy as np
+so = ctypes.cdll.LoadLibrary({handlers._name!r})
+jax.ffi.register_ffi_target("early_rms_norm", jax.ffi.pycapsule(so.RmsNorm), platform="kiln")
+x = jax.device_put(np.full((2, 4), 2.0, np.float32), jax.devices("kiln")[0])
+y = jax.jit(lambda x: jax.ffi.ffi_call("early_rms_norm", jax.ShapeDtypeStruct(x.shape, x.dtype))(
+    x, eps=np.float32(0.0)))(x)
+print(np.asarray(y).tolist())
+"""
+    env = dict(os.environ, JAX_PLATFORMS="kiln,cpu")
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout.strip().splitlines()[-1] == str([[1.0] * 4] * 2)
+
+
 def test_handler_error_names_the_target(handlers):
     def f(x):
         return jax.ffi.ffi_call("kiln_test_check", jax.ShapeDtypeStruct(x.shape, x.dtype))(x)
