@@ -1,7 +1,9 @@
 // Calls of registered XLA FFI handlers (kernels/ffi_call.h). Operands and results are Kiln's
 // row-major buffers, passed as XLA_FFI_Buffer; token operands and results are buffers of type
-// TOKEN without data. An aliased result (output_operand_aliases) starts as a copy of its operand,
-// as XLA's in-place buffer would. The handler's error fails the run, naming the target.
+// TOKEN without data; a buffer the call lays out otherwise (operand_layouts, result_layouts) is
+// copied into that layout for the handler, and a result back. An aliased result
+// (output_operand_aliases) starts as a copy of its operand, as XLA's in-place buffer would. The
+// handler's error fails the run, naming the target.
 #include "kernels/ffi_call.h"
 
 #include <atomic>
@@ -23,7 +25,46 @@ struct BufferSpec {
   std::vector<int64_t> dims;
   bool token = false;
   size_t bytes = 0;
+  size_t elem = 0;  // bytes per element
+  // The handler's layout when it is not row-major: element strides per dimension. The handler
+  // then gets a copy in that layout (operands) or writes one that is copied back (results).
+  std::vector<int64_t> strides;
 };
+
+// Element strides of minor-to-major layout `m2m` over `dims`.
+std::vector<int64_t> LayoutStrides(const std::vector<int64_t>& dims,
+                                   const std::vector<int64_t>& m2m) {
+  std::vector<int64_t> strides(dims.size(), 0);
+  int64_t stride = 1;
+  for (int64_t d : m2m) {
+    strides[static_cast<size_t>(d)] = stride;
+    stride *= dims[static_cast<size_t>(d)];
+  }
+  return strides;
+}
+
+// Copies between Kiln's row-major order and the layout of `s` (to_layout: row-major -> layout).
+void CopyLayout(const BufferSpec& s, const std::byte* src, std::byte* dst, bool to_layout) {
+  const size_t rank = s.dims.size();
+  int64_t n = 1;
+  for (int64_t d : s.dims) n *= d;
+  if (n <= 0) return;
+  std::vector<int64_t> index(rank, 0);
+  int64_t offset = 0;  // of `index` in the layout, in elements
+  for (int64_t k = 0; k < n; ++k) {
+    const size_t row = static_cast<size_t>(k) * s.elem;
+    const size_t laid = static_cast<size_t>(offset) * s.elem;
+    std::memcpy(dst + (to_layout ? laid : row), src + (to_layout ? row : laid), s.elem);
+    for (size_t d = rank; d-- > 0;) {
+      if (++index[d] < s.dims[d]) {
+        offset += s.strides[d];
+        break;
+      }
+      offset -= s.strides[d] * (s.dims[d] - 1);
+      index[d] = 0;
+    }
+  }
+}
 
 // Everything one call site needs at run time; shared by the runs of its kernel.
 struct CallSite {
@@ -32,6 +73,7 @@ struct CallSite {
   std::unique_ptr<FfiAttrs> attrs;
   std::vector<BufferSpec> args, rets;
   std::vector<std::pair<size_t, size_t>> aliases;  // (result, operand)
+  size_t copy_bytes = 0;  // the layout copies' total, each rounded up to 64 bytes
   // State the instantiate stage created (XLA_FFI_State_Set); freed with the call site.
   std::vector<std::pair<int64_t, void*>> state;
 
@@ -55,7 +97,8 @@ StatusOr<BufferSpec> Spec(const ir::Type& t, const std::string& what) {
     return Unimplemented(what + " has type " + TypeString(t) + ", which XLA FFI has no type for");
   }
   s.dims = t.dims;
-  s.bytes = static_cast<size_t>(Product(t.dims)) * static_cast<size_t>(ir::DTypeByteSize(t.dtype));
+  s.elem = static_cast<size_t>(ir::DTypeByteSize(t.dtype));
+  s.bytes = static_cast<size_t>(Product(t.dims)) * s.elem;
   return s;
 }
 
@@ -75,8 +118,9 @@ bool IsTypedFfi(const ir::Attr* api_version) {
 }
 
 // One frame, filled per run: buffers point at this run's operands and results.
+// `data`: per operand then per result, the buffer the handler gets (null: none, e.g. tokens).
 Status Call(CallSite& site, XLA_FFI_ExecutionStage stage, runtime::FfiCallContext& call_ctx,
-            std::span<const View> in, std::span<const View> out) {
+            std::span<void* const> data) {
   const size_t na = site.args.size(), nr = site.rets.size();
   std::vector<XLA_FFI_Buffer> buffers(na + nr);
   std::vector<void*> ptrs(na + nr);
@@ -84,14 +128,11 @@ Status Call(CallSite& site, XLA_FFI_ExecutionStage stage, runtime::FfiCallContex
   std::vector<XLA_FFI_RetType> ret_types(nr, XLA_FFI_RetType_BUFFER);
   for (size_t i = 0; i < na + nr; ++i) {
     BufferSpec& s = i < na ? site.args[i] : site.rets[i - na];
-    const View* v = i < na ? (i < in.size() ? &in[i] : nullptr)
-                           : (i - na < out.size() ? &out[i - na] : nullptr);
     XLA_FFI_Buffer& b = buffers[i];
     b.struct_size = KILN_FFI_STRUCT_SIZE(XLA_FFI_Buffer, dims);
     b.extension_start = nullptr;
     b.dtype = s.dtype;
-    b.data =
-        s.token || v == nullptr ? nullptr : const_cast<void*>(static_cast<const void*>(v->data()));
+    b.data = s.token || i >= data.size() ? nullptr : data[i];
     b.rank = static_cast<int64_t>(s.dims.size());
     b.dims = s.dims.data();
     ptrs[i] = &b;
@@ -174,10 +215,7 @@ StatusOr<Kernel> LowerFfiCall(LowerContext& ctx, const std::string& target,
     KILN_ASSIGN_OR_RETURN(BufferSpec s, Spec(ctx.operand_type(i), where + " " + OperandName(i)));
     if (!s.token) {
       KILN_ASSIGN_OR_RETURN(std::vector<int64_t> layout, OperandLayout(op, ctx.module(), i));
-      if (!IsRowMajor(layout)) {
-        return Unimplemented(where + " " + OperandName(i) + " asks for layout {" +
-                             FormatInts(layout) + "}; Kiln passes FFI handlers row-major buffers");
-      }
+      if (!IsRowMajor(layout)) s.strides = LayoutStrides(s.dims, layout);
     }
     site->args.push_back(std::move(s));
   }
@@ -185,10 +223,7 @@ StatusOr<Kernel> LowerFfiCall(LowerContext& ctx, const std::string& target,
     KILN_ASSIGN_OR_RETURN(BufferSpec s, Spec(ctx.result_type(i), where + " " + ResultName(i)));
     if (!s.token) {
       KILN_ASSIGN_OR_RETURN(std::vector<int64_t> layout, ResultLayout(op, ctx.module(), i));
-      if (!IsRowMajor(layout)) {
-        return Unimplemented(where + " " + ResultName(i) + " asks for layout {" +
-                             FormatInts(layout) + "}; Kiln passes FFI handlers row-major buffers");
-      }
+      if (!IsRowMajor(layout)) s.strides = LayoutStrides(s.dims, layout);
     }
     site->rets.push_back(std::move(s));
   }
@@ -199,18 +234,50 @@ StatusOr<Kernel> LowerFfiCall(LowerContext& ctx, const std::string& target,
       site->aliases.push_back(pair);
     }
   }
+  for (const std::vector<BufferSpec>* list : {&site->args, &site->rets}) {
+    for (const BufferSpec& s : *list) {
+      if (!s.strides.empty()) site->copy_bytes += (s.bytes + 63) / 64 * 64;
+    }
+  }
   if (handler.instantiate != nullptr) {
     runtime::FfiCallContext call_ctx;
     call_ctx.state = &site->state;
     call_ctx.may_set_state = true;
-    KILN_RETURN_IF_ERROR(Call(*site, XLA_FFI_ExecutionStage_INSTANTIATE, call_ctx, {}, {}));
+    KILN_RETURN_IF_ERROR(Call(*site, XLA_FFI_ExecutionStage_INSTANTIATE, call_ctx, {}));
   }
   return Kernel(
       [site](ExecContext& ec, std::span<const View> in, std::span<const View> out) -> Status {
-        for (const auto& [r, o] : site->aliases) {
-          if (r < out.size() && o < in.size() && site->rets[r].bytes > 0) {
-            std::memmove(const_cast<void*>(static_cast<const void*>(out[r].data())), in[o].data(),
-                         site->rets[r].bytes);
+        const size_t na = site->args.size(), nr = site->rets.size();
+        if (in.size() < na || out.size() < nr) {
+          return Internal("FFI call @" + site->target + ": too few buffers");
+        }
+        // Buffers in another layout than row-major live in `copies` for the call.
+        std::unique_ptr<std::byte[]> copies;
+        if (site->copy_bytes > 0) copies.reset(new std::byte[site->copy_bytes]);
+        std::vector<void*> data(na + nr);
+        for (size_t i = 0, at = 0; i < na + nr; ++i) {
+          const BufferSpec& s = i < na ? site->args[i] : site->rets[i - na];
+          const View& v = i < na ? in[i] : out[i - na];
+          if (s.strides.empty()) {
+            data[i] = v.data();
+            continue;
+          }
+          data[i] = copies.get() + at;
+          at += (s.bytes + 63) / 64 * 64;
+          if (i < na) {
+            CopyLayout(s, static_cast<const std::byte*>(v.data()), static_cast<std::byte*>(data[i]),
+                       true);
+          }
+        }
+        for (const auto& [r, o] : site->aliases) {  // the result starts as the operand
+          const BufferSpec& s = site->rets[r];
+          if (s.bytes == 0) continue;
+          const auto* from = static_cast<const std::byte*>(in[o].data());
+          auto* to = static_cast<std::byte*>(data[na + r]);
+          if (s.strides.empty()) {
+            std::memmove(to, from, s.bytes);
+          } else {
+            CopyLayout(s, from, to, true);
           }
         }
         runtime::FfiCallContext call_ctx;
@@ -218,7 +285,14 @@ StatusOr<Kernel> LowerFfiCall(LowerContext& ctx, const std::string& target,
         call_ctx.run_id = ec.run_id != 0 ? ec.run_id : next_run_id.fetch_add(1);
         call_ctx.device_ordinal = ec.device_ordinal;
         call_ctx.state = &site->state;
-        return Call(*site, XLA_FFI_ExecutionStage_EXECUTE, call_ctx, in, out);
+        KILN_RETURN_IF_ERROR(Call(*site, XLA_FFI_ExecutionStage_EXECUTE, call_ctx, data));
+        for (size_t r = 0; r < nr; ++r) {
+          const BufferSpec& s = site->rets[r];
+          if (s.strides.empty()) continue;
+          CopyLayout(s, static_cast<const std::byte*>(data[na + r]),
+                     static_cast<std::byte*>(out[r].data()), false);
+        }
+        return Status::Ok();
       });
 }
 

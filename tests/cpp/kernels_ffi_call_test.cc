@@ -248,7 +248,7 @@ TEST(FfiCallTest, FrameCarriesBuffersAndTypedSortedAttributes) {
   EXPECT_EQ(seen.device_ordinal, 3);
 }
 
-TEST(FfiCallTest, UnsupportedAttributesAndLayoutsAreCompileErrorsNamingThem) {
+TEST(FfiCallTest, UnsupportedAttributesAndApiVersionsAreCompileErrorsNamingThem) {
   ASSERT_TRUE(runtime::RegisterFfiHandler("test_record", {&Record, nullptr, 0}).ok());
   OpBuilder b = FfiCall("test_record");
   b.Operand(DType::kF32, {2});
@@ -268,14 +268,37 @@ TEST(FfiCallTest, UnsupportedAttributesAndLayoutsAreCompileErrorsNamingThem) {
   k = Lower(c, "test_record");  // the untyped custom-call API
   ASSERT_FALSE(k.ok());
   EXPECT_NE(k.status().message().find("api_version = 4"), std::string::npos);
+}
 
+TEST(FfiCallTest, OtherLayoutsAreCopiedInAndOut) {
+  // test_record computes y = 2 * x in memory order. With x column-major and y row-major, the
+  // handler reads x's column-major memory and writes y's row-major memory from it.
+  ASSERT_TRUE(runtime::RegisterFfiHandler("test_record", {&Record, nullptr, 0}).ok());
   OpBuilder d = FfiCall("test_record");
   d.Operand(DType::kF32, {2, 3});
   d.Result(DType::kF32, {2, 3});
   d.Attr("operand_layouts", ir::Attr::Array({IntsAttr({0, 1})}));
-  k = Lower(d, "test_record");
-  ASSERT_FALSE(k.ok());
-  EXPECT_NE(k.status().message().find("layout"), std::string::npos) << k.status().message();
+  d.Attr("result_layouts", ir::Attr::Array({IntsAttr({1, 0})}));
+  StatusOr<Kernel> k = Lower(d, "test_record");
+  ASSERT_TRUE(k.ok()) << k.status().message();
+  StatusOr<std::vector<Array>> out = RunKernel(
+      *k, d.module(), d.op(), {MakeArray<float>(DType::kF32, {2, 3}, {1, 2, 3, 4, 5, 6})});
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  // Column-major memory of [[1, 2, 3], [4, 5, 6]] is 1 4 2 5 3 6.
+  EXPECT_EQ(ToVector<float>((*out)[0]), (std::vector<float>{2, 8, 4, 10, 6, 12}));
+
+  // Both column-major: the layouts cancel out.
+  OpBuilder e = FfiCall("test_record");
+  e.Operand(DType::kF32, {2, 3});
+  e.Result(DType::kF32, {2, 3});
+  e.Attr("operand_layouts", ir::Attr::Array({IntsAttr({0, 1})}));
+  e.Attr("result_layouts", ir::Attr::Array({IntsAttr({0, 1})}));
+  k = Lower(e, "test_record");
+  ASSERT_TRUE(k.ok()) << k.status().message();
+  out = RunKernel(*k, e.module(), e.op(),
+                  {MakeArray<float>(DType::kF32, {2, 3}, {1, 2, 3, 4, 5, 6})});
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  EXPECT_EQ(ToVector<float>((*out)[0]), (std::vector<float>{2, 4, 6, 8, 10, 12}));
 }
 
 TEST(FfiCallTest, HandlerErrorNamesTheTarget) {

@@ -276,6 +276,21 @@ def test_several_results_and_attribute_kinds(handlers, mode):
         np.testing.assert_array_equal(k[1], i + len(mode) + 1)
 
 
+@pytest.mark.parametrize("layouts", [((1, 0), None), (None, (1, 0)), ((1, 0), (1, 0))])
+def test_other_layouts(handlers, layouts):
+    # kiln_test_check copies its operand's memory to its result's: with a column-major operand
+    # (major-to-minor (1, 0)) and a row-major result the values come out transposed, and so on.
+    def f(x):
+        return jax.ffi.ffi_call("kiln_test_check", (jax.ShapeDtypeStruct(x.shape, x.dtype),),
+                                input_layouts=[layouts[0]], output_layouts=[layouts[1]])(x)[0]
+
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    k, c = run_both(f, x)
+    assert_close(k, c, exact=True)
+    if (layouts[0] is None) != (layouts[1] is None):
+        assert not np.array_equal(k, x)  # the layouts did matter
+
+
 def test_input_output_alias(handlers):
     def f(x):
         return jax.ffi.ffi_call("kiln_test_add_one", jax.ShapeDtypeStruct(x.shape, x.dtype),
