@@ -410,3 +410,35 @@ def test_execute_context_user_data_reaches_the_handler(handlers):
             (bad,), = exe.execute_sharded([[arg]])
             bad.to_host()
         ctx.close()
+
+
+def test_second_client_registers_a_python_handler(handlers):
+    """pypjrt registers a Python function as a handler through the PJRT FFI extension (platform
+    "Host", its name for a CPU plugin), with attributes decoded from the call frame."""
+    pypjrt = pytest.importorskip("pypjrt")
+    from pypjrt import ffi as pffi
+    from jax._src.interpreters import mlir
+    from jax._src.lib import _jax
+
+    from kiln import _callbacks
+    import kiln
+
+    path = _callbacks.library_in_env("kiln") or kiln.library_path()
+    client = pypjrt.Client.create(path)
+
+    def scale(frame):
+        x, y = frame.args[0].as_ctypes(), frame.rets[0].as_ctypes()
+        factor = float(frame.attrs["factor"])
+        for i in range(len(x)):
+            y[i] = x[i] * factor
+
+    pffi.register(client._plugin, "kiln_test_pypjrt_scale", scale, platform="Host")
+    x = np.arange(5, dtype=np.float32)
+    f = jax.ffi.ffi_call("kiln_test_pypjrt_scale", jax.ShapeDtypeStruct(x.shape, x.dtype))
+    module = jax.jit(lambda x: f(x, factor=np.float32(3.0))).lower(x).compiler_ir("stablehlo")
+    artifact = _jax.mlir.serialize_portable_artifact(mlir.module_to_bytecode(module), "1.0.0")
+    exe = client.compile(artifact)
+    with client.devices() as devices:
+        arg = client.buffer_from_host(x, 11, x.shape, devices[0])  # 11: PJRT_Buffer_Type_F32
+        (out,), = exe.execute_sharded([[arg]])
+        np.testing.assert_array_equal(np.frombuffer(out.to_host(), np.float32), x * 3.0)
