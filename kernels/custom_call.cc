@@ -1,12 +1,14 @@
 // stablehlo.custom_call: the op is one registry entry whose lowering hands the call to the
 // lowering rule its target registered (lower::OpRegistry::AddCustomCall). Target families:
 // kernels/lapack_*.cc (JAX's CPU linear-algebra calls), kernels/callback.cc,
-// kernels/approx_top_k.cc; here: @dce_sink.
+// kernels/approx_top_k.cc; targets registered as XLA FFI handlers: kernels/ffi_call.cc; here:
+// @dce_sink.
 #include "kernels/custom_call.h"
 
 #include <string>
 
 #include "kernels/families.h"
+#include "kernels/ffi_call.h"
 #include "kernels/lowering.h"
 
 namespace kiln::kernels {
@@ -63,9 +65,14 @@ StatusOr<Kernel> LowerCustomCall(LowerContext& ctx) {
   const ir::Attr* target = op.attr("call_target_name");
   if (target == nullptr) return InvalidArgument("has no call_target_name");
   const lower::CustomCallDef* def = kernels::Registry().FindCustomCall(target->str);
-  if (def == nullptr)
-    return Unimplemented("custom call target @" + target->str + " is not supported");
-  return def->lower(ctx);
+  if (def != nullptr) return def->lower(ctx);
+  // A target a client registered as an XLA FFI handler (kernels/ffi_call.h).
+  if (const runtime::FfiHandler* handler = runtime::FindFfiHandler(target->str)) {
+    return LowerFfiCall(ctx, target->str, *handler);
+  }
+  return Unimplemented("custom call target @" + target->str +
+                       " is not supported (and no XLA FFI handler is registered under that name "
+                       "for platform kiln)");
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include "pjrt/buffer.h"
 #include "pjrt/cross_host.h"
 #include "pjrt/entry_points.h"
+#include "pjrt/ffi_extension.h"
 #include "pjrt/shardings.h"
 #include "runtime/host_callback.h"
 
@@ -38,8 +39,10 @@ PJRT_Api MakeApi() {
   // Then the Shardings extension (partitioned executables' parameter and output shardings) and the
   // CrossHostTransfers extension (device_put between processes; its presence alone makes jaxlib
   // report supports_cross_host_transfers).
+  // Last, the FFI extension (XLA FFI handlers, user types, user data on an ExecuteContext).
+  static PJRT_FFI_Extension ffi_extension = MakeFfiExtension(nullptr);
   static PJRT_CrossHostTransfers_Extension cross_host_extension =
-      MakeCrossHostTransfersExtension(nullptr);
+      MakeCrossHostTransfersExtension(&ffi_extension.base);
   static PJRT_Shardings_Extension shardings_extension =
       MakeShardingsExtension(&cross_host_extension.base);
   static Kiln_Extension kiln_extension = MakeKilnExtension(&shardings_extension.base);

@@ -109,7 +109,9 @@
   X(AsyncHostToDeviceTransferManager_TransferLiteral) \
   X(Executable_GetCompileOptions)                     \
   X(Error_ForEachPayload)                             \
-  X(Executable_ParameterMemoryKinds)
+  X(Executable_ParameterMemoryKinds)                  \
+  X(ExecuteContext_Create)                            \
+  X(ExecuteContext_Destroy)
 
 // X(Name) for each PJRT_<Name> slot that returns UNIMPLEMENTED naming the function.
 #define KILN_UNIMPLEMENTED_ENTRY_POINTS(X)     \
@@ -127,8 +129,6 @@
   X(TopologyDescription_Serialize)             \
   X(TopologyDescription_Attributes)            \
   X(Compile)                                   \
-  X(ExecuteContext_Create)                     \
-  X(ExecuteContext_Destroy)                    \
   X(Client_DmaMap)                             \
   X(Client_DmaUnmap)                           \
   X(TopologyDescription_Deserialize)           \
@@ -250,6 +250,8 @@ KILN_DECLARE_ENTRY_POINT(LoadedExecutable_GetDeviceAssignment)
 KILN_DECLARE_ENTRY_POINT(Client_CreateErrorBuffer)
 KILN_DECLARE_ENTRY_POINT(Executable_GetCompileOptions)
 KILN_DECLARE_ENTRY_POINT(Executable_ParameterMemoryKinds)
+KILN_DECLARE_ENTRY_POINT(ExecuteContext_Create)
+KILN_DECLARE_ENTRY_POINT(ExecuteContext_Destroy)
 KILN_DECLARE_ENTRY_POINT(AsyncHostToDeviceTransferManager_Destroy)
 KILN_DECLARE_ENTRY_POINT(AsyncHostToDeviceTransferManager_TransferData)
 KILN_DECLARE_ENTRY_POINT(Client_CreateBuffersForAsyncHostToDevice)

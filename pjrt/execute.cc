@@ -2,6 +2,7 @@
 // output buffers and completion events, and gives the run to the engine (engine/executable.h),
 // which runs the program on the devices' work queues.
 #include <algorithm>
+#include <atomic>
 #include <string>
 #include <utility>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "pjrt/error.h"
 #include "pjrt/event.h"
 #include "pjrt/executable.h"
+#include "pjrt/ffi_extension.h"
 
 namespace kiln::pjrt {
 
@@ -93,6 +95,20 @@ PJRT_Error* LoadedExecutable_Execute(PJRT_LoadedExecutable_Execute_Args* args) {
       }
     }
     std::vector<PJRT_Buffer*> consumed;
+    // User data for XLA FFI handlers (pjrt/ffi_extension.h), and the launch id as the run id.
+    std::shared_ptr<const runtime::FfiUserData> ffi_user_data;
+    int64_t run_id = 0;
+    if (options != nullptr && HasBytes(options, KILN_FIELD_END(PJRT_ExecuteOptions, context)) &&
+        options->context != nullptr) {
+      ffi_user_data = options->context->user_data;
+    }
+    if (options != nullptr && HasBytes(options, KILN_FIELD_END(PJRT_ExecuteOptions, launch_id))) {
+      run_id = options->launch_id;
+    }
+    if (run_id == 0) {  // no launch id: one of Kiln's own, above every 32-bit launch id
+      static std::atomic<int64_t> next_run_id{int64_t{1} << 32};
+      run_id = next_run_id.fetch_add(1);
+    }
 
     // Validate everything before launching anything.
     std::vector<engine::DeviceWork> launches(slots.size());
@@ -105,6 +121,8 @@ PJRT_Error* LoadedExecutable_Execute(PJRT_LoadedExecutable_Execute_Args* args) {
       l.ctx.device_ordinal = slots[s].device->description.id;
       l.ctx.replica_id = slots[s].replica;
       l.ctx.partition_id = slots[s].partition;
+      l.ctx.ffi_user_data = ffi_user_data;
+      l.ctx.run_id = run_id;
       if (!l.local) continue;
       const size_t d = next++;
       list_of[s] = d;
