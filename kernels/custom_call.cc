@@ -1,7 +1,7 @@
 // stablehlo.custom_call: the op is one registry entry whose lowering hands the call to the
 // lowering rule its target registered (lower::OpRegistry::AddCustomCall). Target families:
 // kernels/lapack_*.cc (JAX's CPU linear-algebra calls), kernels/callback.cc,
-// kernels/approx_top_k.cc; here: @dce_sink.
+// kernels/approx_top_k.cc; here: @dce_sink and the memory placement markers.
 #include "kernels/custom_call.h"
 
 #include <string>
@@ -56,6 +56,18 @@ StatusOr<Kernel> LowerDceSink(LowerContext& ctx) {
   if (!ctx.op().results.empty()) return InvalidArgument("@dce_sink has no results");
   return Kernel([](lower::ExecContext&, std::span<const runtime::View>,
                    std::span<const runtime::View>) -> Status { return Status::Ok(); });
+}
+
+// Placement markers JAX and XLA's host-offloading passes put in programs:
+// @annotate_device_placement (a value's memory kind, `_xla_buffer_placement` in its frontend
+// attributes), @MoveToHost and @MoveToDevice (host offloading, remat to host, compute_on). On a
+// CPU every memory kind is the same host memory, so each forwards its operand.
+StatusOr<Kernel> LowerPlacementMarker(LowerContext& ctx) {
+  KILN_RETURN_IF_ERROR(ExpectArity(ctx, 1, 1, 1));
+  if (!(ctx.operand_type(0) == ctx.result_type(0))) {
+    return InvalidArgument("result type differs from the operand type");
+  }
+  return Kernel::Forward(1);
 }
 
 StatusOr<Kernel> LowerCustomCall(LowerContext& ctx) {
@@ -121,6 +133,9 @@ namespace kiln::kernels {
 void RegisterCustomCallOps(OpRegistry& registry) {
   registry.Add({"stablehlo.custom_call", "custom_call", &kernels::LowerCustomCall});
   registry.AddCustomCall({"dce_sink", "custom_call", &kernels::LowerDceSink});
+  for (const char* marker : {"annotate_device_placement", "MoveToHost", "MoveToDevice"}) {
+    registry.AddCustomCall({marker, "custom_call", &kernels::LowerPlacementMarker});
+  }
 }
 
 }  // namespace kiln::kernels

@@ -144,7 +144,7 @@ PJRT_Error* Client_BufferFromHostBuffer(PJRT_Client_BufferFromHostBuffer_Args* a
                  KILN_FIELD_END(PJRT_Client_BufferFromHostBuffer_Args, done_with_host_buffer))) {
       args->done_with_host_buffer = NewEvent(runtime::Event::MakeReady());
     }
-    args->buffer = NewBuffer(device, std::move(async));
+    args->buffer = NewBuffer(device, std::move(async), PlacementMemory(device, args->memory));
     return Status::Ok();
   });
 }
@@ -164,7 +164,8 @@ PJRT_Error* Client_CreateUninitializedBuffer(PJRT_Client_CreateUninitializedBuff
     // Zeroed: "uninitialised" contents are unspecified, and zeros keep tools like ASan/MSan quiet.
     KILN_ASSIGN_OR_RETURN(runtime::Array array,
                           runtime::Array::Allocate(dtype, dims, /*zero=*/true));
-    args->buffer = NewBuffer(device, runtime::AsyncArray::MakeReady(std::move(array)));
+    args->buffer = NewBuffer(device, runtime::AsyncArray::MakeReady(std::move(array)),
+                             PlacementMemory(device, args->memory));
     return Status::Ok();
   });
 }
@@ -183,7 +184,7 @@ PJRT_Error* Client_CreateErrorBuffer(PJRT_Client_CreateErrorBuffer_Args* args) {
         CallerStatus(RawEnum(args->error_code), args->error_message, args->error_message_size);
     auto async = std::make_shared<runtime::AsyncArray>(dtype, std::move(dims));
     async->SetError(std::move(error));
-    args->buffer = NewBuffer(device, std::move(async));
+    args->buffer = NewBuffer(device, std::move(async), PlacementMemory(device, args->memory));
     return Status::Ok();
   });
 }

@@ -29,9 +29,10 @@ void ReleaseHostMemory(void* reference);
 }  // namespace kiln::pjrt
 
 struct PJRT_Buffer {
-  PJRT_Buffer(PJRT_Device* d, kiln::runtime::AsyncArrayRef a)
+  // Placed in `m`, one of `d`'s memories, or in `d`'s default memory when `m` is NULL.
+  PJRT_Buffer(PJRT_Device* d, kiln::runtime::AsyncArrayRef a, kiln::pjrt::KilnMemory* m = nullptr)
       : device(d),
-        memory(d->memory),
+        memory(m != nullptr ? m : d->memory),
         dtype(a->dtype()),
         dims(a->dims()),
         minor_to_major(DescendingMinorToMajor(dims.size())),
@@ -121,7 +122,13 @@ Status CheckDefaultLayout(const PJRT_Buffer_MemoryLayout* layout, std::span<cons
 StatusOr<std::vector<int64_t>> ReadDims(const int64_t* dims, size_t num_dims, ir::DType dtype,
                                         const char* function);
 // A new buffer on `device` holding `array` (pjrt/buffer.cc, pjrt/buffer_transfer.cc).
-inline PJRT_Buffer* NewBuffer(PJRT_Device* device, runtime::AsyncArrayRef array) {
-  return new PJRT_Buffer(device, std::move(array));
+inline PJRT_Buffer* NewBuffer(PJRT_Device* device, runtime::AsyncArrayRef array,
+                              KilnMemory* memory = nullptr) {
+  return new PJRT_Buffer(device, std::move(array), memory);
+}
+// The memory a new buffer goes to: `memory` when given (ResolvePlacement checked it), else the
+// device's default memory.
+inline KilnMemory* PlacementMemory(PJRT_Device* device, PJRT_Memory* memory) {
+  return memory != nullptr ? AsKiln(memory) : device->memory;
 }
 }  // namespace kiln::pjrt

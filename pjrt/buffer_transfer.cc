@@ -20,8 +20,10 @@ namespace {
 
 // A new buffer on `dst` sharing `src`'s array: Kiln arrays are immutable host memory, readable from
 // every device, so a device-to-device copy is an alias.
+// `memory` (one of `dst`'s, checked by the caller) or NULL for `dst`'s default memory; a copy
+// between memory kinds of one device is an alias too (on a CPU every kind is host memory).
 Status CopyToDeviceImpl(PJRT_Buffer* src, PJRT_Device* dst, PJRT_Buffer** out,
-                        const char* function) {
+                        const char* function, KilnMemory* memory = nullptr) {
   KILN_CHECK_NOT_NULL(src, function);
   KILN_CHECK_NOT_NULL(dst, function);
   if (!src->device->client->Owns(dst)) {
@@ -29,7 +31,7 @@ Status CopyToDeviceImpl(PJRT_Buffer* src, PJRT_Device* dst, PJRT_Buffer** out,
                            "the destination does not belong to the buffer's client");
   }
   KILN_ASSIGN_OR_RETURN(runtime::AsyncArrayRef array, src->Get(function));
-  *out = NewBuffer(dst, std::move(array));
+  *out = NewBuffer(dst, std::move(array), memory);
   return Status::Ok();
 }
 
@@ -53,8 +55,8 @@ PJRT_Error* Buffer_CopyToMemory(PJRT_Buffer_CopyToMemory_Args* args) {
       return InvalidArgument(Prefix(kFn) +
                              "the destination memory does not belong to the buffer's client");
     }
-    return CopyToDeviceImpl(args->buffer, AsKiln(args->dst_memory)->devices.front(),
-                            &args->dst_buffer, kFn);
+    KilnMemory* memory = AsKiln(args->dst_memory);
+    return CopyToDeviceImpl(args->buffer, memory->devices.front(), &args->dst_buffer, kFn, memory);
   });
 }
 

@@ -57,6 +57,32 @@ std::string SerializeDeviceAssignment(const std::vector<ExecutionSlot>& slots, i
   return out;
 }
 
+// The `mhlo.memory_kind` of entry argument/result `i` as an index into kMemoryKinds; "device"
+// when it has none (CheckEntryMemoryKinds refused the kinds Kiln does not have).
+int EntryMemoryKind(const std::vector<ir::Attr>& attrs, size_t i) {
+  if (i >= attrs.size() || attrs[i].kind != ir::Attr::Kind::kDict) return 0;
+  const ir::Attr* kind = attrs[i].Find("mhlo.memory_kind");
+  if (kind == nullptr || kind->kind != ir::Attr::Kind::kString) return 0;
+  return std::max(MemoryKindIndex(kind->str), 0);
+}
+
+Status CheckEntryMemoryKinds(const ir::Function& main) {
+  for (const auto* list : {&main.arg_attrs, &main.result_attrs}) {
+    for (size_t i = 0; i < list->size(); ++i) {
+      const ir::Attr& attrs = (*list)[i];
+      if (attrs.kind != ir::Attr::Kind::kDict) continue;
+      const ir::Attr* kind = attrs.Find("mhlo.memory_kind");
+      if (kind == nullptr || kind->kind != ir::Attr::Kind::kString) continue;
+      if (MemoryKindIndex(kind->str) >= 0) continue;
+      return Unimplemented(std::string(list == &main.arg_attrs ? "argument" : "result") + " #" +
+                           std::to_string(i) + " of @" + main.name + " is in memory kind '" +
+                           kind->str +
+                           "', which Kiln does not have (device, pinned_host, unpinned_host)");
+    }
+  }
+  return Status::Ok();
+}
+
 // Binds an executable to devices: slot (r, p) runs on device_assignment[r][p]; without an
 // assignment, on device_ordinal (single-device programs) or devices 0..N-1 in order.
 StatusOr<std::vector<ExecutionSlot>> AssignDevices(const PJRT_Client& client,
@@ -105,16 +131,28 @@ std::shared_ptr<const ExecutableInfo> MakeExecutableInfo(
     std::shared_ptr<const compiler::Executable> exe, std::string compile_options,
     std::string artifact) {
   auto info = std::make_shared<ExecutableInfo>();
-  for (const ir::Type& t : exe->result_types) {
+  const ir::Function* main = exe->module != nullptr ? exe->module->MainFunction() : nullptr;
+  for (size_t i = 0; i < exe->result_types.size(); ++i) {
+    const ir::Type& t = exe->result_types[i];
     info->output_types.push_back(static_cast<PJRT_Buffer_Type>(t.dtype));
     info->output_dims.insert(info->output_dims.end(), t.dims.begin(), t.dims.end());
     info->output_dim_sizes.push_back(t.dims.size());
-    info->output_memory_kinds.push_back(kDeviceMemoryKind);
-    info->output_memory_kind_sizes.push_back(sizeof(kDeviceMemoryKind) - 1);
+    const int kind = main != nullptr ? EntryMemoryKind(main->result_attrs, i) : 0;
+    info->output_memory_index.push_back(kind);
+    info->output_memory_kinds.push_back(kMemoryKinds[kind].kind.data());
+    info->output_memory_kind_sizes.push_back(kMemoryKinds[kind].kind.size());
+    info->owned_layouts.push_back(std::make_unique<PJRT_Layouts_MemoryLayout>(
+        PJRT_Layouts_MemoryLayout{RowMajorMinorToMajor(t.dims.size())}));
+    info->output_layouts.push_back(info->owned_layouts.back().get());
   }
   for (size_t i = 0; i < exe->arg_types.size(); ++i) {
-    info->parameter_memory_kinds.push_back(kDeviceMemoryKind);
-    info->parameter_memory_kind_sizes.push_back(sizeof(kDeviceMemoryKind) - 1);
+    const int kind = main != nullptr ? EntryMemoryKind(main->arg_attrs, i) : 0;
+    info->parameter_memory_index.push_back(kind);
+    info->parameter_memory_kinds.push_back(kMemoryKinds[kind].kind.data());
+    info->parameter_memory_kind_sizes.push_back(kMemoryKinds[kind].kind.size());
+    info->owned_layouts.push_back(std::make_unique<PJRT_Layouts_MemoryLayout>(
+        PJRT_Layouts_MemoryLayout{RowMajorMinorToMajor(exe->arg_types[i].dims.size())}));
+    info->parameter_layouts.push_back(info->owned_layouts.back().get());
   }
   const compiler::CostEstimate cost = compiler::EstimateCost(*exe->module);
   for (const auto& [name, value] : {std::pair<const char*, double>{"flops", cost.flops},
@@ -179,9 +217,14 @@ StatusOr<std::unique_ptr<PJRT_LoadedExecutable>> CompileAndLoad(
   });
   const double ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  if (!compiled.ok()) {
-    KILN_LOG(kInfo, "compile failed after " + std::to_string(ms) + " ms: " + compiled.message());
-    return compiled;
+  Status checked = compiled;
+  if (checked.ok() && exe->module != nullptr && exe->module->MainFunction() != nullptr) {
+    checked = CheckEntryLayouts(*exe->module->MainFunction());
+    if (checked.ok()) checked = CheckEntryMemoryKinds(*exe->module->MainFunction());
+  }
+  if (!checked.ok()) {
+    KILN_LOG(kInfo, "compile failed after " + std::to_string(ms) + " ms: " + checked.message());
+    return checked;
   }
   KILN_LOG(kInfo, "compiled " + exe->name + ": " + std::to_string(code.size()) +
                       " bytes of StableHLO, " +

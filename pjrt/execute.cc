@@ -165,7 +165,11 @@ PJRT_Error* LoadedExecutable_Execute(PJRT_LoadedExecutable_Execute_Args* args) {
       if (!l.local) continue;
       const size_t d = list_of[s];
       for (size_t o = 0; o < l.outputs.size(); ++o) {
-        args->output_lists[d][o] = new PJRT_Buffer(slots[s].device, l.outputs[o]);
+        // In the memory kind the program gives the output (`mhlo.memory_kind`, default device).
+        const int kind = o < info->output_memory_index.size() ? info->output_memory_index[o] : 0;
+        PJRT_Device* device = slots[s].device;
+        args->output_lists[d][o] =
+            new PJRT_Buffer(device, l.outputs[o], AsKiln(device->memories[kind]));
       }
       if (args->device_complete_events != nullptr) {
         args->device_complete_events[d] = NewEvent(l.done);
