@@ -41,8 +41,10 @@ def test_array_and_compiled_formats_match_cpu():
 def test_auto_layout_is_row_major():
     x = np.arange(12, dtype=np.float32).reshape(3, 4)
     fn = lambda a: a.T * 2  # noqa: E731
-    compiled = _compiled(get_kiln_device(), fn, x, in_shardings=Format(Layout.AUTO),
-                         out_shardings=Format(Layout.AUTO))
+    sds = jax.ShapeDtypeStruct(x.shape, x.dtype,
+                               sharding=SingleDeviceSharding(get_kiln_device()))
+    compiled = jax.jit(fn, in_shardings=Format(Layout.AUTO),
+                       out_shardings=Format(Layout.AUTO)).lower(sds).compile()
     assert compiled.input_formats[0][0].layout.major_to_minor == (0, 1)
     assert compiled.output_formats.layout.major_to_minor == (0, 1)
     arg = jax.device_put(x, compiled.input_formats[0][0])
