@@ -70,6 +70,24 @@ StatusOr<Kernel> LowerPlacementMarker(LowerContext& ctx) {
   return Kernel::Forward(1);
 }
 
+// @LayoutConstraint (jax.lax.with_sharding_constraint with a Format): the value in the layout of
+// `result_layouts`. Kiln's values are all row-major, so a row-major constraint forwards the value
+// and any other layout is refused, by name.
+StatusOr<Kernel> LowerLayoutConstraint(LowerContext& ctx) {
+  KILN_RETURN_IF_ERROR(ExpectArity(ctx, 1, 1, 1));
+  if (!(ctx.operand_type(0) == ctx.result_type(0))) {
+    return InvalidArgument("result type differs from the operand type");
+  }
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> m2m, ResultLayout(ctx.op(), ctx.module(), 0));
+  if (!IsRowMajor(m2m)) {
+    std::string text;
+    for (int64_t d : m2m) text += (text.empty() ? "" : ",") + std::to_string(d);
+    return Unimplemented("the layout {" + text +
+                         "} (result_layouts) is not supported: Kiln keeps arrays row-major");
+  }
+  return Kernel::Forward(1);
+}
+
 StatusOr<Kernel> LowerCustomCall(LowerContext& ctx) {
   const ir::Op& op = ctx.op();
   const ir::Attr* target = op.attr("call_target_name");
@@ -133,6 +151,7 @@ namespace kiln::kernels {
 void RegisterCustomCallOps(OpRegistry& registry) {
   registry.Add({"stablehlo.custom_call", "custom_call", &kernels::LowerCustomCall});
   registry.AddCustomCall({"dce_sink", "custom_call", &kernels::LowerDceSink});
+  registry.AddCustomCall({"LayoutConstraint", "custom_call", &kernels::LowerLayoutConstraint});
   for (const char* marker : {"annotate_device_placement", "MoveToHost", "MoveToDevice"}) {
     registry.AddCustomCall({marker, "custom_call", &kernels::LowerPlacementMarker});
   }

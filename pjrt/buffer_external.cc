@@ -106,7 +106,7 @@ PJRT_Error* Client_CreateViewOfDeviceBuffer(PJRT_Client_CreateViewOfDeviceBuffer
       // Nothing to alias: an empty array of Kiln's own, and the caller's memory is not needed.
       KILN_ASSIGN_OR_RETURN(runtime::Array empty, runtime::Array::Allocate(dtype, std::move(dims)));
       args->buffer = new PJRT_Buffer(device, runtime::AsyncArray::MakeReady(std::move(empty)),
-                                    PlacementMemory(device, memory));
+                                     PlacementMemory(device, memory));
       if (args->on_delete_callback != nullptr) {
         args->on_delete_callback(args->device_buffer_ptr, args->on_delete_callback_arg);
       }

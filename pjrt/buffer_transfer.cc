@@ -22,8 +22,8 @@ namespace {
 // every device, so a device-to-device copy is an alias.
 // `memory` (one of `dst`'s, checked by the caller) or NULL for `dst`'s default memory; a copy
 // between memory kinds of one device is an alias too (on a CPU every kind is host memory).
-Status CopyToDeviceImpl(PJRT_Buffer* src, PJRT_Device* dst, PJRT_Buffer** out,
-                        const char* function, KilnMemory* memory = nullptr) {
+Status CopyToDeviceImpl(PJRT_Buffer* src, PJRT_Device* dst, PJRT_Buffer** out, const char* function,
+                        KilnMemory* memory = nullptr) {
   KILN_CHECK_NOT_NULL(src, function);
   KILN_CHECK_NOT_NULL(dst, function);
   if (!src->device->client->Owns(dst)) {

@@ -74,8 +74,7 @@ PJRT_Error* MemoryLayout_Destroy(PJRT_Layouts_MemoryLayout_Destroy_Args* args) {
 PJRT_Error* MemoryLayout_Serialize(PJRT_Layouts_MemoryLayout_Serialize_Args* args) {
   constexpr char kFn[] = "PJRT_Layouts_MemoryLayout_Serialize";
   return Guard(kFn, [&]() -> Status {
-    KILN_CHECK_ARGS(args, PJRT_Layouts_MemoryLayout_Serialize_Args, serialized_layout_deleter,
-                    kFn);
+    KILN_CHECK_ARGS(args, PJRT_Layouts_MemoryLayout_Serialize_Args, serialized_layout_deleter, kFn);
     KILN_CHECK_NOT_NULL(args->layout, kFn);
     auto* serialized = new PJRT_Layouts_SerializedLayout{LayoutText(args->layout->minor_to_major)};
     args->serialized_bytes = serialized->text.data();

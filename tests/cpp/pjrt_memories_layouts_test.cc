@@ -210,8 +210,8 @@ TEST_F(PjrtTest, ExecutableParameterAndOutputLayouts) {
 }
 
 TEST_F(PjrtTest, MemoryDescriptionsOfADeviceDescription) {
-  const auto* ext = FindExtension<PJRT_MemoryDescriptions_Extension>(
-      PJRT_Extension_Type_MemoryDescriptions);
+  const auto* ext =
+      FindExtension<PJRT_MemoryDescriptions_Extension>(PJRT_Extension_Type_MemoryDescriptions);
   ASSERT_NE(ext, nullptr);
   PJRT_Device_GetDescription_Args get{};
   get.struct_size = PJRT_Device_GetDescription_Args_STRUCT_SIZE;

@@ -68,3 +68,20 @@ def test_other_layouts_are_refused_by_name():
     column_major = Format(Layout(major_to_minor=(1, 0)), SingleDeviceSharding(d))
     with pytest.raises(Exception, match=r"layout \{0,1\}.*not supported"):
         jax.jit(lambda a: a * 2, out_shardings=column_major).lower(x).compile()
+
+
+def test_layout_constraint():
+    # with_sharding_constraint with a Format: @LayoutConstraint in the program. Row-major runs (and
+    # gives the CPU backend's values); another layout is refused by name.
+    def run(m2m, device):
+        fmt = Format(Layout(major_to_minor=m2m), SingleDeviceSharding(device))
+        f = jax.jit(lambda x: jax.lax.with_sharding_constraint(x.T * 2, fmt))
+        return f(jax.device_put(x, device))
+
+    x = np.arange(32, dtype=np.float32).reshape(4, 8)
+    got = run((0, 1), get_kiln_device())
+    want = run((0, 1), get_cpu_device())
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+    assert got.format.layout.major_to_minor == (0, 1)
+    with pytest.raises(Exception, match=r"layout \{0,1\}.*not supported"):
+        run((1, 0), get_kiln_device())
