@@ -31,7 +31,7 @@ Status CopyToDeviceImpl(PJRT_Buffer* src, PJRT_Device* dst, PJRT_Buffer** out, c
                            "the destination does not belong to the buffer's client");
   }
   KILN_ASSIGN_OR_RETURN(runtime::AsyncArrayRef array, src->Get(function));
-  *out = NewBuffer(dst, std::move(array), memory);
+  *out = NewBuffer(dst, std::move(array), memory, src->minor_to_major);
   return Status::Ok();
 }
 
@@ -116,6 +116,9 @@ PJRT_Error* Buffer_ToHostBuffer(PJRT_Buffer_ToHostBuffer_Args* args) {
                              " bytes but the array needs " + std::to_string(required));
     }
     KILN_ASSIGN_OR_RETURN(runtime::AsyncArrayRef array, src->Get(kFn));
+    // The array is in the buffer's layout (row-major unless the buffer was made in another).
+    KILN_ASSIGN_OR_RETURN(std::vector<int64_t> src_strides,
+                          PermutedByteStrides(dims, src->minor_to_major, elem), kFn);
 
     // Copy once the array is ready (possibly right now, possibly on the device's worker thread when
     // the producing execution finishes), then signal the returned event.
@@ -125,7 +128,8 @@ PJRT_Error* Buffer_ToHostBuffer(PJRT_Buffer_ToHostBuffer_Args* args) {
     args->event = NewEvent(done);
     runtime::EventRef ready = array->ready();
     ready->OnReady([array, done, dst, dims_copy = std::move(dims_copy),
-                    dst_strides = std::move(dst_strides), elem](const Status& status) {
+                    src_strides = std::move(src_strides), dst_strides = std::move(dst_strides),
+                    elem](const Status& status) {
       if (!status.ok()) {
         done->Set(status);
         return;
@@ -137,8 +141,7 @@ PJRT_Error* Buffer_ToHostBuffer(PJRT_Buffer_ToHostBuffer_Args* args) {
           return;
         }
         const runtime::Array& a = *value;
-        CopyStrided(a.data(), DenseByteStrides(dims_copy, elem), dst, dst_strides, dims_copy,
-                    static_cast<size_t>(elem));
+        CopyStrided(a.data(), src_strides, dst, dst_strides, dims_copy, static_cast<size_t>(elem));
         done->Set(Status::Ok());
       } catch (const std::exception& e) {
         done->Set(Internal(std::string("PJRT_Buffer_ToHostBuffer: ") + e.what()));

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "compiler/cost.h"
+#include "compiler/entry_layouts.h"
 #include "ingest/compile_options.h"
 #include "lower/program.h"
 #include "pjrt/args_check.h"
@@ -134,15 +135,20 @@ std::shared_ptr<const ExecutableInfo> MakeExecutableInfo(
   const ir::Function* main = exe->module != nullptr ? exe->module->MainFunction() : nullptr;
   for (size_t i = 0; i < exe->result_types.size(); ++i) {
     const ir::Type& t = exe->result_types[i];
+    // The result's layout (compiler/entry_layouts.h): result_types are the physical types.
+    std::vector<int64_t> layout = i < exe->result_layouts.size()
+                                      ? exe->result_layouts[i]
+                                      : RowMajorMinorToMajor(t.dims.size());
+    const std::vector<int64_t> dims = compiler::LogicalDims(t.dims, layout);
     info->output_types.push_back(static_cast<PJRT_Buffer_Type>(t.dtype));
-    info->output_dims.insert(info->output_dims.end(), t.dims.begin(), t.dims.end());
-    info->output_dim_sizes.push_back(t.dims.size());
+    info->output_dims.insert(info->output_dims.end(), dims.begin(), dims.end());
+    info->output_dim_sizes.push_back(dims.size());
     const int kind = main != nullptr ? EntryMemoryKind(main->result_attrs, i) : 0;
     info->output_memory_index.push_back(kind);
     info->output_memory_kinds.push_back(kMemoryKinds[kind].kind.data());
     info->output_memory_kind_sizes.push_back(kMemoryKinds[kind].kind.size());
-    info->owned_layouts.push_back(std::make_unique<PJRT_Layouts_MemoryLayout>(
-        PJRT_Layouts_MemoryLayout{RowMajorMinorToMajor(t.dims.size())}));
+    info->owned_layouts.push_back(
+        std::make_unique<PJRT_Layouts_MemoryLayout>(PJRT_Layouts_MemoryLayout{std::move(layout)}));
     info->output_layouts.push_back(info->owned_layouts.back().get());
   }
   for (size_t i = 0; i < exe->arg_types.size(); ++i) {
@@ -151,7 +157,9 @@ std::shared_ptr<const ExecutableInfo> MakeExecutableInfo(
     info->parameter_memory_kinds.push_back(kMemoryKinds[kind].kind.data());
     info->parameter_memory_kind_sizes.push_back(kMemoryKinds[kind].kind.size());
     info->owned_layouts.push_back(std::make_unique<PJRT_Layouts_MemoryLayout>(
-        PJRT_Layouts_MemoryLayout{RowMajorMinorToMajor(exe->arg_types[i].dims.size())}));
+        PJRT_Layouts_MemoryLayout{i < exe->arg_layouts.size()
+                                      ? exe->arg_layouts[i]
+                                      : RowMajorMinorToMajor(exe->arg_types[i].dims.size())}));
     info->parameter_layouts.push_back(info->owned_layouts.back().get());
   }
   const compiler::CostEstimate cost = compiler::EstimateCost(*exe->module);
@@ -219,8 +227,7 @@ StatusOr<std::unique_ptr<PJRT_LoadedExecutable>> CompileAndLoad(
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   Status checked = compiled;
   if (checked.ok() && exe->module != nullptr && exe->module->MainFunction() != nullptr) {
-    checked = CheckEntryLayouts(*exe->module->MainFunction());
-    if (checked.ok()) checked = CheckEntryMemoryKinds(*exe->module->MainFunction());
+    checked = CheckEntryMemoryKinds(*exe->module->MainFunction());
   }
   if (!checked.ok()) {
     KILN_LOG(kInfo, "compile failed after " + std::to_string(ms) + " ms: " + checked.message());

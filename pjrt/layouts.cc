@@ -1,8 +1,6 @@
 #include "pjrt/layouts.h"
 
-#include <cctype>
 #include <memory>
-#include <optional>
 
 #include "pjrt/args_check.h"
 #include "pjrt/buffer.h"
@@ -17,42 +15,6 @@ struct PJRT_Layouts_SerializedLayout {
 
 namespace kiln::pjrt {
 namespace {
-
-// "{2,0,1}" (an xla::Layout without tiles or other parts) as minor_to_major, else nullopt.
-std::optional<std::vector<int64_t>> ParseLayoutText(std::string_view text) {
-  if (text.size() < 2 || text.front() != '{' || text.back() != '}') return std::nullopt;
-  std::vector<int64_t> out;
-  size_t i = 1;
-  const size_t end = text.size() - 1;
-  while (i < end) {
-    if (!std::isdigit(static_cast<unsigned char>(text[i]))) return std::nullopt;
-    int64_t v = 0;
-    while (i < end && std::isdigit(static_cast<unsigned char>(text[i]))) {
-      v = v * 10 + (text[i] - '0');
-      if (v > 1'000'000) return std::nullopt;
-      ++i;
-    }
-    out.push_back(v);
-    if (i < end) {
-      if (text[i] != ',') return std::nullopt;
-      ++i;
-      if (i == end) return std::nullopt;
-    }
-  }
-  return out;
-}
-
-Status CheckLayoutMode(const ir::Attr& attrs, size_t rank, const std::string& what) {
-  if (attrs.kind != ir::Attr::Kind::kDict) return Status::Ok();
-  const ir::Attr* mode = attrs.Find("mhlo.layout_mode");
-  if (mode == nullptr || mode->kind != ir::Attr::Kind::kString) return Status::Ok();
-  if (mode->str == "default" || mode->str == "auto") return Status::Ok();
-  std::optional<std::vector<int64_t>> m2m = ParseLayoutText(mode->str);
-  if (m2m.has_value() && *m2m == RowMajorMinorToMajor(rank)) return Status::Ok();
-  return Unimplemented("the layout " + mode->str + " (mhlo.layout_mode) of " + what +
-                       " is not supported: Kiln keeps arrays row-major (minor_to_major " +
-                       LayoutText(RowMajorMinorToMajor(rank)) + ")");
-}
 
 PJRT_Layouts_MemoryLayout* NewLayout(size_t rank) {
   auto* layout = new PJRT_Layouts_MemoryLayout;
@@ -162,18 +124,6 @@ std::string LayoutText(const std::vector<int64_t>& minor_to_major) {
     out += std::to_string(minor_to_major[i]);
   }
   return out + "}";
-}
-
-Status CheckEntryLayouts(const ir::Function& main) {
-  for (size_t i = 0; i < main.arg_attrs.size() && i < main.arg_types.size(); ++i) {
-    KILN_RETURN_IF_ERROR(CheckLayoutMode(main.arg_attrs[i], main.arg_types[i].dims.size(),
-                                         "argument #" + std::to_string(i) + " of @" + main.name));
-  }
-  for (size_t i = 0; i < main.result_attrs.size() && i < main.result_types.size(); ++i) {
-    KILN_RETURN_IF_ERROR(CheckLayoutMode(main.result_attrs[i], main.result_types[i].dims.size(),
-                                         "result #" + std::to_string(i) + " of @" + main.name));
-  }
-  return Status::Ok();
 }
 
 PJRT_Layouts_Extension MakeLayoutsExtension(PJRT_Extension_Base* next) {

@@ -8,6 +8,7 @@
 
 #include "abi/pjrt_layouts_extension.h"
 #include "abi/pjrt_memory_descriptions_extension.h"
+#include "compiler/entry_layouts.h"
 #include "pjrt/args_check.h"
 #include "tests/cpp/pjrt_api_fixture.h"
 
@@ -247,3 +248,115 @@ TEST_F(PjrtTest, MemoryDescriptionsOfADeviceDescription) {
 
 }  // namespace
 }  // namespace kiln::pjrt_test
+
+namespace kiln::pjrt_test {
+namespace {
+
+// A buffer made in a dense non-row-major device layout holds its array in that order (the raw
+// bytes), reports that layout, and reads back as the same logical array.
+TEST_F(PjrtTest, BufferInAPermutedLayout) {
+  // Logical 2x3x4, minor_to_major {1,0,2}: dim 2 most major, then 0, then 1 (physical 4x2x3).
+  std::vector<int32_t> x(24);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<int32_t>(i);
+  const int64_t dims[3] = {2, 3, 4};
+  const int64_t m2m[3] = {1, 0, 2};
+  PJRT_Buffer_MemoryLayout layout{};
+  layout.type = PJRT_Buffer_MemoryLayout_Type_Tiled;
+  layout.tiled.minor_to_major = m2m;
+  layout.tiled.minor_to_major_size = 3;
+  PJRT_Client_BufferFromHostBuffer_Args args{};
+  args.struct_size = PJRT_Client_BufferFromHostBuffer_Args_STRUCT_SIZE;
+  args.client = client_;
+  args.data = x.data();
+  args.type = PJRT_Buffer_Type_S32;
+  args.dims = dims;
+  args.num_dims = 3;
+  args.host_buffer_semantics = PJRT_HostBufferSemantics_kImmutableOnlyDuringCall;
+  args.device_layout = &layout;
+  args.memory = DefaultMemory(Devices()[0]);
+  ASSERT_PJRT_OK(Api()->PJRT_Client_BufferFromHostBuffer(&args));
+  EXPECT_TRUE(AwaitEvent(args.done_with_host_buffer).ok());
+  PJRT_Buffer* b = args.buffer;
+  PJRT_Buffer_Dimensions_Args d{};
+  d.struct_size = PJRT_Buffer_Dimensions_Args_STRUCT_SIZE;
+  d.buffer = b;
+  ASSERT_PJRT_OK(Api()->PJRT_Buffer_Dimensions(&d));
+  EXPECT_EQ(std::vector<int64_t>(d.dims, d.dims + d.num_dims), (std::vector<int64_t>{2, 3, 4}));
+  PJRT_Layouts_PJRT_Buffer_MemoryLayout_Args l{};
+  l.struct_size = PJRT_Layouts_PJRT_Buffer_MemoryLayout_Args_STRUCT_SIZE;
+  l.buffer = b;
+  ASSERT_PJRT_OK(Layouts()->PJRT_Layouts_PJRT_Buffer_MemoryLayout(&l));
+  EXPECT_EQ(Serialize(l.layout, true), "{1,0,2}");
+  EXPECT_EQ(Read<int32_t>(b, 24), x);  // the logical array, row-major on the host
+  // The raw bytes are in the buffer's order: physical [k][i][j] = x[i][j][k].
+  std::vector<int32_t> raw(24);
+  PJRT_Buffer_CopyRawToHost_Args r{};
+  r.struct_size = PJRT_Buffer_CopyRawToHost_Args_STRUCT_SIZE;
+  r.buffer = b;
+  r.dst = raw.data();
+  r.offset = 0;
+  r.transfer_size = raw.size() * sizeof(int32_t);
+  ASSERT_PJRT_OK(Api()->PJRT_Buffer_CopyRawToHost(&r));
+  EXPECT_TRUE(AwaitEvent(r.event).ok());
+  for (int i = 0; i < 2; ++i) {
+    for (int j = 0; j < 3; ++j) {
+      for (int k = 0; k < 4; ++k) EXPECT_EQ(raw[(k * 2 + i) * 3 + j], x[(i * 3 + j) * 4 + k]);
+    }
+  }
+  // A copy to another memory keeps the layout.
+  PJRT_Buffer_CopyToMemory_Args copy{};
+  copy.struct_size = PJRT_Buffer_CopyToMemory_Args_STRUCT_SIZE;
+  copy.buffer = b;
+  copy.dst_memory = DeviceMemories(Devices()[0])[2];
+  ASSERT_PJRT_OK(Api()->PJRT_Buffer_CopyToMemory(&copy));
+  l.buffer = copy.dst_buffer;
+  ASSERT_PJRT_OK(Layouts()->PJRT_Layouts_PJRT_Buffer_MemoryLayout(&l));
+  EXPECT_EQ(Serialize(l.layout, true), "{1,0,2}");
+  EXPECT_EQ(Read<int32_t>(copy.dst_buffer, 24), x);
+  DestroyBuffer(copy.dst_buffer);
+  DestroyBuffer(b);
+}
+
+}  // namespace
+}  // namespace kiln::pjrt_test
+
+namespace kiln::compiler {
+namespace {
+
+TEST(EntryLayouts, PhysicalAndLogicalDimsAreInverse) {
+  EXPECT_EQ(PhysicalDims({2, 3, 4}, {1, 0, 2}), (std::vector<int64_t>{4, 2, 3}));
+  EXPECT_EQ(LogicalDims({4, 2, 3}, {1, 0, 2}), (std::vector<int64_t>{2, 3, 4}));
+  EXPECT_EQ(PhysicalDims({3, 4}, {0, 1}), (std::vector<int64_t>{4, 3}));
+  EXPECT_EQ(PhysicalDims({3, 4}, {1, 0}), (std::vector<int64_t>{3, 4}));
+  EXPECT_EQ(PhysicalDims({}, {}), std::vector<int64_t>{});
+  EXPECT_EQ(RowMajorLayout(3), (std::vector<int64_t>{2, 1, 0}));
+}
+
+TEST(EntryLayouts, ReadsLayoutModesAndRefusesTiles) {
+  ir::Function main;
+  main.name = "main";
+  main.arg_types = {ir::Type::Tensor(ir::DType::kF32, {3, 4}),
+                    ir::Type::Tensor(ir::DType::kF32, {3, 4})};
+  main.result_types = {ir::Type::Tensor(ir::DType::kF32, {3, 4})};
+  main.arg_attrs = {ir::Attr::Dict({{"mhlo.layout_mode", ir::Attr::String("{0,1}")}}),
+                    ir::Attr::Dict({{"mhlo.layout_mode", ir::Attr::String("default")}})};
+  main.result_attrs = {ir::Attr::Dict({{"mhlo.layout_mode", ir::Attr::String("auto")}})};
+  StatusOr<EntryLayouts> l = ReadEntryLayouts(main);
+  ASSERT_TRUE(l.ok()) << l.status().message();
+  EXPECT_FALSE(l->all_row_major);
+  EXPECT_EQ(l->args[0], (std::vector<int64_t>{0, 1}));
+  EXPECT_EQ(l->args[1], (std::vector<int64_t>{1, 0}));
+  EXPECT_EQ(l->results[0], (std::vector<int64_t>{1, 0}));
+  for (const char* bad : {"{1,0:T(8,128)}", "{0,0}", "{2,0}", "{1,0,}", "1,0", "{0}"}) {
+    main.arg_attrs[0] = ir::Attr::Dict({{"mhlo.layout_mode", ir::Attr::String(bad)}});
+    StatusOr<EntryLayouts> r = ReadEntryLayouts(main);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_EQ(r.status().code(), StatusCode::kUnimplemented) << bad;
+    EXPECT_NE(r.status().message().find(std::string(bad)), std::string::npos)
+        << r.status().message();
+    EXPECT_NE(r.status().message().find("argument #0 of @main"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace kiln::compiler

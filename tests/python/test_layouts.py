@@ -1,6 +1,7 @@
-"""The Layouts extension: Kiln keeps arrays dense and row-major, and says so. Buffers, compiled
-programs' input and output formats and the default layout agree with the CPU backend for the
-row-major layout; a program asking for another layout is refused at compile time, naming it."""
+"""The Layouts extension. Kiln's default layout is dense row-major, as the CPU backend's; arrays
+may be put in any other dense order (a Format with another major_to_minor) and programs take and
+give arrays in such orders (transposed at the program's edges), with the CPU backend's values and
+formats. Tiled layouts are refused at compile time, naming them."""
 
 from __future__ import annotations
 
@@ -62,26 +63,70 @@ def test_explicit_row_major_layout_runs():
     np.testing.assert_array_equal(np.asarray(out), x + 1)
 
 
-def test_other_layouts_are_refused_by_name():
+@pytest.mark.parametrize("shape,m2m", [((3, 4), (1, 0)), ((2, 3, 4), (2, 0, 1)),
+                                         ((2, 3, 4), (0, 2, 1)), ((5,), (0,))])
+def test_device_put_in_another_layout(shape, m2m):
+    # The array is stored in that order; its values and reported layout are the CPU backend's.
+    x = np.arange(np.prod(shape), dtype=np.int32).reshape(shape)
+    got = jax.device_put(x, Format(Layout(major_to_minor=m2m),
+                                   SingleDeviceSharding(get_kiln_device())))
+    want = jax.device_put(x, Format(Layout(major_to_minor=m2m),
+                                    SingleDeviceSharding(get_cpu_device())))
+    assert got.format.layout.major_to_minor == want.format.layout.major_to_minor == m2m
+    np.testing.assert_array_equal(np.asarray(got), x)
+    # Copies to another memory keep the layout.
+    host = jax.device_put(got, SingleDeviceSharding(get_kiln_device(), memory_kind="pinned_host"))
+    assert host.format.layout.major_to_minor == m2m
+    np.testing.assert_array_equal(np.asarray(host), x)
+
+
+def test_jit_with_other_layouts_runs_like_cpu():
+    # Arguments and results in column-major (and a permuted 3-d) order: Kiln transposes at the
+    # program's edges; values and formats equal the CPU backend's.
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    y = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    fn = lambda a, b: (a.T @ a, b * 2 + a[None, :, :], a + 1)  # noqa: E731
+
+    def run(device):
+        col = Format(Layout(major_to_minor=(1, 0)), SingleDeviceSharding(device))
+        odd = Format(Layout(major_to_minor=(1, 2, 0)), SingleDeviceSharding(device))
+        row = Format(Layout(major_to_minor=(0, 1)), SingleDeviceSharding(device))
+        f = jax.jit(fn, in_shardings=(col, odd), out_shardings=(col, odd, row))
+        return f(jax.device_put(x, col), jax.device_put(y, odd))
+
+    got, want = run(get_kiln_device()), run(get_cpu_device())
+    for g, w in zip(got, want):
+        assert g.format.layout.major_to_minor == w.format.layout.major_to_minor
+        np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-6)
+
+
+def test_argument_in_the_wrong_layout_is_refused():
     d = get_kiln_device()
-    x = jax.device_put(np.ones((3, 4), np.float32), d)
-    column_major = Format(Layout(major_to_minor=(1, 0)), SingleDeviceSharding(d))
-    with pytest.raises(Exception, match=r"layout \{0,1\}.*not supported"):
-        jax.jit(lambda a: a * 2, out_shardings=column_major).lower(x).compile()
+    col = Format(Layout(major_to_minor=(1, 0)), SingleDeviceSharding(d))
+    row_major_arg = jax.device_put(np.ones((3, 4), np.float32), d)
+    with pytest.raises(ValueError, match="does not match the layout"):
+        jax.jit(lambda a: a * 2, in_shardings=col)(row_major_arg)
+
+
+def test_tiled_layouts_are_refused_by_name():
+    d = get_kiln_device()
+    x = jax.device_put(np.ones((8, 128), np.float32), d)
+    tiled = Format(Layout(major_to_minor=(0, 1), tiling=((8, 128),)), SingleDeviceSharding(d))
+    with pytest.raises(Exception, match=r"layout \{1,0:T\(8,128\)\}.*not supported"):
+        jax.jit(lambda a: a * 2, out_shardings=tiled).lower(x).compile()
 
 
 def test_layout_constraint():
-    # with_sharding_constraint with a Format: @LayoutConstraint in the program. Row-major runs (and
-    # gives the CPU backend's values); another layout is refused by name.
+    # with_sharding_constraint with a Format (@LayoutConstraint in the program): the CPU backend's
+    # values for any dense layout asked for inside the program.
     def run(m2m, device):
         fmt = Format(Layout(major_to_minor=m2m), SingleDeviceSharding(device))
-        f = jax.jit(lambda x: jax.lax.with_sharding_constraint(x.T * 2, fmt))
+        f = jax.jit(lambda x: jax.lax.with_sharding_constraint(x.T * 2, fmt) + 1)
         return f(jax.device_put(x, device))
 
     x = np.arange(32, dtype=np.float32).reshape(4, 8)
-    got = run((0, 1), get_kiln_device())
-    want = run((0, 1), get_cpu_device())
-    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
-    assert got.format.layout.major_to_minor == (0, 1)
-    with pytest.raises(Exception, match=r"layout \{0,1\}.*not supported"):
-        run((1, 0), get_kiln_device())
+    for m2m in ((0, 1), (1, 0)):
+        got = run(m2m, get_kiln_device())
+        want = run(m2m, get_cpu_device())
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+    assert run((0, 1), get_kiln_device()).format.layout.major_to_minor == (0, 1)
