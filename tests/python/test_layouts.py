@@ -130,3 +130,12 @@ def test_layout_constraint():
         want = run(m2m, get_cpu_device())
         np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
     assert run((0, 1), get_kiln_device()).format.layout.major_to_minor == (0, 1)
+
+
+@pytest.mark.parametrize("m2m", [(0, 1, 2), (2, 0, 1), (1, 2, 0)])
+def test_dlpack_export_reads_through_the_layout(m2m):
+    # numpy sees the logical array, a strided view of the buffer's memory.
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    a = jax.device_put(x, Format(Layout(major_to_minor=m2m),
+                                 SingleDeviceSharding(get_kiln_device())))
+    np.testing.assert_array_equal(np.from_dlpack(a), x)
