@@ -153,10 +153,11 @@ StatusOr<std::shared_ptr<const Executable>> CompileModule(std::shared_ptr<const 
   if (module->MainFunction() == nullptr) return InvalidArgument("the module has no @main");
   KILN_ASSIGN_OR_RETURN(EntryLayouts layouts, ReadEntryLayouts(*module->MainFunction()));
   if (!layouts.all_row_major) {
-    if (options.num_replicas * options.num_partitions != 1) {
-      return Unimplemented("layouts other than row-major (mhlo.layout_mode) on a program over " +
-                           std::to_string(options.num_replicas * options.num_partitions) +
-                           " devices are not supported");
+    if (options.num_replicas > 1) {
+      return Unimplemented(
+          "layouts other than row-major (mhlo.layout_mode) on a replicated "
+          "program (" +
+          std::to_string(options.num_replicas) + " replicas) are not supported");
     }
     auto relaid = std::make_shared<ir::Module>(*module);
     ir::Function& main =

@@ -76,6 +76,62 @@ std::vector<int64_t> MajorToMinor(const std::vector<int64_t>& m2m) {
   return std::vector<int64_t>(m2m.rbegin(), m2m.rend());
 }
 
+bool IsAuto(const ir::Attr& attrs) {
+  if (attrs.kind != ir::Attr::Kind::kDict) return false;
+  const ir::Attr* mode = attrs.Find("mhlo.layout_mode");
+  return mode != nullptr && mode->kind == ir::Attr::Kind::kString && mode->str == "auto";
+}
+
+// For a result whose layout is left to Kiln ("auto") and that is a transpose of a value (through
+// sharding constraints): the layout in which the result's memory is the operand's row-major
+// memory, as XLA's layout assignment chooses it. Else nullopt (row-major).
+std::optional<std::vector<int64_t>> AutoLayoutOf(const ir::Block& block, ir::ValueId value,
+                                                 size_t rank) {
+  for (int hops = 0; hops < 8; ++hops) {
+    const ir::Op* def = nullptr;
+    for (const ir::Op& op : block.ops) {
+      for (ir::ValueId r : op.results) {
+        if (r == value) def = &op;
+      }
+    }
+    if (def == nullptr) return std::nullopt;
+    if (def->name == "sdy.sharding_constraint" && def->operands.size() == 1) {
+      value = def->operands[0];
+      continue;
+    }
+    if (def->name != "stablehlo.transpose") return std::nullopt;
+    const ir::Attr* perm_attr = def->attr("permutation");
+    std::optional<std::vector<int64_t>> perm =
+        perm_attr != nullptr ? perm_attr->AsInts() : std::nullopt;
+    if (!perm.has_value() || !IsPermutation(*perm, rank)) return std::nullopt;
+    // result dim j is operand dim perm[j]: the operand's major-to-minor order 0..rank-1 is the
+    // result's order perm^-1.
+    std::vector<int64_t> major_to_minor(rank);
+    for (size_t j = 0; j < rank; ++j) {
+      major_to_minor[static_cast<size_t>((*perm)[j])] = static_cast<int64_t>(j);
+    }
+    return MajorToMinor(major_to_minor);  // reversed again: minor_to_major
+  }
+  return std::nullopt;
+}
+
+// Reorders the per-dimension shardings of an `sdy.sharding` in `attrs` into the physical order.
+void PermuteSharding(ir::Attr& attrs, const std::vector<int64_t>& major_to_minor) {
+  if (attrs.kind != ir::Attr::Kind::kDict) return;
+  for (auto& [key, sharding] : attrs.dict) {
+    if (key != "sdy.sharding" || sharding.kind != ir::Attr::Kind::kDict) continue;
+    for (auto& [name, dims] : sharding.dict) {
+      if (name != "dims" || dims.kind != ir::Attr::Kind::kArray ||
+          dims.array.size() != major_to_minor.size()) {
+        continue;
+      }
+      std::vector<ir::Attr> physical;
+      for (int64_t d : major_to_minor) physical.push_back(dims.array[static_cast<size_t>(d)]);
+      dims.array = std::move(physical);
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<int64_t> RowMajorLayout(size_t rank) {
@@ -106,9 +162,9 @@ StatusOr<EntryLayouts> ReadEntryLayouts(const ir::Function& main) {
   static const ir::Attr kNone;
   for (size_t i = 0; i < main.arg_types.size(); ++i) {
     const ir::Attr& attrs = i < main.arg_attrs.size() ? main.arg_attrs[i] : kNone;
-    KILN_ASSIGN_OR_RETURN(std::vector<int64_t> m2m,
-                          LayoutOf(attrs, main.arg_types[i],
-                                   "argument #" + std::to_string(i) + " of @" + main.name));
+    KILN_ASSIGN_OR_RETURN(
+        std::vector<int64_t> m2m,
+        LayoutOf(attrs, main.arg_types[i], "argument #" + std::to_string(i) + " of @" + main.name));
     if (m2m != RowMajorLayout(m2m.size())) out.all_row_major = false;
     out.args.push_back(std::move(m2m));
   }
@@ -117,6 +173,15 @@ StatusOr<EntryLayouts> ReadEntryLayouts(const ir::Function& main) {
     KILN_ASSIGN_OR_RETURN(std::vector<int64_t> m2m,
                           LayoutOf(attrs, main.result_types[i],
                                    "result #" + std::to_string(i) + " of @" + main.name));
+    if (IsAuto(attrs) && main.result_types[i].is_tensor() && main.body.blocks.size() == 1 &&
+        !main.body.blocks[0].ops.empty()) {
+      const ir::Op& ret = main.body.blocks[0].ops.back();
+      if (ret.name == "func.return" && i < ret.operands.size()) {
+        std::optional<std::vector<int64_t>> chosen =
+            AutoLayoutOf(main.body.blocks[0], ret.operands[i], m2m.size());
+        if (chosen.has_value()) m2m = std::move(*chosen);
+      }
+    }
     if (m2m != RowMajorLayout(m2m.size())) out.all_row_major = false;
     out.results.push_back(std::move(m2m));
   }
@@ -148,6 +213,7 @@ Status ApplyEntryLayouts(ir::Module& module, ir::Function& main, const EntryLayo
     entry.push_back(Transpose(incoming, value, permutation, main.loc));
     block.args[i] = incoming;
     main.arg_types[i] = std::move(physical);
+    if (i < main.arg_attrs.size()) PermuteSharding(main.arg_attrs[i], order);
   }
   ir::Op ret = std::move(block.ops.back());
   block.ops.pop_back();
@@ -161,6 +227,7 @@ Status ApplyEntryLayouts(ir::Module& module, ir::Function& main, const EntryLayo
     block.ops.push_back(Transpose(ret.operands[i], outgoing, MajorToMinor(m2m), main.loc));
     ret.operands[i] = outgoing;
     main.result_types[i] = std::move(physical);
+    if (i < main.result_attrs.size()) PermuteSharding(main.result_attrs[i], MajorToMinor(m2m));
   }
   block.ops.push_back(std::move(ret));
   block.ops.insert(block.ops.begin(), std::make_move_iterator(entry.begin()),

@@ -180,8 +180,20 @@ std::shared_ptr<const ExecutableInfo> MakeExecutableInfo(
                            : static_cast<int64_t>(exe->main->steps.size() * sizeof(lower::Step));
   if (exe->spmd.has_value()) {
     auto fill = [&](ExecutableInfo::ShardingList& list,
-                    const std::vector<lower::ValueLayout>& values) {
-      for (const lower::ValueLayout& v : values) {
+                    const std::vector<lower::ValueLayout>& values,
+                    const std::vector<std::vector<int64_t>>& layouts) {
+      for (size_t i = 0; i < values.size(); ++i) {
+        // A value in another layout is sharded in its physical order inside (compiler/
+        // entry_layouts.h); the framework wants the sharding of the logical array.
+        lower::ValueLayout v = values[i];
+        if (i < layouts.size() && layouts[i].size() == v.sharding.dims.size()) {
+          std::vector<std::vector<lower::AxisRef>> logical(v.sharding.dims.size());
+          for (size_t k = 0; k < layouts[i].size(); ++k) {
+            const size_t d = static_cast<size_t>(layouts[i][layouts[i].size() - 1 - k]);
+            logical[d] = v.sharding.dims[k];
+          }
+          v.sharding.dims = std::move(logical);
+        }
         list.protos.push_back(SerializeOpSharding(v, exe->spmd->devices));
       }
       for (const std::string& p : list.protos) {
@@ -189,8 +201,8 @@ std::shared_ptr<const ExecutableInfo> MakeExecutableInfo(
         list.sizes.push_back(p.size());
       }
     };
-    fill(info->parameter_shardings, exe->spmd->args);
-    fill(info->output_shardings, exe->spmd->results);
+    fill(info->parameter_shardings, exe->spmd->args, exe->arg_layouts);
+    fill(info->output_shardings, exe->spmd->results, exe->result_layouts);
   }
   info->compile_options = std::move(compile_options);
   info->artifact = std::move(artifact);
