@@ -39,7 +39,6 @@ struct MemoryKindInfo {
 inline constexpr MemoryKindInfo kMemoryKinds[] = {
     {kDeviceMemoryKind, 1}, {kPinnedHostMemoryKind, 2}, {kUnpinnedHostMemoryKind, 3}};
 inline constexpr int kMemoriesPerDevice = 3;
-inline constexpr int kDeviceMemoryKindId = 1;
 
 // The index in kMemoryKinds of `kind`, or -1 when Kiln has no memory of that kind.
 inline int MemoryKindIndex(std::string_view kind) {
