@@ -141,22 +141,25 @@ StatusOr<std::unique_ptr<PJRT_Client>> MakeClient(const std::vector<int64_t>& co
       const bool here = static_cast<int>(p) == process_index;
       std::unique_ptr<PJRT_Device> device =
           MakeDevice({id, static_cast<int>(p), static_cast<int>(i), here});
-      auto memory = std::make_unique<KilnMemory>();
-      memory->id = id;
-      memory->debug_string = "kiln:" + std::to_string(id) + ":" + kDeviceMemoryKind;
-      memory->to_string =
-          "KilnMemory(id=" + std::to_string(id) + ", kind=" + kDeviceMemoryKind + ")";
-      memory->devices.push_back(device.get());
       device->client = client.get();
-      device->memory = memory.get();
-      device->memories.push_back(memory.get());
-      client->devices.push_back(device.get());
-      if (here) {
-        client->addressable_devices.push_back(device.get());
-        client->memories.push_back(memory.get());
+      // Memory ids as XLA:CPU numbers them: device d's memories are 3d, 3d+1, 3d+2.
+      for (int k = 0; k < kMemoriesPerDevice; ++k) {
+        auto memory = std::make_unique<KilnMemory>();
+        const std::string kind(kMemoryKinds[k].kind);
+        memory->id = id * kMemoriesPerDevice + k;
+        memory->kind_index = k;
+        memory->debug_string = "kiln:" + std::to_string(id) + ":" + kind;
+        memory->to_string = "KilnMemory(id=" + std::to_string(memory->id) + ", kind=" + kind +
+                            ", device=" + std::to_string(id) + ")";
+        memory->devices.push_back(device.get());
+        if (k == 0) device->memory = memory.get();
+        device->memories.push_back(memory.get());
+        if (here) client->memories.push_back(memory.get());
+        client->owned_memories.push_back(std::move(memory));
       }
+      client->devices.push_back(device.get());
+      if (here) client->addressable_devices.push_back(device.get());
       client->owned_devices.push_back(std::move(device));
-      client->owned_memories.push_back(std::move(memory));
     }
   }
   return client;

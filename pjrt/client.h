@@ -30,7 +30,7 @@ struct PJRT_Client {
   std::vector<std::unique_ptr<kiln::pjrt::KilnMemory>> owned_memories;
   std::vector<PJRT_Device*> devices;              // every process's, ordered by id; id == index
   std::vector<PJRT_Device*> addressable_devices;  // this process's, ordered by id
-  std::vector<PJRT_Memory*> memories;             // this process's, one per addressable device
+  std::vector<PJRT_Memory*> memories;  // this process's: each addressable device's, in order
   int process_index = 0;
   int process_count = 1;
   // Multi-process runs only: the framework's store and the network over which collectives and

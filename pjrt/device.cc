@@ -234,8 +234,9 @@ PJRT_Error* Memory_Kind(PJRT_Memory_Kind_Args* args) {
   return Guard("PJRT_Memory_Kind", [&]() -> Status {
     KILN_CHECK_ARGS(args, PJRT_Memory_Kind_Args, kind_size, "PJRT_Memory_Kind");
     KILN_CHECK_NOT_NULL(args->memory, "PJRT_Memory_Kind");
-    args->kind = kDeviceMemoryKind;
-    args->kind_size = sizeof(kDeviceMemoryKind) - 1;
+    const std::string_view kind = kMemoryKinds[AsKiln(args->memory)->kind_index].kind;
+    args->kind = kind.data();
+    args->kind_size = kind.size();
     return Status::Ok();
   });
 }
@@ -244,7 +245,7 @@ PJRT_Error* Memory_Kind_Id(PJRT_Memory_Kind_Id_Args* args) {
   return Guard("PJRT_Memory_Kind_Id", [&]() -> Status {
     KILN_CHECK_ARGS(args, PJRT_Memory_Kind_Id_Args, kind_id, "PJRT_Memory_Kind_Id");
     KILN_CHECK_NOT_NULL(args->memory, "PJRT_Memory_Kind_Id");
-    args->kind_id = kDeviceMemoryKindId;
+    args->kind_id = kMemoryKinds[AsKiln(args->memory)->kind_index].kind_id;
     return Status::Ok();
   });
 }

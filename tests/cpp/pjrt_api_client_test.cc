@@ -248,19 +248,20 @@ TEST_F(PjrtTest, DevicesDescriptionsAndMemories) {
   ASSERT_PJRT_OK(Api()->PJRT_Device_LocalHardwareId(&hw));
   EXPECT_EQ(hw.local_hardware_id, 0);
 
-  // Memories: one "device" memory per device, shared by all the lists.
+  // Memories: "device" (the default), "pinned_host" and "unpinned_host" per device, shared by all
+  // the lists (pjrt_memories_test.cc checks the host kinds).
   PJRT_Client_AddressableMemories_Args cm{};
   cm.struct_size = 40;
   cm.client = client_;
   ASSERT_PJRT_OK(Api()->PJRT_Client_AddressableMemories(&cm));
-  ASSERT_EQ(cm.num_addressable_memories, 1u);
+  ASSERT_EQ(cm.num_addressable_memories, 3u);
   PJRT_Memory* mem = cm.addressable_memories[0];
   EXPECT_EQ(mem->vtable, nullptr);
   PJRT_Device_AddressableMemories_Args dm{};
   dm.struct_size = 40;
   dm.device = d;
   ASSERT_PJRT_OK(Api()->PJRT_Device_AddressableMemories(&dm));
-  ASSERT_EQ(dm.num_memories, 1u);
+  ASSERT_EQ(dm.num_memories, 3u);
   EXPECT_EQ(dm.memories[0], mem);
   EXPECT_EQ(DefaultMemory(d), mem);
   PJRT_Memory_AddressableByDevices_Args by{};
