@@ -147,6 +147,7 @@ StatusOr<std::unique_ptr<PJRT_Client>> MakeClient(const std::vector<int64_t>& co
   client->process_index = process_index;
   client->process_count = static_cast<int>(counts.size());
   KILN_ASSIGN_OR_RETURN(client->topology, MakeTopology(counts));
+  client->topology->owned_by_client = true;
   int id = 0;
   for (size_t p = 0; p < counts.size(); ++p) {
     for (int64_t i = 0; i < counts[p]; ++i, ++id) {

@@ -235,6 +235,11 @@ PJRT_Error* TopologyDescription_Destroy(PJRT_TopologyDescription_Destroy_Args* a
   constexpr char kFn[] = "PJRT_TopologyDescription_Destroy";
   return Guard(kFn, [&]() -> Status {
     KILN_CHECK_ARGS(args, PJRT_TopologyDescription_Destroy_Args, topology, kFn);
+    if (args->topology != nullptr && args->topology->owned_by_client) {
+      return InvalidArgument(Prefix(kFn) +
+                             "this topology is a client's (PJRT_Client_TopologyDescription); it "
+                             "lives as long as the client");
+    }
     delete args->topology;
     return Status::Ok();
   });

@@ -30,6 +30,7 @@ struct PJRT_TopologyDescription {
   uint64_t fingerprint = 0;                           // of `serialized`
   // Attribute storage: `attributes` points into the fields above.
   std::vector<PJRT_NamedValue> attributes;
+  bool owned_by_client = false;  // a client's own: PJRT_TopologyDescription_Destroy refuses it
 };
 
 namespace kiln::pjrt {

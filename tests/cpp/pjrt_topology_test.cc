@@ -124,9 +124,14 @@ TEST_F(PjrtTest, ClientTopologyDescribesTheClientsDevices) {
   args.client = four;
   ASSERT_PJRT_OK(Api()->PJRT_Client_TopologyDescription(&args));
   PJRT_TopologyDescription* t = args.topology;
-  // Owned by the client: the same object every time.
+  // Owned by the client: the same object every time, and not the caller's to destroy.
   ASSERT_PJRT_OK(Api()->PJRT_Client_TopologyDescription(&args));
   EXPECT_EQ(args.topology, t);
+  PJRT_TopologyDescription_Destroy_Args destroy{};
+  destroy.struct_size = PJRT_TopologyDescription_Destroy_Args_STRUCT_SIZE;
+  destroy.topology = t;
+  EXPECT_EQ(Take(Api()->PJRT_TopologyDescription_Destroy(&destroy)).code,
+            PJRT_Error_Code_INVALID_ARGUMENT);
 
   PJRT_TopologyDescription_PlatformName_Args name{};
   name.struct_size = PJRT_TopologyDescription_PlatformName_Args_STRUCT_SIZE;
