@@ -5,6 +5,11 @@ executable."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import textwrap
+
 import numpy as np
 import pytest
 
@@ -77,3 +82,48 @@ def test_as_text_shows_the_program():
     assert text is not None
     assert "HloModule" in text and "tanh" in text and "dot" in text
     assert compiled.runtime_executable().hlo_modules()[0].name.startswith("jit_program")
+
+
+# Compiled in a process whose only backend is the CPU (no Kiln client: JAX_PLATFORMS=cpu, the
+# topology comes from Kiln's registered plugin), loaded and run in another.
+DEVICELESS_COMPILE = textwrap.dedent("""
+    import pickle, sys, jax, jax.numpy as jnp
+    from jax.experimental import topologies
+    from jax.experimental.serialize_executable import serialize
+    from jax.sharding import NamedSharding, PartitionSpec as P
+    assert [d.platform for d in jax.devices()] == ["cpu"]
+    topo = topologies.get_topology_desc(platform="kiln", kiln_device_count=2)
+    mesh = topologies.make_mesh(topo, (2,), ("x",))
+    spec = jax.ShapeDtypeStruct((8, 4), jnp.float32, sharding=NamedSharding(mesh, P("x")))
+    f = jax.jit(lambda x: jnp.tanh(x * 2.0 + 1.0), out_shardings=NamedSharding(mesh, P("x")))
+    with open(sys.argv[1], "wb") as out:
+        pickle.dump(serialize(f.lower(spec).compile()), out)
+""")
+
+DEVICELESS_LOAD = textwrap.dedent("""
+    import pickle, sys, jax, jax.numpy as jnp, numpy as np
+    from jax.experimental.serialize_executable import deserialize_and_load
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+    with open(sys.argv[1], "rb") as f:
+        payload, in_tree, out_tree = pickle.load(f)
+    loaded = deserialize_and_load(payload, in_tree, out_tree, backend="kiln")
+    x = np.linspace(-1, 1, 32, dtype=np.float32).reshape(8, 4)
+    mesh = Mesh(np.array(jax.devices("kiln")), ("x",))
+    got = loaded(jax.device_put(x, NamedSharding(mesh, P("x"))))
+    want = jnp.tanh(jax.device_put(x, jax.devices("cpu")[0]) * 2.0 + 1.0)
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-6, atol=1e-6)
+    print("OK", [s.device.id for s in got.addressable_shards])
+""")
+
+
+def test_compile_without_a_kiln_client_then_load_in_another_process(tmp_path):
+    blob = str(tmp_path / "executable.pickle")
+    env = dict(os.environ, JAX_PLATFORMS="cpu")
+    out = subprocess.run([sys.executable, "-c", DEVICELESS_COMPILE, blob], env=env,
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    env = dict(os.environ, JAX_PLATFORMS="kiln,cpu", KILN_DEVICE_COUNT="2")
+    out = subprocess.run([sys.executable, "-c", DEVICELESS_LOAD, blob], env=env,
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert "OK [0, 1]" in out.stdout, out.stdout
