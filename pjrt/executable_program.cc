@@ -6,15 +6,19 @@
 // MHLO and converts to an HloModule whose text as_text() prints. Kiln answers "mlir" with the
 // StableHLO program it compiled, as it was given: Kiln's own plan (fusions, buffers) is not a
 // StableHLO program, and comments in MLIR text would not survive jaxlib's conversion to HLO anyway.
-// A program given in another format has no MLIR form: UNIMPLEMENTED, which jaxlib treats as "no
-// optimized program".
+// A program given in another format has no MLIR form, and jaxlib cannot convert Shardy's ops
+// other than sdy.mesh (sdy.manual_computation from shard_map, sdy.sharding_constraint, ...) to
+// HLO: for those UNIMPLEMENTED, which jaxlib treats as "no optimized program" (as_text() is None,
+// layouts are the defaults) where any other error would be raised from as_text().
 //
 // Two calls, as the C API defines them: with program->code NULL the size and format are returned;
 // then the caller passes a buffer of that size to be filled.
 #include <cstring>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "ir/module.h"
 #include "pjrt/args_check.h"
 #include "pjrt/entry_points.h"
 #include "pjrt/error.h"
@@ -38,6 +42,30 @@ bool IsMlir(std::string_view program) {
   return true;
 }
 
+// The first Shardy op other than sdy.mesh in `module`, or "" when there is none. Walked with an
+// explicit stack: regions nest up to ir::kMaxNestingDepth deep and this runs on the caller's
+// thread.
+std::string FirstUnconvertibleOp(const ir::Module& module) {
+  std::vector<const ir::Op*> pending;
+  for (const ir::Op& op : module.other_ops) pending.push_back(&op);
+  for (const ir::Function& fn : module.functions) {
+    for (const ir::Block& block : fn.body.blocks) {
+      for (const ir::Op& op : block.ops) pending.push_back(&op);
+    }
+  }
+  while (!pending.empty()) {
+    const ir::Op* op = pending.back();
+    pending.pop_back();
+    if (op->name.starts_with("sdy.") && op->name != "sdy.mesh") return op->name;
+    for (const ir::Region& region : op->regions) {
+      for (const ir::Block& block : region.blocks) {
+        for (const ir::Op& inner : block.ops) pending.push_back(&inner);
+      }
+    }
+  }
+  return "";
+}
+
 }  // namespace
 
 PJRT_Error* Executable_OptimizedProgram(PJRT_Executable_OptimizedProgram_Args* args) {
@@ -54,6 +82,10 @@ PJRT_Error* Executable_OptimizedProgram(PJRT_Executable_OptimizedProgram_Args* a
       return Unimplemented(Prefix(kFn) +
                            "the executable was not compiled from MLIR; Kiln keeps no MLIR form "
                            "of it");
+    }
+    if (const std::string op = FirstUnconvertibleOp(*info->exe->module); !op.empty()) {
+      return Unimplemented(Prefix(kFn) + "the program has " + op +
+                           ", which jaxlib cannot convert to HLO");
     }
     program->format = kMlirFormat;
     program->format_size = sizeof(kMlirFormat) - 1;
