@@ -41,10 +41,8 @@ PJRT_NamedValue Int64Attr(const std::string& name, int64_t value) {
 
 }  // namespace
 
-std::unique_ptr<PJRT_Device> MakeDevice(const DevicePlace& place) {
-  auto d = std::make_unique<PJRT_Device>();
+void FillDeviceDescription(const DevicePlace& place, PJRT_DeviceDescription& desc) {
   const int id = place.id;
-  PJRT_DeviceDescription& desc = d->description;
   desc.id = id;
   desc.process_index = place.process_index;
   desc.kind = "kiln-cpu";
@@ -56,8 +54,15 @@ std::unique_ptr<PJRT_Device> MakeDevice(const DevicePlace& place) {
   // Only kString / kInt64 / kInt64List attributes: jaxlib aborts on kFloat and kBool here.
   // Strings first (fixed size, never resized afterwards, so c_str() pointers stay valid).
   desc.attribute_strings = {"kiln_backend", "host-cpu", "kiln_device_index"};
+  desc.attributes.clear();
   desc.attributes.push_back(StringAttr(desc.attribute_strings[0], desc.attribute_strings[1]));
   desc.attributes.push_back(Int64Attr(desc.attribute_strings[2], place.local_index));
+}
+
+std::unique_ptr<PJRT_Device> MakeDevice(const DevicePlace& place) {
+  auto d = std::make_unique<PJRT_Device>();
+  const int id = place.id;
+  FillDeviceDescription(place, d->description);
   d->addressable = place.addressable;
   d->local_hardware_id = place.addressable ? place.local_index : -1;
   if (place.addressable) {
@@ -215,6 +220,18 @@ PJRT_Error* Device_MemoryStats(PJRT_Device_MemoryStats_Args* args) {
     const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
     if (pages > 0 && page > 0) KILN_SET_STAT(bytes_limit, static_cast<int64_t>(pages) * page);
 #undef KILN_SET_STAT
+    return Status::Ok();
+  });
+}
+
+PJRT_Error* Device_ClearMemoryStats(PJRT_Device_ClearMemoryStats_Args* args) {
+  // The counters are the process's (every Kiln device shares the host heap, see
+  // Device_MemoryStats), so clearing them through one device clears them for all.
+  constexpr char kFn[] = "PJRT_Device_ClearMemoryStats";
+  return Guard(kFn, [&]() -> Status {
+    KILN_CHECK_ARGS(args, PJRT_Device_ClearMemoryStats_Args, device, kFn);
+    KILN_CHECK_NOT_NULL(args->device, kFn);
+    runtime::ClearMemoryCounters();
     return Status::Ok();
   });
 }

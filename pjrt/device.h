@@ -86,6 +86,10 @@ struct DevicePlace {
   bool addressable = true;
 };
 
+// Fills `desc` (which must not move afterwards: its attributes point into its own strings) for the
+// device at `place`; devices and topologies describe their devices alike.
+void FillDeviceDescription(const DevicePlace& place, PJRT_DeviceDescription& desc);
+
 // Builds a device (description, attributes, and a work queue when addressable); the caller wires
 // memory and client.
 std::unique_ptr<PJRT_Device> MakeDevice(const DevicePlace& place);
