@@ -5,6 +5,9 @@
   pjrt_compile/<stem>     u16 little-endian length of the compile options, the options
                           (<stem>.compile_options.pb), then the artifact: the layout
                           tests/fuzz/pjrt_compile_fuzzer.cc reads
+  topology/<counts>       a serialized Kiln topology with those devices per process (the layout
+                          of pjrt/topology.cc: "KILNTOPO", u32 format 1, u32 processes, u64
+                          devices per process), read by tests/fuzz/topology_fuzzer.cc
 
 Usage: tools/make_fuzz_corpus.py [--check]   (--check: fail if the committed corpus is stale)
 """
@@ -29,6 +32,10 @@ def expected() -> dict[Path, bytes]:
         opts = (FIXTURES / f"{stem}.compile_options.pb").read_bytes()
         out[CORPUS / "artifact_reader" / stem] = art
         out[CORPUS / "pjrt_compile" / stem] = struct.pack("<H", len(opts)) + opts + art
+    for counts in ((1,), (4,), (2, 2), (3, 1, 2)):
+        name = "x".join(str(n) for n in counts)
+        out[CORPUS / "topology" / name] = (b"KILNTOPO" + struct.pack("<II", 1, len(counts))
+                                           + b"".join(struct.pack("<Q", n) for n in counts))
     return out
 
 

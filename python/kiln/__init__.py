@@ -45,9 +45,10 @@ def initialize() -> None:
     except ImportError:
         return
     # What JAX grants only to platforms it names: host-callback and LAPACK lowerings, buffer
-    # donation, the persistent compilation cache, DLPack, platform_dependent's cpu branches,
-    # jax.export artifacts made for the cpu platform, the CPU device count (jax_num_cpu_devices).
-    from kiln import (_blas, _callbacks, _compat, _device_count, _dlpack, _export, _linalg,
+    # donation, the persistent compilation cache, DLPack, platform_dependent's cpu branches, XLA FFI
+    # handlers, jax.export artifacts made for the cpu platform, the CPU device count
+    # (jax_num_cpu_devices).
+    from kiln import (_blas, _callbacks, _compat, _device_count, _dlpack, _export, _ffi, _linalg,
                       _lowering)
     message = _compat.jaxlib_warning()
     if message:
@@ -70,6 +71,7 @@ def initialize() -> None:
                            ("the compilation cache",
                             lambda: _lowering.enable_compilation_cache(PLATFORM_NAME)),
                            ("DLPack", lambda: _dlpack.register(PLATFORM_NAME, path)),
+                           ("XLA FFI handlers", lambda: _ffi.register(PLATFORM_NAME, path)),
                            ("jax.export across CPU backends",
                             lambda: _export.enable_cpu_exports(PLATFORM_NAME)),
                            ("jax_num_cpu_devices",
