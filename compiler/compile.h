@@ -26,7 +26,7 @@ struct Executable : engine::Executable {
 };
 
 // What the C API asks to compile: a program's bytes in `format` ("mlir": a StableHLO portable
-// artifact), and its CompileOptionsProto, which the caller parsed once
+// artifact; "hlo" / "hlo_with_config": a serialized HloModuleProto / HloModuleProtoWithConfig), and its CompileOptionsProto, which the caller parsed once
 // (ingest::ParseCompileOptions) for its own use too.
 struct CompileRequest {
   std::span<const uint8_t> code;
