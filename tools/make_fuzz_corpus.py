@@ -5,6 +5,9 @@
   pjrt_compile/<stem>     u16 little-endian length of the compile options, the options
                           (<stem>.compile_options.pb), then the artifact: the layout
                           tests/fuzz/pjrt_compile_fuzzer.cc reads
+  hlo_reader/<name>       serialized HloModuleProtos of small JAX programs; not derived from the
+                          fixtures but written by `tests/python/program_formats_hlo.py
+                          --write-seeds` (needs jax), and kept as committed
 
 Usage: tools/make_fuzz_corpus.py [--check]   (--check: fail if the committed corpus is stale)
 """
@@ -29,6 +32,8 @@ def expected() -> dict[Path, bytes]:
         opts = (FIXTURES / f"{stem}.compile_options.pb").read_bytes()
         out[CORPUS / "artifact_reader" / stem] = art
         out[CORPUS / "pjrt_compile" / stem] = struct.pack("<H", len(opts)) + opts + art
+    for seed in sorted((CORPUS / "hlo_reader").glob("*")):
+        out[seed] = seed.read_bytes()
     return out
 
 
