@@ -6,58 +6,11 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "ingest/hlo_attrs.h"
 #include "ingest/hlo_translate.h"
 
 namespace kiln::ingest::hlo {
 namespace {
-
-ir::Attr I64Literal(const std::vector<int64_t>& values, std::vector<int64_t> dims) {
-  ir::Attr a;
-  a.kind = ir::Attr::Kind::kElements;
-  a.type = ir::Type::Tensor(ir::DType::kS64, std::move(dims));
-  a.data.reserve(values.size() * 8);
-  for (int64_t v : values) {
-    const uint64_t u = static_cast<uint64_t>(v);
-    for (int b = 0; b < 8; ++b) a.data.push_back(static_cast<uint8_t>(u >> (8 * b)));
-  }
-  return a;
-}
-
-ir::Attr I64s(const std::vector<int64_t>& values) {
-  return I64Literal(values, {static_cast<int64_t>(values.size())});
-}
-
-ir::Attr Bools(const std::vector<bool>& values) {
-  ir::Attr a;
-  a.kind = ir::Attr::Kind::kElements;
-  a.type = ir::Type::Tensor(ir::DType::kPred, {static_cast<int64_t>(values.size())});
-  for (bool v : values) a.data.push_back(v ? 1 : 0);
-  return a;
-}
-
-ir::Attr Pairs(const std::vector<std::pair<int64_t, int64_t>>& pairs) {
-  std::vector<int64_t> flat;
-  for (const auto& [a, b] : pairs) flat.insert(flat.end(), {a, b});
-  return I64Literal(flat, {static_cast<int64_t>(pairs.size()), 2});
-}
-
-// Replica groups as a 2-D literal, shorter groups padded with -1 (as StableHLO writes them).
-ir::Attr Groups(const std::vector<std::vector<int64_t>>& groups) {
-  size_t width = 0;
-  for (const auto& g : groups) width = std::max(width, g.size());
-  std::vector<int64_t> flat;
-  for (const auto& g : groups) {
-    flat.insert(flat.end(), g.begin(), g.end());
-    flat.insert(flat.end(), width - g.size(), -1);
-  }
-  return I64Literal(flat, {static_cast<int64_t>(groups.size()), static_cast<int64_t>(width)});
-}
-
-ir::Attr I32(int64_t v) { return ir::Attr::Int(v, ir::Type::Tensor(ir::DType::kS32, {})); }
-
-void Set(ir::Op* op, std::string name, ir::Attr value) {
-  op->attrs.push_back({std::move(name), std::move(value)});
-}
 
 // HLO opcodes that map to one StableHLO op without attributes.
 const std::unordered_map<std::string_view, std::string_view>& PlainOps() {
@@ -125,28 +78,18 @@ Status Expect(const Instruction& inst, const std::vector<Value>& operands, size_
   return Status::Ok();
 }
 
-StatusOr<int64_t> FirstDimension(const Instruction& inst) {
-  if (inst.dimensions.size() != 1) {
-    return DataLoss(Describe(inst) + " needs exactly one entry in `dimensions`");
-  }
-  return inst.dimensions[0];
-}
-
-StatusOr<int64_t> Called(const Instruction& inst, size_t i) {
-  if (inst.called_computation_ids.size() <= i) {
-    return DataLoss(Describe(inst) + " calls " + std::to_string(inst.called_computation_ids.size()) +
-                    " computations; expected at least " + std::to_string(i + 1));
-  }
-  return inst.called_computation_ids[i];
-}
-
 std::string_view ApiVersionName(int64_t v) {
   switch (v) {
-    case 1: return "API_VERSION_ORIGINAL";
-    case 2: return "API_VERSION_STATUS_RETURNING";
-    case 3: return "API_VERSION_STATUS_RETURNING_UNIFIED";
-    case 4: return "API_VERSION_TYPED_FFI";
-    default: return "API_VERSION_UNSPECIFIED";
+    case 1:
+      return "API_VERSION_ORIGINAL";
+    case 2:
+      return "API_VERSION_STATUS_RETURNING";
+    case 3:
+      return "API_VERSION_STATUS_RETURNING_UNIFIED";
+    case 4:
+      return "API_VERSION_TYPED_FFI";
+    default:
+      return "API_VERSION_UNSPECIFIED";
   }
 }
 
@@ -168,7 +111,8 @@ StatusOr<Leaves> Translator::EmitInstruction(const Instruction& inst,
                                              const std::vector<Leaves>& params, ir::Block& block,
                                              int depth) {
   if (inst.tiled_sharding) {
-    return Unimplemented(Describe(inst) + " carries a tiled sharding; Kiln's HLO reader runs "
+    return Unimplemented(Describe(inst) +
+                         " carries a tiled sharding; Kiln's HLO reader runs "
                          "unpartitioned HLO only");
   }
   Leaves flat;
@@ -233,9 +177,9 @@ StatusOr<Leaves> Translator::EmitInstruction(const Instruction& inst,
     ir::Attr value;
     value.kind = ir::Attr::Kind::kElements;
     value.type = types[0];
-    KILN_ASSIGN_OR_RETURN(value.data,
-                          DecodeLiteral(*inst.literal, inst.shape.element_type,
-                                        types[0].num_elements(), ir::DTypeByteSize(types[0].dtype)));
+    KILN_ASSIGN_OR_RETURN(
+        value.data, DecodeLiteral(*inst.literal, inst.shape.element_type, types[0].num_elements(),
+                                  ir::DTypeByteSize(types[0].dtype)));
     KILN_ASSIGN_OR_RETURN(ir::Op * op, AddOp(block, inst, "stablehlo.constant", {}));
     Set(op, "value", std::move(value));
     return op->results;
@@ -397,8 +341,9 @@ StatusOr<Leaves> Translator::EmitInstruction(const Instruction& inst,
                                                              {operands[b + 1].leaves}, depth));
       regions.push_back(std::move(r));
     }
-    KILN_ASSIGN_OR_RETURN(ir::Op * op, AddOp(block, inst, by_pred ? "stablehlo.if" : "stablehlo.case",
-                                             operands[0].leaves));
+    KILN_ASSIGN_OR_RETURN(
+        ir::Op * op,
+        AddOp(block, inst, by_pred ? "stablehlo.if" : "stablehlo.case", operands[0].leaves));
     op->regions = std::move(regions);
     return op->results;
   }
@@ -451,16 +396,23 @@ StatusOr<Leaves> Translator::EmitInstruction(const Instruction& inst,
   if (opc == "custom-call") {
     KILN_ASSIGN_OR_RETURN(ir::Op * op, AddOp(block, inst, "stablehlo.custom_call", flat));
     Set(op, "call_target_name", ir::Attr::String(inst.custom_call_target));
-    Set(op, "backend_config", ir::Attr::String(inst.backend_config));
+    if (inst.custom_call_api_version == 4) {
+      KILN_ASSIGN_OR_RETURN(ir::Attr config, TypedFfiBackendConfig(inst.backend_config));
+      Set(op, "backend_config", std::move(config));
+    } else {
+      Set(op, "backend_config", ir::Attr::String(inst.backend_config));
+    }
     Set(op, "has_side_effect", ir::Attr::Bool(inst.custom_call_has_side_effect));
-    Set(op, "api_version", ir::Attr::Enum(std::string(ApiVersionName(inst.custom_call_api_version))));
+    Set(op, "api_version",
+        ir::Attr::Enum(std::string(ApiVersionName(inst.custom_call_api_version))));
     if (!inst.operand_shapes_with_layout.empty()) {
       std::vector<ir::Attr> operand_layouts, result_layouts;
       for (const Shape& s : inst.operand_shapes_with_layout) {
         operand_layouts.push_back(I64s(MinorToMajor(s)));
       }
       const std::vector<Shape> single = {inst.shape};
-      for (const Shape& s : inst.shape.element_type == kPrimitiveTuple ? inst.shape.tuple : single) {
+      for (const Shape& s :
+           inst.shape.element_type == kPrimitiveTuple ? inst.shape.tuple : single) {
         result_layouts.push_back(I64s(MinorToMajor(s)));
       }
       Set(op, "operand_layouts", ir::Attr::Array(std::move(operand_layouts)));
@@ -474,105 +426,6 @@ StatusOr<Leaves> Translator::EmitInstruction(const Instruction& inst,
   }
   return Unimplemented("HLO opcode '" + opc + "' (instruction '" + inst.name +
                        "') is not supported by Kiln's HLO reader");
-}
-
-StatusOr<Leaves> Translator::EmitWindowed(const Instruction& inst, const Leaves& flat,
-                                          ir::Block& block, int depth) {
-  std::vector<int64_t> size, strides, padding, base_dilation, window_dilation;
-  std::vector<bool> reversal;
-  for (const WindowDim& d : inst.window) {
-    size.push_back(d.size);
-    strides.push_back(d.stride);
-    padding.insert(padding.end(), {d.padding_low, d.padding_high});
-    base_dilation.push_back(d.base_dilation);
-    window_dilation.push_back(d.window_dilation);
-    reversal.push_back(d.reversal);
-  }
-  const ir::Attr pad = I64Literal(padding, {static_cast<int64_t>(inst.window.size()), 2});
-  if (inst.opcode == "convolution") {
-    if (!inst.conv_dims) return DataLoss("convolution without dimension numbers");
-    const ConvDims& c = *inst.conv_dims;
-    KILN_ASSIGN_OR_RETURN(ir::Op * op, AddOp(block, inst, "stablehlo.convolution", flat));
-    Set(op, "batch_group_count", ir::Attr::Int(std::max<int64_t>(inst.batch_group_count, 1)));
-    Set(op, "feature_group_count", ir::Attr::Int(std::max<int64_t>(inst.feature_group_count, 1)));
-    Set(op, "input_batch_dimension", ir::Attr::Int(c.input_batch));
-    Set(op, "input_feature_dimension", ir::Attr::Int(c.input_feature));
-    Set(op, "input_spatial_dimensions", I64s(c.input_spatial));
-    Set(op, "kernel_input_feature_dimension", ir::Attr::Int(c.kernel_input_feature));
-    Set(op, "kernel_output_feature_dimension", ir::Attr::Int(c.kernel_output_feature));
-    Set(op, "kernel_spatial_dimensions", I64s(c.kernel_spatial));
-    Set(op, "lhs_dilation", I64s(base_dilation));
-    Set(op, "output_batch_dimension", ir::Attr::Int(c.output_batch));
-    Set(op, "output_feature_dimension", ir::Attr::Int(c.output_feature));
-    Set(op, "output_spatial_dimensions", I64s(c.output_spatial));
-    Set(op, "padding", pad);
-    Set(op, "rhs_dilation", I64s(window_dilation));
-    Set(op, "window_reversal", Bools(reversal));
-    Set(op, "window_strides", I64s(strides));
-    return op->results;
-  }
-  KILN_ASSIGN_OR_RETURN(int64_t first, Called(inst, 0));
-  KILN_ASSIGN_OR_RETURN(ir::Region r0, RegionFor(inst, first, depth));
-  if (inst.opcode == "reduce-window") {
-    KILN_ASSIGN_OR_RETURN(ir::Op * op, AddOp(block, inst, "stablehlo.reduce_window", flat));
-    Set(op, "base_dilations", I64s(base_dilation));
-    Set(op, "padding", pad);
-    Set(op, "window_dilations", I64s(window_dilation));
-    Set(op, "window_dimensions", I64s(size));
-    Set(op, "window_strides", I64s(strides));
-    op->regions.push_back(std::move(r0));
-    return op->results;
-  }
-  KILN_ASSIGN_OR_RETURN(int64_t second, Called(inst, 1));
-  KILN_ASSIGN_OR_RETURN(ir::Region r1, RegionFor(inst, second, depth));
-  KILN_ASSIGN_OR_RETURN(ir::Op * op, AddOp(block, inst, "stablehlo.select_and_scatter", flat));
-  Set(op, "padding", pad);
-  Set(op, "window_dimensions", I64s(size));
-  Set(op, "window_strides", I64s(strides));
-  op->regions.push_back(std::move(r0));
-  op->regions.push_back(std::move(r1));
-  return op->results;
-}
-
-StatusOr<Leaves> Translator::EmitCollective(const Instruction& inst, const Leaves& flat,
-                                            ir::Block& block, int depth) {
-  const std::string& opc = inst.opcode;
-  std::optional<ir::Region> region;
-  if (opc == "all-reduce" || opc == "reduce-scatter") {
-    KILN_ASSIGN_OR_RETURN(int64_t id, Called(inst, 0));
-    KILN_ASSIGN_OR_RETURN(region, RegionFor(inst, id, depth));
-  }
-  if (opc == "all-to-all" && inst.dimensions.size() != 1) {
-    return Unimplemented("tuple all-to-all (without a split dimension)");
-  }
-  std::string name = "stablehlo." + opc;
-  for (char& ch : name) ch = ch == '-' ? '_' : ch;
-  KILN_ASSIGN_OR_RETURN(ir::Op * op, AddOp(block, inst, name, flat));
-  if (inst.channel_id > 0) Set(op, "channel_id", ir::Attr::Int(inst.channel_id));
-  if (opc == "collective-permute") {
-    Set(op, "source_target_pairs", Pairs(inst.source_target_pairs));
-    return op->results;
-  }
-  Set(op, "replica_groups", Groups(inst.replica_groups));
-  if (opc != "all-to-all") {
-    Set(op, "use_global_device_ids", ir::Attr::Bool(inst.use_global_device_ids));
-  }
-  if (opc == "all-gather" || opc == "reduce-scatter" || opc == "all-to-all") {
-    KILN_ASSIGN_OR_RETURN(int64_t d, FirstDimension(inst));
-    if (opc == "all-gather") Set(op, "all_gather_dim", ir::Attr::Int(d));
-    if (opc == "reduce-scatter") Set(op, "scatter_dimension", ir::Attr::Int(d));
-    if (opc == "all-to-all") {
-      const int64_t count = inst.replica_groups.empty()
-                                ? 0
-                                : static_cast<int64_t>(inst.replica_groups[0].size());
-      if (count == 0) return Unimplemented("all-to-all without explicit replica groups");
-      Set(op, "split_dimension", ir::Attr::Int(d));
-      Set(op, "concat_dimension", ir::Attr::Int(d));
-      Set(op, "split_count", ir::Attr::Int(count));
-    }
-  }
-  if (region) op->regions.push_back(std::move(*region));
-  return op->results;
 }
 
 }  // namespace kiln::ingest::hlo

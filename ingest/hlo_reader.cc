@@ -15,37 +15,68 @@ namespace {
 
 std::optional<ir::DType> DTypeOf(int primitive) {
   switch (primitive) {
-    case 1: return ir::DType::kPred;
-    case 2: return ir::DType::kS8;
-    case 3: return ir::DType::kS16;
-    case 4: return ir::DType::kS32;
-    case 5: return ir::DType::kS64;
-    case 6: return ir::DType::kU8;
-    case 7: return ir::DType::kU16;
-    case 8: return ir::DType::kU32;
-    case 9: return ir::DType::kU64;
-    case 10: return ir::DType::kF16;
-    case 11: return ir::DType::kF32;
-    case 12: return ir::DType::kF64;
-    case 15: return ir::DType::kC64;
-    case 16: return ir::DType::kBF16;
-    case 18: return ir::DType::kC128;
-    case 19: return ir::DType::kF8E5M2;
-    case 20: return ir::DType::kF8E4M3FN;
-    case 21: return ir::DType::kS4;
-    case 22: return ir::DType::kU4;
-    case 23: return ir::DType::kF8E4M3B11FNUZ;
-    case 24: return ir::DType::kF8E5M2FNUZ;
-    case 25: return ir::DType::kF8E4M3FNUZ;
-    case 26: return ir::DType::kS2;
-    case 27: return ir::DType::kU2;
-    case 28: return ir::DType::kF8E4M3;
-    case 29: return ir::DType::kF8E3M4;
-    case 30: return ir::DType::kS1;
-    case 31: return ir::DType::kU1;
-    case 32: return ir::DType::kF4E2M1FN;
-    case 33: return ir::DType::kF8E8M0FNU;
-    default: return std::nullopt;
+    case 1:
+      return ir::DType::kPred;
+    case 2:
+      return ir::DType::kS8;
+    case 3:
+      return ir::DType::kS16;
+    case 4:
+      return ir::DType::kS32;
+    case 5:
+      return ir::DType::kS64;
+    case 6:
+      return ir::DType::kU8;
+    case 7:
+      return ir::DType::kU16;
+    case 8:
+      return ir::DType::kU32;
+    case 9:
+      return ir::DType::kU64;
+    case 10:
+      return ir::DType::kF16;
+    case 11:
+      return ir::DType::kF32;
+    case 12:
+      return ir::DType::kF64;
+    case 15:
+      return ir::DType::kC64;
+    case 16:
+      return ir::DType::kBF16;
+    case 18:
+      return ir::DType::kC128;
+    case 19:
+      return ir::DType::kF8E5M2;
+    case 20:
+      return ir::DType::kF8E4M3FN;
+    case 21:
+      return ir::DType::kS4;
+    case 22:
+      return ir::DType::kU4;
+    case 23:
+      return ir::DType::kF8E4M3B11FNUZ;
+    case 24:
+      return ir::DType::kF8E5M2FNUZ;
+    case 25:
+      return ir::DType::kF8E4M3FNUZ;
+    case 26:
+      return ir::DType::kS2;
+    case 27:
+      return ir::DType::kU2;
+    case 28:
+      return ir::DType::kF8E4M3;
+    case 29:
+      return ir::DType::kF8E3M4;
+    case 30:
+      return ir::DType::kS1;
+    case 31:
+      return ir::DType::kU1;
+    case 32:
+      return ir::DType::kF4E2M1FN;
+    case 33:
+      return ir::DType::kF8E8M0FNU;
+    default:
+      return std::nullopt;
   }
 }
 
@@ -179,7 +210,8 @@ StatusOr<ir::Region> Translator::RegionFor(const Instruction& user, int64_t id, 
   std::vector<Leaves> params;
   for (const Shape* shape : shapes) {
     std::vector<ir::Type> types;
-    KILN_RETURN_IF_ERROR(LeafTypes(*shape, types), "a parameter of computation '" + comp->name + "'");
+    KILN_RETURN_IF_ERROR(LeafTypes(*shape, types),
+                         "a parameter of computation '" + comp->name + "'");
     Leaves leaves;
     for (ir::Type& t : types) leaves.push_back(out_.AddValue(std::move(t)));
     region.blocks[0].args.insert(region.blocks[0].args.end(), leaves.begin(), leaves.end());
@@ -195,8 +227,7 @@ StatusOr<ir::Region> Translator::RegionFor(const Instruction& user, int64_t id, 
 }
 
 StatusOr<ir::Region> Translator::CapturingRegionFor(const Instruction& user, int64_t id,
-                                                    const std::vector<Leaves>& params,
-                                                    int depth) {
+                                                    const std::vector<Leaves>& params, int depth) {
   KILN_ASSIGN_OR_RETURN(const Computation* comp, Find(user, id));
   ir::Region region;
   region.blocks.emplace_back();

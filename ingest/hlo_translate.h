@@ -64,8 +64,7 @@ class Translator {
                                    const std::vector<Leaves>& params, int depth);
   // The per-opcode part (ingest/hlo_ops.cc); `operands` are the instruction's operand values.
   StatusOr<Leaves> EmitInstruction(const Instruction& inst, const std::vector<Value>& operands,
-                                   const std::vector<Leaves>& params, ir::Block& block,
-                                   int depth);
+                                   const std::vector<Leaves>& params, ir::Block& block, int depth);
   StatusOr<Leaves> EmitCollective(const Instruction& inst, const Leaves& flat, ir::Block& block,
                                   int depth);
   StatusOr<Leaves> EmitWindowed(const Instruction& inst, const Leaves& flat, ir::Block& block,
@@ -77,6 +76,9 @@ class Translator {
   std::unordered_map<std::string, int32_t> locations_;
   int32_t current_loc_ = -1;
 };
+
+// The backend_config text of a typed-FFI custom call (`{name = 1 : ui8, ...}`) as a dictionary.
+StatusOr<ir::Attr> TypedFfiBackendConfig(std::string_view text);
 
 // Error context naming an instruction: "instruction 'add.3' (add)".
 std::string Describe(const Instruction& inst);

@@ -173,8 +173,8 @@ TEST(HloReader, WrongLiteralSizeIsAnError) {
 TEST(HloReader, RecursiveCallIsAnError) {
   Proto call = Instr("self", "call", 2, Shape(kF32, {2}), {1});
   call.Int(38, 1);
-  Proto m = Module(
-      {Computation("main", 1, {Instr("x", "parameter", 1, Shape(kF32, {2})), call}, 2)}, 1);
+  Proto m =
+      Module({Computation("main", 1, {Instr("x", "parameter", 1, Shape(kF32, {2})), call}, 2)}, 1);
   Status s = Read(m);
   EXPECT_EQ(s.code(), StatusCode::kResourceExhausted) << s.message();
 }
