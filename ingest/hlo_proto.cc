@@ -350,6 +350,22 @@ Status DecodeModuleMessage(Reader r, Module& module) {
         module.entry_id = id;
         return true;
       }
+      case 4: {
+        KILN_ASSIGN_OR_RETURN(Reader sub, Message(f, in));
+        module.has_program_shape = true;
+        KILN_RETURN_IF_ERROR(ForEachField(sub,
+                                          [&](const Field& pf, Reader& pin) -> StatusOr<bool> {
+                                            if (pf.number != 1 && pf.number != 2) return false;
+                                            KILN_ASSIGN_OR_RETURN(Reader shape, Message(pf, pin));
+                                            Shape* out = &module.program_result;
+                                            if (pf.number == 1)
+                                              out = &module.program_parameters.emplace_back();
+                                            KILN_RETURN_IF_ERROR(DecodeShape(shape, *out, 0));
+                                            return true;
+                                          }),
+                             "host_program_shape");
+        return true;
+      }
       case 3: {
         KILN_ASSIGN_OR_RETURN(Reader sub, Message(f, in));
         module.computations.emplace_back();

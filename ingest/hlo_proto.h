@@ -140,6 +140,11 @@ struct Module {
   std::string entry_name;
   std::optional<int64_t> entry_id;
   std::vector<Computation> computations;
+  // host_program_shape: the entry computation's signature with the layouts of the buffers the
+  // caller passes and receives (instruction shapes carry layouts of interior values only).
+  bool has_program_shape = false;
+  std::vector<Shape> program_parameters;
+  Shape program_result;
 };
 
 // Decodes a serialized xla.HloModuleProto, or (with_config) the hlo_module of an

@@ -80,27 +80,34 @@ std::optional<ir::DType> DTypeOf(int primitive) {
   }
 }
 
-// The default (descending) layout: minor_to_major = {rank-1, ..., 0}, or no layout at all.
-bool IsDefaultLayout(const Shape& shape) {
+// Entry layouts Kiln accepts: none, or a plain dimension order (any permutation). Kiln's buffers
+// are always row-major and the executable reports row-major parameter and result layouts, so a
+// permuted entry layout in the module (XLA's layout assignment often writes {0,1} for a transposed
+// result) changes which device layout a caller gets, never a value. Tiled, sparse, sub-byte packed
+// or memory-space layouts are refused.
+bool IsPlainLayout(const Shape& shape) {
   if (!shape.has_layout) return true;
   if (shape.layout_unusual) return false;
   if (shape.minor_to_major.empty()) return true;  // a layout message without an order
   const size_t rank = shape.dims.size();
   if (shape.minor_to_major.size() != rank) return false;
-  for (size_t i = 0; i < rank; ++i) {
-    if (shape.minor_to_major[i] != static_cast<int64_t>(rank - 1 - i)) return false;
+  std::vector<bool> seen(rank, false);
+  for (int64_t d : shape.minor_to_major) {
+    if (d < 0 || static_cast<size_t>(d) >= rank || seen[static_cast<size_t>(d)]) return false;
+    seen[static_cast<size_t>(d)] = true;
   }
   return true;
 }
 
 Status CheckLayout(const Shape& shape, const std::string& what) {
   for (const Shape& element : shape.tuple) KILN_RETURN_IF_ERROR(CheckLayout(element, what));
-  if (!shape.tuple.empty() || IsDefaultLayout(shape)) return Status::Ok();
+  if (!shape.tuple.empty() || IsPlainLayout(shape)) return Status::Ok();
   std::string m2m;
   for (int64_t d : shape.minor_to_major) m2m += (m2m.empty() ? "" : ",") + std::to_string(d);
   return Unimplemented(what + " has layout {" + m2m + "}" +
                        (shape.layout_unusual ? " with tiling, memory space or element size" : "") +
-                       "; Kiln reads HLO with default (descending, row-major) layouts only");
+                       "; Kiln reads HLO layouts that order dimensions only (its buffers are "
+                       "row-major)");
 }
 
 size_t LeafCount(const Shape& shape) {
@@ -324,7 +331,7 @@ Status Translator::Run() {
   std::vector<Leaves> params;
   for (size_t i = 0; i < shapes.size(); ++i) {
     const std::string what = "entry parameter " + std::to_string(i);
-    KILN_RETURN_IF_ERROR(CheckLayout(*shapes[i], what));
+    if (!proto_.has_program_shape) KILN_RETURN_IF_ERROR(CheckLayout(*shapes[i], what));
     std::vector<ir::Type> types;
     KILN_RETURN_IF_ERROR(LeafTypes(*shapes[i], types), what);
     Leaves leaves;
@@ -336,9 +343,19 @@ Status Translator::Run() {
     params.push_back(std::move(leaves));
   }
   KILN_ASSIGN_OR_RETURN(Leaves results, EmitComputation(*entry, body, params, 0));
-  for (const Instruction& inst : entry->instructions) {
-    if (inst.id == entry->root_id.value_or(entry->instructions.back().id)) {
-      KILN_RETURN_IF_ERROR(CheckLayout(inst.shape, "the entry result"));
+  // The layouts the caller's buffers have: the host program shape's (interior instructions,
+  // the root included, may carry other layouts XLA's layout assignment chose; they do not change
+  // values).
+  if (proto_.has_program_shape) {
+    for (size_t i = 0; i < proto_.program_parameters.size(); ++i) {
+      KILN_RETURN_IF_ERROR(
+          CheckLayout(proto_.program_parameters[i], "entry parameter " + std::to_string(i)));
+    }
+    KILN_RETURN_IF_ERROR(CheckLayout(proto_.program_result, "the entry result"));
+  } else {
+    const int64_t root_id = entry->root_id.value_or(entry->instructions.back().id);
+    for (const Instruction& inst : entry->instructions) {
+      if (inst.id == root_id) KILN_RETURN_IF_ERROR(CheckLayout(inst.shape, "the entry result"));
     }
   }
   for (ir::ValueId v : results) fn.result_types.push_back(out_.type_of(v));

@@ -153,10 +153,21 @@ TEST(HloReader, UndefinedOperandIsNamed) {
   EXPECT_NE(s.message().find("99"), std::string::npos) << s.message();
 }
 
-TEST(HloReader, NonDefaultLayoutIsRefusedByName) {
-  Status s = Read(ValidModule(Shape(kF32, {2, 3}, {0, 1})));
+TEST(HloReader, EntryLayouts) {
+  // A dimension order only changes the device layout a caller is told about: accepted.
+  EXPECT_TRUE(ReadHloModule(ValidModule(Shape(kF32, {2}, {0})).bytes).ok());
+  // Not a permutation of the dimensions: refused by name.
+  Status s = Read(ValidModule(Shape(kF32, {2}, {0, 1})));
   EXPECT_EQ(s.code(), StatusCode::kUnimplemented);
   EXPECT_NE(s.message().find("layout {0,1}"), std::string::npos) << s.message();
+  // Tiled: refused.
+  Proto tiled = Shape(kF32, {2});
+  Proto layout;
+  layout.Int(1, 0).Int(7, 4);  // element_size_in_bits = 4
+  tiled.Message(5, layout);
+  s = Read(ValidModule(tiled));
+  EXPECT_EQ(s.code(), StatusCode::kUnimplemented);
+  EXPECT_NE(s.message().find("element size"), std::string::npos) << s.message();
 }
 
 TEST(HloReader, WrongLiteralSizeIsAnError) {

@@ -88,7 +88,7 @@ def run_program(code: bytes, fmt: bytes, args, out_avals) -> list[np.ndarray]:
     with client.device(0) as device:
         buffers = []
         for a in args:
-            a = np.ascontiguousarray(a)
+            a = np.array(a, order="C")  # (np.ascontiguousarray makes 0-d arrays 1-d)
             data = a.tobytes() or b"\0"
             buffers.append(client.buffer_from_host(bytearray(data), _PJRT_TYPES[a.dtype],
                                                    list(a.shape), device))
@@ -97,7 +97,7 @@ def run_program(code: bytes, fmt: bytes, args, out_avals) -> list[np.ndarray]:
     for buf, aval in zip(outs, out_avals):
         host = np.empty(aval.shape, aval.dtype)
         if host.nbytes:
-            buf.to_host(memoryview(host.reshape(-1)).cast("B"))
+            buf.to_host(memoryview(host.reshape(-1).view(np.uint8)))
         results.append(host)
     if len(outs) != len(out_avals):
         raise AssertionError(f"{len(outs)} results; JAX expects {len(out_avals)}")
