@@ -23,7 +23,7 @@ const std::unordered_map<std::string_view, std::string_view>& PlainOps() {
       {"cbrt", "cbrt"},
       {"ceil", "ceil"},
       {"clamp", "clamp"},
-      {"clz", "count_leading_zeros"},
+      {"count-leading-zeros", "count_leading_zeros"},
       {"complex", "complex"},
       {"convert", "convert"},
       {"cosine", "cosine"},
@@ -420,12 +420,12 @@ StatusOr<Leaves> Translator::EmitInstruction(const Instruction& inst,
     }
     return op->results;
   }
+  if (opc == "topk") return EmitTopK(inst, flat, block);
   if (opc == "all-reduce" || opc == "all-gather" || opc == "reduce-scatter" ||
       opc == "all-to-all" || opc == "collective-permute") {
     return EmitCollective(inst, flat, block, depth);
   }
-  return Unimplemented("HLO opcode '" + opc + "' (instruction '" + inst.name +
-                       "') is not supported by Kiln's HLO reader");
+  return Unimplemented("HLO opcode '" + opc + "' is not supported by Kiln's HLO reader");
 }
 
 }  // namespace kiln::ingest::hlo

@@ -67,6 +67,8 @@ class Translator {
                                    const std::vector<Leaves>& params, ir::Block& block, int depth);
   StatusOr<Leaves> EmitCollective(const Instruction& inst, const Leaves& flat, ir::Block& block,
                                   int depth);
+  // topk: a stable sort of (values, iota) along the last dimension, then slices of k.
+  StatusOr<Leaves> EmitTopK(const Instruction& inst, const Leaves& flat, ir::Block& block);
   StatusOr<Leaves> EmitWindowed(const Instruction& inst, const Leaves& flat, ir::Block& block,
                                 int depth);
   int32_t Location(const Instruction& inst);

@@ -107,6 +107,10 @@ def _cases():
                                              lax.clamp(-0.5, a, 0.5),
                                              lax.population_count(jnp.int32(5) + 1),
                                              jnp.isnan(a / 0.0)), (x,)),
+        "top_k": (lambda a, i: (lax.top_k(a, 3), lax.top_k(-i, 2), lax.top_k(a.at[0, 1].set(jnp.nan), 2)),
+                  (x, ints(np.int32, 4, 6))),
+        "count_leading_zeros": (lambda i: (lax.clz(i), lax.clz(i.astype(jnp.uint32))),
+                                (ints(np.int32, 4, 6, lo=-1000, hi=1000),)),
         "cholesky_triangular": (lambda a: (lax.linalg.cholesky(a @ a.T + 6 * jnp.eye(4)),
                                            lax.linalg.triangular_solve(
                                                jnp.tril(a[:, :4]) + 4 * jnp.eye(4), a,
@@ -195,6 +199,12 @@ def test_malformed_protos_are_errors():
     assert "no computations" in _compile_error(b"")
     message = _compile_error(b"\x1a\x05\x12\x03\x0a\x01")  # a computation whose instruction is cut
     assert "malformed HloModuleProto" in message, message
+
+
+def test_erf_is_refused_by_name():
+    # HLO's `erf` has no StableHLO op (StableHLO programs carry its expansion); Kiln says so.
+    message = _compile_error(hlo_program(jax.jit(lax.erf).lower(f32(3)))[0])
+    assert "HLO opcode 'erf'" in message and "erf" in message, message
 
 
 def test_unsupported_opcode_is_named():
