@@ -103,7 +103,7 @@ StatusOr<std::vector<ExecutionSlot>> AssignDevices(const PJRT_Client& client,
 
 std::shared_ptr<const ExecutableInfo> MakeExecutableInfo(
     std::shared_ptr<const compiler::Executable> exe, std::string compile_options,
-    std::string artifact) {
+    std::string artifact, std::string artifact_format) {
   auto info = std::make_shared<ExecutableInfo>();
   for (const ir::Type& t : exe->result_types) {
     info->output_types.push_back(static_cast<PJRT_Buffer_Type>(t.dtype));
@@ -148,6 +148,7 @@ std::shared_ptr<const ExecutableInfo> MakeExecutableInfo(
   }
   info->compile_options = std::move(compile_options);
   info->artifact = std::move(artifact);
+  info->artifact_format = std::move(artifact_format);
   info->exe = std::move(exe);
   return info;
 }
@@ -183,8 +184,8 @@ StatusOr<std::unique_ptr<PJRT_LoadedExecutable>> CompileAndLoad(
     KILN_LOG(kInfo, "compile failed after " + std::to_string(ms) + " ms: " + compiled.message());
     return compiled;
   }
-  KILN_LOG(kInfo, "compiled " + exe->name + ": " + std::to_string(code.size()) +
-                      " bytes of StableHLO, " +
+  KILN_LOG(kInfo, "compiled " + exe->name + ": " + std::to_string(code.size()) + " bytes (" +
+                      std::string(format) + "), " +
                       std::to_string(exe->main == nullptr ? 0 : exe->main->steps.size()) +
                       " steps, " + std::to_string(ms) + " ms");
   auto loaded = std::make_unique<PJRT_LoadedExecutable>();
@@ -192,7 +193,7 @@ StatusOr<std::unique_ptr<PJRT_LoadedExecutable>> CompileAndLoad(
   loaded->info = MakeExecutableInfo(
       std::move(exe),
       std::string(reinterpret_cast<const char*>(options_bytes.data()), options_bytes.size()),
-      std::string(reinterpret_cast<const char*>(code.data()), code.size()));
+      std::string(reinterpret_cast<const char*>(code.data()), code.size()), std::string(format));
   loaded->serialized_device_assignment = SerializeDeviceAssignment(
       slots, static_cast<int>(options->num_replicas), static_cast<int>(options->num_partitions));
   for (const ExecutionSlot& s : slots) {

@@ -182,6 +182,21 @@ def test_hlo_with_config_reads_the_module():
     assert exe is not None
 
 
+def test_serialized_hlo_executable_round_trips():
+    # A serialized executable records its program format: one compiled from HLO loads again.
+    a = f32(3, 4)
+    lowered = jax.jit(lambda v: jnp.tanh(v) @ v.T).lower(a)
+    client = kiln_client()
+    exe = compile_program(client, *hlo_program(lowered))
+    loaded = client.deserialize_executable(exe.serialize())
+    with client.device(0) as device:
+        buf = client.buffer_from_host(bytearray(a.tobytes()), 11, list(a.shape), device)
+        out = loaded(buf)[0]
+    got = np.empty((3, 3), np.float32)
+    out.to_host(memoryview(got.reshape(-1).view(np.uint8)))
+    assert_close([got], [np.asarray(run_hlo(lowered, [a])[0])], exact=True)
+
+
 def _compile_error(code: bytes, fmt: bytes = b"hlo") -> str:
     from pypjrt import errors  # noqa: PLC0415
 
