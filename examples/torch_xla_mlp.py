@@ -20,6 +20,7 @@ import sys
 def main() -> None:
     backend = sys.argv[1] if len(sys.argv) > 1 else "KILN"
     steps = int(sys.argv[2]) if len(sys.argv) > 2 else 5
+    os.environ["PJRT_DEVICE"] = backend  # before torch_xla looks for a device
     if backend == "KILN":
         import torch_xla.experimental.plugins as plugins
 
@@ -35,7 +36,6 @@ def main() -> None:
 
         plugins.register_plugin("KILN", KilnPlugin())
         plugins.use_dynamic_plugins()
-    os.environ["PJRT_DEVICE"] = backend
 
     import torch
     import torch_xla
