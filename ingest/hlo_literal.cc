@@ -1,5 +1,6 @@
 // LiteralProto decoding for the HLO reader: the one data field an element type selects, as the
 // row-major little-endian bytes of an ir dense literal (field numbers: xla/xla_data.proto).
+#include <cstdint>
 #include <string>
 
 #include "ingest/hlo_proto.h"
@@ -97,6 +98,10 @@ StatusOr<std::vector<uint8_t>> DecodeLiteral(const Literal& literal, int element
       break;
     default:
       return Unimplemented("constants of element type " + std::to_string(element_type));
+  }
+  if (count < 0 || byte_size <= 0 ||
+      static_cast<uint64_t>(count) > SIZE_MAX / static_cast<uint64_t>(byte_size)) {
+    return DataLoss("literal of " + std::to_string(count) + " elements is too large");
   }
   const size_t want = static_cast<size_t>(count) * static_cast<size_t>(byte_size);
   std::vector<uint8_t> out;

@@ -32,7 +32,10 @@ StatusOr<Leaves> Translator::EmitTopK(const Instruction& inst, const Leaves& fla
   }
   const int64_t last = operand.rank() - 1;
   const int64_t k = results[0].dims.back();
-  if (k < 0 || k > operand.dims.back() || results[0].dims != results[1].dims) {
+  std::vector<int64_t> expected = operand.dims;
+  expected.back() = k;
+  if (k < 0 || k > operand.dims.back() || results[0].dims != expected ||
+      results[1].dims != expected || results[0].dtype != operand.dtype) {
     return DataLoss("topk of k = " + std::to_string(k) + " from " + operand.ToString());
   }
   const int32_t loc = current_loc_;

@@ -5,7 +5,11 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -209,6 +213,40 @@ TEST(HloReader, MissingEntryIsAnError) {
   Status s = Read(Module({}, 3));
   EXPECT_FALSE(s.ok());
   EXPECT_NE(s.message().find("no computations"), std::string::npos) << s.message();
+}
+
+// The hlo_reader fuzzer's seeds (real modules from JAX), each read and compiled, then cut and
+// mutated: every outcome is a module or an error. A cheap, deterministic stand-in for the fuzzer.
+TEST(HloReader, MutatedJaxModulesAreHandled) {
+  const std::filesystem::path seeds = std::filesystem::path(KILN_TEST_FIXTURES_DIR).parent_path() /
+                                      "fuzz" / "corpus" / "hlo_reader";
+  ASSERT_TRUE(std::filesystem::is_directory(seeds)) << seeds;
+  std::mt19937 rng(1234);
+  int files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(seeds)) {
+    std::ifstream in(entry.path(), std::ios::binary);
+    const std::vector<uint8_t> bytes{std::istreambuf_iterator<char>(in), {}};
+    ++files;
+    StatusOr<ir::Module> module = ReadHloModule(bytes);
+    ASSERT_TRUE(module.ok()) << entry.path() << ": " << module.status().ToString();
+    auto compiled =
+        compiler::CompileModule(std::make_shared<const ir::Module>(std::move(module).value()), {});
+    EXPECT_TRUE(compiled.ok()) << entry.path() << ": " << compiled.status().ToString();
+    for (int trial = 0; trial < 300; ++trial) {
+      std::vector<uint8_t> mutated = bytes;
+      if (trial % 3 == 0) {
+        mutated.resize(rng() % mutated.size());
+      } else {
+        for (int flips = 1 + static_cast<int>(rng() % 3); flips > 0; --flips) {
+          mutated[rng() % mutated.size()] ^= static_cast<uint8_t>(1 + rng() % 255);
+        }
+      }
+      StatusOr<ir::Module> m = ReadHloModule(mutated);
+      if (!m.ok()) continue;
+      (void)compiler::CompileModule(std::make_shared<const ir::Module>(std::move(m).value()), {});
+    }
+  }
+  EXPECT_GE(files, 5);
 }
 
 }  // namespace
