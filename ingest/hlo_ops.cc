@@ -421,6 +421,7 @@ StatusOr<Leaves> Translator::EmitInstruction(const Instruction& inst,
     return op->results;
   }
   if (opc == "topk") return EmitTopK(inst, flat, block);
+  if (opc == "erf") return EmitErf(inst, flat, block);
   if (opc == "all-reduce" || opc == "all-gather" || opc == "reduce-scatter" ||
       opc == "all-to-all" || opc == "collective-permute") {
     return EmitCollective(inst, flat, block, depth);

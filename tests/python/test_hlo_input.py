@@ -216,10 +216,18 @@ def test_malformed_protos_are_errors():
     assert "malformed HloModuleProto" in message, message
 
 
-def test_erf_is_refused_by_name():
-    # HLO's `erf` has no StableHLO op (StableHLO programs carry its expansion); Kiln says so.
-    message = _compile_error(hlo_program(jax.jit(lax.erf).lower(f32(3)))[0])
-    assert "HLO opcode 'erf'" in message and "erf" in message, message
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, jnp.bfloat16],
+                         ids=lambda d: np.dtype(d).name)
+def test_erf(dtype):
+    # HLO's `erf` becomes the polynomial StableHLO programs carry for it: the same bits.
+    x = (np.linspace(-5, 5, 101).astype(np.float32)).astype(dtype)
+    _check(lambda v: (lax.erf(v), jax.nn.gelu(v, approximate=False)), (x,), kind="transcendental")
+
+
+def test_erf_f64_is_refused_by_name():
+    with jax.enable_x64(True):
+        message = _compile_error(hlo_program(jax.jit(lax.erf).lower(np.ones(3)))[0])
+    assert "HLO opcode 'erf'" in message and "f64" in message, message
 
 
 def test_unsupported_opcode_is_named():
