@@ -81,9 +81,9 @@ std::optional<ir::DType> DTypeOf(int primitive) {
 }
 
 // Entry layouts Kiln accepts: none, or a plain dimension order (any permutation). Kiln's buffers
-// are always row-major and the executable reports row-major parameter and result layouts, so a
-// permuted entry layout in the module (XLA's layout assignment often writes {0,1} for a transposed
-// result) changes which device layout a caller gets, never a value. Tiled, sparse, sub-byte packed
+// are always row-major (PJRT_Buffer_GetMemoryLayout says so) and callers copy through PJRT, so a
+// permuted entry layout in the module (XLA writes {0,1} for a transposed result) asks for another
+// device layout, never for other values. Tiled, sparse, sub-byte packed
 // or memory-space layouts are refused.
 bool IsPlainLayout(const Shape& shape) {
   if (!shape.has_layout) return true;
