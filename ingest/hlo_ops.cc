@@ -422,6 +422,9 @@ StatusOr<Leaves> Translator::EmitInstruction(const Instruction& inst,
   }
   if (opc == "topk") return EmitTopK(inst, flat, block);
   if (opc == "erf") return EmitErf(inst, flat, block);
+  if (opc == "batch-norm-training" || opc == "batch-norm-inference" || opc == "batch-norm-grad") {
+    return EmitBatchNorm(inst, flat, block);
+  }
   if (opc == "all-reduce" || opc == "all-gather" || opc == "reduce-scatter" ||
       opc == "all-to-all" || opc == "collective-permute") {
     return EmitCollective(inst, flat, block, depth);

@@ -2,6 +2,7 @@
 // xla/service/hlo.proto and xla/xla_data.proto; fields Kiln does not use are skipped by wire type.
 #include "ingest/hlo_proto.h"
 
+#include <cstring>
 #include <string>
 
 #include "ingest/hlo_proto_parts.h"
@@ -237,6 +238,11 @@ Status DecodeInstruction(Reader r, Instruction& inst) {
       KILN_RETURN_IF_ERROR(ReadVarints(f, in, *list));
       return true;
     }
+    if (f.number == 24 && f.type == hlo_wire::kFixed32) {
+      KILN_ASSIGN_OR_RETURN(uint32_t bits, in.Fixed32());
+      std::memcpy(&inst.epsilon, &bits, sizeof(bits));
+      return true;
+    }
     if (f.type != hlo_wire::kVarint) return false;
     KILN_ASSIGN_OR_RETURN(int64_t v, Int(f, in));
     switch (f.number) {
@@ -254,6 +260,9 @@ Status DecodeInstruction(Reader r, Instruction& inst) {
         break;
       case 23:
         inst.distribution = v;
+        break;
+      case 25:
+        inst.feature_index = v;
         break;
       case 26:
         inst.channel_id = v;

@@ -126,6 +126,8 @@ struct Instruction {
   bool tiled_sharding = false;  // a sharding other than replicated / maximal / manual
   int64_t k = 0;
   bool largest = false;
+  float epsilon = 0.0f;  // batch-norm-*
+  int64_t feature_index = 0;
 };
 
 struct Computation {

@@ -67,6 +67,8 @@ class Translator {
                                    const std::vector<Leaves>& params, ir::Block& block, int depth);
   StatusOr<Leaves> EmitCollective(const Instruction& inst, const Leaves& flat, ir::Block& block,
                                   int depth);
+  // batch-norm-training / -inference / -grad, expanded (ingest/hlo_ops_batchnorm.cc).
+  StatusOr<Leaves> EmitBatchNorm(const Instruction& inst, const Leaves& flat, ir::Block& block);
   // erf: the polynomial StableHLO writes for chlo.erf (ingest/hlo_ops_erf.cc).
   StatusOr<Leaves> EmitErf(const Instruction& inst, const Leaves& flat, ir::Block& block);
   // topk: a stable sort of (values, iota) along the last dimension, then slices of k.

@@ -238,3 +238,102 @@ def test_unsupported_opcode_is_named():
     lowered = jax.jit(f).lower(f32(3))
     message = _compile_error(hlo_program(lowered)[0])
     assert "kiln_no_such_target" in message, message
+
+
+# ---- batch-norm-* (PyTorch/XLA emits them; JAX never does): modules written by hand ----
+
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    n &= (1 << 64) - 1
+    while True:
+        out.append((n & 0x7F) | (0x80 if n > 0x7F else 0))
+        n >>= 7
+        if not n:
+            return bytes(out)
+
+
+def _field(number: int, payload) -> bytes:
+    if isinstance(payload, int):
+        return _varint(number << 3) + _varint(payload)
+    if isinstance(payload, float):
+        return _varint(number << 3 | 5) + np.float32(payload).tobytes()
+    payload = payload.encode() if isinstance(payload, str) else payload
+    return _varint(number << 3 | 2) + _varint(len(payload)) + payload
+
+
+def _shape(*dims: int, tuple_of=None) -> bytes:
+    if tuple_of is not None:
+        return _field(2, 13) + b"".join(_field(4, s) for s in tuple_of)
+    return _field(2, 11) + b"".join(_field(3, d) for d in dims)
+
+
+def _instr(name, opcode, iid, shape, operands=(), **extra) -> bytes:
+    body = _field(1, name) + _field(2, opcode) + _field(3, shape) + _field(35, iid)
+    body += b"".join(_field(36, o) for o in operands)
+    for number, value in extra.values():
+        body += _field(number, value)
+    return body
+
+
+def _batch_norm_module(opcode: str, operand_dims: list, feature: int) -> bytes:
+    c = operand_dims[feature]
+    vec = _shape(c)
+    full = _shape(*operand_dims)
+    if opcode == "batch-norm-training":
+        params, out = [full, vec, vec], _shape(tuple_of=[full, vec, vec])
+    elif opcode == "batch-norm-inference":
+        params, out = [full, vec, vec, vec, vec], full
+    else:
+        params, out = [full, vec, vec, vec, full], _shape(tuple_of=[full, vec, vec])
+    instrs = [_instr(f"p{i}", "parameter", i + 1, s, parameter_number=(9, i))
+              for i, s in enumerate(params)]
+    root = len(params) + 1
+    instrs.append(_instr("bn", opcode, root, out, range(1, root),
+                         epsilon=(24, 1e-3), feature_index=(25, feature)))
+    comp = _field(1, "main") + b"".join(_field(2, i) for i in instrs) + _field(5, 1) + _field(6, root)
+    return _field(1, "batch_norm") + _field(6, 1) + _field(3, comp)
+
+
+def _bn_reference(x, feature):
+    axes = tuple(d for d in range(x.ndim) if d != feature)
+    shape = [1] * x.ndim
+    shape[feature] = -1
+    mean = x.mean(axes)
+    var = ((x - mean.reshape(shape)) ** 2).mean(axes)
+    return axes, shape, mean, var
+
+
+@pytest.mark.parametrize("feature", [1, 3])
+def test_batch_norm_training_and_grad(feature):
+    x = RNG.standard_normal((4, 3, 5, 2)).astype(np.float32) * 2 + 1
+    c = x.shape[feature]
+    scale, offset = f32(c), f32(c)
+    axes, shape, mean, var = _bn_reference(x.astype(np.float64), feature)
+    inv = 1 / np.sqrt(var + np.float32(1e-3))
+    x_hat = (x - mean.reshape(shape)) * inv.reshape(shape)
+    want_y = x_hat * scale.reshape(shape) + offset.reshape(shape)
+    avals = [jax.ShapeDtypeStruct(x.shape, np.float32), jax.ShapeDtypeStruct((c,), np.float32),
+             jax.ShapeDtypeStruct((c,), np.float32)]
+    from program_formats_hlo import run_program  # noqa: PLC0415
+
+    y, m, v = run_program(_batch_norm_module("batch-norm-training", list(x.shape), feature),
+                          b"hlo", [x, scale, offset], avals)
+    np.testing.assert_allclose(m, mean, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(v, var, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(y, want_y, rtol=1e-5, atol=1e-5)
+
+    (inf,) = run_program(_batch_norm_module("batch-norm-inference", list(x.shape), feature),
+                         b"hlo", [x, scale, offset, m, v], avals[:1])
+    np.testing.assert_allclose(inf, want_y, rtol=1e-5, atol=1e-5)
+
+    dy = RNG.standard_normal(x.shape).astype(np.float32)
+    n = x.size / c
+    d_offset = dy.astype(np.float64).sum(axes)
+    d_scale = (dy * x_hat).sum(axes)
+    dx = (scale.reshape(shape) * inv.reshape(shape) / n
+          * (n * dy - d_offset.reshape(shape) - x_hat * d_scale.reshape(shape)))
+    gx, gs, go = run_program(_batch_norm_module("batch-norm-grad", list(x.shape), feature),
+                             b"hlo", [x, scale, m, v, dy], avals)
+    np.testing.assert_allclose(go, d_offset, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(gs, d_scale, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(gx, dx, rtol=1e-4, atol=1e-5)
