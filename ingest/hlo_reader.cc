@@ -110,13 +110,6 @@ Status CheckLayout(const Shape& shape, const std::string& what) {
                        "row-major)");
 }
 
-size_t LeafCount(const Shape& shape) {
-  if (shape.element_type != kPrimitiveTuple) return 1;
-  size_t n = 0;
-  for (const Shape& element : shape.tuple) n += LeafCount(element);
-  return n;
-}
-
 // Parameter shapes of a computation, by parameter number.
 StatusOr<std::vector<const Shape*>> ParameterShapes(const Computation& comp) {
   std::vector<const Shape*> shapes;
