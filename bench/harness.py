@@ -25,7 +25,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 
 
-def tree_close(a, b, exact: bool) -> bool:
+def tree_close(a, b, exact: bool | float) -> bool:
     import jax
     la, lb = jax.tree_util.tree_leaves(a), jax.tree_util.tree_leaves(b)
     if len(la) != len(lb):
@@ -34,11 +34,15 @@ def tree_close(a, b, exact: bool) -> bool:
         x, y = np.asarray(x), np.asarray(y)
         if x.shape != y.shape or x.dtype != y.dtype:
             return False
-        if exact:
+        if exact is True:
             if not np.array_equal(x, y):
                 return False
-        elif not np.allclose(x.astype(np.float64), y.astype(np.float64), rtol=1e-3, atol=1e-3,
-                             equal_nan=True):
+            continue
+        # exact False: rtol = atol = 1e-3; a number: that tolerance (e.g. bf16 programs).
+        tol = 1e-3 if exact is False else float(exact)
+        wide = np.complex128 if np.iscomplexobj(x) else np.float64
+        rtol = 0.0 if x.dtype.kind in "iub" else tol  # integers: within tol, absolutely
+        if not np.allclose(x.astype(wide), y.astype(wide), rtol=rtol, atol=tol, equal_nan=True):
             return False
     return True
 
@@ -112,7 +116,8 @@ MEMORY_CHILD = r"""
 import json, os, sys
 sys.path.insert(0, {here!r})
 import numpy as np, jax
-from programs import PROGRAMS
+from programs import PROGRAMS, X64
+jax.config.update("jax_enable_x64", {name!r} in X64)
 def rss(field):
     for line in open("/proc/self/status"):
         if line.startswith(field):

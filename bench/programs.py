@@ -186,3 +186,8 @@ PROGRAMS = {
     "x_times_2": (times_two, True),
     "one_plus_one": (one_plus_one, True),
 }
+
+# Users' programs (issue 35): other families, shapes and dtypes, written as users write them.
+from programs_users import USER_PROGRAMS, X64  # noqa: E402
+
+PROGRAMS.update(USER_PROGRAMS)

@@ -4,8 +4,11 @@
 // instructions (EmitFloatOp: add, subtract, multiply, divide, maximum, minimum, negate, abs, sqrt)
 // or vector functions (MapOp::kVectorCall, kernels/vector_math.h: Kiln's own f32 exp and tanh
 // emitted inline, codegen/native_math.h; the others, SLEEF's, called with a register of lanes),
-// reading fused-step inputs (whole or scalar), index maps' tiles and each other. Any other member
-// (integers, compares, conversions, ...) leaves the run interpreted.
+// and, on AVX2 CPUs, s32/u32 members that are integer instructions (EmitInt32Op: wrapping
+// add/subtract/multiply, bitwise ops, shifts, maximum/minimum; JAX's threefry random bits are
+// made of them) beside f32 ones, reading fused-step inputs (whole or scalar), index maps' tiles and
+// each other. Any other member (compares, conversions, 8/16/64-bit integers, ...) leaves the run
+// interpreted.
 //
 // The code: fn(ptrs, len) walks the tile two vectors of 32 bytes at a time (kWays); the rest, one
 // vector at a time, is read and written with vmaskmov (lanes past len are neither read nor
@@ -88,6 +91,13 @@ class TileEmitter : public Xbyak::CodeGenerator {
 
  private:
   int Members() const { return static_cast<int>(f_.members.size()); }
+  // A member on 32-bit integer lanes this code computes with integer instructions (EmitInt32Op):
+  // they share the f32 runs' lanes, so one run may mix them (random bits made into floats).
+  bool IsInt32Member(const MapCode& c) const {
+    static const bool avx2 = Avx2Available("KILN_FUSED_JIT");
+    return avx2 && !f64_ && (c.in == ir::DType::kS32 || c.in == ir::DType::kU32) && c.out == c.in &&
+           IsInt32Arithmetic(c.op);
+  }
   // Members this code computes: [begin_, end_) and not index maps.
   bool Computes(int m) const {
     return m >= begin_ && m < end_ && !f_.members[static_cast<size_t>(m)].absolute;
@@ -180,11 +190,10 @@ bool TileEmitter::Plan() {
     any = true;
     store_[static_cast<size_t>(m)] = mem.out.kind == Ref::kOutput;
     const MapCode& c = mem.code;
-    const bool known = IsFloatArithmetic(c.op) || (c.op == MapOp::kVectorCall && c.fn != nullptr);
-    if (!known || c.in != t || c.out != t || mem.out.width != width ||
-        static_cast<int>(mem.in.size()) != ArityOf(c.op)) {
-      return false;
-    }
+    const bool known_float =
+        IsFloatArithmetic(c.op) || (c.op == MapOp::kVectorCall && c.fn != nullptr);
+    if (!(known_float && c.in == t && c.out == t) && !IsInt32Member(c)) return false;
+    if (mem.out.width != width || static_cast<int>(mem.in.size()) != ArityOf(c.op)) return false;
     for (const Ref& r : mem.in) {
       if (r.width != width) return false;
       Source s;
@@ -250,7 +259,7 @@ void TileEmitter::Generate() {
   for (int i = 0; i < Members(); ++i) {
     if (!Computes(i)) continue;
     const Member& m = f_.members[static_cast<size_t>(i)];
-    signs |= m.code.op == MapOp::kNegate || m.code.op == MapOp::kAbs;
+    signs |= (m.code.op == MapOp::kNegate || m.code.op == MapOp::kAbs) && !IsInt32Member(m.code);
     calls |=
         m.code.op == MapOp::kVectorCall && (f64_ || NativeMathOf(m.code.fn) == NativeMath::kNone);
   }
@@ -438,6 +447,9 @@ void TileEmitter::EmitMember(int m, int way, bool masked) {
     mask_loaded_ = false;
     sign_ready_ = false;
     d = 0;
+  } else if (IsInt32Member(mem.code)) {
+    d = Allocate(a, b, at + 1);
+    EmitInt32Op(*this, op, mem.code.in == ir::DType::kS32, V(d), V(a), V(b), V(kTempReg));
   } else {
     if ((op == MapOp::kNegate || op == MapOp::kAbs) && !sign_ready_) {
       EmitSignMask(*this, f64_, true, V(kSignReg));

@@ -27,6 +27,13 @@ bool Avx512Available(const char* switch_var) {
   return cpu.has(Xbyak::util::Cpu::tAVX512F) && cpu.has(Xbyak::util::Cpu::tAVX512DQ);
 }
 
+bool Avx2Available(const char* switch_var) {
+  const char* env = std::getenv(switch_var);
+  if (env != nullptr && std::strcmp(env, "0") == 0) return false;
+  const Xbyak::util::Cpu cpu;
+  return cpu.has(Xbyak::util::Cpu::tAVX2);
+}
+
 void DumpNativeCode(const char* env_var, const uint8_t* code, size_t size) {
   const char* prefix = std::getenv(env_var);
   if (prefix == nullptr || *prefix == '\0') return;
@@ -49,6 +56,27 @@ bool IsFloatArithmetic(MapOp op) {
     case MapOp::kNegate:
     case MapOp::kAbs:
     case MapOp::kSqrt:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool IsInt32Arithmetic(MapOp op) {
+  switch (op) {
+    case MapOp::kAdd:
+    case MapOp::kSubtract:
+    case MapOp::kMultiply:
+    case MapOp::kMaximum:
+    case MapOp::kMinimum:
+    case MapOp::kAnd:
+    case MapOp::kOr:
+    case MapOp::kXor:
+    case MapOp::kNot:
+    case MapOp::kNegate:
+    case MapOp::kShiftLeft:
+    case MapOp::kShiftRightLogical:
+    case MapOp::kShiftRightArithmetic:
       return true;
     default:
       return false;
@@ -174,6 +202,61 @@ void EmitFloatOp(Xbyak::CodeGenerator& g, MapOp op, bool f64, bool packed, const
       }
       break;
     }
+    default:
+      break;
+  }
+}
+
+void EmitInt32Op(Xbyak::CodeGenerator& g, MapOp op, bool is_signed, const Xbyak::Xmm& d,
+                 const Xbyak::Xmm& a, const Xbyak::Xmm& b, const Xbyak::Xmm& t) {
+  // The bitwise instructions have no VEX form on zmm registers: there, their EVEX (dword) forms.
+  const bool zmm = d.isZMM();
+  switch (op) {
+    case MapOp::kAdd:
+      g.vpaddd(d, a, b);
+      break;
+    case MapOp::kSubtract:
+      g.vpsubd(d, a, b);
+      break;
+    case MapOp::kMultiply:  // the low 32 bits of the product: wrapping, signed or not
+      g.vpmulld(d, a, b);
+      break;
+    case MapOp::kMaximum:
+      is_signed ? g.vpmaxsd(d, a, b) : g.vpmaxud(d, a, b);
+      break;
+    case MapOp::kMinimum:
+      is_signed ? g.vpminsd(d, a, b) : g.vpminud(d, a, b);
+      break;
+    case MapOp::kAnd:
+      zmm ? g.vpandd(d, a, b) : g.vpand(d, a, b);
+      break;
+    case MapOp::kOr:
+      zmm ? g.vpord(d, a, b) : g.vpor(d, a, b);
+      break;
+    case MapOp::kXor:
+      zmm ? g.vpxord(d, a, b) : g.vpxor(d, a, b);
+      break;
+    case MapOp::kNot:
+      if (zmm) {
+        g.vpternlogd(d, d, a, 0x55);  // bit = !a (the table's value where a is 0)
+      } else {
+        g.vpcmpeqd(t, t, t);  // all ones
+        g.vpxor(d, a, t);
+      }
+      break;
+    case MapOp::kNegate:  // 0 - a, wrapping
+      zmm ? g.vpxord(t, t, t) : g.vpxor(t, t, t);
+      g.vpsubd(d, t, a);
+      break;
+    case MapOp::kShiftLeft:
+      g.vpsllvd(d, a, b);
+      break;
+    case MapOp::kShiftRightLogical:
+      g.vpsrlvd(d, a, b);
+      break;
+    case MapOp::kShiftRightArithmetic:
+      g.vpsravd(d, a, b);
+      break;
     default:
       break;
   }

@@ -25,6 +25,10 @@ bool Avx512Available(const char* switch_var);
 // `objdump -D -b binary -m i386:x86-64`); n counts the dumps of the process.
 void DumpNativeCode(const char* env_var, const uint8_t* code, size_t size);
 
+// Whether the CPU has AVX2 (integer instructions on ymm registers) and the environment variable
+// `switch_var` is not "0".
+bool Avx2Available(const char* switch_var);
+
 // Float ops that are instructions (EmitFloatOp), and the number of operands of every op.
 bool IsFloatArithmetic(lower::MapOp op);
 int ArityOf(lower::MapOp op);
@@ -36,6 +40,17 @@ int ArityOf(lower::MapOp op);
 void EmitFloatOp(Xbyak::CodeGenerator& g, lower::MapOp op, bool f64, bool packed,
                  const Xbyak::Xmm& d, const Xbyak::Xmm& a, const Xbyak::Xmm& b, const Xbyak::Xmm& t,
                  const Xbyak::Xmm& sign);
+// Integer ops on 32-bit lanes that are instructions (EmitInt32Op): add, subtract, multiply,
+// maximum, minimum, and, or, xor, not, negate and the three shifts.
+bool IsInt32Arithmetic(lower::MapOp op);
+
+// d = op(a, b) on every 32-bit lane of ymm (AVX2) or zmm (AVX512F) registers, `is_signed` choosing
+// maximum/minimum's comparison. d must differ from a and b; t is a temporary. Wrapping arithmetic,
+// shifts as elementwise_ops.h defines them (vpsllvd / vpsrlvd give 0 from a count of 32 on, read
+// unsigned; vpsravd the sign fill): the same bits as the ops' C++.
+void EmitInt32Op(Xbyak::CodeGenerator& g, lower::MapOp op, bool is_signed, const Xbyak::Xmm& d,
+                 const Xbyak::Xmm& a, const Xbyak::Xmm& b, const Xbyak::Xmm& t);
+
 // dst = the sign bit in every f32 (f64) lane of its xmm, or of its ymm when `wide`, or of dst
 // when it is a zmm.
 void EmitSignMask(Xbyak::CodeGenerator& g, bool f64, bool wide, const Xbyak::Xmm& dst);

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "compiler/donation.h"
+#include "compiler/entry_layouts.h"
 #include "compiler/narrow_float.h"
 #include "compiler/program_builder.h"
 #include "compiler/verifier.h"
@@ -149,6 +150,22 @@ StatusOr<std::shared_ptr<const Executable>> CompileModule(std::shared_ptr<const 
                                                           std::string fingerprint) {
   KILN_RETURN_IF_ERROR(VerifyModule(*module));
   KILN_RETURN_IF_ERROR(CheckAllOpsSupported(*module));
+  // Entry layouts other than row-major: transposes at @main's edges (compiler/entry_layouts.h).
+  if (module->MainFunction() == nullptr) return InvalidArgument("the module has no @main");
+  KILN_ASSIGN_OR_RETURN(EntryLayouts layouts, ReadEntryLayouts(*module->MainFunction()));
+  if (!layouts.all_row_major) {
+    if (options.num_replicas > 1) {
+      return Unimplemented(
+          "layouts other than row-major (mhlo.layout_mode) on a replicated "
+          "program (" +
+          std::to_string(options.num_replicas) + " replicas) are not supported");
+    }
+    auto relaid = std::make_shared<ir::Module>(*module);
+    ir::Function& main =
+        relaid->functions[static_cast<size_t>(relaid->MainFunction() - relaid->functions.data())];
+    KILN_RETURN_IF_ERROR(ApplyEntryLayouts(*relaid, main, layouts));
+    module = std::move(relaid);
+  }
   if (NeedsF32Compute(*module)) {
     auto widened = std::make_shared<ir::Module>(*module);
     ComputeInF32(*widened);
@@ -231,6 +248,8 @@ StatusOr<std::shared_ptr<const Executable>> CompileModule(std::shared_ptr<const 
   exe->result_donor = exe->spmd.has_value() ? std::vector<int32_t>(exe->result_types.size(), -1)
                                             : PlanDonations(*exe->main, donated_to_per_arg);
   exe->run_inline = IsCheap(*module, Executable::kInlineBytes);
+  exe->arg_layouts = std::move(layouts.args);
+  exe->result_layouts = std::move(layouts.results);
   exe->module = std::move(module);
   exe->options = std::move(options);
   exe->fingerprint = std::move(fingerprint);

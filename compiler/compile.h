@@ -22,6 +22,9 @@ namespace kiln::compiler {
 // it or serializes.
 struct Executable : engine::Executable {
   std::shared_ptr<const ir::Module> module;
+  // minor_to_major of each argument and result at the boundary (compiler/entry_layouts.h):
+  // arg_types / result_types are the physical (row-major) types of arrays in these orders.
+  std::vector<std::vector<int64_t>> arg_layouts, result_layouts;
   ingest::CompileOptions options;
 };
 

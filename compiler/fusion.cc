@@ -22,6 +22,7 @@ using lower::kMaxMapInputs;
 using lower::kMaxMembers;
 using lower::kTileScratchBytes;
 using lower::MapInfo;
+using lower::MapOp;
 using lower::Program;
 using lower::Step;
 namespace {
@@ -209,6 +210,11 @@ std::optional<Step> MakeFusedStep(const Program& p, const std::vector<size_t>& g
     const bool reduced =
         f->rows.fn != nullptr && f->rows.x.kind == m.out.kind && f->rows.x.index == m.out.index;
     m.row_value = m.absolute && p.steps[group[gi]].kernel.map->row_broadcast == tile && !reduced;
+    // A broadcast of a one-element input (a constant splat): native code reads the element.
+    if (m.absolute && m.code.op == MapOp::kBroadcast && m.in.size() == 1 &&
+        m.in[0].kind == Ref::kInput && f->input_elements[static_cast<size_t>(m.in[0].index)] == 1) {
+      m.row_value = true;
+    }
   }
   f->chunk = std::max<int64_t>(1, min_chunk / tile);
   f->native = codegen::BuildNativeTile(*f, 0, f->post_begin);

@@ -108,14 +108,17 @@ Status RunFused(const FusedPlan& f, std::span<const runtime::View> in,
         for (size_t i = 0; i < out.size(); ++i) {  // the reduction's output too (never read)
           ptrs[k++] = static_cast<std::byte*>(out[i].ptr) + b * ir::DTypeByteSize(out[i].dtype);
         }
-        // A broadcast of one value per row, in tiles of one row: the code reads that value.
+        // A broadcast of one value per row, in tiles of one row, or of a one-element input: the
+        // code reads that value.
         for (const Member& m : f.members) {
           if (!m.row_value) continue;
           const Ref& src = m.in[0];
+          const bool one =
+              src.kind == Ref::kInput && f.input_elements[static_cast<size_t>(src.index)] == 1;
           ptrs[in.size() + static_cast<size_t>(m.out.index)] =
               static_cast<std::byte*>(
                   (src.kind == Ref::kOutput ? out : in)[static_cast<size_t>(src.index)].ptr) +
-              b / f.tile * src.width;
+              (one ? 0 : b / f.tile * src.width);
         }
         index_maps(0, f.post_begin, b, len, true);
         f.native->Run(ptrs, len);

@@ -1,12 +1,14 @@
 // stablehlo.custom_call: the op is one registry entry whose lowering hands the call to the
 // lowering rule its target registered (lower::OpRegistry::AddCustomCall). Target families:
 // kernels/lapack_*.cc (JAX's CPU linear-algebra calls), kernels/callback.cc,
-// kernels/approx_top_k.cc; here: @dce_sink.
+// kernels/approx_top_k.cc; targets registered as XLA FFI handlers: kernels/ffi_call.cc; here:
+// @dce_sink and the memory placement markers.
 #include "kernels/custom_call.h"
 
 #include <string>
 
 #include "kernels/families.h"
+#include "kernels/ffi_call.h"
 #include "kernels/lowering.h"
 
 namespace kiln::kernels {
@@ -58,14 +60,44 @@ StatusOr<Kernel> LowerDceSink(LowerContext& ctx) {
                    std::span<const runtime::View>) -> Status { return Status::Ok(); });
 }
 
+// Placement markers JAX and XLA's host-offloading passes put in programs:
+// @annotate_device_placement (a value's memory kind, `_xla_buffer_placement` in its frontend
+// attributes), @MoveToHost and @MoveToDevice (host offloading, remat to host, compute_on). On a
+// CPU every memory kind is the same host memory, so each forwards its operand.
+StatusOr<Kernel> LowerPlacementMarker(LowerContext& ctx) {
+  KILN_RETURN_IF_ERROR(ExpectArity(ctx, 1, 1, 1));
+  if (!(ctx.operand_type(0) == ctx.result_type(0))) {
+    return InvalidArgument("result type differs from the operand type");
+  }
+  return Kernel::Forward(1);
+}
+
+// @LayoutConstraint (jax.lax.with_sharding_constraint with a Format): the value in the layout of
+// `result_layouts`. A layout changes no value, and inside a program every Kiln value is row-major,
+// so the constraint forwards its operand once its layout is checked to be a dense one. (A result's
+// own layout comes from its `mhlo.layout_mode`, compiler/entry_layouts.h.)
+StatusOr<Kernel> LowerLayoutConstraint(LowerContext& ctx) {
+  KILN_RETURN_IF_ERROR(ExpectArity(ctx, 1, 1, 1));
+  if (!(ctx.operand_type(0) == ctx.result_type(0))) {
+    return InvalidArgument("result type differs from the operand type");
+  }
+  KILN_RETURN_IF_ERROR(ResultLayout(ctx.op(), ctx.module(), 0).status());
+  return Kernel::Forward(1);
+}
+
 StatusOr<Kernel> LowerCustomCall(LowerContext& ctx) {
   const ir::Op& op = ctx.op();
   const ir::Attr* target = op.attr("call_target_name");
   if (target == nullptr) return InvalidArgument("has no call_target_name");
   const lower::CustomCallDef* def = kernels::Registry().FindCustomCall(target->str);
-  if (def == nullptr)
-    return Unimplemented("custom call target @" + target->str + " is not supported");
-  return def->lower(ctx);
+  if (def != nullptr) return def->lower(ctx);
+  // A target a client registered as an XLA FFI handler (kernels/ffi_call.h).
+  if (const runtime::FfiHandler* handler = runtime::FindFfiHandler(target->str)) {
+    return LowerFfiCall(ctx, target->str, *handler);
+  }
+  return Unimplemented("custom call target @" + target->str +
+                       " is not supported (and no XLA FFI handler is registered under that name "
+                       "for platform kiln)");
 }
 
 }  // namespace
@@ -121,6 +153,10 @@ namespace kiln::kernels {
 void RegisterCustomCallOps(OpRegistry& registry) {
   registry.Add({"stablehlo.custom_call", "custom_call", &kernels::LowerCustomCall});
   registry.AddCustomCall({"dce_sink", "custom_call", &kernels::LowerDceSink});
+  registry.AddCustomCall({"LayoutConstraint", "custom_call", &kernels::LowerLayoutConstraint});
+  for (const char* marker : {"annotate_device_placement", "MoveToHost", "MoveToDevice"}) {
+    registry.AddCustomCall({marker, "custom_call", &kernels::LowerPlacementMarker});
+  }
 }
 
 }  // namespace kiln::kernels

@@ -141,6 +141,9 @@ KILN_MAP_OP(NegateOp, kNegate)
 KILN_MAP_OP(AbsOp, kAbs)
 KILN_MAP_OP(SqrtOp, kSqrt)
 KILN_MAP_OP(NotOp, kNot)
+KILN_MAP_OP(ShiftLeftOp, kShiftLeft)
+KILN_MAP_OP(ShiftRightLogicalOp, kShiftRightLogical)
+KILN_MAP_OP(ShiftRightArithmeticOp, kShiftRightArithmetic)
 #undef KILN_MAP_OP
 template <CmpDir kDir>
 inline constexpr lower::MapOp kMapOpOf<CompareOp<kDir, false>> =

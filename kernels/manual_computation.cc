@@ -271,6 +271,8 @@ Status RunManual(const ManualPlan& p, ExecContext& ec, std::span<const View> in,
     instance.network = ec.network;
     instance.process_of = ec.process_of;
     instance.program_id = ec.program_id;
+    instance.ffi_user_data = ec.ffi_user_data;
+    instance.run_id = ec.run_id;
     Status s =
         RunInstance(p, instance, ec, d, ec.scratch + static_cast<size_t>(d) * p.instance_bytes, in);
     if (s.ok()) {

@@ -25,6 +25,7 @@
 #include "kernels/arg_reduce.h"
 #include "kernels/dispatch.h"
 #include "kernels/families.h"
+#include "kernels/float16.h"
 #include "kernels/lowering.h"
 #include "kernels/reduce_fast.h"
 #include "kernels/reduce_simd.h"
@@ -124,6 +125,41 @@ void FastRowsDirect(const void* state, const void* x, const void* init, void* ou
   f.rows(f.geometry, x, init, out, b, e);
 }
 
+// bf16/f16 maximum and minimum: exact in any order, so they reduce in f32 on the f32 fast path,
+// the operand and initial value widened (exact) into the step's scratch and the results narrowed
+// back (exact: each is one of the values). Interpreting the body per element cost 170 ms for the
+// row maxima of a [4, 4, 128, 128] bf16 softmax.
+Kernel NarrowMinMaxReduce(ReducerKind kind, ir::DType dtype, const std::vector<int64_t>& dims,
+                          const std::vector<bool>& reduced, std::vector<ir::Type> types,
+                          int64_t out_elements) {
+  auto fast = std::make_shared<FastReduce>();
+  fast->geometry = AnalyzeReduce(dims, reduced);
+  fast->run = kind == ReducerKind::kMaximum ? &RunFastReduce<ReducerKind::kMaximum, float>
+                                            : &RunFastReduce<ReducerKind::kMinimum, float>;
+  const int64_t in_elements = types[0].num_elements();
+  const bool bf16 = dtype == ir::DType::kBF16;
+  const auto widen = [bf16](uint16_t h) { return bf16 ? Bf16BitsToFloat(h) : HalfBitsToFloat(h); };
+  Kernel kernel(
+      [=](ExecContext& ctx, std::span<const View> in, std::span<const View> out) -> Status {
+        KILN_RETURN_IF_ERROR(CheckArrays(in, types));
+        float* x = reinterpret_cast<float*>(ctx.scratch);
+        float* y = x + in_elements;
+        const auto* src = static_cast<const uint16_t*>(in[0].data());
+        runtime::ParallelFor(in_elements, int64_t{1} << 16, [&](int64_t b, int64_t e) {
+          for (int64_t i = b; i < e; ++i) x[i] = widen(src[i]);
+        });
+        const float init = widen(*static_cast<const uint16_t*>(in[1].data()));
+        fast->run(fast->geometry, x, &init, y);
+        auto* dst = static_cast<uint16_t*>(out[0].data());
+        for (int64_t i = 0; i < out_elements; ++i) {
+          dst[i] = bf16 ? FloatToBf16Bits(y[i]) : FloatToHalfBits(y[i]);
+        }
+        return Status::Ok();
+      });
+  kernel.scratch_bytes = static_cast<size_t>(in_elements + out_elements) * sizeof(float);
+  return kernel;
+}
+
 StatusOr<Kernel> LowerReduce(LowerContext& ctx) {
   const ir::Op& op = ctx.op();
   KILN_ASSIGN_OR_RETURN(ReduceOperands operands, ReadReduceOperands(ctx));
@@ -152,6 +188,12 @@ StatusOr<Kernel> LowerReduce(LowerContext& ctx) {
 
   // Fast path: one input and a recognised body.
   std::optional<ReducerKind> kind = MatchBinaryReducer(ctx.module(), op.regions[0], dtypes[0]);
+  if (n == 1 && kind && (*kind == ReducerKind::kMaximum || *kind == ReducerKind::kMinimum) &&
+      (dtypes[0] == ir::DType::kBF16 || dtypes[0] == ir::DType::kF16)) {
+    int64_t out_elements = 1;
+    for (int64_t d : out_dims) out_elements *= d;
+    return NarrowMinMaxReduce(*kind, dtypes[0], dims, reduced, all_types, out_elements);
+  }
   if (n == 1 && kind && *kind != ReducerKind::kReplace && ReducerSupportsDType(*kind, dtypes[0])) {
     auto fast = std::make_shared<FastReduce>();
     fast->geometry = AnalyzeReduce(dims, reduced);

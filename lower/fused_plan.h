@@ -44,8 +44,9 @@ struct FusedPlan {
     bool absolute = false;  // MapInfo::absolute: `in` are read whole (fused-step inputs, or the
                             // row reduction's output for a row broadcast after it)
     // An index map broadcasting one value per row (MapInfo::row_broadcast) in tiles of exactly one
-    // row, whose tile only native code reads: that code reads the row's value from the source
-    // instead (RunFused points at it and skips the fill).
+    // row, or broadcasting a one-element fused-step input (a splat constant), whose tile only
+    // native code reads: that code reads the value from the source instead (RunFused points at
+    // it and skips the fill).
     bool row_value = false;
     Ref out;
     std::vector<Ref> in;  // per range input

@@ -23,6 +23,7 @@
 namespace kiln::runtime {
 class Rendezvous;
 class Network;
+class FfiUserData;
 }  // namespace kiln::runtime
 
 namespace kiln::lower {
@@ -71,6 +72,10 @@ struct ExecContext {
   bool OnRemoteDevice() const {
     return RemoteParticipant(replica_id * num_partitions + partition_id);
   }
+  // The user data the client attached to this execution (PJRT_ExecuteContext, for XLA FFI
+  // handlers: runtime/ffi.h), or null; and the execution's id (0: none given).
+  std::shared_ptr<const runtime::FfiUserData> ffi_user_data;
+  int64_t run_id = 0;
   // Memory the running step may use for as long as it runs: `Kernel::scratch_bytes` bytes, 64-byte
   // aligned (sub-program frames, loop carries). Set by the runner for each step.
   std::byte* scratch = nullptr;
@@ -116,6 +121,11 @@ enum class MapOp : uint8_t {
   kCopy,
   kBroadcast,
   kVectorCall,  // fn(x): one f32 or f64 vector function, called with the operand's lanes
+  // Integer shifts, the amount (in1) read as unsigned: from the width on, shift_left and
+  // shift_right_logical give 0 and shift_right_arithmetic the sign fill.
+  kShiftLeft,
+  kShiftRightLogical,
+  kShiftRightArithmetic,
 };
 struct MapCode {
   MapOp op = MapOp::kNone;

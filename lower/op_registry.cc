@@ -1,5 +1,7 @@
 #include "lower/op_registry.h"
 
+#include "runtime/ffi.h"
+
 namespace kiln::lower {
 
 const OpDef* OpRegistry::Find(std::string_view name) const {
@@ -20,7 +22,9 @@ bool OpRegistry::Supports(const ir::Op& op) const {
   if (Find(op.name) == nullptr) return false;
   if (op.name != "stablehlo.custom_call") return true;
   const ir::Attr* target = op.attr("call_target_name");
-  return target != nullptr && FindCustomCall(target->str) != nullptr;
+  // A target Kiln serves, or one a client registered as an XLA FFI handler (runtime/ffi.h).
+  return target != nullptr && (FindCustomCall(target->str) != nullptr ||
+                               runtime::FindFfiHandler(target->str) != nullptr);
 }
 
 }  // namespace kiln::lower

@@ -8,6 +8,9 @@
 #include "pjrt/buffer.h"
 #include "pjrt/cross_host.h"
 #include "pjrt/entry_points.h"
+#include "pjrt/ffi_extension.h"
+#include "pjrt/layouts.h"
+#include "pjrt/memory_descriptions.h"
 #include "pjrt/shardings.h"
 #include "runtime/host_callback.h"
 
@@ -37,9 +40,16 @@ PJRT_Api MakeApi() {
   // Kiln's own extension (abi/kiln_extension.h) heads the chain; frameworks skip its unknown type.
   // Then the Shardings extension (partitioned executables' parameter and output shardings) and the
   // CrossHostTransfers extension (device_put between processes; its presence alone makes jaxlib
-  // report supports_cross_host_transfers).
+  // report supports_cross_host_transfers), the Layouts extension (buffer, default and executable
+  // layouts), the MemoryDescriptions extension (a device description's memory kinds) and, last,
+  // the FFI extension (XLA FFI handlers, user types, user data on an ExecuteContext).
+  static PJRT_FFI_Extension ffi_extension = MakeFfiExtension(nullptr);
+  static PJRT_MemoryDescriptions_Extension memory_descriptions_extension =
+      MakeMemoryDescriptionsExtension(&ffi_extension.base);
+  static PJRT_Layouts_Extension layouts_extension =
+      MakeLayoutsExtension(&memory_descriptions_extension.base);
   static PJRT_CrossHostTransfers_Extension cross_host_extension =
-      MakeCrossHostTransfersExtension(nullptr);
+      MakeCrossHostTransfersExtension(&layouts_extension.base);
   static PJRT_Shardings_Extension shardings_extension =
       MakeShardingsExtension(&cross_host_extension.base);
   static Kiln_Extension kiln_extension = MakeKilnExtension(&shardings_extension.base);

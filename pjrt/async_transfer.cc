@@ -44,6 +44,7 @@ struct TransferState {
 
 struct PJRT_AsyncHostToDeviceTransferManager {
   PJRT_Device* device = nullptr;
+  kiln::pjrt::KilnMemory* memory = nullptr;  // the memory the buffers go to
   std::shared_ptr<kiln::pjrt::TransferState> state;
 };
 
@@ -162,6 +163,7 @@ PJRT_Error* Client_CreateBuffersForAsyncHostToDevice(
     }
     auto* manager = new Manager;
     manager->device = device;
+    manager->memory = AsKiln(args->memory);
     manager->state = std::move(state);
     args->transfer_manager = manager;
     return Status::Ok();
@@ -261,7 +263,7 @@ PJRT_Error* AsyncHostToDeviceTransferManager_RetrieveBuffer(
       slot.retrieved = true;
       async = slot.async;
     }
-    args->buffer_out = NewBuffer(m->device, std::move(async));
+    args->buffer_out = NewBuffer(m->device, std::move(async), m->memory);
     return Status::Ok();
   });
 }

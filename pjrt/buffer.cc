@@ -83,6 +83,24 @@ Status CheckDefaultLayout(const PJRT_Buffer_MemoryLayout* layout, std::span<cons
       "layout");
 }
 
+StatusOr<std::vector<int64_t>> DenseDeviceLayout(const PJRT_Buffer_MemoryLayout* layout,
+                                                 std::span<const int64_t> dims, int64_t elem_size,
+                                                 const char* function) {
+  const size_t rank = dims.size();
+  if (layout != nullptr && RawEnum(layout->type) == PJRT_Buffer_MemoryLayout_Type_Tiled &&
+      layout->tiled.num_tiles == 0 && layout->tiled.minor_to_major_size == rank &&
+      (rank == 0 || layout->tiled.minor_to_major != nullptr)) {
+    std::vector<int64_t> m2m(layout->tiled.minor_to_major, layout->tiled.minor_to_major + rank);
+    // Validates the permutation (its strides are not needed here).
+    KILN_RETURN_IF_ERROR(PermutedByteStrides(dims, m2m, elem_size).status(), function);
+    return m2m;
+  }
+  KILN_RETURN_IF_ERROR(CheckDefaultLayout(layout, dims, elem_size, function));
+  std::vector<int64_t> m2m(rank);
+  for (size_t i = 0; i < rank; ++i) m2m[i] = static_cast<int64_t>(rank - 1 - i);
+  return m2m;
+}
+
 StatusOr<std::vector<int64_t>> ReadDims(const int64_t* dims, size_t num_dims, ir::DType dtype,
                                         const char* function) {
   if (num_dims > 0 && dims == nullptr) {
@@ -113,7 +131,9 @@ PJRT_Error* Client_BufferFromHostBuffer(PJRT_Client_BufferFromHostBuffer_Args* a
     }
     KILN_ASSIGN_OR_RETURN(PJRT_Device * device,
                           ResolvePlacement(args->client, args->device, args->memory, kFn));
-    KILN_RETURN_IF_ERROR(CheckDefaultLayout(args->device_layout, dims, elem, kFn));
+    // The device layout: any dense order (the array is stored in it), row-major by default.
+    KILN_ASSIGN_OR_RETURN(std::vector<int64_t> layout,
+                          DenseDeviceLayout(args->device_layout, dims, elem, kFn));
 
     std::vector<int64_t> src_strides;
     if (args->byte_strides != nullptr && args->num_byte_strides > 0) {
@@ -129,14 +149,17 @@ PJRT_Error* Client_BufferFromHostBuffer(PJRT_Client_BufferFromHostBuffer_Args* a
       src_strides = DenseByteStrides(dims, elem);
     }
 
-    KILN_ASSIGN_OR_RETURN(runtime::Array array, runtime::Array::Allocate(dtype, dims));
+    KILN_ASSIGN_OR_RETURN(runtime::Array array,
+                          runtime::Array::Allocate(dtype, compiler::PhysicalDims(dims, layout)));
     if (array.byte_size() > 0) {
       if (args->data == nullptr) {
         return InvalidArgument(Prefix(kFn) + "data is NULL for a non-empty array");
       }
       // Copying now is valid under every semantics (including the zero-copy ones) and means the
       // host buffer is released as soon as this call returns.
-      CopyStrided(args->data, src_strides, array.data(), DenseByteStrides(dims, elem), dims,
+      KILN_ASSIGN_OR_RETURN(std::vector<int64_t> dst_strides,
+                            PermutedByteStrides(dims, layout, elem), kFn);
+      CopyStrided(args->data, src_strides, array.data(), dst_strides, dims,
                   static_cast<size_t>(elem));
     }
     auto async = runtime::AsyncArray::MakeReady(std::move(array));
@@ -144,7 +167,8 @@ PJRT_Error* Client_BufferFromHostBuffer(PJRT_Client_BufferFromHostBuffer_Args* a
                  KILN_FIELD_END(PJRT_Client_BufferFromHostBuffer_Args, done_with_host_buffer))) {
       args->done_with_host_buffer = NewEvent(runtime::Event::MakeReady());
     }
-    args->buffer = NewBuffer(device, std::move(async));
+    args->buffer = NewBuffer(device, std::move(async), PlacementMemory(device, args->memory),
+                             std::move(layout));
     return Status::Ok();
   });
 }
@@ -164,7 +188,8 @@ PJRT_Error* Client_CreateUninitializedBuffer(PJRT_Client_CreateUninitializedBuff
     // Zeroed: "uninitialised" contents are unspecified, and zeros keep tools like ASan/MSan quiet.
     KILN_ASSIGN_OR_RETURN(runtime::Array array,
                           runtime::Array::Allocate(dtype, dims, /*zero=*/true));
-    args->buffer = NewBuffer(device, runtime::AsyncArray::MakeReady(std::move(array)));
+    args->buffer = NewBuffer(device, runtime::AsyncArray::MakeReady(std::move(array)),
+                             PlacementMemory(device, args->memory));
     return Status::Ok();
   });
 }
@@ -183,7 +208,7 @@ PJRT_Error* Client_CreateErrorBuffer(PJRT_Client_CreateErrorBuffer_Args* args) {
         CallerStatus(RawEnum(args->error_code), args->error_message, args->error_message_size);
     auto async = std::make_shared<runtime::AsyncArray>(dtype, std::move(dims));
     async->SetError(std::move(error));
-    args->buffer = NewBuffer(device, std::move(async));
+    args->buffer = NewBuffer(device, std::move(async), PlacementMemory(device, args->memory));
     return Status::Ok();
   });
 }

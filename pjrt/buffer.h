@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "abi/pjrt_c_api.h"
+#include "compiler/entry_layouts.h"
 #include "ir/dtype.h"
 #include "pjrt/device.h"
 #include "runtime/async_array.h"
@@ -29,12 +30,18 @@ void ReleaseHostMemory(void* reference);
 }  // namespace kiln::pjrt
 
 struct PJRT_Buffer {
-  PJRT_Buffer(PJRT_Device* d, kiln::runtime::AsyncArrayRef a)
+  // Placed in `m`, one of `d`'s memories, or in `d`'s default memory when `m` is NULL. `a` holds
+  // the array in the order `layout` (minor_to_major; empty: row-major): its dims are the physical
+  // ones, from major to minor (compiler/entry_layouts.h).
+  PJRT_Buffer(PJRT_Device* d, kiln::runtime::AsyncArrayRef a, kiln::pjrt::KilnMemory* m = nullptr,
+              std::vector<int64_t> layout = {})
       : device(d),
-        memory(d->memory),
+        memory(m != nullptr ? m : d->memory),
         dtype(a->dtype()),
-        dims(a->dims()),
-        minor_to_major(DescendingMinorToMajor(dims.size())),
+        dims(layout.empty() ? a->dims() : kiln::compiler::LogicalDims(a->dims(), layout)),
+        minor_to_major(layout.empty() ? DescendingMinorToMajor(a->dims().size())
+                                      : std::move(layout)),
+        physical_dims(a->dims()),
         array_(std::move(a)) {
     kiln::pjrt::RegisterBuffer(this);
   }
@@ -46,7 +53,8 @@ struct PJRT_Buffer {
   kiln::pjrt::KilnMemory* const memory;
   const kiln::ir::DType dtype;
   const std::vector<int64_t> dims;            // kept after deletion: metadata stays queryable
-  const std::vector<int64_t> minor_to_major;  // {rank-1, ..., 0}: dense row-major
+  const std::vector<int64_t> minor_to_major;  // dense; {rank-1, ..., 0} unless asked otherwise
+  const std::vector<int64_t> physical_dims;   // the array's dims: `dims` from major to minor
 
   // The array, or FAILED_PRECONDITION naming `function` once the buffer has been deleted.
   kiln::StatusOr<kiln::runtime::AsyncArrayRef> Get(const char* function) const {
@@ -117,11 +125,21 @@ StatusOr<PJRT_Device*> ResolvePlacement(PJRT_Client* client, PJRT_Device* device
 // Kiln stores arrays dense and row-major; a requested device layout must be exactly that.
 Status CheckDefaultLayout(const PJRT_Buffer_MemoryLayout* layout, std::span<const int64_t> dims,
                           int64_t elem_size, const char* function);
+// The dense order a device layout asks for (row-major when NULL); other layouts are refused.
+StatusOr<std::vector<int64_t>> DenseDeviceLayout(const PJRT_Buffer_MemoryLayout* layout,
+                                                 std::span<const int64_t> dims, int64_t elem_size,
+                                                 const char* function);
 // Reads `dims`/`num_dims` and validates them (non-negative, byte size fits int64).
 StatusOr<std::vector<int64_t>> ReadDims(const int64_t* dims, size_t num_dims, ir::DType dtype,
                                         const char* function);
 // A new buffer on `device` holding `array` (pjrt/buffer.cc, pjrt/buffer_transfer.cc).
-inline PJRT_Buffer* NewBuffer(PJRT_Device* device, runtime::AsyncArrayRef array) {
-  return new PJRT_Buffer(device, std::move(array));
+inline PJRT_Buffer* NewBuffer(PJRT_Device* device, runtime::AsyncArrayRef array,
+                              KilnMemory* memory = nullptr, std::vector<int64_t> layout = {}) {
+  return new PJRT_Buffer(device, std::move(array), memory, std::move(layout));
+}
+// The memory a new buffer goes to: `memory` when given (ResolvePlacement checked it), else the
+// device's default memory.
+inline KilnMemory* PlacementMemory(PJRT_Device* device, PJRT_Memory* memory) {
+  return memory != nullptr ? AsKiln(memory) : device->memory;
 }
 }  // namespace kiln::pjrt

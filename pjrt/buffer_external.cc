@@ -105,7 +105,8 @@ PJRT_Error* Client_CreateViewOfDeviceBuffer(PJRT_Client_CreateViewOfDeviceBuffer
     if (bytes == 0) {
       // Nothing to alias: an empty array of Kiln's own, and the caller's memory is not needed.
       KILN_ASSIGN_OR_RETURN(runtime::Array empty, runtime::Array::Allocate(dtype, std::move(dims)));
-      args->buffer = new PJRT_Buffer(device, runtime::AsyncArray::MakeReady(std::move(empty)));
+      args->buffer = new PJRT_Buffer(device, runtime::AsyncArray::MakeReady(std::move(empty)),
+                                     PlacementMemory(device, memory));
       if (args->on_delete_callback != nullptr) {
         args->on_delete_callback(args->device_buffer_ptr, args->on_delete_callback_arg);
       }
@@ -134,7 +135,8 @@ PJRT_Error* Client_CreateViewOfDeviceBuffer(PJRT_Client_CreateViewOfDeviceBuffer
     array.dtype = dtype;
     array.dims = std::move(dims);
     array.storage = runtime::Storage::Borrow(data, bytes, std::move(release));
-    args->buffer = new PJRT_Buffer(device, runtime::AsyncArray::MakeReady(std::move(array)));
+    args->buffer = new PJRT_Buffer(device, runtime::AsyncArray::MakeReady(std::move(array)),
+                                   PlacementMemory(device, memory));
     return Status::Ok();
   });
 }

@@ -20,8 +20,10 @@ namespace {
 
 // A new buffer on `dst` sharing `src`'s array: Kiln arrays are immutable host memory, readable from
 // every device, so a device-to-device copy is an alias.
-Status CopyToDeviceImpl(PJRT_Buffer* src, PJRT_Device* dst, PJRT_Buffer** out,
-                        const char* function) {
+// `memory` (one of `dst`'s, checked by the caller) or NULL for `dst`'s default memory; a copy
+// between memory kinds of one device is an alias too (on a CPU every kind is host memory).
+Status CopyToDeviceImpl(PJRT_Buffer* src, PJRT_Device* dst, PJRT_Buffer** out, const char* function,
+                        KilnMemory* memory = nullptr) {
   KILN_CHECK_NOT_NULL(src, function);
   KILN_CHECK_NOT_NULL(dst, function);
   if (!src->device->client->Owns(dst)) {
@@ -29,7 +31,7 @@ Status CopyToDeviceImpl(PJRT_Buffer* src, PJRT_Device* dst, PJRT_Buffer** out,
                            "the destination does not belong to the buffer's client");
   }
   KILN_ASSIGN_OR_RETURN(runtime::AsyncArrayRef array, src->Get(function));
-  *out = NewBuffer(dst, std::move(array));
+  *out = NewBuffer(dst, std::move(array), memory, src->minor_to_major);
   return Status::Ok();
 }
 
@@ -53,8 +55,8 @@ PJRT_Error* Buffer_CopyToMemory(PJRT_Buffer_CopyToMemory_Args* args) {
       return InvalidArgument(Prefix(kFn) +
                              "the destination memory does not belong to the buffer's client");
     }
-    return CopyToDeviceImpl(args->buffer, AsKiln(args->dst_memory)->devices.front(),
-                            &args->dst_buffer, kFn);
+    KilnMemory* memory = AsKiln(args->dst_memory);
+    return CopyToDeviceImpl(args->buffer, memory->devices.front(), &args->dst_buffer, kFn, memory);
   });
 }
 
@@ -114,6 +116,9 @@ PJRT_Error* Buffer_ToHostBuffer(PJRT_Buffer_ToHostBuffer_Args* args) {
                              " bytes but the array needs " + std::to_string(required));
     }
     KILN_ASSIGN_OR_RETURN(runtime::AsyncArrayRef array, src->Get(kFn));
+    // The array is in the buffer's layout (row-major unless the buffer was made in another).
+    KILN_ASSIGN_OR_RETURN(std::vector<int64_t> src_strides,
+                          PermutedByteStrides(dims, src->minor_to_major, elem), kFn);
 
     // Copy once the array is ready (possibly right now, possibly on the device's worker thread when
     // the producing execution finishes), then signal the returned event.
@@ -123,7 +128,8 @@ PJRT_Error* Buffer_ToHostBuffer(PJRT_Buffer_ToHostBuffer_Args* args) {
     args->event = NewEvent(done);
     runtime::EventRef ready = array->ready();
     ready->OnReady([array, done, dst, dims_copy = std::move(dims_copy),
-                    dst_strides = std::move(dst_strides), elem](const Status& status) {
+                    src_strides = std::move(src_strides), dst_strides = std::move(dst_strides),
+                    elem](const Status& status) {
       if (!status.ok()) {
         done->Set(status);
         return;
@@ -135,8 +141,7 @@ PJRT_Error* Buffer_ToHostBuffer(PJRT_Buffer_ToHostBuffer_Args* args) {
           return;
         }
         const runtime::Array& a = *value;
-        CopyStrided(a.data(), DenseByteStrides(dims_copy, elem), dst, dst_strides, dims_copy,
-                    static_cast<size_t>(elem));
+        CopyStrided(a.data(), src_strides, dst, dst_strides, dims_copy, static_cast<size_t>(elem));
         done->Set(Status::Ok());
       } catch (const std::exception& e) {
         done->Set(Internal(std::string("PJRT_Buffer_ToHostBuffer: ") + e.what()));

@@ -51,20 +51,31 @@ StatusOr<int64_t> DeviceCount(const PJRT_NamedValue* options, size_t num_options
         CheckDeviceCount(o.int64_value, std::string("option '") + kDeviceCountOption + "'"));
     return o.int64_value;
   }
+  return DefaultDeviceCount("PJRT_Client_Create");
+}
+
+}  // namespace
+
+StatusOr<int64_t> DefaultDeviceCount(const char* function) {
   if (const char* env = std::getenv(kDeviceCountEnv); env != nullptr && *env != '\0') {
     errno = 0;
     char* end = nullptr;
     long long n = std::strtoll(env, &end, 10);
     if (errno != 0 || end == env || *end != '\0') {
-      return InvalidArgument(std::string("PJRT_Client_Create: environment variable ") +
-                             kDeviceCountEnv + "='" + env + "' is not an integer");
+      return InvalidArgument(Prefix(function) + "environment variable " + kDeviceCountEnv + "='" +
+                             env + "' is not an integer");
     }
-    KILN_RETURN_IF_ERROR(
-        CheckDeviceCount(n, std::string("environment variable ") + kDeviceCountEnv));
+    if (n < 1 || n > kMaxDeviceCount) {
+      return InvalidArgument(Prefix(function) + "environment variable " + kDeviceCountEnv +
+                             " must be between 1 and " + std::to_string(kMaxDeviceCount) +
+                             ", got " + std::to_string(n));
+    }
     return static_cast<int64_t>(n);
   }
   return 1;
 }
+
+namespace {
 
 // Where this process stands in the run: jaxlib passes `node_id` and `num_nodes` (and the
 // key-value store) when `jax.distributed.initialize` has made it one of several processes.
@@ -135,28 +146,33 @@ StatusOr<std::unique_ptr<PJRT_Client>> MakeClient(const std::vector<int64_t>& co
   auto client = std::make_unique<PJRT_Client>();
   client->process_index = process_index;
   client->process_count = static_cast<int>(counts.size());
+  KILN_ASSIGN_OR_RETURN(client->topology, MakeTopology(counts));
+  client->topology->owned_by_client = true;
   int id = 0;
   for (size_t p = 0; p < counts.size(); ++p) {
     for (int64_t i = 0; i < counts[p]; ++i, ++id) {
       const bool here = static_cast<int>(p) == process_index;
       std::unique_ptr<PJRT_Device> device =
           MakeDevice({id, static_cast<int>(p), static_cast<int>(i), here});
-      auto memory = std::make_unique<KilnMemory>();
-      memory->id = id;
-      memory->debug_string = "kiln:" + std::to_string(id) + ":" + kDeviceMemoryKind;
-      memory->to_string =
-          "KilnMemory(id=" + std::to_string(id) + ", kind=" + kDeviceMemoryKind + ")";
-      memory->devices.push_back(device.get());
       device->client = client.get();
-      device->memory = memory.get();
-      device->memories.push_back(memory.get());
-      client->devices.push_back(device.get());
-      if (here) {
-        client->addressable_devices.push_back(device.get());
-        client->memories.push_back(memory.get());
+      // Memory ids as XLA:CPU numbers them: device d's memories are 3d, 3d+1, 3d+2.
+      for (int k = 0; k < kMemoriesPerDevice; ++k) {
+        auto memory = std::make_unique<KilnMemory>();
+        const std::string kind(kMemoryKinds[k].kind);
+        memory->id = id * kMemoriesPerDevice + k;
+        memory->kind_index = k;
+        memory->debug_string = "kiln:" + std::to_string(id) + ":" + kind;
+        memory->to_string = "KilnMemory(id=" + std::to_string(memory->id) + ", kind=" + kind +
+                            ", device=" + std::to_string(id) + ")";
+        memory->devices.push_back(device.get());
+        if (k == 0) device->memory = memory.get();
+        device->memories.push_back(memory.get());
+        if (here) client->memories.push_back(memory.get());
+        client->owned_memories.push_back(std::move(memory));
       }
+      client->devices.push_back(device.get());
+      if (here) client->addressable_devices.push_back(device.get());
       client->owned_devices.push_back(std::move(device));
-      client->owned_memories.push_back(std::move(memory));
     }
   }
   return client;
@@ -231,11 +247,6 @@ PJRT_Error* Client_UpdateGlobalProcessInfo(PJRT_Client_UpdateGlobalProcessInfo_A
   // accepted; jaxlib treats an error here as fatal.
   (void)args;
   return nullptr;
-}
-
-PJRT_Error* Client_TopologyDescription(PJRT_Client_TopologyDescription_Args* args) {
-  (void)args;
-  return ToPjrtError(Unimplemented("PJRT_Client_TopologyDescription is not implemented by Kiln"));
 }
 
 // ---- identity ----

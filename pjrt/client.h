@@ -14,6 +14,7 @@
 #include "distributed/kv_store.h"
 #include "distributed/transfer_service.h"
 #include "pjrt/device.h"
+#include "pjrt/topology.h"
 #include "runtime/network.h"
 #include "support/status.h"
 
@@ -30,9 +31,10 @@ struct PJRT_Client {
   std::vector<std::unique_ptr<kiln::pjrt::KilnMemory>> owned_memories;
   std::vector<PJRT_Device*> devices;              // every process's, ordered by id; id == index
   std::vector<PJRT_Device*> addressable_devices;  // this process's, ordered by id
-  std::vector<PJRT_Memory*> memories;             // this process's, one per addressable device
+  std::vector<PJRT_Memory*> memories;  // this process's: each addressable device's, in order
   int process_index = 0;
   int process_count = 1;
+  std::unique_ptr<PJRT_TopologyDescription> topology;  // every process's devices
   // Multi-process runs only: the framework's store and the network over which collectives and
   // executions exchange values (built on first use).
   std::unique_ptr<kiln::distributed::KeyValueStore> kv_store;
@@ -66,6 +68,10 @@ namespace kiln::pjrt {
 inline constexpr const char kPlatformName[] = "kiln";
 inline constexpr const char kPlatformVersion[] = "kiln 0.1.0";
 inline constexpr int64_t kMaxDeviceCount = 1024;
+
+// The device count of a process when no option sets it: the KILN_DEVICE_COUNT environment variable,
+// or 1. Errors name `function`.
+StatusOr<int64_t> DefaultDeviceCount(const char* function);
 
 // The devices of a run: `counts[p]` devices in process p; this is process `process_index`.
 StatusOr<std::unique_ptr<PJRT_Client>> MakeClient(const std::vector<int64_t>& counts,

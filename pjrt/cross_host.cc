@@ -9,6 +9,7 @@
 #include "pjrt/client.h"
 #include "pjrt/error.h"
 #include "pjrt/event.h"
+#include "pjrt/layouts.h"
 #include "runtime/network.h"
 
 namespace kiln::pjrt {
@@ -74,6 +75,14 @@ PJRT_Error* CrossHostSendBuffers(PJRT_Transfers_PJRT_Client_CrossHostSendBuffers
       }
       KILN_ASSIGN_OR_RETURN(PJRT_Device * dst, RemoteDevice(client, args->dst_global_device_ids[i],
                                                             "destination", kFn));
+      if (b->physical_dims != b->dims ||
+          b->minor_to_major != compiler::RowMajorLayout(b->dims.size())) {
+        // The receiver makes a row-major buffer: a permuted array would arrive reinterpreted.
+        return Unimplemented(Prefix(kFn) + "buffer " + std::to_string(i) + " is in layout " +
+                             LayoutText(b->minor_to_major) +
+                             "; Kiln sends row-major buffers only (copy it to the default layout "
+                             "first)");
+      }
       KILN_ASSIGN_OR_RETURN(runtime::AsyncArrayRef array, b->Get(kFn));
       distributed::TransferId id;
       id.key = args->transfer_keys[i];

@@ -41,10 +41,8 @@ PJRT_NamedValue Int64Attr(const std::string& name, int64_t value) {
 
 }  // namespace
 
-std::unique_ptr<PJRT_Device> MakeDevice(const DevicePlace& place) {
-  auto d = std::make_unique<PJRT_Device>();
+void FillDeviceDescription(const DevicePlace& place, PJRT_DeviceDescription& desc) {
   const int id = place.id;
-  PJRT_DeviceDescription& desc = d->description;
   desc.id = id;
   desc.process_index = place.process_index;
   desc.kind = "kiln-cpu";
@@ -56,8 +54,15 @@ std::unique_ptr<PJRT_Device> MakeDevice(const DevicePlace& place) {
   // Only kString / kInt64 / kInt64List attributes: jaxlib aborts on kFloat and kBool here.
   // Strings first (fixed size, never resized afterwards, so c_str() pointers stay valid).
   desc.attribute_strings = {"kiln_backend", "host-cpu", "kiln_device_index"};
+  desc.attributes.clear();
   desc.attributes.push_back(StringAttr(desc.attribute_strings[0], desc.attribute_strings[1]));
   desc.attributes.push_back(Int64Attr(desc.attribute_strings[2], place.local_index));
+}
+
+std::unique_ptr<PJRT_Device> MakeDevice(const DevicePlace& place) {
+  auto d = std::make_unique<PJRT_Device>();
+  const int id = place.id;
+  FillDeviceDescription(place, d->description);
   d->addressable = place.addressable;
   d->local_hardware_id = place.addressable ? place.local_index : -1;
   if (place.addressable) {
@@ -219,6 +224,18 @@ PJRT_Error* Device_MemoryStats(PJRT_Device_MemoryStats_Args* args) {
   });
 }
 
+PJRT_Error* Device_ClearMemoryStats(PJRT_Device_ClearMemoryStats_Args* args) {
+  // The counters are the process's (every Kiln device shares the host heap, see
+  // Device_MemoryStats), so clearing them through one device clears them for all.
+  constexpr char kFn[] = "PJRT_Device_ClearMemoryStats";
+  return Guard(kFn, [&]() -> Status {
+    KILN_CHECK_ARGS(args, PJRT_Device_ClearMemoryStats_Args, device, kFn);
+    KILN_CHECK_NOT_NULL(args->device, kFn);
+    runtime::ClearMemoryCounters();
+    return Status::Ok();
+  });
+}
+
 // ---- PJRT_Memory ----
 
 PJRT_Error* Memory_Id(PJRT_Memory_Id_Args* args) {
@@ -234,8 +251,9 @@ PJRT_Error* Memory_Kind(PJRT_Memory_Kind_Args* args) {
   return Guard("PJRT_Memory_Kind", [&]() -> Status {
     KILN_CHECK_ARGS(args, PJRT_Memory_Kind_Args, kind_size, "PJRT_Memory_Kind");
     KILN_CHECK_NOT_NULL(args->memory, "PJRT_Memory_Kind");
-    args->kind = kDeviceMemoryKind;
-    args->kind_size = sizeof(kDeviceMemoryKind) - 1;
+    const std::string_view kind = kMemoryKinds[AsKiln(args->memory)->kind_index].kind;
+    args->kind = kind.data();
+    args->kind_size = kind.size();
     return Status::Ok();
   });
 }
@@ -244,7 +262,7 @@ PJRT_Error* Memory_Kind_Id(PJRT_Memory_Kind_Id_Args* args) {
   return Guard("PJRT_Memory_Kind_Id", [&]() -> Status {
     KILN_CHECK_ARGS(args, PJRT_Memory_Kind_Id_Args, kind_id, "PJRT_Memory_Kind_Id");
     KILN_CHECK_NOT_NULL(args->memory, "PJRT_Memory_Kind_Id");
-    args->kind_id = kDeviceMemoryKindId;
+    args->kind_id = kMemoryKinds[AsKiln(args->memory)->kind_index].kind_id;
     return Status::Ok();
   });
 }

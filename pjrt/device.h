@@ -1,9 +1,13 @@
 // Devices, their descriptions and their memories. Each Kiln device is a slice of the host CPU with
-// its own WorkQueue (its "stream") and exactly one memory of kind "device".
+// its own WorkQueue (its "stream") and three memories, as XLA:CPU's devices have: "device" (the
+// default), "pinned_host" and "unpinned_host". On a CPU all three are the same host memory; a
+// buffer records which one it was placed in, and programs report the kinds of their arguments and
+// results.
 #pragma once
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "abi/pjrt_c_api.h"
@@ -23,16 +27,33 @@ struct PJRT_DeviceDescription {
 
 namespace kiln::pjrt {
 
-// The memory kind every Kiln device memory has (JAX's default memory kind).
+// The memory kinds of every Kiln device, in the order of its memories (the first is the default,
+// JAX's default memory kind), with stable non-zero ids (PJRT_Memory_Kind_Id).
 inline constexpr const char kDeviceMemoryKind[] = "device";
-// A stable id for that kind (PJRT_Memory_Kind_Id); non-zero like XLA's.
-inline constexpr int kDeviceMemoryKindId = 1;
+inline constexpr const char kPinnedHostMemoryKind[] = "pinned_host";
+inline constexpr const char kUnpinnedHostMemoryKind[] = "unpinned_host";
+struct MemoryKindInfo {
+  std::string_view kind;
+  int kind_id;
+};
+inline constexpr MemoryKindInfo kMemoryKinds[] = {
+    {kDeviceMemoryKind, 1}, {kPinnedHostMemoryKind, 2}, {kUnpinnedHostMemoryKind, 3}};
+inline constexpr int kMemoriesPerDevice = 3;
+
+// The index in kMemoryKinds of `kind`, or -1 when Kiln has no memory of that kind.
+inline int MemoryKindIndex(std::string_view kind) {
+  for (int i = 0; i < kMemoriesPerDevice; ++i) {
+    if (kMemoryKinds[i].kind == kind) return i;
+  }
+  return -1;
+}
 
 // PJRT_Memory is a header-defined struct whose first member is the vtable pointer (minor >= 105);
 // Kiln derives from it and sets the vtable to NULL, which jaxlib accepts.
 struct KilnMemory : PJRT_Memory {
   KilnMemory() { vtable = nullptr; }
   int id = 0;
+  int kind_index = 0;                 // into kMemoryKinds
   std::string debug_string;           // "kiln:0:device"
   std::string to_string;              // "KilnMemory(id=0, kind=device)"
   std::vector<PJRT_Device*> devices;  // devices that can address this memory
@@ -49,8 +70,8 @@ struct PJRT_Device {
   // queue, no buffers). Its index among its process's devices; -1 when not addressable.
   bool addressable = true;
   int local_hardware_id = 0;
-  kiln::pjrt::KilnMemory* memory = nullptr;         // the default (and only) memory
-  std::vector<PJRT_Memory*> memories;               // {memory}
+  kiln::pjrt::KilnMemory* memory = nullptr;         // the default memory (kind "device")
+  std::vector<PJRT_Memory*> memories;               // one per kMemoryKinds entry, in that order
   std::unique_ptr<kiln::runtime::WorkQueue> queue;  // NULL when not addressable
 };
 
@@ -64,6 +85,10 @@ struct DevicePlace {
   int local_index = 0;
   bool addressable = true;
 };
+
+// Fills `desc` (which must not move afterwards: its attributes point into its own strings) for the
+// device at `place`; devices and topologies describe their devices alike.
+void FillDeviceDescription(const DevicePlace& place, PJRT_DeviceDescription& desc);
 
 // Builds a device (description, attributes, and a work queue when addressable); the caller wires
 // memory and client.

@@ -109,37 +109,38 @@
   X(AsyncHostToDeviceTransferManager_TransferLiteral) \
   X(Executable_GetCompileOptions)                     \
   X(Error_ForEachPayload)                             \
-  X(Executable_ParameterMemoryKinds)
+  X(Executable_ParameterMemoryKinds)                  \
+  X(ExecuteContext_Create)                            \
+  X(ExecuteContext_Destroy)                           \
+  X(Executable_OptimizedProgram)                      \
+  X(TopologyDescription_Create)                       \
+  X(TopologyDescription_Destroy)                      \
+  X(TopologyDescription_PlatformName)                 \
+  X(TopologyDescription_PlatformVersion)              \
+  X(TopologyDescription_GetDeviceDescriptions)        \
+  X(TopologyDescription_Serialize)                    \
+  X(TopologyDescription_Attributes)                   \
+  X(Compile)                                          \
+  X(TopologyDescription_Deserialize)                  \
+  X(TopologyDescription_Fingerprint)                  \
+  X(Device_ClearMemoryStats)
 
 // X(Name) for each PJRT_<Name> slot that returns UNIMPLEMENTED naming the function.
-#define KILN_UNIMPLEMENTED_ENTRY_POINTS(X)     \
-  X(Executable_OptimizedProgram)               \
-  X(CopyToDeviceStream_Destroy)                \
-  X(CopyToDeviceStream_AddChunk)               \
-  X(CopyToDeviceStream_TotalBytes)             \
-  X(CopyToDeviceStream_GranuleSize)            \
-  X(CopyToDeviceStream_CurrentBytes)           \
-  X(TopologyDescription_Create)                \
-  X(TopologyDescription_Destroy)               \
-  X(TopologyDescription_PlatformName)          \
-  X(TopologyDescription_PlatformVersion)       \
-  X(TopologyDescription_GetDeviceDescriptions) \
-  X(TopologyDescription_Serialize)             \
-  X(TopologyDescription_Attributes)            \
-  X(Compile)                                   \
-  X(ExecuteContext_Create)                     \
-  X(ExecuteContext_Destroy)                    \
-  X(Client_DmaMap)                             \
-  X(Client_DmaUnmap)                           \
-  X(TopologyDescription_Deserialize)           \
-  X(Client_CreateAliasBuffer)                  \
-  X(Client_FulfillAliasBuffer)                 \
-  X(Buffer_CopyRawToHostFuture)                \
-  X(Device_PoisonExecution)                    \
-  X(Device_CreateAsyncTrackingEvent)           \
-  X(AsyncTrackingEvent_Destroy)                \
-  X(Buffer_DonateWithControlDependency)        \
-  X(TopologyDescription_Fingerprint)
+#define KILN_UNIMPLEMENTED_ENTRY_POINTS(X) \
+  X(CopyToDeviceStream_Destroy)            \
+  X(CopyToDeviceStream_AddChunk)           \
+  X(CopyToDeviceStream_TotalBytes)         \
+  X(CopyToDeviceStream_GranuleSize)        \
+  X(CopyToDeviceStream_CurrentBytes)       \
+  X(Client_DmaMap)                         \
+  X(Client_DmaUnmap)                       \
+  X(Client_CreateAliasBuffer)              \
+  X(Client_FulfillAliasBuffer)             \
+  X(Buffer_CopyRawToHostFuture)            \
+  X(Device_PoisonExecution)                \
+  X(Device_CreateAsyncTrackingEvent)       \
+  X(AsyncTrackingEvent_Destroy)            \
+  X(Buffer_DonateWithControlDependency)
 
 // X(Name) for each PJRT_<Name> slot left NULL on purpose.
 #define KILN_NULL_ENTRY_POINTS(X)                         \
@@ -149,7 +150,6 @@
   X(Client_Load)                                          \
   X(LoadedExecutable_AddressableDeviceLogicalIds)         \
   X(Buffer_Bitcast)                                       \
-  X(Device_ClearMemoryStats)                              \
   X(TopologyDescription_MakeCanonicalShapeForMemorySpace) \
   X(TopologyDescription_GetMemorySpaceKindIds)
 
@@ -250,6 +250,8 @@ KILN_DECLARE_ENTRY_POINT(LoadedExecutable_GetDeviceAssignment)
 KILN_DECLARE_ENTRY_POINT(Client_CreateErrorBuffer)
 KILN_DECLARE_ENTRY_POINT(Executable_GetCompileOptions)
 KILN_DECLARE_ENTRY_POINT(Executable_ParameterMemoryKinds)
+KILN_DECLARE_ENTRY_POINT(ExecuteContext_Create)
+KILN_DECLARE_ENTRY_POINT(ExecuteContext_Destroy)
 KILN_DECLARE_ENTRY_POINT(AsyncHostToDeviceTransferManager_Destroy)
 KILN_DECLARE_ENTRY_POINT(AsyncHostToDeviceTransferManager_TransferData)
 KILN_DECLARE_ENTRY_POINT(Client_CreateBuffersForAsyncHostToDevice)
@@ -260,6 +262,18 @@ KILN_DECLARE_ENTRY_POINT(AsyncHostToDeviceTransferManager_BufferSize)
 KILN_DECLARE_ENTRY_POINT(AsyncHostToDeviceTransferManager_SetBufferError)
 KILN_DECLARE_ENTRY_POINT(AsyncHostToDeviceTransferManager_AddMetadata)
 KILN_DECLARE_ENTRY_POINT(AsyncHostToDeviceTransferManager_TransferLiteral)
+KILN_DECLARE_ENTRY_POINT(Executable_OptimizedProgram)
+KILN_DECLARE_ENTRY_POINT(TopologyDescription_Create)
+KILN_DECLARE_ENTRY_POINT(TopologyDescription_Destroy)
+KILN_DECLARE_ENTRY_POINT(TopologyDescription_PlatformName)
+KILN_DECLARE_ENTRY_POINT(TopologyDescription_PlatformVersion)
+KILN_DECLARE_ENTRY_POINT(TopologyDescription_GetDeviceDescriptions)
+KILN_DECLARE_ENTRY_POINT(TopologyDescription_Serialize)
+KILN_DECLARE_ENTRY_POINT(TopologyDescription_Attributes)
+KILN_DECLARE_ENTRY_POINT(Compile)
+KILN_DECLARE_ENTRY_POINT(TopologyDescription_Deserialize)
+KILN_DECLARE_ENTRY_POINT(TopologyDescription_Fingerprint)
+KILN_DECLARE_ENTRY_POINT(Device_ClearMemoryStats)
 KILN_UNIMPLEMENTED_ENTRY_POINTS(KILN_DECLARE_ENTRY_POINT)
 #undef KILN_DECLARE_ENTRY_POINT
 

@@ -13,6 +13,7 @@
 
 #include "abi/pjrt_c_api.h"
 #include "compiler/compile.h"
+#include "pjrt/layouts.h"
 #include "support/status.h"
 
 namespace kiln::pjrt {
@@ -23,10 +24,16 @@ struct ExecutableInfo {
   std::vector<PJRT_Buffer_Type> output_types;
   std::vector<int64_t> output_dims;      // all outputs' dims, concatenated
   std::vector<size_t> output_dim_sizes;  // rank of each output
+  // Memory kinds of the outputs and parameters (`mhlo.memory_kind` attributes of the entry
+  // function, else "device"), as indices into kMemoryKinds and as the C API hands them out.
+  std::vector<int> output_memory_index, parameter_memory_index;
   std::vector<const char*> output_memory_kinds;
   std::vector<size_t> output_memory_kind_sizes;
   std::vector<const char*> parameter_memory_kinds;
   std::vector<size_t> parameter_memory_kind_sizes;
+  // Layouts extension (pjrt/layouts.cc): every parameter and output is dense row-major.
+  std::vector<PJRT_Layouts_MemoryLayout*> parameter_layouts, output_layouts;
+  std::vector<std::unique_ptr<PJRT_Layouts_MemoryLayout>> owned_layouts;
   int64_t code_size_estimate = 0;
   // compiled.cost_analysis(): flops, transcendentals, bytes accessed (compiler/cost.h).
   std::vector<PJRT_NamedValue> cost_properties;

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "compiler/cost.h"
+#include "compiler/entry_layouts.h"
 #include "ingest/compile_options.h"
 #include "lower/program.h"
 #include "pjrt/args_check.h"
@@ -57,6 +58,32 @@ std::string SerializeDeviceAssignment(const std::vector<ExecutionSlot>& slots, i
   return out;
 }
 
+// The `mhlo.memory_kind` of entry argument/result `i` as an index into kMemoryKinds; "device"
+// when it has none (CheckEntryMemoryKinds refused the kinds Kiln does not have).
+int EntryMemoryKind(const std::vector<ir::Attr>& attrs, size_t i) {
+  if (i >= attrs.size() || attrs[i].kind != ir::Attr::Kind::kDict) return 0;
+  const ir::Attr* kind = attrs[i].Find("mhlo.memory_kind");
+  if (kind == nullptr || kind->kind != ir::Attr::Kind::kString) return 0;
+  return std::max(MemoryKindIndex(kind->str), 0);
+}
+
+Status CheckEntryMemoryKinds(const ir::Function& main) {
+  for (const auto* list : {&main.arg_attrs, &main.result_attrs}) {
+    for (size_t i = 0; i < list->size(); ++i) {
+      const ir::Attr& attrs = (*list)[i];
+      if (attrs.kind != ir::Attr::Kind::kDict) continue;
+      const ir::Attr* kind = attrs.Find("mhlo.memory_kind");
+      if (kind == nullptr || kind->kind != ir::Attr::Kind::kString) continue;
+      if (MemoryKindIndex(kind->str) >= 0) continue;
+      return Unimplemented(std::string(list == &main.arg_attrs ? "argument" : "result") + " #" +
+                           std::to_string(i) + " of @" + main.name + " is in memory kind '" +
+                           kind->str +
+                           "', which Kiln does not have (device, pinned_host, unpinned_host)");
+    }
+  }
+  return Status::Ok();
+}
+
 // Binds an executable to devices: slot (r, p) runs on device_assignment[r][p]; without an
 // assignment, on device_ordinal (single-device programs) or devices 0..N-1 in order.
 StatusOr<std::vector<ExecutionSlot>> AssignDevices(const PJRT_Client& client,
@@ -105,16 +132,35 @@ std::shared_ptr<const ExecutableInfo> MakeExecutableInfo(
     std::shared_ptr<const compiler::Executable> exe, std::string compile_options,
     std::string artifact, std::string artifact_format) {
   auto info = std::make_shared<ExecutableInfo>();
-  for (const ir::Type& t : exe->result_types) {
+  const ir::Function* main = exe->module != nullptr ? exe->module->MainFunction() : nullptr;
+  for (size_t i = 0; i < exe->result_types.size(); ++i) {
+    const ir::Type& t = exe->result_types[i];
+    // The result's layout (compiler/entry_layouts.h): result_types are the physical types.
+    std::vector<int64_t> layout = i < exe->result_layouts.size()
+                                      ? exe->result_layouts[i]
+                                      : RowMajorMinorToMajor(t.dims.size());
+    const std::vector<int64_t> dims = compiler::LogicalDims(t.dims, layout);
     info->output_types.push_back(static_cast<PJRT_Buffer_Type>(t.dtype));
-    info->output_dims.insert(info->output_dims.end(), t.dims.begin(), t.dims.end());
-    info->output_dim_sizes.push_back(t.dims.size());
-    info->output_memory_kinds.push_back(kDeviceMemoryKind);
-    info->output_memory_kind_sizes.push_back(sizeof(kDeviceMemoryKind) - 1);
+    info->output_dims.insert(info->output_dims.end(), dims.begin(), dims.end());
+    info->output_dim_sizes.push_back(dims.size());
+    const int kind = main != nullptr ? EntryMemoryKind(main->result_attrs, i) : 0;
+    info->output_memory_index.push_back(kind);
+    info->output_memory_kinds.push_back(kMemoryKinds[kind].kind.data());
+    info->output_memory_kind_sizes.push_back(kMemoryKinds[kind].kind.size());
+    info->owned_layouts.push_back(
+        std::make_unique<PJRT_Layouts_MemoryLayout>(PJRT_Layouts_MemoryLayout{std::move(layout)}));
+    info->output_layouts.push_back(info->owned_layouts.back().get());
   }
   for (size_t i = 0; i < exe->arg_types.size(); ++i) {
-    info->parameter_memory_kinds.push_back(kDeviceMemoryKind);
-    info->parameter_memory_kind_sizes.push_back(sizeof(kDeviceMemoryKind) - 1);
+    const int kind = main != nullptr ? EntryMemoryKind(main->arg_attrs, i) : 0;
+    info->parameter_memory_index.push_back(kind);
+    info->parameter_memory_kinds.push_back(kMemoryKinds[kind].kind.data());
+    info->parameter_memory_kind_sizes.push_back(kMemoryKinds[kind].kind.size());
+    info->owned_layouts.push_back(std::make_unique<PJRT_Layouts_MemoryLayout>(
+        PJRT_Layouts_MemoryLayout{i < exe->arg_layouts.size()
+                                      ? exe->arg_layouts[i]
+                                      : RowMajorMinorToMajor(exe->arg_types[i].dims.size())}));
+    info->parameter_layouts.push_back(info->owned_layouts.back().get());
   }
   const compiler::CostEstimate cost = compiler::EstimateCost(*exe->module);
   for (const auto& [name, value] : {std::pair<const char*, double>{"flops", cost.flops},
@@ -134,8 +180,20 @@ std::shared_ptr<const ExecutableInfo> MakeExecutableInfo(
                            : static_cast<int64_t>(exe->main->steps.size() * sizeof(lower::Step));
   if (exe->spmd.has_value()) {
     auto fill = [&](ExecutableInfo::ShardingList& list,
-                    const std::vector<lower::ValueLayout>& values) {
-      for (const lower::ValueLayout& v : values) {
+                    const std::vector<lower::ValueLayout>& values,
+                    const std::vector<std::vector<int64_t>>& layouts) {
+      for (size_t i = 0; i < values.size(); ++i) {
+        // A value in another layout is sharded in its physical order inside (compiler/
+        // entry_layouts.h); the framework wants the sharding of the logical array.
+        lower::ValueLayout v = values[i];
+        if (i < layouts.size() && layouts[i].size() == v.sharding.dims.size()) {
+          std::vector<std::vector<lower::AxisRef>> logical(v.sharding.dims.size());
+          for (size_t k = 0; k < layouts[i].size(); ++k) {
+            const size_t d = static_cast<size_t>(layouts[i][layouts[i].size() - 1 - k]);
+            logical[d] = v.sharding.dims[k];
+          }
+          v.sharding.dims = std::move(logical);
+        }
         list.protos.push_back(SerializeOpSharding(v, exe->spmd->devices));
       }
       for (const std::string& p : list.protos) {
@@ -143,8 +201,8 @@ std::shared_ptr<const ExecutableInfo> MakeExecutableInfo(
         list.sizes.push_back(p.size());
       }
     };
-    fill(info->parameter_shardings, exe->spmd->args);
-    fill(info->output_shardings, exe->spmd->results);
+    fill(info->parameter_shardings, exe->spmd->args, exe->arg_layouts);
+    fill(info->output_shardings, exe->spmd->results, exe->result_layouts);
   }
   info->compile_options = std::move(compile_options);
   info->artifact = std::move(artifact);
@@ -180,9 +238,13 @@ StatusOr<std::unique_ptr<PJRT_LoadedExecutable>> CompileAndLoad(
   });
   const double ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  if (!compiled.ok()) {
-    KILN_LOG(kInfo, "compile failed after " + std::to_string(ms) + " ms: " + compiled.message());
-    return compiled;
+  Status checked = compiled;
+  if (checked.ok() && exe->module != nullptr && exe->module->MainFunction() != nullptr) {
+    checked = CheckEntryMemoryKinds(*exe->module->MainFunction());
+  }
+  if (!checked.ok()) {
+    KILN_LOG(kInfo, "compile failed after " + std::to_string(ms) + " ms: " + checked.message());
+    return checked;
   }
   KILN_LOG(kInfo, "compiled " + exe->name + ": " + std::to_string(code.size()) + " bytes (" +
                       std::string(format) + "), " +

@@ -2,10 +2,12 @@
 // output buffers and completion events, and gives the run to the engine (engine/executable.h),
 // which runs the program on the devices' work queues.
 #include <algorithm>
+#include <atomic>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "compiler/entry_layouts.h"
 #include "engine/executable.h"
 #include "pjrt/args_check.h"
 #include "pjrt/buffer.h"
@@ -15,6 +17,8 @@
 #include "pjrt/error.h"
 #include "pjrt/event.h"
 #include "pjrt/executable.h"
+#include "pjrt/ffi_extension.h"
+#include "pjrt/layouts.h"
 
 namespace kiln::pjrt {
 
@@ -93,6 +97,20 @@ PJRT_Error* LoadedExecutable_Execute(PJRT_LoadedExecutable_Execute_Args* args) {
       }
     }
     std::vector<PJRT_Buffer*> consumed;
+    // User data for XLA FFI handlers (pjrt/ffi_extension.h), and the launch id as the run id.
+    std::shared_ptr<const runtime::FfiUserData> ffi_user_data;
+    int64_t run_id = 0;
+    if (options != nullptr && HasBytes(options, KILN_FIELD_END(PJRT_ExecuteOptions, context)) &&
+        options->context != nullptr) {
+      ffi_user_data = options->context->user_data;
+    }
+    if (options != nullptr && HasBytes(options, KILN_FIELD_END(PJRT_ExecuteOptions, launch_id))) {
+      run_id = options->launch_id;
+    }
+    if (run_id == 0) {  // no launch id: one of Kiln's own, above every 32-bit launch id
+      static std::atomic<int64_t> next_run_id{int64_t{1} << 32};
+      run_id = next_run_id.fetch_add(1);
+    }
 
     // Validate everything before launching anything.
     std::vector<engine::DeviceWork> launches(slots.size());
@@ -105,6 +123,8 @@ PJRT_Error* LoadedExecutable_Execute(PJRT_LoadedExecutable_Execute_Args* args) {
       l.ctx.device_ordinal = slots[s].device->description.id;
       l.ctx.replica_id = slots[s].replica;
       l.ctx.partition_id = slots[s].partition;
+      l.ctx.ffi_user_data = ffi_user_data;
+      l.ctx.run_id = run_id;
       if (!l.local) continue;
       const size_t d = next++;
       list_of[s] = d;
@@ -124,10 +144,19 @@ PJRT_Error* LoadedExecutable_Execute(PJRT_LoadedExecutable_Execute_Args* args) {
         if (buffer == nullptr) return InvalidArgument(Prefix(kFn) + where + " is NULL");
         const ir::Type& want = exe.arg_types[a];
         const bool token = a < exe.token_args.size() && exe.token_args[a];  // any buffer will do
-        if (!token && (buffer->dtype != want.dtype || buffer->dims != want.dims)) {
-          return InvalidArgument(Prefix(kFn) + where + " of " + exe.name + " must be " +
-                                 want.ToString() + ", got " +
-                                 ir::Type::Tensor(buffer->dtype, buffer->dims).ToString());
+        // `want` is the physical type: the logical one in the layout the program asks for.
+        const std::vector<int64_t>* layout =
+            a < exe.arg_layouts.size() ? &exe.arg_layouts[a] : nullptr;
+        if (!token && (buffer->dtype != want.dtype || buffer->physical_dims != want.dims ||
+                       (layout != nullptr && buffer->minor_to_major != *layout))) {
+          const std::vector<int64_t> logical =
+              layout != nullptr ? compiler::LogicalDims(want.dims, *layout) : want.dims;
+          return InvalidArgument(
+              Prefix(kFn) + where + " of " + exe.name + " must be " +
+              ir::Type::Tensor(want.dtype, logical).ToString() +
+              (layout != nullptr ? " in layout " + LayoutText(*layout) : std::string()) + ", got " +
+              ir::Type::Tensor(buffer->dtype, buffer->dims).ToString() + " in layout " +
+              LayoutText(buffer->minor_to_major));
         }
         StatusOr<runtime::AsyncArrayRef> array = buffer->Get(kFn);
         if (!array.ok()) {
@@ -165,7 +194,12 @@ PJRT_Error* LoadedExecutable_Execute(PJRT_LoadedExecutable_Execute_Args* args) {
       if (!l.local) continue;
       const size_t d = list_of[s];
       for (size_t o = 0; o < l.outputs.size(); ++o) {
-        args->output_lists[d][o] = new PJRT_Buffer(slots[s].device, l.outputs[o]);
+        // In the memory kind the program gives the output (`mhlo.memory_kind`, default device).
+        const int kind = o < info->output_memory_index.size() ? info->output_memory_index[o] : 0;
+        PJRT_Device* device = slots[s].device;
+        args->output_lists[d][o] = new PJRT_Buffer(
+            device, l.outputs[o], AsKiln(device->memories[kind]),
+            o < exe.result_layouts.size() ? exe.result_layouts[o] : std::vector<int64_t>{});
       }
       if (args->device_complete_events != nullptr) {
         args->device_complete_events[d] = NewEvent(l.done);

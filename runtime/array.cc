@@ -52,6 +52,15 @@ MemoryCounters GetMemoryCounters() {
   return c;
 }
 
+void ClearMemoryCounters() {
+  g_allocs.store(0, std::memory_order_relaxed);
+  g_largest.store(0, std::memory_order_relaxed);
+  g_peak.store(g_in_use.load(std::memory_order_relaxed), std::memory_order_relaxed);
+  // An allocation counted between the load and the store would leave the peak below what is in
+  // use: raise it again.
+  RaiseTo(g_peak, g_in_use.load(std::memory_order_relaxed));
+}
+
 StatusOr<std::shared_ptr<Storage>> Storage::Allocate(size_t bytes, bool zero) {
   // aligned_alloc needs a size that is a multiple of the alignment, and a non-zero size gives every
   // array a distinct address even when it is empty.

@@ -27,6 +27,9 @@ struct MemoryCounters {
   int64_t largest_alloc_size = 0;
 };
 MemoryCounters GetMemoryCounters();
+// Starts a new measuring period (PJRT_Device_ClearMemoryStats): the peak drops to what is in use
+// now, and the allocation count and largest allocation start again from zero.
+void ClearMemoryCounters();
 
 class Storage {
  public:

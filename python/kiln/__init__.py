@@ -46,7 +46,7 @@ def initialize() -> None:
         return
     # What JAX grants only to platforms it names: host-callback and LAPACK lowerings, buffer
     # donation, the persistent compilation cache, DLPack, platform_dependent's cpu branches.
-    from kiln import _blas, _callbacks, _compat, _dlpack, _linalg, _lowering
+    from kiln import _blas, _callbacks, _compat, _dlpack, _ffi, _linalg, _lowering
     message = _compat.jaxlib_warning()
     if message:
         import warnings
@@ -67,7 +67,8 @@ def initialize() -> None:
                             lambda: _lowering.enable_platform_dependent(PLATFORM_NAME)),
                            ("the compilation cache",
                             lambda: _lowering.enable_compilation_cache(PLATFORM_NAME)),
-                           ("DLPack", lambda: _dlpack.register(PLATFORM_NAME, path))):
+                           ("DLPack", lambda: _dlpack.register(PLATFORM_NAME, path)),
+                           ("XLA FFI handlers", lambda: _ffi.register(PLATFORM_NAME, path))):
         try:
             register()
         except Exception as e:  # noqa: BLE001 - reported, and the rest still registers

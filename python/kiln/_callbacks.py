@@ -145,6 +145,13 @@ def _emit_kiln(library: str, ctx, callback, token, operands: Sequence[Any],
     with _lock:
         callback_id = next(_ids)
         _table[callback_id] = (callback, tuple(operand_avals), tuple(result_avals))
+    # Declared to JAX as the program's host callback, as on the CPU backend: JAX then keeps the
+    # callable with the executable, runs the program on its effects path, and does not write it to
+    # the persistent compilation cache ("... because it uses host callbacks"). jaxlib hands the
+    # callables to PJRT_Client_Compile's caller only; Kiln calls through its own table.
+    add_host_callback = getattr(ctx.module_context, "add_host_callback", None)
+    if add_host_callback is not None:
+        add_host_callback(callback)
     result_types = [_ir_type(mlir, ctx, a) for a in result_avals]
     ops = list(operands)
     if token is not None:

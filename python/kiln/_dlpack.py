@@ -119,7 +119,19 @@ def _host_view(x, library: str) -> np.ndarray:
         raise BufferError(f"Kiln could not find the memory of this {dtype}{list(shape)} array "
                           "(was it deleted?)")
     raw = np.asarray(_HostMemory(pointer, nbytes, reference, ext.release_host_memory))
-    return raw.view(dtype).reshape(shape)
+    # The memory holds the array in its layout's order (row-major unless it was made in another):
+    # a strided view of the logical array, still zero-copy.
+    major_to_minor = _major_to_minor(x, len(shape))
+    physical = raw.view(dtype).reshape(tuple(shape[d] for d in major_to_minor))
+    return physical.transpose(tuple(np.argsort(major_to_minor)))
+
+
+def _major_to_minor(x, rank: int) -> tuple:
+    try:
+        order = tuple(x.format.layout.major_to_minor)
+    except Exception:  # noqa: BLE001 - no layout to ask for: Kiln's default, row-major
+        order = ()
+    return order if sorted(order) == list(range(rank)) else tuple(range(rank))
 
 
 def _dl_device_type(value: int):

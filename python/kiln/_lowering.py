@@ -38,23 +38,35 @@ def enable_donation(platform: str) -> None:
         platforms.append(platform)
 
 
+class _AsCachedPlatform:
+    """What `compilation_cache.is_cache_used` reads of a backend (`platform` and
+    `supports_executable_serialization`), for a Kiln backend presented as "cpu"."""
+
+    platform = "cpu"
+
+    def __init__(self, backend: Any) -> None:
+        self.supports_executable_serialization = getattr(
+            backend, "supports_executable_serialization", True)
+
+
 def enable_compilation_cache(platform: str) -> None:
     """Lets JAX's persistent compilation cache (jax_compilation_cache_dir) store `platform`'s
     executables. JAX's `compilation_cache.is_cache_used` accepts only the platforms it names; for
-    `platform` the answer becomes "whenever the cache is enabled" (Kiln serializes executables).
+    `platform` it is asked about a stand-in named "cpu" (Kiln serializes executables), so JAX's
+    own bookkeeping still runs: the answer is decided once per task, and the task's
+    `/jax/compilation_cache/tasks_using_cache` or `task_disabled_cache` event is recorded.
     """
     try:
         from jax._src import compilation_cache as cc
     except ImportError:
         return
     original = getattr(cc, "is_cache_used", None)
-    enabled = getattr(cc, "_is_cache_enabled", None)
-    if original is None or enabled is None or getattr(original, "_kiln_platform", None):
+    if original is None or getattr(original, "_kiln_platform", None):
         return
 
     def is_cache_used(backend) -> bool:
         if getattr(backend, "platform", None) == platform:
-            return bool(enabled())
+            return original(_AsCachedPlatform(backend))
         return original(backend)
 
     is_cache_used._kiln_platform = platform  # type: ignore[attr-defined]

@@ -1,9 +1,9 @@
 // The code generator of fused elementwise runs (codegen/fused_native.h) against the interpreter:
-// random elementwise programs over f32 and f64, compiled and fused by the compiler (which builds a
-// run's native code when the generator handles its members), run once as compiled and once with
-// every fused step's plan stripped of its native code (engine::RunFused then calls each member's
-// range function), on inputs full of NaNs, infinities, signed zeros and subnormals. The results
-// must be the same bits.
+// random elementwise programs over f32 and f64 (and s32 / u32: IntegerRunsMatchTheInterpreter),
+// compiled and fused by the compiler (which builds a run's native code when the generator handles
+// its members), run once as compiled and once with every fused step's plan stripped of its native
+// code (engine::RunFused then calls each member's range function), on inputs full of NaNs,
+// infinities, signed zeros and subnormals. The results must be the same bits.
 //
 // Which registers the code uses is chosen once per process (KILN_FUSED_JIT_AVX512, read on first
 // use): on a CPU with AVX-512 this process covers the zmm code (and the ymm code of runs that call
@@ -344,6 +344,113 @@ TEST(CodegenFusedTest, DISABLED_TwoNaNOperandsGiveOneNaN) {
   EXPECT_EQ(Difference(interpreted, native, 0, false), "");  // element 256: 0xffc00077 vs ..5a
 }
 
+// Runs of s32 / u32 members (integer instructions, on AVX2 CPUs): wrapping arithmetic, bitwise
+// ops, the three shifts with counts past the width and negative ones, maximum/minimum signed and
+// unsigned, over inputs, broadcast scalars and splat constants (read from the constant, not
+// from a filled tile); a compare-and-select now and then leaves the run interpreted. The same
+// bits as the interpreter.
+TEST(CodegenFusedTest, IntegerRunsMatchTheInterpreter) {
+  const bool code_expected = CodeExpected() && __builtin_cpu_supports("avx2");
+  static const char* const kBinary[] = {"add",
+                                        "subtract",
+                                        "multiply",
+                                        "maximum",
+                                        "minimum",
+                                        "and",
+                                        "or",
+                                        "xor",
+                                        "shift_left",
+                                        "shift_right_logical",
+                                        "shift_right_arithmetic"};
+  const std::vector<int64_t> sizes = {200, 256, 257, 300, 511, 1024, 1025, 4099};
+  std::mt19937 rng(20261129);
+  auto uniform = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  int native_runs = 0, mismatches = 0;
+  for (int i = 0; i < 240 && mismatches <= 5; ++i) {
+    const DType t = i % 2 == 0 ? DType::kS32 : DType::kU32;
+    const std::vector<int64_t> dims = {sizes[static_cast<size_t>(i / 2) % sizes.size()]};
+    bool handled = true;
+    ir::Module module;
+    const int arrays = uniform(1, 3), scalars = uniform(0, 2);
+    std::vector<ir::Type> args(static_cast<size_t>(arrays), Ty(t, dims));
+    args.insert(args.end(), static_cast<size_t>(scalars), Ty(t));
+    AddFunction(module, "main", args, [&](OpList& b, const std::vector<ValueId>& a) {
+      std::vector<ValueId> pool(a.begin(), a.begin() + arrays), made, read;
+      for (int k = 0; k < scalars; ++k) {
+        pool.push_back(b.Broadcast(a[static_cast<size_t>(arrays + k)], dims, {}));
+      }
+      // Splat constants: shift counts below, at and past the width, and other values.
+      for (double c : {3.0, 31.0, 32.0, 65535.0}) {
+        if (uniform(0, 2) == 0) pool.push_back(b.Broadcast(b.Constant(Ty(t), {c}), dims, {}));
+      }
+      auto operand = [&] {
+        const int last = static_cast<int>(pool.size()) - 1;
+        const ValueId v = pool[static_cast<size_t>(uniform(0, 1) ? last : uniform(0, last))];
+        read.push_back(v);
+        return v;
+      };
+      const int steps = uniform(2, 14);
+      for (int k = 0; k < steps; ++k) {
+        const int kind = uniform(0, 99);
+        ValueId v;
+        if (kind < 75) {
+          const ValueId x = operand(), y = operand();
+          v = b.Binary(std::string("stablehlo.") + kBinary[uniform(0, 10)], x, y);
+        } else if (kind < 92) {
+          v = b.Unary(uniform(0, 1) ? "stablehlo.not" : "stablehlo.negate", operand());
+        } else {  // left to the interpreter
+          handled = false;
+          const ValueId x = operand(), y = operand();
+          v = b.Select(b.Compare("LT", x, y), x, operand());
+        }
+        pool.push_back(v);
+        made.push_back(v);
+      }
+      std::vector<ValueId> results;
+      for (ValueId v : made) {
+        if (std::find(read.begin(), read.end(), v) == read.end()) results.push_back(v);
+      }
+      return results;
+    });
+    const std::string text = ir::PrintModule(module);
+    const Compiled compiled = CompileFunctions(std::move(module), {"main"});
+    const std::shared_ptr<const Program> p = compiled.programs[0];
+    ASSERT_NE(p, nullptr);
+    int fused = 0, with_code = 0;  // steps with an elementwise member (not only broadcasts)
+    for (const lower::Step& s : p->steps) {
+      if (s.fused == nullptr) continue;
+      const auto& ms = s.fused->members;
+      fused += std::any_of(ms.begin(), ms.end(), [](const auto& m) { return !m.absolute; });
+      with_code += s.fused->native != nullptr;
+    }
+    native_runs += with_code;
+    if (handled && code_expected && dims[0] >= 256) {
+      EXPECT_EQ(with_code, fused) << text;
+    }
+    if (!code_expected || dims[0] < 256) {
+      EXPECT_EQ(with_code, 0) << text;
+    }
+    const std::shared_ptr<const Program> q = Interpreted(*p);
+    for (int run = 0; run < 2; ++run) {
+      Values params(ParamTypes(*p)), native(ResultTypes(*p)), interpreted(ResultTypes(*p));
+      FillRandom(params, rng, 30, run == 1);
+      ASSERT_TRUE(RunWithRunner(*p, params, native).ok());
+      ASSERT_TRUE(RunWithRunner(*q, params, interpreted).ok());
+      for (size_t r = 0; r < native.size(); ++r) {
+        const std::string d = Difference(interpreted, native, r, false);
+        if (d.empty()) continue;
+        ++mismatches;
+        ADD_FAILURE() << "case " << i << " run " << run << ": " << d << "\n" << text;
+        break;
+      }
+    }
+  }
+  std::printf("integer runs: %d with native code\n", native_runs);
+  if (code_expected) {
+    EXPECT_GT(native_runs, 80);
+  }
+}
+
 TEST(CodegenFusedTest, YmmCodeInAChildProcess) {
   if (!WideExpected()) GTEST_SKIP() << "this process runs the ymm code already";
   std::vector<std::string> env_strings;
@@ -355,7 +462,9 @@ TEST(CodegenFusedTest, YmmCodeInAChildProcess) {
   for (std::string& s : env_strings) envp.push_back(s.data());
   envp.push_back(nullptr);
   std::string exe = "/proc/self/exe";
-  std::string filter = "--gtest_filter=CodegenFusedTest.RandomProgramsMatchTheInterpreter";
+  std::string filter =
+      "--gtest_filter=CodegenFusedTest.RandomProgramsMatchTheInterpreter:"
+      "CodegenFusedTest.IntegerRunsMatchTheInterpreter";
   char* argv[] = {exe.data(), filter.data(), nullptr};
   pid_t pid;
   ASSERT_EQ(posix_spawn(&pid, exe.c_str(), nullptr, nullptr, argv, envp.data()), 0);

@@ -242,6 +242,17 @@ TEST_F(PjrtTest, BufferFromHostBufferValidation) {
   args.dims = dims;
   args.num_dims = 2;
   args.device_layout = &layout;
+  // A dense column-major device layout is honoured (pjrt_memories_layouts_test.cc reads it back);
+  // a tiled one is refused.
+  ASSERT_PJRT_OK(Api()->PJRT_Client_BufferFromHostBuffer(&args));
+  EXPECT_TRUE(AwaitEvent(args.done_with_host_buffer).ok());
+  EXPECT_EQ(Read<float>(args.buffer, 4), m);
+  DestroyBuffer(args.buffer);
+  int64_t tile[2] = {2, 2};
+  layout.tiled.tile_dims = tile;
+  size_t tile_sizes[1] = {2};
+  layout.tiled.tile_dim_sizes = tile_sizes;
+  layout.tiled.num_tiles = 1;
   Outcome o = Take(Api()->PJRT_Client_BufferFromHostBuffer(&args));
   EXPECT_EQ(o.code, PJRT_Error_Code_UNIMPLEMENTED);
   EXPECT_NE(o.message.find("layout"), std::string::npos);

@@ -31,25 +31,25 @@ TEST_F(PjrtTest, ApiTableVersionAndSlots) {
   const auto* slots = reinterpret_cast<const Fn*>(reinterpret_cast<const char*>(api) + 40);
   int null_slots = 0;
   for (int i = 0; i < 138; ++i) null_slots += slots[i] == nullptr;
-  EXPECT_EQ(null_slots, 9);
+  EXPECT_EQ(null_slots, 8);
   EXPECT_EQ(api->PJRT_Device_GetAttributes, nullptr);
   EXPECT_EQ(api->PJRT_LoadedExecutable_AddressableDeviceLogicalIds, nullptr);
   EXPECT_EQ(api->PJRT_Client_Load, nullptr);
   EXPECT_EQ(api->PJRT_Event_Create, nullptr);
   EXPECT_EQ(api->PJRT_Event_Set, nullptr);
   EXPECT_EQ(api->PJRT_Buffer_Bitcast, nullptr);
-  EXPECT_EQ(api->PJRT_Device_ClearMemoryStats, nullptr);
+  EXPECT_NE(api->PJRT_Device_ClearMemoryStats, nullptr);
   EXPECT_NE(api->PJRT_Error_ForEachPayload, nullptr);
   EXPECT_NE(api->PJRT_LoadedExecutable_GetDeviceAssignment, nullptr);
   EXPECT_NE(api->PJRT_Client_UpdateGlobalProcessInfo, nullptr);
 }
 
 TEST_F(PjrtTest, StubsReturnUnimplementedNamingTheFunction) {
-  PJRT_Client_TopologyDescription_Args topo{};
-  topo.struct_size = 32;
-  topo.client = client_;
-  Outcome o = Take(Api()->PJRT_Client_TopologyDescription(&topo));
-  EXPECT_NE(o.message.find("PJRT_Client_TopologyDescription"), std::string::npos) << o.message;
+  PJRT_Client_DmaMap_Args dma{};
+  dma.struct_size = PJRT_Client_DmaMap_Args_STRUCT_SIZE;
+  dma.client = client_;
+  Outcome o = Take(Api()->PJRT_Client_DmaMap(&dma));
+  EXPECT_NE(o.message.find("PJRT_Client_DmaMap"), std::string::npos) << o.message;
   EXPECT_EQ(o.code, PJRT_Error_Code_UNIMPLEMENTED);
 
   PJRT_Client_UpdateGlobalProcessInfo_Args update{};
@@ -248,19 +248,20 @@ TEST_F(PjrtTest, DevicesDescriptionsAndMemories) {
   ASSERT_PJRT_OK(Api()->PJRT_Device_LocalHardwareId(&hw));
   EXPECT_EQ(hw.local_hardware_id, 0);
 
-  // Memories: one "device" memory per device, shared by all the lists.
+  // Memories: "device" (the default), "pinned_host" and "unpinned_host" per device, shared by all
+  // the lists (pjrt_memories_test.cc checks the host kinds).
   PJRT_Client_AddressableMemories_Args cm{};
   cm.struct_size = 40;
   cm.client = client_;
   ASSERT_PJRT_OK(Api()->PJRT_Client_AddressableMemories(&cm));
-  ASSERT_EQ(cm.num_addressable_memories, 1u);
+  ASSERT_EQ(cm.num_addressable_memories, 3u);
   PJRT_Memory* mem = cm.addressable_memories[0];
   EXPECT_EQ(mem->vtable, nullptr);
   PJRT_Device_AddressableMemories_Args dm{};
   dm.struct_size = 40;
   dm.device = d;
   ASSERT_PJRT_OK(Api()->PJRT_Device_AddressableMemories(&dm));
-  ASSERT_EQ(dm.num_memories, 1u);
+  ASSERT_EQ(dm.num_memories, 3u);
   EXPECT_EQ(dm.memories[0], mem);
   EXPECT_EQ(DefaultMemory(d), mem);
   PJRT_Memory_AddressableByDevices_Args by{};

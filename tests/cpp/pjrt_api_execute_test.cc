@@ -196,11 +196,24 @@ TEST_F(PjrtTest, ExecutableMetadata) {
   code.executable = exe;
   ASSERT_PJRT_OK(Api()->PJRT_Executable_SizeOfGeneratedCodeInBytes(&code));
   EXPECT_GE(code.size_in_bytes, 0);
+  // The optimized program, in jaxlib's two calls (size, then bytes): the StableHLO it was given.
+  PJRT_Program program{};
+  program.struct_size = PJRT_Program_STRUCT_SIZE;
   PJRT_Executable_OptimizedProgram_Args opt{};
   opt.struct_size = 32;
   opt.executable = exe;
+  opt.program = &program;
+  ASSERT_PJRT_OK(Api()->PJRT_Executable_OptimizedProgram(&opt));
+  EXPECT_EQ(Str(program.format, program.format_size), "mlir");
+  ASSERT_EQ(program.code_size, w->code.size());
+  std::string optimized(program.code_size, '\0');
+  program.code = optimized.data();
+  program.code_size = optimized.size() - 1;  // too small: an error, nothing written past it
   EXPECT_EQ(Take(Api()->PJRT_Executable_OptimizedProgram(&opt)).code,
-            PJRT_Error_Code_UNIMPLEMENTED);
+            PJRT_Error_Code_INVALID_ARGUMENT);
+  program.code_size = optimized.size();
+  ASSERT_PJRT_OK(Api()->PJRT_Executable_OptimizedProgram(&opt));
+  EXPECT_EQ(optimized, w->code);
   PJRT_Executable_GetCompileOptions_Args co{};
   co.struct_size = PJRT_Executable_GetCompileOptions_Args_STRUCT_SIZE;
   co.executable = exe;

@@ -95,6 +95,7 @@ TEST_F(PjrtMultiProcessTest, EveryProcessListsEveryDevice) {
     });
   }
   for (std::thread& t : threads) t.join();
+  std::vector<std::string> serialized;
   for (size_t p = 0; p < devices.size(); ++p) {
     ASSERT_TRUE(outcomes[p].ok()) << outcomes[p].message;
     PJRT_Client* c = clients[p];
@@ -132,7 +133,33 @@ TEST_F(PjrtMultiProcessTest, EveryProcessListsEveryDevice) {
     local.client = c;
     ASSERT_PJRT_OK(Api()->PJRT_Client_AddressableDevices(&local));
     EXPECT_EQ(local.num_addressable_devices, static_cast<size_t>(devices[p]));
+
+    // The client's topology is the same global list, and every process serializes it alike.
+    PJRT_Client_TopologyDescription_Args topo{};
+    topo.struct_size = PJRT_Client_TopologyDescription_Args_STRUCT_SIZE;
+    topo.client = c;
+    ASSERT_PJRT_OK(Api()->PJRT_Client_TopologyDescription(&topo));
+    PJRT_TopologyDescription_GetDeviceDescriptions_Args descs{};
+    descs.struct_size = PJRT_TopologyDescription_GetDeviceDescriptions_Args_STRUCT_SIZE;
+    descs.topology = topo.topology;
+    ASSERT_PJRT_OK(Api()->PJRT_TopologyDescription_GetDeviceDescriptions(&descs));
+    ASSERT_EQ(descs.num_descriptions, 6u);
+    for (size_t i = 0; i < descs.num_descriptions; ++i) {
+      PJRT_DeviceDescription_ProcessIndex_Args pi{};
+      pi.struct_size = PJRT_DeviceDescription_ProcessIndex_Args_STRUCT_SIZE;
+      pi.device_description = descs.descriptions[i];
+      ASSERT_PJRT_OK(Api()->PJRT_DeviceDescription_ProcessIndex(&pi));
+      EXPECT_EQ(pi.process_index, owner[i]);
+    }
+    PJRT_TopologyDescription_Serialize_Args ser{};
+    ser.struct_size = PJRT_TopologyDescription_Serialize_Args_STRUCT_SIZE;
+    ser.topology = topo.topology;
+    ASSERT_PJRT_OK(Api()->PJRT_TopologyDescription_Serialize(&ser));
+    serialized.emplace_back(ser.serialized_bytes, ser.serialized_bytes_size);
+    ser.serialized_topology_deleter(ser.serialized_topology);
   }
+  ASSERT_EQ(serialized.size(), devices.size());
+  for (const std::string& s : serialized) EXPECT_EQ(s, serialized[0]);
   for (PJRT_Client* c : clients) DestroyClient(c);
 }
 

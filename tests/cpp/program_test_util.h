@@ -40,7 +40,7 @@ using ir::ValueId;
 
 // The element types these programs use.
 inline constexpr ir::DTypeSet kTestTypes =
-    ir::SetOf(DType::kF32, DType::kF64, DType::kS32, DType::kPred);
+    ir::SetOf(DType::kF32, DType::kF64, DType::kS32, DType::kU32, DType::kPred);
 
 inline ir::Type Ty(DType dtype, std::vector<int64_t> dims = {}) {
   return ir::Type::Tensor(dtype, std::move(dims));
@@ -113,6 +113,9 @@ class OpList {
               Append(a.data, std::isnan(v) ? 0
                                            : static_cast<int32_t>(
                                                  std::clamp(v, -2147483648.0, 2147483647.0)));
+            } else if constexpr (std::is_same_v<T, uint32_t>) {
+              Append(a.data,
+                     std::isnan(v) ? 0u : static_cast<uint32_t>(std::clamp(v, 0.0, 4294967295.0)));
             } else {
               a.data.push_back(v != 0 ? 1 : 0);
             }
@@ -396,6 +399,14 @@ inline void FillRandom(const Values& v, std::mt19937& rng, int special_percent =
                                 : kind == 0 ? std::numeric_limits<int32_t>::min()
                                 : kind == 1 ? std::numeric_limits<int32_t>::max()
                                             : std::uniform_int_distribution<int32_t>(-50, 50)(rng);
+              std::memcpy(at, &x, 4);
+            } else if constexpr (std::is_same_v<T, uint32_t>) {  // shift counts too: 0-40, huge
+              const int kind = std::uniform_int_distribution<int>(0, 9)(rng);
+              const uint32_t x = palette     ? std::uniform_int_distribution<uint32_t>(0, 3)(rng)
+                                 : kind == 0 ? std::numeric_limits<uint32_t>::max()
+                                 : kind == 1 ? uint32_t{1} << 31
+                                 : kind < 5  ? std::uniform_int_distribution<uint32_t>(0, 40)(rng)
+                                             : static_cast<uint32_t>(rng());
               std::memcpy(at, &x, 4);
             } else {  // pred
               *reinterpret_cast<uint8_t*>(at) = std::uniform_int_distribution<int>(0, 1)(rng) != 0;

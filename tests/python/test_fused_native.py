@@ -2,7 +2,8 @@
 functions over a tile in registers, 8 f32 (4 f64) lanes at a time, or 16 (8) in zmm registers on
 CPUs with AVX-512, two vectors per iteration, the rest one vector at a time under a lane mask.
 
-Every op the generator emits runs on f32 and f64 at sizes that take each path (runs of at least
+Every op the generator emits runs on f32 and f64 (the integer ones on int32 and uint32, whose
+runs are integer instructions on AVX2 CPUs) at sizes that take each path (runs of at least
 256 elements are native code: pairs of whole vectors, a last whole vector alone, a partial one,
 several tiles, a last tile of 5 elements that is only a partial vector; smaller runs stay
 interpreted and are checked too), on values that include NaNs, infinities, signed zeros and
@@ -123,10 +124,56 @@ def programs(subnormals: bool = True):
     return out
 
 
+INTEGERS = ("int32", "uint32")
+INT_BINARY = {
+    "iadd": jnp.add, "isubtract": jnp.subtract, "imultiply": jnp.multiply,
+    "imaximum": jnp.maximum, "iminimum": jnp.minimum, "and": jnp.bitwise_and,
+    "or": jnp.bitwise_or, "xor": jnp.bitwise_xor, "shift_left": lax.shift_left,
+    "shift_right_logical": lax.shift_right_logical,
+    "shift_right_arithmetic": lax.shift_right_arithmetic,
+}
+INT_UNARY = {"not": jnp.bitwise_not, "inegate": lax.neg}
+
+
+def _threefry_like(x, y):
+    # Rotations by constants, adds and xors, as JAX's threefry rounds (and splat constants).
+    for r in (13, 15, 26, 6):
+        x = x + y
+        y = ((y << r) | (y >> (32 - r))) ^ x
+    return (y >> 9) | 0x3F80
+
+
+def int_values(dtype: str, n: int, seed: int) -> np.ndarray:
+    """Random 32-bit values, with shift counts (0-40), -1, 0, the extremes mixed in."""
+    rng = np.random.default_rng(seed * 1000 + n + len(dtype))
+    info = np.iinfo(dtype)
+    out = rng.integers(info.min, info.max, n, dtype=dtype, endpoint=True)
+    small = rng.random(n) < 0.4
+    out[small] = rng.integers(0, 41, int(small.sum())).astype(dtype)
+    pick = rng.random(n) < 0.1
+    out[pick] = rng.choice(np.array([info.min, info.max, 0, 1, 31, 32, -1 if info.min else 7],
+                                    dtype), size=int(pick.sum()))
+    return out
+
+
+def int_programs():
+    """Integer runs (s32 / u32 members are integer instructions in native code on AVX2 CPUs)."""
+    out = []
+    for dt in INTEGERS:
+        for n in SIZES:
+            a, b = int_values(dt, n, 1), int_values(dt, n, 2)
+            ops = {f"{op}-{dt}-{n}": (lambda x, y, f=f: f(x, y) ^ 1) for op, f in INT_BINARY.items()}
+            ops.update({f"{op}-{dt}-{n}": (lambda x, y, f=f: f(x) + 1)
+                        for op, f in INT_UNARY.items()})
+            ops[f"threefry_like-{dt}-{n}"] = _threefry_like
+            out.append((ops, (a, b)))
+    return out
+
+
 def run_all(device, subnormals: bool = True) -> dict[str, np.ndarray]:
     results = {}
     with jax.enable_x64(True):
-        for ops, args in programs(subnormals):
+        for ops, args in programs(subnormals) + int_programs():
             placed = [jax.device_put(a, device) for a in args]
             got = jax.jit(lambda x, y, ops=ops: {k: f(x, y) for k, f in ops.items()})(*placed)
             results.update({k: np.asarray(v) for k, v in got.items()})
@@ -138,6 +185,8 @@ import jax, jax.numpy as jnp, numpy as np
 x = jax.device_put(np.linspace(-3, 3, 4099, dtype=np.float32), jax.devices("kiln")[0])
 jax.block_until_ready(jax.jit(lambda x: jnp.tanh(x) * x + jnp.exp(-x * x) - jnp.sqrt(jnp.abs(x)))(x))
 jax.block_until_ready(jax.jit(lambda x: jax.nn.softmax(x.reshape(4099, 1) * x[:16], axis=-1))(x))
+u = jax.device_put(np.arange(4099, dtype=np.uint32), jax.devices("kiln")[0])
+jax.block_until_ready(jax.jit(lambda u: ((u << 13) | (u >> 19)) ^ (u * 7 + 3))(u))
 """
 
 
@@ -148,7 +197,9 @@ def test_fused_runs_are_native_code(tmp_path):
     fused = [n for n in names if n.startswith("fused")]
     # The chain; the product of broadcasts, its row maximum and x - max -> exp in one loop (two
     # pieces of native code around the reduction); the row sum ahead of e / sum.
-    assert len(fused) == 3 and all("(native code)" in n for n in fused), names
+    # The integer rotate-and-mix: one run of integer instructions (on AVX2 CPUs).
+    assert len(fused) == 4 and all("(native code)" in n for n in fused[:3]), names
+    assert ("(native code)" in fused[3]) == ("avx2" in cpu_flags()), names
     assert "around a row reduction" in fused[1], names
     assert "after a row reduction" in fused[2], names
 
@@ -177,6 +228,9 @@ def test_native_tiles_match_the_cpu_backend():
     for name, k in kiln.items():
         c = cpu[name]
         assert k.dtype == c.dtype, name
+        if k.dtype.kind in "iu":  # integer runs: exact
+            np.testing.assert_array_equal(k, c, err_msg=name)
+            continue
         tiny = np.finfo(k.dtype).tiny
         op = name.split("-")[0]
         if op in FUNCTIONS or op in CHAINS:

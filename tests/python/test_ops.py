@@ -431,8 +431,8 @@ SHAPE3 = (2, 3, 4)
 AXES = [None] + [c for r in range(1, 4) for c in itertools.combinations(range(3), r)]
 REDUCE = {
     "sum": (jnp.sum, (F32, I32, F64, U8), "any", "reduction"),
-    "max": (jnp.max, (F32, I32, U32), "any", "arith"),
-    "min": (jnp.min, (F32, I32, F64), "any", "arith"),
+    "max": (jnp.max, (F32, I32, U32, BF16, F16), "any", "arith"),
+    "min": (jnp.min, (F32, I32, F64, BF16, F16), "any", "arith"),
     "prod": (jnp.prod, (F32, I32), "near1", "reduction"),
     "mean": (jnp.mean, (F32,), "any", "reduction"),
     "any": (jnp.any, (BOOL,), "any", "arith"),
@@ -488,6 +488,20 @@ def test_argmax_argmin_vector_paths(shape):
 def test_reduce_special_values():
     x = np.array([[1.0, np.inf, -np.inf], [np.nan, 1.0, 2.0], [-0.0, 0.0, -0.0]], np.float32)
     check(lambda x: (x.sum(1), x.max(1), x.min(1), x.prod(1), x.max(0)), x)
+
+
+@pytest.mark.parametrize("dtype", [BF16, F16], ids=_id)
+def test_narrow_max_min_reduce_exactly(dtype):
+    # bf16/f16 maximum and minimum reduce in f32 (kernels/reduction.cc): exact, NaNs, infinities
+    # and signed zeros included, over every axis of an odd-sized array and of a softmax's rows.
+    rng = np.random.default_rng(11)
+    x = (rng.standard_normal((5, 33, 17)) * 100).astype(dtype)
+    pick = rng.random(x.shape) < 0.02
+    x[pick] = rng.choice(np.array([np.nan, np.inf, -np.inf, 0.0, -0.0]).astype(dtype),
+                         size=int(pick.sum()))
+    for axis in (None, 0, 1, 2, (0, 2), (1, 2)):
+        check(lambda x, axis=axis: (jnp.max(x, axis=axis), jnp.min(x, axis=axis)), x, exact=True)
+    check(lambda y: jnp.max(y, axis=-1, keepdims=True) - y, x.reshape(-1, 17)[:64], exact=True)
 
 
 def test_reduce_empty_gives_identity():

@@ -1,0 +1,527 @@
+"""Users' programs: what bench/run times beside bench/programs.py's original set, so tuning cannot
+stop at one shape (issue 35). Each is written the way a user writes it (the libraries' documented
+idioms, other shapes and dtypes than the original set), not the way Kiln's fast paths like it.
+
+Families: loops (scan / fori_loop / while_loop, with and without grad inside, f32 / f64 /
+complex64 / int32 carries), MCMC and ODE steppers (plain JAX and diffrax), convolutional networks
+of several geometries (1-D / 2-D / 3-D, NCHW and NHWC, strides, dilations, groups, odd channels;
+flax with BatchNorm and optax's AdamW; equinox), reductions over other axis sets and odd sizes,
+prefix scans, gathers / scatters / sorts, masked attention, batched small linear algebra, random
+numbers of small and large sizes, elementwise math in bf16 / f64 / complex64 / int32.
+
+Programs whose name is in X64 run with jax.enable_x64 (traced, compiled and timed inside it).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+
+RNG = np.random.default_rng(1)
+
+
+def f32(*shape):
+    return RNG.standard_normal(shape).astype(np.float32)
+
+
+def f64(*shape):
+    return RNG.standard_normal(shape)
+
+
+# ---- loops ----
+
+def lorenz_rk4_f64():
+    def rhs(y):
+        return jnp.array([10.0 * (y[1] - y[0]), y[0] * (28.0 - y[2]) - y[1],
+                          y[0] * y[1] - 8.0 / 3.0 * y[2]])
+
+    def solve(y0):
+        def step(y, _):
+            h = 0.002
+            k1 = rhs(y)
+            k2 = rhs(y + 0.5 * h * k1)
+            k3 = rhs(y + 0.5 * h * k2)
+            k4 = rhs(y + h * k3)
+            y = y + h / 6.0 * (k1 + 2 * k2 + 2 * k3 + k4)
+            return y, y[0]
+        return lax.scan(step, y0, None, length=500)
+
+    return solve, (np.array([1.0, 1.0, 1.0]),)
+
+
+def mandelbrot_complex64(n):
+    def escape(c):
+        def body(i, state):
+            z, count = state
+            z = jnp.where(jnp.abs(z) <= 2.0, z * z + c, z)
+            return z, count + (jnp.abs(z) <= 2.0)
+        z, count = lax.fori_loop(0, 50, body, (jnp.zeros_like(c), jnp.zeros(c.shape, jnp.int32)))
+        return count
+
+    x = np.linspace(-2.0, 0.6, n, dtype=np.float32)
+    y = np.linspace(-1.2, 1.2, n, dtype=np.float32)
+    return escape, ((x[None, :] + 1j * y[:, None]).astype(np.complex64),)
+
+
+def newton_sqrt_while_f64():
+    """Newton's method for sqrt, run until every lane has converged: the condition reads the carry."""
+    def newton(a):
+        def cond(s):
+            x, prev, it = s
+            return jnp.logical_and(jnp.max(jnp.abs(x - prev)) > 1e-12, it < 100)
+
+        def body(s):
+            x, _, it = s
+            return 0.5 * (x + a / x), x, it + 1
+        return lax.while_loop(cond, body, (a, a + 1.0, 0))[0]
+
+    return newton, (np.abs(f64(64)) * 100 + 1,)
+
+
+def logistic_map_fori_f32():
+    return (lambda r: lax.fori_loop(0, 2000, lambda i, x: r * x * (1 - x), jnp.full_like(r, 0.4))), \
+        (np.linspace(2.5, 3.9, 8, dtype=np.float32),)
+
+
+def heat_diffusion_scan_1k():
+    def simulate(u0):
+        def step(u, _):
+            lap = jnp.roll(u, 1) + jnp.roll(u, -1) - 2 * u
+            u = u + 0.2 * lap
+            return u, u.mean()
+        return lax.scan(step, u0, None, length=400)
+
+    return simulate, (f32(1024),)
+
+
+def gradient_descent_grad_in_scan():
+    """A scan whose body takes a gradient: 200 steps of gradient descent on a least-squares fit."""
+    def fit(a, b):
+        loss = lambda w: jnp.mean((a @ w - b) ** 2) + 1e-3 * jnp.sum(w ** 2)
+
+        def step(w, _):
+            g = jax.grad(loss)(w)
+            return w - 0.05 * g, loss(w)
+        return lax.scan(step, jnp.zeros(a.shape[1], a.dtype), None, length=200)
+
+    return fit, (f32(128, 16), f32(128))
+
+
+def grad_through_rnn_scan():
+    def loss(w, xs, h0):
+        def step(h, x):
+            h = jnp.tanh(h @ w + x)
+            return h, jnp.sum(h ** 2)
+        _, ys = lax.scan(step, h0, xs)
+        return ys.mean()
+
+    return jax.grad(loss), (f32(32, 32) * 0.2, f32(50, 4, 32), f32(4, 32))
+
+
+def collatz_while_int32():
+    def steps(n):
+        def cond(s):
+            return jnp.any(s[0] != 1)
+
+        def body(s):
+            x, count = s
+            done = x == 1
+            x = jnp.where(done, x, jnp.where(x % 2 == 0, x // 2, 3 * x + 1))
+            return x, count + (~done).astype(jnp.int32)
+        return lax.while_loop(cond, body, (n, jnp.zeros_like(n)))[1]
+
+    return steps, (np.arange(1, 1025, dtype=np.int32),)
+
+
+def complex_rotation_scan():
+    def run(z0, w):
+        def step(z, _):
+            z = z * w
+            return z / jnp.abs(z), jnp.real(z).sum()
+        return lax.scan(step, z0, None, length=300)
+
+    z0 = (f32(256) + 1j * f32(256)).astype(np.complex64)
+    return run, (z0, np.complex64(np.exp(0.01j)))
+
+
+# ---- MCMC and ODE steppers ----
+
+def hmc_while_leapfrog():
+    def log_density(q):  # a correlated Gaussian in 10 dimensions
+        return -0.5 * jnp.sum(q ** 2) - 0.45 * jnp.sum(q[1:] * q[:-1])
+
+    def sample(q0, p0):
+        grad = jax.grad(log_density)
+
+        def cond(s):
+            return s[0] < 30
+
+        def body(s):
+            i, q, p = s
+            p = p + 0.05 * grad(q)
+            q = q + 0.1 * p
+            p = p + 0.05 * grad(q)
+            return i + 1, q, p
+        _, q, p = lax.while_loop(cond, body, (0, q0, p0))
+        return q, log_density(q) - 0.5 * jnp.sum(p ** 2)
+
+    return sample, (f32(10), f32(10))
+
+
+def metropolis_scan_random():
+    def chain(key, x0):
+        key = jax.random.wrap_key_data(key)
+        logp = lambda x: -0.5 * jnp.sum(x ** 2) - 0.1 * jnp.sum(x ** 4)
+
+        def step(carry, k):
+            x, lp = carry
+            k1, k2 = jax.random.split(k)
+            prop = x + 0.5 * jax.random.normal(k1, x.shape)
+            lp_prop = logp(prop)
+            accept = jnp.log(jax.random.uniform(k2)) < lp_prop - lp
+            x, lp = jnp.where(accept, prop, x), jnp.where(accept, lp_prop, lp)
+            return (x, lp), x[0]
+        return lax.scan(step, (x0, logp(x0)), jax.random.split(key, 500))
+
+    return chain, (np.array([0, 7], np.uint32), f32(4))
+
+
+def diffrax_tsit5_grad():
+    import diffrax
+
+    def vector_field(t, y, args):
+        k1, k2 = args
+        prey, pred = y[0], y[1]
+        return jnp.stack([k1 * prey - 0.1 * prey * pred, 0.075 * prey * pred - k2 * pred])
+
+    def loss(params, y0):
+        sol = diffrax.diffeqsolve(diffrax.ODETerm(vector_field), diffrax.Tsit5(), t0=0.0, t1=10.0,
+                                  dt0=0.1, y0=y0, args=params,
+                                  stepsize_controller=diffrax.PIDController(rtol=1e-5, atol=1e-5),
+                                  saveat=diffrax.SaveAt(t1=True), max_steps=4096)
+        return jnp.sum(sol.ys[-1] ** 2)
+
+    return jax.value_and_grad(loss), ((np.float32(1.1), np.float32(1.5)),
+                                      np.array([10.0, 5.0], np.float32))
+
+
+def diffrax_dopri5_batch():
+    import diffrax
+
+    def solve(y0):
+        term = diffrax.ODETerm(lambda t, y, args: -y + jnp.sin(3.0 * t) * y[::-1])
+        sol = diffrax.diffeqsolve(term, diffrax.Dopri5(), t0=0.0, t1=5.0, dt0=0.05, y0=y0,
+                                  stepsize_controller=diffrax.PIDController(rtol=1e-6, atol=1e-6),
+                                  saveat=diffrax.SaveAt(ts=jnp.linspace(0.0, 5.0, 11)))
+        return sol.ys
+
+    return solve, (f32(32),)
+
+
+# ---- convolutional networks ----
+
+def _conv(x, w, strides, padding, dn, **kw):
+    return lax.conv_general_dilated(x, w, strides, padding, dimension_numbers=dn, **kw)
+
+
+def conv1d_value_and_grad():
+    def loss(w1, w2, x):
+        h = jax.nn.gelu(_conv(x, w1, (2,), "SAME", ("NWC", "WIO", "NWC")))
+        h = _conv(h, w2, (1,), "VALID", ("NWC", "WIO", "NWC"), rhs_dilation=(2,))
+        return jnp.mean(h ** 2)
+    return jax.value_and_grad(loss, argnums=(0, 1)), (f32(5, 3, 13) * 0.2, f32(3, 13, 7) * 0.2,
+                                                      f32(8, 200, 3))
+
+
+def conv2d_nchw_odd_value_and_grad():
+    def loss(w1, w2, x):
+        h = jax.nn.relu(_conv(x, w1, (1, 1), "SAME", ("NCHW", "OIHW", "NCHW")))
+        h = _conv(h, w2, (2, 2), "SAME", ("NCHW", "OIHW", "NCHW"))
+        return jnp.mean(h ** 2)
+    return jax.value_and_grad(loss, argnums=(0, 1)), (f32(7, 3, 5, 5) * 0.1, f32(11, 7, 3, 3) * 0.1,
+                                                      f32(8, 3, 28, 28))
+
+
+def conv2d_dilated_grouped():
+    def forward(w, x):
+        return _conv(x, w, (1, 1), "SAME", ("NHWC", "HWIO", "NHWC"), rhs_dilation=(2, 2),
+                     feature_group_count=4)
+    return forward, (f32(3, 3, 8, 32) * 0.1, f32(4, 40, 40, 32))
+
+
+def conv3d_forward():
+    def forward(w, x):
+        return jax.nn.relu(_conv(x, w, (1, 2, 2), "SAME", ("NDHWC", "DHWIO", "NDHWC")))
+    return forward, (f32(3, 3, 3, 4, 8) * 0.1, f32(2, 8, 24, 24, 4))
+
+
+def flax_cnn_batchnorm_adamw():
+    import flax.linen as nn
+    import optax
+
+    class CNN(nn.Module):
+        @nn.compact
+        def __call__(self, x, train: bool):
+            x = nn.Conv(12, (3, 3), use_bias=False)(x)  # BatchNorm follows: no bias
+            x = nn.BatchNorm(use_running_average=not train)(x)
+            x = nn.relu(x)
+            x = nn.avg_pool(x, (2, 2), strides=(2, 2))
+            x = nn.Conv(20, (3, 3), use_bias=False)(x)
+            x = nn.BatchNorm(use_running_average=not train)(x)
+            x = nn.relu(x)
+            x = x.mean(axis=(1, 2))
+            return nn.Dense(10)(x)
+
+    model = CNN()
+    x = f32(16, 20, 20, 3)
+    y = RNG.integers(0, 10, 16).astype(np.int32)
+    variables = model.init(jax.random.key(0), x, train=False)
+    tx = optax.adamw(1e-3, weight_decay=1e-4)
+    opt_state = tx.init(variables["params"])
+
+    def train_step(params, batch_stats, opt_state, x, y):
+        def loss_fn(params):
+            logits, updates = model.apply({"params": params, "batch_stats": batch_stats}, x,
+                                          train=True, mutable=["batch_stats"])
+            loss = optax.softmax_cross_entropy_with_integer_labels(logits, y).mean()
+            return loss, updates["batch_stats"]
+        (loss, batch_stats), grads = jax.value_and_grad(loss_fn, has_aux=True)(params)
+        updates, opt_state = tx.update(grads, opt_state, params)
+        return optax.apply_updates(params, updates), batch_stats, opt_state, loss
+
+    host = jax.tree_util.tree_map(np.asarray, (variables["params"], variables["batch_stats"],
+                                               opt_state))
+    return train_step, (*host, x, y)
+
+
+def equinox_mlp_adam():
+    import equinox as eqx
+    import optax
+
+    model = eqx.nn.MLP(in_size=32, out_size=4, width_size=64, depth=3, key=jax.random.key(1))
+    params, static = eqx.partition(model, eqx.is_array)
+    tx = optax.adam(3e-3)
+    opt_state = tx.init(params)
+
+    def step(params, opt_state, x, y):
+        def loss(params):
+            m = eqx.combine(params, static)
+            return jnp.mean((jax.vmap(m)(x) - y) ** 2)
+        value, grads = jax.value_and_grad(loss)(params)
+        updates, opt_state = tx.update(grads, opt_state, params)
+        return eqx.apply_updates(params, updates), opt_state, value
+
+    host = jax.tree_util.tree_map(np.asarray, (params, opt_state))
+    return step, (*host, f32(128, 32), f32(128, 4))
+
+
+# ---- reductions over other axis sets and odd sizes ----
+
+ODD = (37, 53, 29)
+
+
+def reduce_odd(kind, axis):
+    fn = {"sum": jnp.sum, "max": jnp.max, "min": jnp.min, "argmin": jnp.argmin,
+          "argmax": jnp.argmax, "logsumexp": jax.nn.logsumexp, "std": jnp.std,
+          "mean": jnp.mean}[kind]
+    return (lambda x: fn(x, axis=axis)), (f32(*ODD),)
+
+
+def reduce_int32_axis1():
+    return (lambda x: jnp.sum(x, axis=1)), (RNG.integers(-1000, 1000, (999, 333)).astype(np.int32),)
+
+
+def reduce_f64_all():
+    return jnp.sum, (f64(1000, 1001),)
+
+
+def mean_bf16_axis0():
+    import ml_dtypes
+    return (lambda x: jnp.mean(x, axis=0)), (f32(2048, 512).astype(ml_dtypes.bfloat16),)
+
+
+# ---- prefix scans ----
+
+def cumsum_1m():
+    return jnp.cumsum, (f32(1 << 20),)
+
+
+def cumprod_axis0():
+    return (lambda x: jnp.cumprod(x, axis=0)), ((1.0 + 0.01 * f32(1000, 64)),)
+
+
+def cummax_rows():
+    return (lambda x: lax.cummax(x, axis=1)), (f32(256, 1000),)
+
+
+def associative_scan_linear_recurrence():
+    def recurrence(a, b):  # h_t = a_t * h_{t-1} + b_t, by an associative scan
+        def combine(l, r):
+            return r[0] * l[0], r[0] * l[1] + r[1]
+        return lax.associative_scan(combine, (a, b))[1]
+    return recurrence, (np.abs(f32(4096, 16)) * 0.5, f32(4096, 16))
+
+
+# ---- gathers, scatters, sorts ----
+
+def top_k_rows():
+    return (lambda x: lax.top_k(x, 8)), (f32(1000, 256),)
+
+
+def argsort_64k():
+    return jnp.argsort, (f32(1 << 16),)
+
+
+def segment_sum_1m():
+    ids = np.sort(RNG.integers(0, 1000, 1 << 20)).astype(np.int32)
+    return (lambda x, s: jax.ops.segment_sum(x, s, num_segments=1000)), (f32(1 << 20), ids)
+
+
+def embedding_value_and_grad():
+    def loss(table, ids):
+        return jnp.mean(jnp.tanh(table[ids]).sum(-1) ** 2)
+    return jax.value_and_grad(loss), (f32(5000, 64) * 0.1,
+                                      RNG.integers(0, 5000, (32, 40)).astype(np.int32))
+
+
+def take_along_axis_rows():
+    idx = RNG.integers(0, 300, (512, 300)).astype(np.int32)
+    return (lambda x, i: jnp.take_along_axis(x, i, axis=1)), (f32(512, 300), idx)
+
+
+# ---- attention ----
+
+def causal_attention(dtype):
+    def attend(q, k, v):
+        s = jnp.einsum("bhqd,bhkd->bhqk", q, k) / np.sqrt(q.shape[-1]).astype(q.dtype)
+        mask = jnp.tril(jnp.ones((q.shape[2], k.shape[2]), bool))
+        s = jnp.where(mask, s, jnp.finfo(s.dtype).min)
+        return jnp.einsum("bhqk,bhkd->bhqd", jax.nn.softmax(s, axis=-1), v)
+    shape = (4, 4, 128, 32)
+    return attend, tuple(f32(*shape).astype(dtype) for _ in range(3))
+
+
+def bf16_attention():
+    import ml_dtypes
+    return causal_attention(ml_dtypes.bfloat16)
+
+
+# ---- small linear algebra in batches ----
+
+def batched_solve_3x3_1000():
+    a = f32(1000, 3, 3) + 3 * np.eye(3, dtype=np.float32)
+    return (lambda a, b: jnp.linalg.solve(a, b[..., None])[..., 0]), (a, f32(1000, 3))
+
+
+def batched_cholesky_f64():
+    a = f64(256, 8, 8)
+    return jnp.linalg.cholesky, (a @ a.transpose(0, 2, 1) + 8 * np.eye(8),)
+
+
+def batched_inv_4x4():
+    return jnp.linalg.inv, (f32(2048, 4, 4) + 4 * np.eye(4, dtype=np.float32),)
+
+
+# ---- random numbers ----
+
+def random_uniform_1m():
+    return (lambda k: jax.random.uniform(jax.random.wrap_key_data(k), (1 << 20,))), \
+        (np.array([0, 3], np.uint32),)
+
+
+def random_normal_17():
+    return (lambda k: jax.random.normal(jax.random.wrap_key_data(k), (17,))), \
+        (np.array([0, 5], np.uint32),)
+
+
+def random_permutation_split():
+    def shuffle(k, x):
+        k1, k2 = jax.random.split(jax.random.wrap_key_data(k))
+        return jax.random.permutation(k1, x), jax.random.bernoulli(k2, 0.3, (1000,))
+    return shuffle, (np.array([0, 9], np.uint32), f32(10000))
+
+
+# ---- elementwise math in other dtypes ----
+
+def gelu_bf16():
+    import ml_dtypes
+    return jax.nn.gelu, (f32(1 << 20).astype(ml_dtypes.bfloat16),)
+
+
+def complex64_elementwise():
+    z = (f32(1 << 18) + 1j * f32(1 << 18)).astype(np.complex64)
+    return (lambda z: jnp.exp(1j * z) * jnp.conj(z) + jnp.abs(z)), (z,)
+
+
+def int32_bitops():
+    x = RNG.integers(0, 1 << 30, 1 << 20).astype(np.int32)
+    return (lambda x: ((x ^ (x >> 3)) & 0xFFFF) * 3 + (x % 7)), (x,)
+
+
+def f64_elementwise():
+    return (lambda x: jnp.log1p(jnp.exp(-x * x)) + jnp.sin(x) * jnp.cos(2 * x)), (f64(1 << 20),)
+
+
+# name -> (factory, exact): True compares bit for bit (integer results, random bits), False with
+# rtol = atol = 1e-3, a number with that tolerance: bf16 programs (bf16 keeps 8 bits), and the
+# escape-time counts, where one rounding near the set's edge moves a count by one.
+USER_PROGRAMS = {
+    "u_lorenz_rk4_scan_f64": (lorenz_rk4_f64, False),
+    "u_mandelbrot_fori_c64_64": (lambda: mandelbrot_complex64(64), 1.0),
+    "u_mandelbrot_fori_c64_256": (lambda: mandelbrot_complex64(256), 1.0),
+    "u_newton_while_f64": (newton_sqrt_while_f64, False),
+    "u_logistic_fori_f32_8": (logistic_map_fori_f32, False),
+    "u_heat_scan_f32_1k": (heat_diffusion_scan_1k, False),
+    "u_gd_grad_in_scan": (gradient_descent_grad_in_scan, False),
+    "u_grad_through_rnn_scan": (grad_through_rnn_scan, False),
+    "u_collatz_while_i32": (collatz_while_int32, True),
+    "u_complex_rotation_scan": (complex_rotation_scan, False),
+    "u_hmc_while_leapfrog": (hmc_while_leapfrog, False),
+    "u_metropolis_scan_random": (metropolis_scan_random, False),
+    "u_diffrax_tsit5_grad": (diffrax_tsit5_grad, False),
+    "u_diffrax_dopri5_batch": (diffrax_dopri5_batch, False),
+    "u_conv1d_value_and_grad": (conv1d_value_and_grad, False),
+    "u_conv2d_nchw_odd_value_and_grad": (conv2d_nchw_odd_value_and_grad, False),
+    "u_conv2d_dilated_grouped": (conv2d_dilated_grouped, False),
+    "u_conv3d_forward": (conv3d_forward, False),
+    "u_flax_cnn_batchnorm_adamw": (flax_cnn_batchnorm_adamw, False),
+    "u_equinox_mlp_adam": (equinox_mlp_adam, False),
+    "u_reduce_sum_axes02_odd": (lambda: reduce_odd("sum", (0, 2)), False),
+    "u_reduce_max_axis1_odd": (lambda: reduce_odd("max", 1), False),
+    "u_reduce_min_axis0_odd": (lambda: reduce_odd("min", 0), False),
+    "u_argmin_axis0_odd": (lambda: reduce_odd("argmin", 0), True),
+    "u_argmax_axis1_odd": (lambda: reduce_odd("argmax", 1), True),
+    "u_logsumexp_axes12_odd": (lambda: reduce_odd("logsumexp", (1, 2)), False),
+    "u_std_axis0_odd": (lambda: reduce_odd("std", 0), False),
+    "u_mean_axes01_odd": (lambda: reduce_odd("mean", (0, 1)), False),
+    "u_reduce_sum_i32_axis1": (reduce_int32_axis1, True),
+    "u_reduce_sum_f64_all": (reduce_f64_all, False),
+    "u_mean_bf16_axis0": (mean_bf16_axis0, 3e-2),
+    "u_cumsum_f32_1m": (cumsum_1m, False),
+    "u_cumprod_axis0": (cumprod_axis0, False),
+    "u_cummax_rows": (cummax_rows, True),
+    "u_associative_scan_recurrence": (associative_scan_linear_recurrence, False),
+    "u_top_k_rows": (top_k_rows, True),
+    "u_argsort_64k": (argsort_64k, True),
+    "u_segment_sum_1m": (segment_sum_1m, False),
+    "u_embedding_value_and_grad": (embedding_value_and_grad, False),
+    "u_take_along_axis": (take_along_axis_rows, True),
+    "u_causal_attention_f32": (lambda: causal_attention(np.float32), False),
+    "u_causal_attention_bf16": (bf16_attention, 3e-2),
+    "u_batched_solve_3x3_1000": (batched_solve_3x3_1000, False),
+    "u_batched_cholesky_f64": (batched_cholesky_f64, False),
+    "u_batched_inv_4x4": (batched_inv_4x4, False),
+    "u_random_uniform_1m": (random_uniform_1m, True),
+    "u_random_normal_17": (random_normal_17, False),
+    "u_random_permutation_split": (random_permutation_split, True),
+    "u_gelu_bf16_1m": (gelu_bf16, 3e-2),
+    "u_complex64_elementwise": (complex64_elementwise, False),
+    "u_int32_bitops_1m": (int32_bitops, True),
+    "u_f64_elementwise_1m": (f64_elementwise, False),
+}
+
+X64 = {"u_lorenz_rk4_scan_f64", "u_newton_while_f64", "u_reduce_sum_f64_all",
+       "u_batched_cholesky_f64", "u_f64_elementwise_1m"}

@@ -1,0 +1,108 @@
+// PJRT_Executable_OptimizedProgram: the program an executable runs, for jaxlib's
+// compiled.as_text() / hlo_modules() and for clients that read the compiled program back.
+//
+// jaxlib accepts two formats here: "hlo_with_config" (a serialized HloModuleProtoWithConfig) and
+// "mlir", which it parses (text or bytecode, a StableHLO portable artifact included), legalizes to
+// MHLO and converts to an HloModule whose text as_text() prints. Kiln answers "mlir" with the
+// StableHLO program it compiled, as it was given: Kiln's own plan (fusions, buffers) is not a
+// StableHLO program, and comments in MLIR text would not survive jaxlib's conversion to HLO anyway.
+// A program given in another format has no MLIR form, and jaxlib cannot convert Shardy's ops
+// other than sdy.mesh (sdy.manual_computation from shard_map, sdy.sharding_constraint, ...) to
+// HLO: for those UNIMPLEMENTED, which jaxlib treats as "no optimized program" (as_text() is None,
+// layouts are the defaults) where any other error would be raised from as_text().
+//
+// Two calls, as the C API defines them: with program->code NULL the size and format are returned;
+// then the caller passes a buffer of that size to be filled.
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ir/module.h"
+#include "pjrt/args_check.h"
+#include "pjrt/entry_points.h"
+#include "pjrt/error.h"
+#include "pjrt/executable.h"
+
+namespace kiln::pjrt {
+namespace {
+
+constexpr char kMlirFormat[] = "mlir";
+
+// MLIR bytecode ("ML\xEFR") or MLIR text (UTF-8 without control characters other than white
+// space); anything else (a serialized proto) is not MLIR.
+bool IsMlir(std::string_view program) {
+  if (program.size() >= 4 && program.substr(0, 4) == std::string_view("ML\xEFR", 4)) return true;
+  if (program.empty()) return false;
+  for (char c : program) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 && c != '\n' && c != '\t' && c != '\r') return false;
+    if (u == 0x7f) return false;
+  }
+  return true;
+}
+
+// The first Shardy op other than sdy.mesh in `module`, or "" when there is none. Walked with an
+// explicit stack: regions nest up to ir::kMaxNestingDepth deep and this runs on the caller's
+// thread.
+std::string FirstUnconvertibleOp(const ir::Module& module) {
+  std::vector<const ir::Op*> pending;
+  for (const ir::Op& op : module.other_ops) pending.push_back(&op);
+  for (const ir::Function& fn : module.functions) {
+    for (const ir::Block& block : fn.body.blocks) {
+      for (const ir::Op& op : block.ops) pending.push_back(&op);
+    }
+  }
+  while (!pending.empty()) {
+    const ir::Op* op = pending.back();
+    pending.pop_back();
+    if (op->name.starts_with("sdy.") && op->name != "sdy.mesh") return op->name;
+    for (const ir::Region& region : op->regions) {
+      for (const ir::Block& block : region.blocks) {
+        for (const ir::Op& inner : block.ops) pending.push_back(&inner);
+      }
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+PJRT_Error* Executable_OptimizedProgram(PJRT_Executable_OptimizedProgram_Args* args) {
+  constexpr char kFn[] = "PJRT_Executable_OptimizedProgram";
+  return Guard(kFn, [&]() -> Status {
+    KILN_CHECK_ARGS(args, PJRT_Executable_OptimizedProgram_Args, program, kFn);
+    KILN_ASSIGN_OR_RETURN(const ExecutableInfo* info, InfoOf(args->executable, kFn));
+    KILN_CHECK_NOT_NULL(args->program, kFn);
+    PJRT_Program* program = args->program;
+    KILN_CHECK_ARGS(program, PJRT_Program, format_size,
+                    "PJRT_Executable_OptimizedProgram (program)");
+    const std::string& code = info->artifact;
+    if (!IsMlir(code)) {
+      return Unimplemented(Prefix(kFn) +
+                           "the executable was not compiled from MLIR; Kiln keeps no MLIR form "
+                           "of it");
+    }
+    if (const std::string op = FirstUnconvertibleOp(*info->exe->module); !op.empty()) {
+      return Unimplemented(Prefix(kFn) + "the program has " + op +
+                           ", which jaxlib cannot convert to HLO");
+    }
+    program->format = kMlirFormat;
+    program->format_size = sizeof(kMlirFormat) - 1;
+    if (program->code == nullptr) {
+      program->code_size = code.size();
+      return Status::Ok();
+    }
+    if (program->code_size < code.size()) {
+      return InvalidArgument(Prefix(kFn) + "program->code_size is " +
+                             std::to_string(program->code_size) + " bytes; the program takes " +
+                             std::to_string(code.size()) +
+                             " (call first with program->code NULL to learn the size)");
+    }
+    std::memcpy(program->code, code.data(), code.size());
+    program->code_size = code.size();
+    return Status::Ok();
+  });
+}
+
+}  // namespace kiln::pjrt
