@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 
 #include "ir/module.h"
 #include "support/status.h"
@@ -16,5 +17,12 @@
 namespace kiln::ingest {
 
 StatusOr<ir::Module> ReadHloModule(std::span<const uint8_t> bytes, bool with_config = false);
+
+// A serialized HloModuleProtoWithConfig holding `hlo_module` (a serialized HloModuleProto) and a
+// config with its entry_computation_layout (the module's host_program_shape), replica_count and
+// num_partitions: what clients that read a compiled program back (PJRT_Executable_OptimizedProgram,
+// PyTorch/XLA) need, since they refuse format "hlo" and check the layout.
+StatusOr<std::string> HloModuleWithConfig(std::span<const uint8_t> hlo_module, int64_t replicas,
+                                          int64_t partitions);
 
 }  // namespace kiln::ingest

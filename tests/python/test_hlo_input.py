@@ -197,6 +197,40 @@ def test_serialized_hlo_executable_round_trips():
     assert_close([got], [np.asarray(run_hlo(lowered, [a])[0])], exact=True)
 
 
+def test_optimized_program_is_the_module_with_its_config():
+    # What PyTorch/XLA reads back after compiling: format "hlo_with_config" (it refuses "hlo"),
+    # the module as given, and a config that holds the entry layout.
+    import ctypes  # noqa: PLC0415
+
+    lowered = jax.jit(lambda v: v.T * 2).lower(f32(3, 4))
+    code, _ = hlo_program(lowered)
+    client = kiln_client()
+    plugin = client._plugin
+    exe = compile_program(client, code, b"hlo")
+    program = plugin.args("PJRT_Program")
+    args = plugin.args("PJRT_Executable_OptimizedProgram_Args", executable=exe._executable(),
+                       program=ctypes.addressof(program))
+    plugin.call("PJRT_Executable_OptimizedProgram", args)
+    buf = ctypes.create_string_buffer(program.code_size)
+    program.code = ctypes.cast(buf, ctypes.c_void_p)
+    plugin.call("PJRT_Executable_OptimizedProgram", args)
+    assert ctypes.string_at(program.format, program.format_size) == b"hlo_with_config"
+    wrapped = buf.raw[:program.code_size]
+    n, length = len(code), bytearray()
+    while True:
+        length.append((n & 0x7F) | (0x80 if n > 0x7F else 0))
+        n >>= 7
+        if not n:
+            break
+    head = b"\x0a" + bytes(length) + code
+    assert wrapped.startswith(head)
+    assert wrapped[len(head)] == 0x12  # config (field 2) follows
+    config = wrapped[len(head):]
+    assert b"\x0a" in config[:4]  # entry_computation_layout (field 1) inside it
+    # It compiles again, as format hlo_with_config.
+    assert compile_program(client, wrapped, b"hlo_with_config") is not None
+
+
 def _compile_error(code: bytes, fmt: bytes = b"hlo") -> str:
     from pypjrt import errors  # noqa: PLC0415
 
