@@ -11,6 +11,7 @@
 #include "compiler/program_builder.h"
 #include "compiler/verifier.h"
 #include "ingest/artifact_reader.h"
+#include "ingest/hlo_reader.h"
 #include "kernels/families.h"
 
 namespace kiln::compiler {
@@ -256,9 +257,11 @@ StatusOr<std::shared_ptr<const Executable>> CompileModule(std::shared_ptr<const 
 }
 
 StatusOr<std::shared_ptr<const Executable>> Compile(CompileRequest request) {
-  if (request.format != "mlir") {
+  const bool hlo = request.format == "hlo" || request.format == "hlo_with_config";
+  if (request.format != "mlir" && !hlo) {
     return InvalidArgument("Unknown program format '" + std::string(request.format) +
-                           "'. Kiln compiles StableHLO portable artifacts (format \"mlir\").");
+                           "'. Kiln compiles StableHLO portable artifacts (format \"mlir\") and "
+                           "serialized HloModuleProtos (formats \"hlo\", \"hlo_with_config\").");
   }
   ingest::CompileOptions& options = request.options;
   // XLA's debug options (xla_*) tune XLA's own passes and are accepted and ignored; any other
@@ -268,7 +271,9 @@ StatusOr<std::shared_ptr<const Executable>> Compile(CompileRequest request) {
       return InvalidArgument("No such compile option: '" + name + "'");
     }
   }
-  KILN_ASSIGN_OR_RETURN(ir::Module module, ingest::ReadPortableArtifact(request.code));
+  KILN_ASSIGN_OR_RETURN(ir::Module module,
+                        hlo ? ingest::ReadHloModule(request.code, request.format != "hlo")
+                            : ingest::ReadPortableArtifact(request.code));
   std::string fingerprint = Fingerprint(request.code, options);
   auto shared = std::make_shared<const ir::Module>(std::move(module));
   return CompileModule(std::move(shared), std::move(options), std::move(fingerprint));

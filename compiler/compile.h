@@ -29,8 +29,9 @@ struct Executable : engine::Executable {
 };
 
 // What the C API asks to compile: a program's bytes in `format` ("mlir": a StableHLO portable
-// artifact), and its CompileOptionsProto, which the caller parsed once
-// (ingest::ParseCompileOptions) for its own use too.
+// artifact; "hlo" / "hlo_with_config": a serialized HloModuleProto / HloModuleProtoWithConfig), and
+// its CompileOptionsProto, which the caller parsed once (ingest::ParseCompileOptions) for its own
+// use too.
 struct CompileRequest {
   std::span<const uint8_t> code;
   std::string_view format = "mlir";

@@ -94,7 +94,7 @@ PJRT_Error* Compile(PJRT_Compile_Args* args) {
     auto executable = std::make_unique<PJRT_Executable>(MakeExecutableInfo(
         std::move(exe),
         std::string(reinterpret_cast<const char*>(options_bytes.data()), options_bytes.size()),
-        std::string(reinterpret_cast<const char*>(code.data()), code.size())));
+        std::string(reinterpret_cast<const char*>(code.data()), code.size()), std::string(format)));
     args->executable = executable.release();
     return Status::Ok();
   });

@@ -45,7 +45,8 @@ struct ExecutableInfo {
   };
   ShardingList parameter_shardings, output_shardings;
   std::string compile_options;  // the serialized CompileOptionsProto, as given
-  std::string artifact;         // the StableHLO portable artifact it was compiled from
+  std::string artifact;         // the program it was compiled from (PJRT_Program.code)
+  std::string artifact_format;  // and its PJRT_Program.format ("mlir", "hlo", ...)
 };
 
 // Where one execution instance runs: list position i of Execute's argument/output lists.
@@ -57,7 +58,7 @@ struct ExecutionSlot {
 
 std::shared_ptr<const ExecutableInfo> MakeExecutableInfo(
     std::shared_ptr<const compiler::Executable> exe, std::string compile_options,
-    std::string artifact);
+    std::string artifact, std::string artifact_format = "mlir");
 
 }  // namespace kiln::pjrt
 

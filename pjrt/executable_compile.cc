@@ -130,7 +130,7 @@ StatusOr<std::vector<ExecutionSlot>> AssignDevices(const PJRT_Client& client,
 
 std::shared_ptr<const ExecutableInfo> MakeExecutableInfo(
     std::shared_ptr<const compiler::Executable> exe, std::string compile_options,
-    std::string artifact) {
+    std::string artifact, std::string artifact_format) {
   auto info = std::make_shared<ExecutableInfo>();
   const ir::Function* main = exe->module != nullptr ? exe->module->MainFunction() : nullptr;
   for (size_t i = 0; i < exe->result_types.size(); ++i) {
@@ -206,6 +206,7 @@ std::shared_ptr<const ExecutableInfo> MakeExecutableInfo(
   }
   info->compile_options = std::move(compile_options);
   info->artifact = std::move(artifact);
+  info->artifact_format = std::move(artifact_format);
   info->exe = std::move(exe);
   return info;
 }
@@ -245,8 +246,8 @@ StatusOr<std::unique_ptr<PJRT_LoadedExecutable>> CompileAndLoad(
     KILN_LOG(kInfo, "compile failed after " + std::to_string(ms) + " ms: " + checked.message());
     return checked;
   }
-  KILN_LOG(kInfo, "compiled " + exe->name + ": " + std::to_string(code.size()) +
-                      " bytes of StableHLO, " +
+  KILN_LOG(kInfo, "compiled " + exe->name + ": " + std::to_string(code.size()) + " bytes (" +
+                      std::string(format) + "), " +
                       std::to_string(exe->main == nullptr ? 0 : exe->main->steps.size()) +
                       " steps, " + std::to_string(ms) + " ms");
   auto loaded = std::make_unique<PJRT_LoadedExecutable>();
@@ -254,7 +255,7 @@ StatusOr<std::unique_ptr<PJRT_LoadedExecutable>> CompileAndLoad(
   loaded->info = MakeExecutableInfo(
       std::move(exe),
       std::string(reinterpret_cast<const char*>(options_bytes.data()), options_bytes.size()),
-      std::string(reinterpret_cast<const char*>(code.data()), code.size()));
+      std::string(reinterpret_cast<const char*>(code.data()), code.size()), std::string(format));
   loaded->serialized_device_assignment = SerializeDeviceAssignment(
       slots, static_cast<int>(options->num_replicas), static_cast<int>(options->num_partitions));
   for (const ExecutionSlot& s : slots) {

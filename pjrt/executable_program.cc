@@ -6,10 +6,12 @@
 // MHLO and converts to an HloModule whose text as_text() prints. Kiln answers "mlir" with the
 // StableHLO program it compiled, as it was given: Kiln's own plan (fusions, buffers) is not a
 // StableHLO program, and comments in MLIR text would not survive jaxlib's conversion to HLO anyway.
-// A program given in another format has no MLIR form, and jaxlib cannot convert Shardy's ops
-// other than sdy.mesh (sdy.manual_computation from shard_map, sdy.sharding_constraint, ...) to
-// HLO: for those UNIMPLEMENTED, which jaxlib treats as "no optimized program" (as_text() is None,
-// layouts are the defaults) where any other error would be raised from as_text().
+// A program given as HLO is returned as "hlo_with_config" (the module and a config holding its
+// entry layout, which PyTorch/XLA checks). A program given in another format has no MLIR form,
+// and jaxlib cannot convert Shardy's ops other than sdy.mesh (sdy.manual_computation from
+// shard_map, sdy.sharding_constraint, ...) to HLO: for those UNIMPLEMENTED, which jaxlib treats
+// as "no optimized program" (as_text() is None, layouts are the defaults) where any other error
+// would be raised from as_text().
 //
 // Two calls, as the C API defines them: with program->code NULL the size and format are returned;
 // then the caller passes a buffer of that size to be filled.
@@ -18,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include "ingest/hlo_reader.h"
 #include "ir/module.h"
 #include "pjrt/args_check.h"
 #include "pjrt/entry_points.h"
@@ -28,6 +31,7 @@ namespace kiln::pjrt {
 namespace {
 
 constexpr char kMlirFormat[] = "mlir";
+constexpr char kHloWithConfigFormat[] = "hlo_with_config";
 
 // MLIR bytecode ("ML\xEFR") or MLIR text (UTF-8 without control characters other than white
 // space); anything else (a serialized proto) is not MLIR.
@@ -66,6 +70,23 @@ std::string FirstUnconvertibleOp(const ir::Module& module) {
   return "";
 }
 
+// The two calls of the C API: with program.code NULL the size, then the bytes.
+Status CopyOut(const char* fn, const std::string& code, PJRT_Program& program) {
+  if (program.code == nullptr) {
+    program.code_size = code.size();
+    return Status::Ok();
+  }
+  if (program.code_size < code.size()) {
+    return InvalidArgument(Prefix(fn) + "program->code_size is " +
+                           std::to_string(program.code_size) + " bytes; the program takes " +
+                           std::to_string(code.size()) +
+                           " (call first with program->code NULL to learn the size)");
+  }
+  std::memcpy(program.code, code.data(), code.size());
+  program.code_size = code.size();
+  return Status::Ok();
+}
+
 }  // namespace
 
 PJRT_Error* Executable_OptimizedProgram(PJRT_Executable_OptimizedProgram_Args* args) {
@@ -77,6 +98,24 @@ PJRT_Error* Executable_OptimizedProgram(PJRT_Executable_OptimizedProgram_Args* a
     PJRT_Program* program = args->program;
     KILN_CHECK_ARGS(program, PJRT_Program, format_size,
                     "PJRT_Executable_OptimizedProgram (program)");
+    // A program given as HLO comes back as the same module with its config
+    // (ingest::HloModuleWithConfig): jaxlib and PyTorch/XLA read "hlo_with_config", not "hlo".
+    std::string hlo_with_config;
+    if (info->artifact_format == "hlo" || info->artifact_format == "hlo_with_config") {
+      if (info->artifact_format == "hlo") {
+        const ingest::CompileOptions& options = info->exe->options;
+        KILN_ASSIGN_OR_RETURN(
+            hlo_with_config,
+            ingest::HloModuleWithConfig(
+                {reinterpret_cast<const uint8_t*>(info->artifact.data()), info->artifact.size()},
+                options.num_replicas, options.num_partitions));
+      } else {
+        hlo_with_config = info->artifact;
+      }
+      program->format = kHloWithConfigFormat;
+      program->format_size = sizeof(kHloWithConfigFormat) - 1;
+      return CopyOut(kFn, hlo_with_config, *program);
+    }
     const std::string& code = info->artifact;
     if (!IsMlir(code)) {
       return Unimplemented(Prefix(kFn) +
@@ -89,19 +128,7 @@ PJRT_Error* Executable_OptimizedProgram(PJRT_Executable_OptimizedProgram_Args* a
     }
     program->format = kMlirFormat;
     program->format_size = sizeof(kMlirFormat) - 1;
-    if (program->code == nullptr) {
-      program->code_size = code.size();
-      return Status::Ok();
-    }
-    if (program->code_size < code.size()) {
-      return InvalidArgument(Prefix(kFn) + "program->code_size is " +
-                             std::to_string(program->code_size) + " bytes; the program takes " +
-                             std::to_string(code.size()) +
-                             " (call first with program->code NULL to learn the size)");
-    }
-    std::memcpy(program->code, code.data(), code.size());
-    program->code_size = code.size();
-    return Status::Ok();
+    return CopyOut(kFn, code, *program);
   });
 }
 

@@ -2,13 +2,14 @@
 // compilation cache (jax_compilation_cache_dir) and jax.experimental.serialize_executable.
 //
 // A Kiln executable is a plan of kernels bound to this process (function pointers, shared data),
-// so what is stored is what it was compiled from: the StableHLO portable artifact and the
-// CompileOptionsProto, behind a header naming the Kiln build. Loading re-runs Kiln's compiler,
-// which takes milliseconds (JAX still skips tracing and lowering). A blob from another Kiln build,
-// or anything else, is refused with INVALID_ARGUMENT saying which build made it.
+// so what is stored is what it was compiled from: the program (a StableHLO portable artifact, or
+// an HloModuleProto), its program format and the CompileOptionsProto, behind a header naming the
+// Kiln build. Loading re-runs Kiln's compiler, which takes milliseconds (JAX still skips tracing
+// and lowering). A blob from another Kiln build, or anything else, is refused with INVALID_ARGUMENT
+// saying which build made it.
 //
-// Layout, little-endian: "KILNEXE\0" | u32 format (1) | u32 n + n bytes: build | u64 n + n bytes:
-// compile options | u64 n + n bytes: artifact.
+// Layout, little-endian: "KILNEXE\0" | u32 format (2) | u32 n + n bytes: build | u64 n + n bytes:
+// compile options | u64 n + n bytes: artifact | u32 n + n bytes: the artifact's program format.
 #include <cstring>
 #include <memory>
 #include <string>
@@ -28,7 +29,7 @@ namespace kiln::pjrt {
 namespace {
 
 constexpr char kMagic[8] = {'K', 'I', 'L', 'N', 'E', 'X', 'E', '\0'};
-constexpr uint32_t kFormat = 1;
+constexpr uint32_t kFormat = 2;
 
 void Append(std::string& out, const void* p, size_t n) {
   out.append(static_cast<const char*>(p), n);
@@ -87,6 +88,8 @@ PJRT_Error* Executable_Serialize(PJRT_Executable_Serialize_Args* args) {
     Append(out, info.compile_options.data(), info.compile_options.size());
     AppendInt<uint64_t>(out, info.artifact.size());
     Append(out, info.artifact.data(), info.artifact.size());
+    AppendInt<uint32_t>(out, static_cast<uint32_t>(info.artifact_format.size()));
+    Append(out, info.artifact_format.data(), info.artifact_format.size());
     args->serialized_bytes = blob->bytes.data();
     args->serialized_bytes_size = blob->bytes.size();
     args->serialized_executable = blob.release();
@@ -107,8 +110,8 @@ PJRT_Error* Executable_DeserializeAndLoad(PJRT_Executable_DeserializeAndLoad_Arg
         args->serialized_executable,
         args->serialized_executable == nullptr ? 0 : args->serialized_executable_size);
     Reader r(data);
-    std::string_view magic, build, options, artifact;
-    uint32_t format = 0, build_size = 0;
+    std::string_view magic, build, options, artifact, program_format;
+    uint32_t format = 0, build_size = 0, program_format_size = 0;
     uint64_t options_size = 0, artifact_size = 0;
     if (!r.Bytes(sizeof(kMagic), &magic) || std::memcmp(magic.data(), kMagic, sizeof(kMagic))) {
       return InvalidArgument(Prefix(kFn) + "not a serialized Kiln executable");
@@ -127,7 +130,8 @@ PJRT_Error* Executable_DeserializeAndLoad(PJRT_Executable_DeserializeAndLoad_Arg
                              "; compile it again");
     }
     if (!r.Int(&options_size) || !r.Bytes(options_size, &options) || !r.Int(&artifact_size) ||
-        !r.Bytes(artifact_size, &artifact) || !r.done()) {
+        !r.Bytes(artifact_size, &artifact) || !r.Int(&program_format_size) ||
+        !r.Bytes(program_format_size, &program_format) || !r.done()) {
       return InvalidArgument(Prefix(kFn) + "truncated or malformed serialized executable");
     }
     const bool overridden =
@@ -142,7 +146,8 @@ PJRT_Error* Executable_DeserializeAndLoad(PJRT_Executable_DeserializeAndLoad_Arg
     KILN_ASSIGN_OR_RETURN(
         std::unique_ptr<PJRT_LoadedExecutable> loaded,
         CompileAndLoad(args->client,
-                       {reinterpret_cast<const uint8_t*>(artifact.data()), artifact.size()}, "mlir",
+                       {reinterpret_cast<const uint8_t*>(artifact.data()), artifact.size()},
+                       program_format,
                        {reinterpret_cast<const uint8_t*>(options.data()), options.size()}, kFn));
     args->loaded_executable = loaded.release();
     return Status::Ok();

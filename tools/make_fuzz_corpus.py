@@ -5,6 +5,9 @@
   pjrt_compile/<stem>     u16 little-endian length of the compile options, the options
                           (<stem>.compile_options.pb), then the artifact: the layout
                           tests/fuzz/pjrt_compile_fuzzer.cc reads
+  hlo_reader/<name>       serialized HloModuleProtos of small JAX programs; not derived from the
+                          fixtures but written by `tests/python/program_formats_hlo.py
+                          --write-seeds` (needs jax), and kept as committed
   topology/<counts>       a serialized Kiln topology with those devices per process (the layout
                           of pjrt/topology.cc: "KILNTOPO", u32 format 1, u32 processes, u64
                           devices per process), read by tests/fuzz/topology_fuzzer.cc
@@ -32,6 +35,8 @@ def expected() -> dict[Path, bytes]:
         opts = (FIXTURES / f"{stem}.compile_options.pb").read_bytes()
         out[CORPUS / "artifact_reader" / stem] = art
         out[CORPUS / "pjrt_compile" / stem] = struct.pack("<H", len(opts)) + opts + art
+    for seed in sorted((CORPUS / "hlo_reader").glob("*")):
+        out[seed] = seed.read_bytes()
     for counts in ((1,), (4,), (2, 2), (3, 1, 2)):
         name = "x".join(str(n) for n in counts)
         out[CORPUS / "topology" / name] = (b"KILNTOPO" + struct.pack("<II", 1, len(counts))

@@ -22,8 +22,10 @@ TEST_F(PjrtTest, CompileRejectsAnUnknownFormat) {
   Outcome o = Compile(add->code, add->options, &exe, "invalid");
   EXPECT_EQ(o.code, PJRT_Error_Code_INVALID_ARGUMENT);
   EXPECT_EQ(o.message.rfind("Unknown program format 'invalid'.", 0), 0u) << o.message;
+  // Format "hlo" is an HloModuleProto: a portable artifact sent as one is malformed, not unknown.
   o = Compile(add->code, add->options, &exe, "hlo");
-  EXPECT_EQ(o.code, PJRT_Error_Code_INVALID_ARGUMENT);
+  EXPECT_EQ(o.code, PJRT_Error_Code_DATA_LOSS);
+  EXPECT_NE(o.message.find("HloModuleProto"), std::string::npos) << o.message;
 }
 
 TEST_F(PjrtTest, CompileRejectsGarbageOptions) {
