@@ -10,6 +10,7 @@
 #include "compiler/program_builder.h"
 #include "compiler/verifier.h"
 #include "ingest/artifact_reader.h"
+#include "ingest/text_reader.h"
 #include "kernels/families.h"
 
 namespace kiln::compiler {
@@ -239,7 +240,8 @@ StatusOr<std::shared_ptr<const Executable>> CompileModule(std::shared_ptr<const 
 StatusOr<std::shared_ptr<const Executable>> Compile(CompileRequest request) {
   if (request.format != "mlir") {
     return InvalidArgument("Unknown program format '" + std::string(request.format) +
-                           "'. Kiln compiles StableHLO portable artifacts (format \"mlir\").");
+                           "'. Kiln compiles StableHLO programs (format \"mlir\"): portable "
+                           "artifacts (MLIR bytecode) or MLIR text.");
   }
   ingest::CompileOptions& options = request.options;
   // XLA's debug options (xla_*) tune XLA's own passes and are accepted and ignored; any other
@@ -249,7 +251,7 @@ StatusOr<std::shared_ptr<const Executable>> Compile(CompileRequest request) {
       return InvalidArgument("No such compile option: '" + name + "'");
     }
   }
-  KILN_ASSIGN_OR_RETURN(ir::Module module, ingest::ReadPortableArtifact(request.code));
+  KILN_ASSIGN_OR_RETURN(ir::Module module, ingest::ReadMlirProgram(request.code));
   std::string fingerprint = Fingerprint(request.code, options);
   auto shared = std::make_shared<const ir::Module>(std::move(module));
   return CompileModule(std::move(shared), std::move(options), std::move(fingerprint));
