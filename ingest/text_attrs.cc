@@ -424,9 +424,13 @@ StatusOr<ir::Attr> Parser::ParseAttr() {
   if (c == '#') return ParseHashAttr();
   if (c == '-' || c == '+' || std::isdigit(static_cast<unsigned char>(c))) return ParseNumberAttr();
   if (c == '(') {
+    // A function type (func.func's function_type): kept as tuple<tuple<ins>, tuple<outs>>.
     std::vector<ir::Type> inputs, results;
     KILN_RETURN_IF_ERROR(ParseFunctionType(inputs, results));
-    return ir::Attr::Opaque("function type");
+    ir::Attr attr = ir::Attr::TypeValue(
+        ir::Type::Tuple({ir::Type::Tuple(std::move(inputs)), ir::Type::Tuple(std::move(results))}));
+    attr.str = "function";
+    return attr;
   }
   if (ConsumeKeyword("true")) return ir::Attr::Bool(true);
   if (ConsumeKeyword("false")) return ir::Attr::Bool(false);

@@ -256,6 +256,12 @@ Status Parser::ParseTopLevel(ir::Module& module) {
           "file metadata ({-# ... #-}, dialect resources) is not supported: print the program "
           "without elided or resource-backed constants");
     }
+    if (PeekGenericName("builtin.module")) {
+      if (seen_module || !module.functions.empty()) return Error("a second module");
+      seen_module = true;
+      KILN_RETURN_IF_ERROR(ParseGenericModule(module));
+      continue;
+    }
     if (PeekKeyword("module")) {
       if (seen_module || !module.functions.empty()) return Error("a second module");
       seen_module = true;
@@ -293,10 +299,123 @@ Status Parser::ParseModuleBody(ir::Module& module) {
   while (!AtEnd() && Peek() != '}' && Peek() != '#' && Peek() != '!') {
     if (PeekKeyword("func.func")) {
       KILN_RETURN_IF_ERROR(ParseFunction(module, -1));
+    } else if (PeekGenericName("func.func")) {
+      KILN_RETURN_IF_ERROR(ParseGenericFunction(module));
     } else {
       KILN_RETURN_IF_ERROR(ParseOp(module.other_ops, "builtin.module", 1));
     }
   }
+  return Status::Ok();
+}
+
+bool Parser::PeekGenericName(std::string_view name) {
+  if (Peek() != '"') return false;
+  return text_.substr(pos_ + 1, name.size() + 1) == std::string(name) + "\"";
+}
+
+Status Parser::ParseGenericModule(ir::Module& module) {
+  KILN_RETURN_IF_ERROR(ParseStringLiteral().status());
+  KILN_RETURN_IF_ERROR(Expect('(', "after \"builtin.module\""));
+  KILN_RETURN_IF_ERROR(Expect(')', "(builtin.module has no operands)"));
+  if (ConsumeStr("<{")) {
+    --pos_;
+    AttrList props;
+    KILN_RETURN_IF_ERROR(ParseAttrDict(props));
+    KILN_RETURN_IF_ERROR(Expect('>', "to close the module's properties"));
+    for (ir::NamedAttr& a : props) {
+      if (a.name == "sym_name" && a.value.kind == ir::Attr::Kind::kString) module.name = a.value.str;
+    }
+  }
+  KILN_RETURN_IF_ERROR(Expect('(', "to open the module's region"));
+  KILN_RETURN_IF_ERROR(Expect('{', "to open the module body"));
+  KILN_RETURN_IF_ERROR(ParseModuleBody(module));
+  KILN_RETURN_IF_ERROR(Expect('}', "to close the module body"));
+  KILN_RETURN_IF_ERROR(Expect(')', "to close the module's region"));
+  if (Peek() == '{') {
+    AttrList attrs;
+    KILN_RETURN_IF_ERROR(ParseAttrDict(attrs));
+    for (ir::NamedAttr& a : attrs) {
+      if (a.name == "sym_name" || a.name == "sym_visibility") continue;
+      module.attrs.push_back(std::move(a));
+    }
+  }
+  KILN_RETURN_IF_ERROR(Expect(':', "before the module's type"));
+  std::vector<ir::Type> ins, outs;
+  KILN_RETURN_IF_ERROR(ParseFunctionType(ins, outs));
+  int32_t ignored = -1;
+  return ParseTrailingLocation(ignored);
+}
+
+Status Parser::ParseGenericFunction(ir::Module& module) {
+  const size_t start = pos_;
+  KILN_RETURN_IF_ERROR(ParseStringLiteral().status());
+  KILN_RETURN_IF_ERROR(Expect('(', "after \"func.func\""));
+  KILN_RETURN_IF_ERROR(Expect(')', "(func.func has no operands)"));
+  AttrList props;
+  if (ConsumeStr("<{")) {
+    --pos_;
+    KILN_RETURN_IF_ERROR(ParseAttrDict(props));
+    KILN_RETURN_IF_ERROR(Expect('>', "to close the function's properties"));
+  }
+  ir::Function fn;
+  fn.visibility = "public";
+  const ir::Attr* arg_attrs = nullptr;
+  const ir::Attr* res_attrs = nullptr;
+  bool has_type = false;
+  for (const ir::NamedAttr& a : props) {
+    if (a.name == "sym_name" && a.value.kind == ir::Attr::Kind::kString) fn.name = a.value.str;
+    if (a.name == "sym_visibility" && a.value.kind == ir::Attr::Kind::kString) {
+      fn.visibility = a.value.str;
+    }
+    if (a.name == "function_type" && a.value.kind == ir::Attr::Kind::kType &&
+        a.value.str == "function" && a.value.type.elements.size() == 2) {
+      fn.arg_types = a.value.type.elements[0].elements;
+      fn.result_types = a.value.type.elements[1].elements;
+      has_type = true;
+    }
+    if (a.name == "arg_attrs") arg_attrs = &a.value;
+    if (a.name == "res_attrs") res_attrs = &a.value;
+  }
+  if (fn.name.empty() || !has_type) {
+    return ErrorAt(start, "func.func needs sym_name and function_type properties");
+  }
+  auto per_value = [&](const ir::Attr* attrs, size_t count) -> StatusOr<std::vector<ir::Attr>> {
+    std::vector<ir::Attr> out(count);
+    if (attrs == nullptr || attrs->kind != ir::Attr::Kind::kArray || attrs->array.empty()) return out;
+    if (attrs->array.size() != count) {
+      return ErrorAt(start, "arg_attrs/res_attrs of @" + fn.name + " do not match its type");
+    }
+    return attrs->array;
+  };
+  KILN_ASSIGN_OR_RETURN(fn.arg_attrs, per_value(arg_attrs, fn.arg_types.size()));
+  KILN_ASSIGN_OR_RETURN(fn.result_attrs, per_value(res_attrs, fn.result_types.size()));
+  KILN_RETURN_IF_ERROR(Expect('(', "to open the function's region"));
+  PushScope(true);
+  Status body = ParseRegion(fn.body, "func.func", 1, nullptr);
+  PopScope();
+  if (!body.ok()) return body.WithContext("in function @" + fn.name);
+  KILN_RETURN_IF_ERROR(Expect(')', "to close the function's region"));
+  if (Peek() == '{') {
+    AttrList ignored;
+    KILN_RETURN_IF_ERROR(ParseAttrDict(ignored));
+  }
+  KILN_RETURN_IF_ERROR(Expect(':', "before the function op's type"));
+  std::vector<ir::Type> ins, outs;
+  KILN_RETURN_IF_ERROR(ParseFunctionType(ins, outs));
+  KILN_RETURN_IF_ERROR(ParseTrailingLocation(fn.loc));
+  if (fn.body.blocks.empty() || fn.body.blocks[0].args.size() != fn.arg_types.size()) {
+    return ErrorAt(start, "the body of @" + fn.name + " does not take its arguments");
+  }
+  for (size_t i = 0; i < fn.arg_types.size(); ++i) {
+    if (!(module_->type_of(fn.body.blocks[0].args[i]) == fn.arg_types[i])) {
+      return ErrorAt(start, "argument " + std::to_string(i) + " of @" + fn.name +
+                                " does not have the type its function_type gives");
+    }
+  }
+  if (module.FindFunction(fn.name) != nullptr) {
+    return ErrorAt(start, "redefinition of function @" + fn.name);
+  }
+  module.functions.push_back(std::move(fn));
   return Status::Ok();
 }
 

@@ -82,6 +82,10 @@ class Parser {
   Status ParseTopLevel(ir::Module& module);
   Status ParseModuleBody(ir::Module& module);
   Status ParseFunction(ir::Module& module, int32_t loc_hint);
+  // The generic forms "builtin.module"() ({...}) and "func.func"() <{...}> ({...}).
+  Status ParseGenericModule(ir::Module& module);
+  Status ParseGenericFunction(ir::Module& module);
+  bool PeekGenericName(std::string_view name);
   Status ParseOp(std::vector<ir::Op>& out, std::string_view parent, int depth);
   Status ParseGenericOp(ir::Op& op, std::vector<ir::Type>& result_types, std::string_view parent,
                         int depth);

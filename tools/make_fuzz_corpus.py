@@ -5,6 +5,7 @@
   pjrt_compile/<stem>     u16 little-endian length of the compile options, the options
                           (<stem>.compile_options.pb), then the artifact: the layout
                           tests/fuzz/pjrt_compile_fuzzer.cc reads
+  text_reader/<stem>      the fixture's MLIR text (<stem>.mlir)
 
 Usage: tools/make_fuzz_corpus.py [--check]   (--check: fail if the committed corpus is stale)
 """
@@ -29,6 +30,9 @@ def expected() -> dict[Path, bytes]:
         opts = (FIXTURES / f"{stem}.compile_options.pb").read_bytes()
         out[CORPUS / "artifact_reader" / stem] = art
         out[CORPUS / "pjrt_compile" / stem] = struct.pack("<H", len(opts)) + opts + art
+        text = FIXTURES / f"{stem}.mlir"
+        if text.is_file():
+            out[CORPUS / "text_reader" / stem] = text.read_bytes()
     return out
 
 

@@ -1,0 +1,150 @@
+"""Other encodings of the suite's programs, run through a second PJRT client (pypjrt).
+
+JAX hands Kiln every program as a StableHLO portable artifact (MLIR bytecode). PJRT clients may
+send the same program in other encodings; with `KILN_PROGRAM_FORMAT=<name>[,<name>...]` every
+`conftest.run_on` on the Kiln device also
+
+  1. lowers the program (`jax.jit(f, **jit_kwargs).lower(*args)`),
+  2. encodes it with the format's function below (lowered -> (program bytes, PJRT format name)),
+  3. compiles and runs it with pypjrt on the same Kiln plugin, with the same inputs,
+  4. asserts that every output equals the bytecode run's output bit for bit.
+
+FORMATS is the registry. "text" is MLIR text as `Lowered.as_text()` prints it (format "mlir").
+An "hlo" entry is added when tests/python/program_formats_hlo.py exists and defines
+`hlo_program(lowered) -> (bytes, b"hlo")`.
+
+Programs that this path cannot reproduce faithfully are skipped by it (never failed): programs
+with ordered effects (tokens JAX threads through extra arguments) and multi-device programs.
+"""
+from __future__ import annotations
+
+import os
+from typing import Any, Callable
+
+import numpy as np
+
+import jax
+
+ProgramFn = Callable[[Any], "tuple[bytes, bytes]"]
+
+
+def text_program(lowered) -> tuple[bytes, bytes]:
+    """MLIR text, pretty form, as JAX prints it (what `jax.jit(f).lower(x).as_text()` gives)."""
+    return lowered.as_text().encode(), b"mlir"
+
+
+FORMATS: dict[str, ProgramFn] = {"text": text_program}
+
+try:  # another engineer's HLO encoding, when present
+    from program_formats_hlo import hlo_program  # type: ignore[import-not-found]
+
+    FORMATS["hlo"] = hlo_program
+except ImportError:
+    pass
+
+
+def selected() -> list[str]:
+    """The formats named by KILN_PROGRAM_FORMAT (empty: the extra runs are off)."""
+    names = [n.strip() for n in os.environ.get("KILN_PROGRAM_FORMAT", "").split(",") if n.strip()]
+    unknown = [n for n in names if n not in FORMATS]
+    if unknown:
+        raise ValueError(f"KILN_PROGRAM_FORMAT names unknown format(s) {unknown}; "
+                         f"known: {sorted(FORMATS)}")
+    return names
+
+
+# numpy dtype name -> PJRT_Buffer_Type name (Kiln's DType numbering equals PJRT's).
+_PJRT_NAMES = {
+    "bool": "PRED", "int8": "S8", "int16": "S16", "int32": "S32", "int64": "S64",
+    "uint8": "U8", "uint16": "U16", "uint32": "U32", "uint64": "U64", "float16": "F16",
+    "float32": "F32", "float64": "F64", "bfloat16": "BF16", "complex64": "C64",
+    "complex128": "C128", "float8_e5m2": "F8E5M2", "float8_e4m3fn": "F8E4M3FN",
+    "float8_e4m3b11fnuz": "F8E4M3B11FNUZ", "float8_e5m2fnuz": "F8E5M2FNUZ",
+    "float8_e4m3fnuz": "F8E4M3FNUZ", "int4": "S4", "uint4": "U4", "int2": "S2", "uint2": "U2",
+    "float8_e4m3": "F8E4M3", "float8_e3m4": "F8E3M4", "float8_e8m0fnu": "F8E8M0FNU",
+    "float4_e2m1fn": "F4E2M1FN",
+}
+
+_client = None
+
+
+def _kiln_library() -> str:
+    for entry in os.environ.get("PJRT_NAMES_AND_LIBRARY_PATHS", "").split(","):
+        name, _, path = entry.partition(":")
+        if name == "kiln" and path:
+            return path
+    import kiln  # the installed package's plugin
+
+    return kiln.library_path() if hasattr(kiln, "library_path") else ""
+
+
+def client():
+    """One pypjrt client on the Kiln plugin JAX uses, for the whole session."""
+    global _client
+    if _client is None:
+        from pypjrt import Client
+
+        path = _kiln_library()
+        if not path:
+            raise RuntimeError("KILN_PROGRAM_FORMAT needs PJRT_NAMES_AND_LIBRARY_PATHS=kiln:<.so>")
+        _client = Client.create(path)
+    return _client
+
+
+def _pjrt_code(dtype: np.dtype) -> int:
+    from pypjrt import typing as pt
+
+    return pt._code(_PJRT_NAMES[np.dtype(dtype).name])  # noqa: SLF001
+
+
+def _dynamic_args(args: tuple, jit_kwargs: dict) -> tuple:
+    static = jit_kwargs.get("static_argnums", ())
+    static = (static,) if isinstance(static, int) else tuple(static)
+    static = {i % len(args) for i in static} if args else set()
+    return tuple(a for i, a in enumerate(args) if i not in static)
+
+
+def run_program(code: bytes, fmt: bytes, inputs: list[np.ndarray]) -> list[Any]:
+    """Compiles `code` with pypjrt and runs it on the Kiln device; returns the output buffers."""
+    if fmt != b"mlir":
+        raise NotImplementedError(f"pypjrt's compile sends format 'mlir' only, not {fmt!r}")
+    c = client()
+    exe = c.compile(code)
+    with c.device(0) as device:
+        buffers = [c.buffer_from_host(np.ascontiguousarray(x).view(np.uint8).reshape(-1),
+                                      _pjrt_code(x.dtype), x.shape, device)
+                   for x in inputs]
+    return exe(*buffers)
+
+
+def check_formats(f, args: tuple, jit_kwargs: dict | None, bytecode_out,
+                  names: list[str] | None = None) -> None:
+    """Runs f's program in every selected format (or `names`); asserts bit-equal outputs to
+    `bytecode_out`, the pytree JAX's own (bytecode) run on Kiln returned."""
+    names = selected() if names is None else names
+    if not names:
+        return
+    jit_kwargs = jit_kwargs or {}
+    lowered = jax.jit(f, **jit_kwargs).lower(*args)
+    compile_args = lowered._lowering.compile_args  # noqa: SLF001
+    if compile_args.get("ordered_effects") or compile_args.get("unordered_effects"):
+        return
+    if len(compile_args.get("device_assignment") or ()) > 1:
+        return
+    leaves = jax.tree_util.tree_leaves(_dynamic_args(tuple(args), jit_kwargs))
+    kept = compile_args.get("kept_var_idx")
+    inputs = [np.asarray(jax.device_put(x)) for i, x in enumerate(leaves)
+              if kept is None or i in kept]
+    want = [np.asarray(x) for x in jax.tree_util.tree_leaves(bytecode_out)]
+    for name in names:
+        code, fmt = FORMATS[name](lowered)
+        outs = run_program(code, fmt, inputs)
+        assert len(outs) == len(want), (
+            f"format {name}: {len(outs)} outputs, the bytecode run gave {len(want)}")
+        for i, (buf, w) in enumerate(zip(outs, want)):
+            raw = bytes(buf.to_host())
+            assert len(raw) == w.nbytes, (
+                f"format {name}: output {i} has {len(raw)} bytes, the bytecode run {w.nbytes}")
+            assert raw == w.tobytes(), (
+                f"format {name}: output {i} differs from the bytecode run "
+                f"({w.dtype}{list(w.shape)})")
