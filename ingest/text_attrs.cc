@@ -29,7 +29,8 @@ uint16_t FloatToF16(float f) {
   const uint32_t bits = std::bit_cast<uint32_t>(f);
   const uint32_t sign = (bits >> 16) & 0x8000;
   const uint32_t abs = bits & 0x7FFFFFFF;
-  if (abs >= 0x7F800000) return static_cast<uint16_t>(sign | 0x7C00 | (abs > 0x7F800000 ? 0x200 : 0));
+  if (abs >= 0x7F800000)
+    return static_cast<uint16_t>(sign | 0x7C00 | (abs > 0x7F800000 ? 0x200 : 0));
   const int exp = static_cast<int>(abs >> 23) - 127 + 15;
   uint32_t mant = (abs & 0x7FFFFF) | 0x800000;
   if (exp >= 31) return static_cast<uint16_t>(sign | 0x7C00);
@@ -101,8 +102,7 @@ static Status EncodeElement(const Element& e, ir::DType dtype, std::vector<uint8
       bits = std::bit_cast<uint64_t>(v);
     } else if (width == 32) {
       bits = std::bit_cast<uint32_t>(static_cast<float>(v));
-    } else if (dtype == ir::DType::kBF16 ||
-               (ir::IsComplex(dtype) && false)) {
+    } else if (dtype == ir::DType::kBF16 || (ir::IsComplex(dtype) && false)) {
       bits = FloatToBf16(static_cast<float>(v));
     } else if (dtype == ir::DType::kF16) {
       bits = FloatToF16(static_cast<float>(v));
@@ -114,7 +114,8 @@ static Status EncodeElement(const Element& e, ir::DType dtype, std::vector<uint8
   if (ir::IsComplex(dtype)) {
     const int half = bytes / 2;
     uint64_t re = 0, im = 0;
-    if (!parse_float_bits(e.re, half * 8, re) || !parse_float_bits(e.complex ? e.im : "0", half * 8, im)) {
+    if (!parse_float_bits(e.re, half * 8, re) ||
+        !parse_float_bits(e.complex ? e.im : "0", half * 8, im)) {
       error = "malformed complex element (" + e.re + ", " + e.im + ")";
       return Status::Ok();
     }
@@ -184,8 +185,9 @@ StatusOr<ir::Attr> Parser::ParseDense(const ir::Type* elided_type) {
         for (std::string* part : {&e.re, &e.im}) {
           SkipSpace();
           const size_t s = pos_;
-          while (pos_ < text_.size() && (std::isalnum(static_cast<unsigned char>(text_[pos_])) ||
-                                         text_[pos_] == '.' || text_[pos_] == '-' || text_[pos_] == '+')) {
+          while (pos_ < text_.size() &&
+                 (std::isalnum(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '.' ||
+                  text_[pos_] == '-' || text_[pos_] == '+')) {
             ++pos_;
           }
           *part = std::string(text_.substr(s, pos_ - s));
@@ -196,8 +198,9 @@ StatusOr<ir::Attr> Parser::ParseDense(const ir::Type* elided_type) {
       } else {
         SkipSpace();
         const size_t s = pos_;
-        while (pos_ < text_.size() && (std::isalnum(static_cast<unsigned char>(text_[pos_])) ||
-                                       text_[pos_] == '.' || text_[pos_] == '-' || text_[pos_] == '+')) {
+        while (pos_ < text_.size() &&
+               (std::isalnum(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '.' ||
+                text_[pos_] == '-' || text_[pos_] == '+')) {
           ++pos_;
         }
         if (pos_ == s) return Error("expected an element of a dense literal");
@@ -224,12 +227,13 @@ StatusOr<ir::Attr> Parser::ParseDense(const ir::Type* elided_type) {
     return Error("expected ':' and the type of the dense literal");
   }
   if (!type.is_tensor() || !type.has_static_shape() || type.dtype == ir::DType::kInvalid) {
-    return ErrorAt(content_pos, "a dense literal needs a statically shaped tensor type, not " +
-                                    type.ToString());
+    return ErrorAt(content_pos,
+                   "a dense literal needs a statically shaped tensor type, not " + type.ToString());
   }
   const int64_t count = type.num_elements();
   const int width = ir::DTypeByteSize(type.dtype);
-  if (count < 0 || width <= 0) return ErrorAt(content_pos, "bad dense literal type " + type.ToString());
+  if (count < 0 || width <= 0)
+    return ErrorAt(content_pos, "bad dense literal type " + type.ToString());
   const uint64_t total = static_cast<uint64_t>(count) * static_cast<uint64_t>(width);
   KILN_RETURN_IF_ERROR(ChargeAttrBytes(total));
   ir::Attr attr;
@@ -238,16 +242,16 @@ StatusOr<ir::Attr> Parser::ParseDense(const ir::Type* elided_type) {
   if (is_hex) {
     if (type.dtype == ir::DType::kPred && hex.size() != static_cast<uint64_t>(count) &&
         hex.size() == (static_cast<uint64_t>(count) + 7) / 8 && hex.size() != 1) {
-      for (int64_t i = 0; i < count; ++i) attr.data.push_back((hex[static_cast<size_t>(i / 8)] >> (i % 8)) & 1);
+      for (int64_t i = 0; i < count; ++i)
+        attr.data.push_back((hex[static_cast<size_t>(i / 8)] >> (i % 8)) & 1);
     } else if (hex.size() == total) {
       attr.data = std::move(hex);
     } else if (hex.size() == static_cast<size_t>(width)) {  // splat
       attr.data.reserve(total);
       for (int64_t i = 0; i < count; ++i) attr.data.insert(attr.data.end(), hex.begin(), hex.end());
     } else {
-      return ErrorAt(content_pos, "hex literal has " + std::to_string(hex.size()) +
-                                      " bytes; " + type.ToString() + " needs " +
-                                      std::to_string(total));
+      return ErrorAt(content_pos, "hex literal has " + std::to_string(hex.size()) + " bytes; " +
+                                      type.ToString() + " needs " + std::to_string(total));
     }
     if (type.dtype == ir::DType::kPred) {
       for (uint8_t& b : attr.data) b = b != 0 ? 1 : 0;
@@ -267,7 +271,8 @@ StatusOr<ir::Attr> Parser::ParseDense(const ir::Type* elided_type) {
   }
   if (elements.size() == 1 && count != 1) {
     attr.data.reserve(total);
-    for (int64_t i = 0; i < count; ++i) attr.data.insert(attr.data.end(), encoded.begin(), encoded.end());
+    for (int64_t i = 0; i < count; ++i)
+      attr.data.insert(attr.data.end(), encoded.begin(), encoded.end());
   } else {
     attr.data = std::move(encoded);
   }
@@ -282,8 +287,9 @@ StatusOr<ir::Attr> Parser::ParseDenseArray() {
     do {
       SkipSpace();
       const size_t s = pos_;
-      while (pos_ < text_.size() && (std::isalnum(static_cast<unsigned char>(text_[pos_])) ||
-                                     text_[pos_] == '.' || text_[pos_] == '-' || text_[pos_] == '+')) {
+      while (pos_ < text_.size() &&
+             (std::isalnum(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '.' ||
+              text_[pos_] == '-' || text_[pos_] == '+')) {
         ++pos_;
       }
       if (pos_ == s) return Error("expected an element of array<...>");
@@ -294,7 +300,8 @@ StatusOr<ir::Attr> Parser::ParseDenseArray() {
   ir::Attr attr;
   attr.kind = ir::Attr::Kind::kElements;
   attr.type = ir::Type::Tensor(dtype, {static_cast<int64_t>(elements.size())});
-  KILN_RETURN_IF_ERROR(ChargeAttrBytes(elements.size() * static_cast<uint64_t>(ir::DTypeByteSize(dtype))));
+  KILN_RETURN_IF_ERROR(
+      ChargeAttrBytes(elements.size() * static_cast<uint64_t>(ir::DTypeByteSize(dtype))));
   std::string error;
   for (const Element& e : elements) {
     KILN_RETURN_IF_ERROR(EncodeElement(e, dtype, attr.data, error));
@@ -348,7 +355,8 @@ StatusOr<ir::Attr> Parser::ParseNumberAttr() {
       v = type.dtype == ir::DType::kF32 ? std::bit_cast<float>(static_cast<uint32_t>(bits))
                                         : std::bit_cast<double>(bits);
     }
-    if (!ir::IsFloat(type.dtype)) return ErrorAt(start, "a float with integer type " + type.ToString());
+    if (!ir::IsFloat(type.dtype))
+      return ErrorAt(start, "a float with integer type " + type.ToString());
     return ir::Attr::Float(v, type);
   }
   KILN_RETURN_IF_ERROR(EncodeElement(e, ir::DType::kS64, bytes, error));
@@ -402,8 +410,9 @@ StatusOr<ir::Attr> Parser::ParseAttr() {
   if (c == '{') {
     AttrList list;
     KILN_RETURN_IF_ERROR(ParseAttrDict(list));
-    std::stable_sort(list.begin(), list.end(),
-                     [](const ir::NamedAttr& a, const ir::NamedAttr& b) { return a.name < b.name; });
+    std::stable_sort(list.begin(), list.end(), [](const ir::NamedAttr& a, const ir::NamedAttr& b) {
+      return a.name < b.name;
+    });
     std::vector<std::pair<std::string, ir::Attr>> entries;
     for (ir::NamedAttr& a : list) entries.emplace_back(std::move(a.name), std::move(a.value));
     return ir::Attr::Dict(std::move(entries));
@@ -438,8 +447,9 @@ StatusOr<ir::Attr> Parser::ParseAttr() {
   if (ConsumeKeyword("dense")) return ParseDense(nullptr);
   if (ConsumeKeyword("array")) return ParseDenseArray();
   if (PeekKeyword("dense_resource")) {
-    return Error("dense_resource literals are not supported: print the program with its "
-                 "constants inline");
+    return Error(
+        "dense_resource literals are not supported: print the program with its "
+        "constants inline");
   }
   if (ConsumeKeyword("loc")) {
     KILN_RETURN_IF_ERROR(Expect('(', "after 'loc'"));

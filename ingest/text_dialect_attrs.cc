@@ -8,9 +8,9 @@ namespace kiln::ingest::text {
 namespace {
 
 bool IsEnumKind(std::string_view m) {
-  for (std::string_view k : {"comparison_direction", "comparison_type", "precision", "fft_type",
-                             "rng_algorithm", "rng_distribution", "transpose",
-                             "result_accuracy_mode", "custom_call_api_version"}) {
+  for (std::string_view k :
+       {"comparison_direction", "comparison_type", "precision", "fft_type", "rng_algorithm",
+        "rng_distribution", "transpose", "result_accuracy_mode", "custom_call_api_version"}) {
     if (m == k) return true;
   }
   return false;
@@ -50,7 +50,8 @@ StatusOr<ir::Attr> Parser::ParseConvDims() {
                              {"input_feature_dimension", "output_feature_dimension"},
                              {"batch_dimension", "feature_dimension"}};
   for (int part = 0; part < 3; ++part) {
-    if (part == 1 && !Consume('x')) return Error("expected 'x' between convolution dimension lists");
+    if (part == 1 && !Consume('x'))
+      return Error("expected 'x' between convolution dimension lists");
     if (part == 2 && !ConsumeStr("->")) return Error("expected '->' in convolution dimensions");
     KILN_RETURN_IF_ERROR(Expect('[', "to open a convolution dimension list"));
     int64_t first = -1, second = -1;
@@ -86,12 +87,12 @@ StatusOr<ir::Attr> Parser::ParseConvDims() {
       dims[static_cast<size_t>(k)] = p;
     }
     const std::string prefix = prefixes[part];
-    out.emplace_back(part == 1 ? std::string(names[1][0]).insert(0, "kernel_")
-                               : prefix + names[part][0],
-                     ir::Attr::Int(first));
-    out.emplace_back(part == 1 ? std::string(names[1][1]).insert(0, "kernel_")
-                               : prefix + names[part][1],
-                     ir::Attr::Int(second));
+    out.emplace_back(
+        part == 1 ? std::string(names[1][0]).insert(0, "kernel_") : prefix + names[part][0],
+        ir::Attr::Int(first));
+    out.emplace_back(
+        part == 1 ? std::string(names[1][1]).insert(0, "kernel_") : prefix + names[part][1],
+        ir::Attr::Int(second));
     out.emplace_back(prefix + "spatial_dimensions", ir::Attr::IntArray(dims));
   }
   return ir::Attr::Dict(std::move(out));
@@ -138,9 +139,10 @@ StatusOr<ir::Attr> Parser::ParseStablehloAttr(std::string_view mnemonic) {
       const ir::Attr* f = Field(body, key);
       return f != nullptr ? *f : fallback;
     };
-    return ir::Attr::Dict({{"output_tuple_indices", get("output_tuple_indices", ir::Attr::IntArray({}))},
-                           {"operand_index", get("operand_index", ir::Attr::Int(0))},
-                           {"operand_tuple_indices", get("operand_tuple_indices", ir::Attr::IntArray({}))}});
+    return ir::Attr::Dict(
+        {{"output_tuple_indices", get("output_tuple_indices", ir::Attr::IntArray({}))},
+         {"operand_index", get("operand_index", ir::Attr::Int(0))},
+         {"operand_tuple_indices", get("operand_tuple_indices", ir::Attr::IntArray({}))}});
   }
   if (mnemonic == "result_accuracy") {
     KILN_ASSIGN_OR_RETURN(ir::Attr body, ParseStructuredBody(what));
@@ -180,8 +182,9 @@ StatusOr<ir::Attr> Parser::ParseSdyAxisList() {
         KILN_ASSIGN_OR_RETURN(int64_t pre, ParseInt("a sub-axis pre-size"));
         KILN_RETURN_IF_ERROR(Expect(')', "to close a sub-axis pre-size"));
         KILN_ASSIGN_OR_RETURN(int64_t size, ParseInt("a sub-axis size"));
-        fields.emplace_back("sub_axis_info", Tagged("sub_axis_info", {{"pre_size", ir::Attr::Int(pre)},
-                                                                      {"size", ir::Attr::Int(size)}}));
+        fields.emplace_back("sub_axis_info",
+                            Tagged("sub_axis_info", {{"pre_size", ir::Attr::Int(pre)},
+                                                     {"size", ir::Attr::Int(size)}}));
       }
       axes.push_back(Tagged("axis_ref", std::move(fields)));
     } while (Consume(','));
@@ -254,8 +257,8 @@ StatusOr<ir::Attr> Parser::ParseSdyAttr(std::string_view mnemonic) {
           KILN_ASSIGN_OR_RETURN(std::string name, ParseStringLiteral());
           KILN_RETURN_IF_ERROR(Expect('=', "after a mesh axis name"));
           KILN_ASSIGN_OR_RETURN(int64_t size, ParseInt("a mesh axis size"));
-          axes.push_back(Tagged("mesh_axis", {{"name", ir::Attr::String(name)},
-                                              {"size", ir::Attr::Int(size)}}));
+          axes.push_back(Tagged("mesh_axis",
+                                {{"name", ir::Attr::String(name)}, {"size", ir::Attr::Int(size)}}));
         } while (Consume(','));
         KILN_RETURN_IF_ERROR(Expect(']', "to close the mesh axes"));
       }

@@ -205,10 +205,10 @@ StatusOr<double> Parser::ParseFloatValue() {
   const size_t start = pos_;
   size_t end = pos_;
   if (end < text_.size() && (text_[end] == '-' || text_[end] == '+')) ++end;
-  while (end < text_.size() &&
-         (std::isdigit(static_cast<unsigned char>(text_[end])) || text_[end] == '.' ||
-          text_[end] == 'e' || text_[end] == 'E' ||
-          ((text_[end] == '-' || text_[end] == '+') && (text_[end - 1] == 'e' || text_[end - 1] == 'E')))) {
+  while (end < text_.size() && (std::isdigit(static_cast<unsigned char>(text_[end])) ||
+                                text_[end] == '.' || text_[end] == 'e' || text_[end] == 'E' ||
+                                ((text_[end] == '-' || text_[end] == '+') &&
+                                 (text_[end - 1] == 'e' || text_[end - 1] == 'E')))) {
     ++end;
   }
   const std::string token(text_.substr(start, end - start));
@@ -323,7 +323,8 @@ Status Parser::ParseGenericModule(ir::Module& module) {
     KILN_RETURN_IF_ERROR(ParseAttrDict(props));
     KILN_RETURN_IF_ERROR(Expect('>', "to close the module's properties"));
     for (ir::NamedAttr& a : props) {
-      if (a.name == "sym_name" && a.value.kind == ir::Attr::Kind::kString) module.name = a.value.str;
+      if (a.name == "sym_name" && a.value.kind == ir::Attr::Kind::kString)
+        module.name = a.value.str;
     }
   }
   KILN_RETURN_IF_ERROR(Expect('(', "to open the module's region"));
@@ -381,7 +382,8 @@ Status Parser::ParseGenericFunction(ir::Module& module) {
   }
   auto per_value = [&](const ir::Attr* attrs, size_t count) -> StatusOr<std::vector<ir::Attr>> {
     std::vector<ir::Attr> out(count);
-    if (attrs == nullptr || attrs->kind != ir::Attr::Kind::kArray || attrs->array.empty()) return out;
+    if (attrs == nullptr || attrs->kind != ir::Attr::Kind::kArray || attrs->array.empty())
+      return out;
     if (attrs->array.size() != count) {
       return ErrorAt(start, "arg_attrs/res_attrs of @" + fn.name + " do not match its type");
     }
@@ -448,9 +450,8 @@ Status Parser::ParseFunction(ir::Module& module, int32_t) {
       if (Peek() == '{') {
         AttrList list;
         KILN_RETURN_IF_ERROR(ParseAttrDict(list));
-        std::stable_sort(list.begin(), list.end(), [](const auto& a, const auto& b) {
-          return a.name < b.name;
-        });
+        std::stable_sort(list.begin(), list.end(),
+                         [](const auto& a, const auto& b) { return a.name < b.name; });
         for (ir::NamedAttr& a : list) attrs.dict.emplace_back(a.name, std::move(a.value));
         any_arg_attrs = any_arg_attrs || !attrs.dict.empty();
       }
@@ -473,9 +474,8 @@ Status Parser::ParseFunction(ir::Module& module, int32_t) {
         if (parenthesized && Peek() == '{') {
           AttrList list;
           KILN_RETURN_IF_ERROR(ParseAttrDict(list));
-          std::stable_sort(list.begin(), list.end(), [](const auto& a, const auto& b) {
-            return a.name < b.name;
-          });
+          std::stable_sort(list.begin(), list.end(),
+                           [](const auto& a, const auto& b) { return a.name < b.name; });
           for (ir::NamedAttr& a : list) attrs.dict.emplace_back(a.name, std::move(a.value));
           any_result_attrs = any_result_attrs || !attrs.dict.empty();
         }
@@ -603,8 +603,8 @@ StatusOr<ir::ValueId> Parser::ParseValueUse() {
   const ValueDef* def = Lookup(name);
   if (def == nullptr) return ErrorAt(start, "use of undefined value %" + name);
   if (index < 0 || static_cast<size_t>(index) >= def->ids.size()) {
-    return ErrorAt(start, "%" + name + " has " + std::to_string(def->ids.size()) +
-                              " result(s); #" + std::to_string(index) + " does not exist");
+    return ErrorAt(start, "%" + name + " has " + std::to_string(def->ids.size()) + " result(s); #" +
+                              std::to_string(index) + " does not exist");
   }
   return def->ids[static_cast<size_t>(index)];
 }
@@ -688,7 +688,8 @@ Status Parser::ParseOp(std::vector<ir::Op>& out, std::string_view parent, int de
     return ErrorAt(start, op.name + " has " + std::to_string(result_types.size()) +
                               " result type(s) but " + std::to_string(total) + " result name(s)");
   }
-  for (size_t i = 0; i < total; ++i) module_->value_types[static_cast<size_t>(ids[i])] = result_types[i];
+  for (size_t i = 0; i < total; ++i)
+    module_->value_types[static_cast<size_t>(ids[i])] = result_types[i];
   size_t next = 0;
   for (const PendingResult& r : results) {
     std::vector<ir::ValueId> slice(ids.begin() + static_cast<ptrdiff_t>(next),
@@ -701,8 +702,8 @@ Status Parser::ParseOp(std::vector<ir::Op>& out, std::string_view parent, int de
   return Status::Ok();
 }
 
-Status Parser::ParseGenericOp(ir::Op& op, std::vector<ir::Type>& result_types,
-                              std::string_view, int depth) {
+Status Parser::ParseGenericOp(ir::Op& op, std::vector<ir::Type>& result_types, std::string_view,
+                              int depth) {
   KILN_RETURN_IF_ERROR(Expect('(', "to open the operand list of " + op.name));
   KILN_ASSIGN_OR_RETURN(op.operands, ParseValueUseList());
   KILN_RETURN_IF_ERROR(Expect(')', "to close the operand list of " + op.name));

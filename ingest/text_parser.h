@@ -29,7 +29,7 @@ struct LocFrame {
   uint64_t line = 0, column = 0;
 };
 struct LocInfo {
-  std::vector<LocFrame> frames;   // innermost call first
+  std::vector<LocFrame> frames;    // innermost call first
   std::vector<std::string> names;  // NameLoc names, outermost first
 };
 
@@ -127,7 +127,7 @@ class Parser {
   StatusOr<ir::Attr> ParseSdyAxisList();  // `{"x", "y":(1)2, ?}` as [axis_ref] (+ open flag)
   Status SkipBalanced(char open, char close);
   StatusOr<ir::Attr> ParseNumberAttr();
-  StatusOr<std::vector<int64_t>> ParseIntListBrackets();  // `[1, 2]`
+  StatusOr<std::vector<int64_t>> ParseIntListBrackets();          // `[1, 2]`
   StatusOr<ir::Attr> ParseStructuredBody(std::string_view what);  // `<k = v, ...>` dictionary
   Status ChargeAttrBytes(uint64_t bytes);
 

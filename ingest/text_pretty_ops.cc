@@ -41,30 +41,94 @@ std::string KeywordAttr(std::string_view op, std::string_view keyword) {
 
 // Ops whose pretty form is `op [head] operands ... : types` (no regions).
 bool HasCommonForm(std::string_view op) {
-  static const auto* ops = new std::unordered_map<std::string_view, bool>{
-      {"abs", true}, {"add", true}, {"after_all", true}, {"and", true}, {"atan2", true},
-      {"bitcast_convert", true}, {"broadcast", true}, {"broadcast_in_dim", true}, {"cbrt", true},
-      {"ceil", true}, {"cholesky", true}, {"clamp", true}, {"compare", true}, {"complex", true},
-      {"concatenate", true}, {"constant", true}, {"convert", true}, {"convolution", true},
-      {"cosine", true}, {"count_leading_zeros", true}, {"create_token", true},
-      {"custom_call", true}, {"divide", true}, {"dot", true}, {"dot_general", true},
-      {"dynamic_broadcast_in_dim", true}, {"dynamic_iota", true}, {"dynamic_pad", true},
-      {"dynamic_reshape", true}, {"dynamic_slice", true}, {"dynamic_update_slice", true},
-      {"einsum", true}, {"exponential", true}, {"exponential_minus_one", true}, {"fft", true},
-      {"floor", true}, {"get_dimension_size", true}, {"get_tuple_element", true}, {"imag", true},
-      {"iota", true}, {"is_finite", true}, {"log", true}, {"log_plus_one", true},
-      {"logistic", true}, {"maximum", true}, {"minimum", true}, {"multiply", true},
-      {"negate", true}, {"not", true}, {"optimization_barrier", true}, {"or", true},
-      {"pad", true}, {"partition_id", true}, {"popcnt", true}, {"power", true},
-      {"real", true}, {"real_dynamic_slice", true}, {"reduce_precision", true},
-      {"remainder", true}, {"replica_id", true}, {"reshape", true}, {"return", true},
-      {"reverse", true}, {"rng", true}, {"rng_bit_generator", true}, {"round_nearest_afz", true},
-      {"round_nearest_even", true}, {"rsqrt", true}, {"select", true},
-      {"set_dimension_size", true}, {"shift_left", true}, {"shift_right_arithmetic", true},
-      {"shift_right_logical", true}, {"sign", true}, {"sine", true}, {"slice", true},
-      {"sqrt", true}, {"subtract", true}, {"tan", true}, {"tanh", true}, {"transpose", true},
-      {"tuple", true}, {"unary_einsum", true}, {"uniform_dequantize", true},
-      {"uniform_quantize", true}, {"xor", true}, {"composite", true}};
+  static const auto* ops =
+      new std::unordered_map<std::string_view, bool>{{"abs", true},
+                                                     {"add", true},
+                                                     {"after_all", true},
+                                                     {"and", true},
+                                                     {"atan2", true},
+                                                     {"bitcast_convert", true},
+                                                     {"broadcast", true},
+                                                     {"broadcast_in_dim", true},
+                                                     {"cbrt", true},
+                                                     {"ceil", true},
+                                                     {"cholesky", true},
+                                                     {"clamp", true},
+                                                     {"compare", true},
+                                                     {"complex", true},
+                                                     {"concatenate", true},
+                                                     {"constant", true},
+                                                     {"convert", true},
+                                                     {"convolution", true},
+                                                     {"cosine", true},
+                                                     {"count_leading_zeros", true},
+                                                     {"create_token", true},
+                                                     {"custom_call", true},
+                                                     {"divide", true},
+                                                     {"dot", true},
+                                                     {"dot_general", true},
+                                                     {"dynamic_broadcast_in_dim", true},
+                                                     {"dynamic_iota", true},
+                                                     {"dynamic_pad", true},
+                                                     {"dynamic_reshape", true},
+                                                     {"dynamic_slice", true},
+                                                     {"dynamic_update_slice", true},
+                                                     {"einsum", true},
+                                                     {"exponential", true},
+                                                     {"exponential_minus_one", true},
+                                                     {"fft", true},
+                                                     {"floor", true},
+                                                     {"get_dimension_size", true},
+                                                     {"get_tuple_element", true},
+                                                     {"imag", true},
+                                                     {"iota", true},
+                                                     {"is_finite", true},
+                                                     {"log", true},
+                                                     {"log_plus_one", true},
+                                                     {"logistic", true},
+                                                     {"maximum", true},
+                                                     {"minimum", true},
+                                                     {"multiply", true},
+                                                     {"negate", true},
+                                                     {"not", true},
+                                                     {"optimization_barrier", true},
+                                                     {"or", true},
+                                                     {"pad", true},
+                                                     {"partition_id", true},
+                                                     {"popcnt", true},
+                                                     {"power", true},
+                                                     {"real", true},
+                                                     {"real_dynamic_slice", true},
+                                                     {"reduce_precision", true},
+                                                     {"remainder", true},
+                                                     {"replica_id", true},
+                                                     {"reshape", true},
+                                                     {"return", true},
+                                                     {"reverse", true},
+                                                     {"rng", true},
+                                                     {"rng_bit_generator", true},
+                                                     {"round_nearest_afz", true},
+                                                     {"round_nearest_even", true},
+                                                     {"rsqrt", true},
+                                                     {"select", true},
+                                                     {"set_dimension_size", true},
+                                                     {"shift_left", true},
+                                                     {"shift_right_arithmetic", true},
+                                                     {"shift_right_logical", true},
+                                                     {"sign", true},
+                                                     {"sine", true},
+                                                     {"slice", true},
+                                                     {"sqrt", true},
+                                                     {"subtract", true},
+                                                     {"tan", true},
+                                                     {"tanh", true},
+                                                     {"transpose", true},
+                                                     {"tuple", true},
+                                                     {"unary_einsum", true},
+                                                     {"uniform_dequantize", true},
+                                                     {"uniform_quantize", true},
+                                                     {"xor", true},
+                                                     {"composite", true}};
   return ops->count(op) != 0;
 }
 
@@ -193,7 +257,8 @@ Status PrettyOps::Keyword(std::string_view short_name, const std::string& keywor
   if (keyword == "batching_dims" || keyword == "contracting_dims") return DotDims(keyword);
   if (keyword == "window") return Window();
   const std::string attr = KeywordAttr(short_name, keyword);
-  if (attr.empty()) return p_.Error("unknown keyword '" + keyword + "' in stablehlo." + std::string(short_name));
+  if (attr.empty())
+    return p_.Error("unknown keyword '" + keyword + "' in stablehlo." + std::string(short_name));
   ir::Attr value;
   if (keyword == "format") {
     KILN_ASSIGN_OR_RETURN(std::string f, p_.ParseBareId("a format e#m#"));
@@ -455,9 +520,11 @@ Status PrettyOps::While() {
   std::vector<std::pair<std::string, ir::Type>> args;
   for (size_t i = 0; i < names.size(); ++i) args.emplace_back(names[i], results_[i]);
   KILN_RETURN_IF_ERROR(p_.ExpectKeyword("cond"));
-  KILN_RETURN_IF_ERROR(p_.ParseRegion(op_.regions.emplace_back(), "stablehlo.while", depth_ + 1, &args));
+  KILN_RETURN_IF_ERROR(
+      p_.ParseRegion(op_.regions.emplace_back(), "stablehlo.while", depth_ + 1, &args));
   KILN_RETURN_IF_ERROR(p_.ExpectKeyword("do"));
-  KILN_RETURN_IF_ERROR(p_.ParseRegion(op_.regions.emplace_back(), "stablehlo.while", depth_ + 1, &args));
+  KILN_RETURN_IF_ERROR(
+      p_.ParseRegion(op_.regions.emplace_back(), "stablehlo.while", depth_ + 1, &args));
   return Finish(std::move(dict));
 }
 

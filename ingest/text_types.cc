@@ -90,8 +90,8 @@ StatusOr<ir::DType> Parser::ParseElementType() {
   if (name == "index") return ir::DType::kS64;
   auto it = ElementTypes().find(name);
   if (it == ElementTypes().end()) {
-    return ErrorAt(start, name.empty() ? "expected an element type"
-                                       : "unknown element type '" + name + "'");
+    return ErrorAt(
+        start, name.empty() ? "expected an element type" : "unknown element type '" + name + "'");
   }
   return it->second;
 }
@@ -106,8 +106,9 @@ StatusOr<ir::Type> Parser::ParseType() {
   const size_t start = pos_;
   if (Consume('!')) {
     const size_t name_start = pos_;
-    while (pos_ < text_.size() && (std::isalnum(static_cast<unsigned char>(text_[pos_])) ||
-                                   text_[pos_] == '_' || text_[pos_] == '.' || text_[pos_] == '$')) {
+    while (pos_ < text_.size() &&
+           (std::isalnum(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '_' ||
+            text_[pos_] == '.' || text_[pos_] == '$')) {
       ++pos_;
     }
     const std::string name(text_.substr(name_start, pos_ - name_start));
@@ -143,7 +144,8 @@ StatusOr<ir::Type> Parser::ParseType() {
     std::vector<int64_t> dims;
     while (true) {
       SkipSpace();
-      if (pos_ < text_.size() && text_[pos_] == '*') return Error("unranked tensors are not supported");
+      if (pos_ < text_.size() && text_[pos_] == '*')
+        return Error("unranked tensors are not supported");
       if (pos_ < text_.size() && text_[pos_] == '?') {
         ++pos_;
         dims.push_back(ir::kDynamicDim);
@@ -157,7 +159,8 @@ StatusOr<ir::Type> Parser::ParseType() {
       } else {
         break;
       }
-      if (pos_ >= text_.size() || text_[pos_] != 'x') return Error("expected 'x' after a dimension");
+      if (pos_ >= text_.size() || text_[pos_] != 'x')
+        return Error("expected 'x' after a dimension");
       ++pos_;
     }
     KILN_ASSIGN_OR_RETURN(ir::DType dtype, ParseElementType());
@@ -238,8 +241,9 @@ Status Parser::ParseLocationBody(LocInfo& out, int depth) {
   if (Peek() == '#') {
     const size_t start = pos_++;
     const size_t name_start = pos_;
-    while (pos_ < text_.size() && (std::isalnum(static_cast<unsigned char>(text_[pos_])) ||
-                                   text_[pos_] == '_' || text_[pos_] == '$' || text_[pos_] == '.')) {
+    while (pos_ < text_.size() &&
+           (std::isalnum(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '_' ||
+            text_[pos_] == '$' || text_[pos_] == '.')) {
       ++pos_;
     }
     const std::string name(text_.substr(name_start, pos_ - name_start));
@@ -310,7 +314,8 @@ int32_t Parser::InternLocation(const LocInfo& info) {
     text += text.empty() ? info.names.front() : " (" + info.names.front() + ")";
   }
   if (text.empty()) return -1;
-  auto [it, inserted] = loc_index_.try_emplace(text, static_cast<int32_t>(module_->locations.size()));
+  auto [it, inserted] =
+      loc_index_.try_emplace(text, static_cast<int32_t>(module_->locations.size()));
   if (inserted) module_->locations.push_back(text);
   return it->second;
 }

@@ -99,22 +99,24 @@ Status ApplySpecialsAndDefaults(std::string_view name, AttrList& attrs) {
   const std::string_view op = name.substr(name.find('.') + 1);
   if (op == "dot_general") {
     Flatten(attrs, "dot_dimension_numbers",
-            {{"lhs_batching_dimensions", true}, {"rhs_batching_dimensions", true},
-             {"lhs_contracting_dimensions", true}, {"rhs_contracting_dimensions", true}});
+            {{"lhs_batching_dimensions", true},
+             {"rhs_batching_dimensions", true},
+             {"lhs_contracting_dimensions", true},
+             {"rhs_contracting_dimensions", true}});
     if (ir::Attr* algorithm = Find(attrs, "algorithm"); algorithm != nullptr) {
       const ir::Attr a = *algorithm;
       attrs.erase(std::find_if(attrs.begin(), attrs.end(),
                                [](const ir::NamedAttr& n) { return n.name == "algorithm"; }));
-      for (const char* f : {"lhs_precision_type", "rhs_precision_type", "accumulation_type",
-                            "lhs_component_count", "rhs_component_count",
-                            "num_primitive_operations", "allow_imprecise_accumulation"}) {
+      for (const char* f :
+           {"lhs_precision_type", "rhs_precision_type", "accumulation_type", "lhs_component_count",
+            "rhs_component_count", "num_primitive_operations", "allow_imprecise_accumulation"}) {
         const ir::Attr* v = a.Find(f);
         attrs.push_back({f, v != nullptr ? *v : ir::Attr::None()});
       }
     }
-    for (const char* f : {"lhs_precision_type", "rhs_precision_type", "accumulation_type",
-                          "lhs_component_count", "rhs_component_count", "num_primitive_operations",
-                          "allow_imprecise_accumulation"}) {
+    for (const char* f :
+         {"lhs_precision_type", "rhs_precision_type", "accumulation_type", "lhs_component_count",
+          "rhs_component_count", "num_primitive_operations", "allow_imprecise_accumulation"}) {
       SetDefault(attrs, f, ir::Attr::None());
     }
     SetDefault(attrs, "precision_config", DefaultPrecision());
@@ -122,31 +124,43 @@ Status ApplySpecialsAndDefaults(std::string_view name, AttrList& attrs) {
     SetDefault(attrs, "precision_config", DefaultPrecision());
   } else if (op == "convolution" || op == "dynamic_conv") {
     Flatten(attrs, "dimension_numbers",
-            {{"input_batch_dimension", false}, {"input_feature_dimension", false},
-             {"input_spatial_dimensions", true}, {"kernel_input_feature_dimension", false},
-             {"kernel_output_feature_dimension", false}, {"kernel_spatial_dimensions", true},
-             {"output_batch_dimension", false}, {"output_feature_dimension", false},
+            {{"input_batch_dimension", false},
+             {"input_feature_dimension", false},
+             {"input_spatial_dimensions", true},
+             {"kernel_input_feature_dimension", false},
+             {"kernel_output_feature_dimension", false},
+             {"kernel_spatial_dimensions", true},
+             {"output_batch_dimension", false},
+             {"output_feature_dimension", false},
              {"output_spatial_dimensions", true}});
     const int64_t n = ListSize(Find(attrs, "input_spatial_dimensions"));
     SetDefault(attrs, "window_strides", I64Tensor(std::vector<int64_t>(n, 1)));
     if (op == "convolution") {
-      SetDefault(attrs, "padding", DenseOf(ir::DType::kS64, {n, 2}, std::vector<int64_t>(2 * n, 0)));
+      SetDefault(attrs, "padding",
+                 DenseOf(ir::DType::kS64, {n, 2}, std::vector<int64_t>(2 * n, 0)));
     }
     SetDefault(attrs, "lhs_dilation", I64Tensor(std::vector<int64_t>(n, 1)));
     SetDefault(attrs, "rhs_dilation", I64Tensor(std::vector<int64_t>(n, 1)));
-    SetDefault(attrs, "window_reversal", DenseOf(ir::DType::kPred, {n}, std::vector<int64_t>(n, 0)));
+    SetDefault(attrs, "window_reversal",
+               DenseOf(ir::DType::kPred, {n}, std::vector<int64_t>(n, 0)));
     SetDefault(attrs, "precision_config", DefaultPrecision());
   } else if (op == "gather" || op == "dynamic_gather") {
     Flatten(attrs, "dimension_numbers",
-            {{"offset_dims", true}, {"collapsed_slice_dims", true},
-             {"operand_batching_dims", true}, {"start_indices_batching_dims", true},
-             {"start_index_map", true}, {"index_vector_dim", false}});
+            {{"offset_dims", true},
+             {"collapsed_slice_dims", true},
+             {"operand_batching_dims", true},
+             {"start_indices_batching_dims", true},
+             {"start_index_map", true},
+             {"index_vector_dim", false}});
     SetDefault(attrs, "indices_are_sorted", ir::Attr::Bool(false));
   } else if (op == "scatter") {
     Flatten(attrs, "scatter_dimension_numbers",
-            {{"update_window_dims", true}, {"inserted_window_dims", true},
-             {"input_batching_dims", true}, {"scatter_indices_batching_dims", true},
-             {"scatter_dims_to_operand_dims", true}, {"index_vector_dim", false}});
+            {{"update_window_dims", true},
+             {"inserted_window_dims", true},
+             {"input_batching_dims", true},
+             {"scatter_indices_batching_dims", true},
+             {"scatter_dims_to_operand_dims", true},
+             {"index_vector_dim", false}});
     SetDefault(attrs, "indices_are_sorted", ir::Attr::Bool(false));
     SetDefault(attrs, "unique_indices", ir::Attr::Bool(false));
   } else if (op == "compare") {
@@ -165,20 +179,21 @@ Status ApplySpecialsAndDefaults(std::string_view name, AttrList& attrs) {
     }
     SetDefault(attrs, "padding", DenseOf(ir::DType::kS64, {n, 2}, std::vector<int64_t>(2 * n, 0)));
   } else if (op == "custom_call") {
-    if (ir::Attr* api = Find(attrs, "api_version"); api != nullptr && api->kind == ir::Attr::Kind::kInt) {
-      static const char* const kNames[] = {"API_VERSION_UNSPECIFIED", "API_VERSION_ORIGINAL",
-                                           "API_VERSION_STATUS_RETURNING",
-                                           "API_VERSION_STATUS_RETURNING_UNIFIED",
-                                           "API_VERSION_TYPED_FFI"};
+    if (ir::Attr* api = Find(attrs, "api_version");
+        api != nullptr && api->kind == ir::Attr::Kind::kInt) {
+      static const char* const kNames[] = {
+          "API_VERSION_UNSPECIFIED", "API_VERSION_ORIGINAL", "API_VERSION_STATUS_RETURNING",
+          "API_VERSION_STATUS_RETURNING_UNIFIED", "API_VERSION_TYPED_FFI"};
       if (api->i < 0 || api->i > 4) {
-        return InvalidArgument("custom_call api_version " + std::to_string(api->i) + " is not valid");
+        return InvalidArgument("custom_call api_version " + std::to_string(api->i) +
+                               " is not valid");
       }
       *api = ir::Attr::Enum(kNames[api->i]);
     }
     SetDefault(attrs, "api_version", ir::Attr::Enum("API_VERSION_ORIGINAL"));
     const ir::Attr* api = Find(attrs, "api_version");
-    SetDefault(attrs, "backend_config", api->str == "API_VERSION_TYPED_FFI" ? ir::Attr::Dict({})
-                                                                           : ir::Attr::String(""));
+    SetDefault(attrs, "backend_config",
+               api->str == "API_VERSION_TYPED_FFI" ? ir::Attr::Dict({}) : ir::Attr::String(""));
     SetDefault(attrs, "has_side_effect", ir::Attr::Bool(false));
     for (const char* f : {"called_computations", "operand_layouts", "result_layouts",
                           "output_operand_aliases", "result_tilings"}) {
@@ -201,7 +216,8 @@ Status ApplySpecialsAndDefaults(std::string_view name, AttrList& attrs) {
       }
     }
     SetDefault(attrs, "channel_id", ir::Attr::Int(0));
-    if (op == "all_gather" || op == "all_reduce" || op == "reduce_scatter" || op == "collective_reduce") {
+    if (op == "all_gather" || op == "all_reduce" || op == "reduce_scatter" ||
+        op == "collective_reduce") {
       SetDefault(attrs, "use_global_device_ids", ir::Attr::Bool(false));
     }
     if (op == "collective_broadcast" || op == "collective_reduce") {
@@ -267,7 +283,8 @@ ir::Attr DenseOf(ir::DType dtype, std::vector<int64_t> shape, const std::vector<
   a.type = ir::Type::Tensor(dtype, std::move(shape));
   const int width = ir::DTypeByteSize(dtype);
   for (int64_t v : values) {
-    for (int b = 0; b < width; ++b) a.data.push_back(static_cast<uint8_t>(static_cast<uint64_t>(v) >> (8 * b)));
+    for (int b = 0; b < width; ++b)
+      a.data.push_back(static_cast<uint8_t>(static_cast<uint64_t>(v) >> (8 * b)));
   }
   return a;
 }
@@ -281,7 +298,8 @@ Status ToVhloForm(ir::Op& op, AttrList props, AttrList dict, const ir::Module&) 
   const Schema* schema = SchemaOf(op.name);
   if (schema == nullptr) {
     if (dialect == "stablehlo" || (dialect == "func" && op.name != "func.func")) {
-      return InvalidArgument("unknown operation '" + op.name + "' (Kiln's op table covers VHLO up to " +
+      return InvalidArgument("unknown operation '" + op.name +
+                             "' (Kiln's op table covers VHLO up to " +
                              std::string(VhloSchemaVersion()) + ")");
     }
     op.foreign = true;
@@ -289,7 +307,8 @@ Status ToVhloForm(ir::Op& op, AttrList props, AttrList dict, const ir::Module&) 
     op.discardable = std::move(dict);
     if (const std::vector<const char*>* names = SdyPropertyNames(op.name); names != nullptr) {
       for (const char* name : *names) {
-        if (ir::Attr* a = Find(props, name); a != nullptr) op.attrs.push_back({name, std::move(*a)});
+        if (ir::Attr* a = Find(props, name); a != nullptr)
+          op.attrs.push_back({name, std::move(*a)});
       }
     }
     return Status::Ok();

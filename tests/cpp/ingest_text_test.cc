@@ -180,7 +180,8 @@ TEST(TextReader, EveryTruncationIsAnErrorOrAModule) {
 TEST(TextReader, DeepNestingIsRefused) {
   std::string regions = "func.func @main(%p: tensor<i1>, %x: tensor<f32>) -> tensor<f32> {\n";
   const int depth = ir::kMaxNestingDepth + 10;
-  for (int i = 0; i < depth; ++i) regions += "%r" + std::to_string(i) + " = \"stablehlo.if\"(%p) ({\n";
+  for (int i = 0; i < depth; ++i)
+    regions += "%r" + std::to_string(i) + " = \"stablehlo.if\"(%p) ({\n";
   StatusOr<ir::Module> m = Read(regions);
   ASSERT_FALSE(m.ok());
   EXPECT_EQ(m.status().code(), StatusCode::kResourceExhausted) << m.status().ToString();
