@@ -50,6 +50,49 @@ uint16_t FloatToF16(float f) {
   return static_cast<uint16_t>(sign | out);
 }
 
+// An exactly representable decimal value in a one-byte float format (float8, float6, float4):
+// MLIR prints such constants in decimal only when the digits give the value back exactly (others
+// as hex bits). Rounds to nearest even all the same; false if the value is out of range.
+bool EncodeNarrowFloat(double v, ir::DType dtype, uint64_t& bits) {
+  const int e_bits = ir::FloatExponentBits(dtype), m_bits = ir::FloatMantissaBits(dtype);
+  const std::string_view name = ir::DTypeName(dtype);
+  const bool fnuz = name.find("FNUZ") != std::string_view::npos;
+  const bool unsigned_format = name == "f8E8M0FNU";
+  int bias = (1 << (e_bits - 1)) - (fnuz ? 0 : 1);
+  if (name == "f8E4M3B11FNUZ") bias = 11;
+  if (unsigned_format) bias = 127;
+  if (!std::isfinite(v) || e_bits <= 0) return false;
+  const bool negative = std::signbit(v);
+  if (negative && unsigned_format) return false;
+  double a = std::fabs(v);
+  uint64_t field = 0;
+  if (a != 0.0) {
+    int e = std::ilogb(a);
+    const int min_normal = unsigned_format ? -127 : 1 - bias;
+    uint64_t exp_field = 0;
+    double scaled = 0.0;
+    if (e < min_normal) {
+      if (unsigned_format) return false;
+      scaled = std::ldexp(a, -min_normal + m_bits);  // subnormal: exponent field 0
+    } else {
+      exp_field = static_cast<uint64_t>(e + bias);
+      scaled = std::ldexp(a, -e + m_bits) - std::ldexp(1.0, m_bits);
+    }
+    double rounded = std::nearbyint(scaled);
+    uint64_t mant = static_cast<uint64_t>(rounded);
+    if (mant >> m_bits) {  // rounding carried into the exponent
+      mant = 0;
+      ++exp_field;
+    }
+    field = (exp_field << m_bits) | mant;
+    if (field >> (e_bits + m_bits)) return false;
+  }
+  const int sign_shift = e_bits + m_bits;
+  if (negative && !unsigned_format && !(fnuz && field == 0)) field |= uint64_t{1} << sign_shift;
+  bits = field;
+  return true;
+}
+
 int HexValue(char c) {
   if (c >= '0' && c <= '9') return c - '0';
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
@@ -106,6 +149,8 @@ static Status EncodeElement(const Element& e, ir::DType dtype, std::vector<uint8
       bits = FloatToBf16(static_cast<float>(v));
     } else if (dtype == ir::DType::kF16) {
       bits = FloatToF16(static_cast<float>(v));
+    } else if (ir::DTypeByteSize(dtype) == 1) {
+      return EncodeNarrowFloat(v, dtype, bits);
     } else {
       return false;
     }
@@ -131,10 +176,10 @@ static Status EncodeElement(const Element& e, ir::DType dtype, std::vector<uint8
   if (ir::IsFloat(dtype)) {
     if (!parse_float_bits(e.re, bytes * 8, bits)) {
       const bool hex = e.re.rfind("0x", 0) == 0;
-      error = hex || !ir::IsNarrowFloat(dtype)
+      error = hex || ir::DTypeByteSize(dtype) != 1
                   ? "malformed element '" + e.re + "' of type " + std::string(ir::DTypeName(dtype))
-                  : "decimal literals of type " + std::string(ir::DTypeName(dtype)) +
-                        " are not supported (write the element's bits in hex, e.g. 0x3C)";
+                  : "element '" + e.re + "' is not a value of type " +
+                        std::string(ir::DTypeName(dtype));
       return Status::Ok();
     }
   } else if (!parse_int(e.re, bits)) {

@@ -296,6 +296,17 @@ Status PrettyOps::Keyword(std::string_view short_name, const std::string& keywor
     value = ir::Attr::Enum(std::move(v));
   } else if (p_.Peek() == '[') {
     KILN_ASSIGN_OR_RETURN(value, IntListAttr());
+  } else if (keyword == "dim") {  // I64Attr printed without its type
+    KILN_ASSIGN_OR_RETURN(int64_t v, p_.ParseInt("a dimension"));
+    value = ir::Attr::Int(v);
+  } else if (keyword == "lower") {
+    if (p_.ConsumeKeyword("true")) {
+      value = ir::Attr::Bool(true);
+    } else if (p_.ConsumeKeyword("false")) {
+      value = ir::Attr::Bool(false);
+    } else {
+      return p_.Error("expected true or false");
+    }
   } else {
     KILN_ASSIGN_OR_RETURN(value, p_.ParseAttr());
   }
