@@ -395,7 +395,8 @@ Status Parser::ParseGenericFunction(ir::Module& module) {
   PushScope(true);
   Status body = ParseRegion(fn.body, "func.func", 1, nullptr);
   PopScope();
-  if (!body.ok()) return body.WithContext("in function @" + fn.name);
+  if (!body.ok())
+    return Status(body.code(), std::string(body.message()) + " (in function @" + fn.name + ")");
   KILN_RETURN_IF_ERROR(Expect(')', "to close the function's region"));
   if (Peek() == '{') {
     AttrList ignored;
@@ -496,7 +497,8 @@ Status Parser::ParseFunction(ir::Module& module, int32_t) {
   PushScope(true);
   Status body = ParseRegion(fn.body, "func.func", 1, &args);
   PopScope();
-  if (!body.ok()) return body.WithContext("in function @" + fn.name);
+  if (!body.ok())
+    return Status(body.code(), std::string(body.message()) + " (in function @" + fn.name + ")");
   KILN_RETURN_IF_ERROR(ParseTrailingLocation(fn.loc));
   if (module.FindFunction(fn.name) != nullptr) {
     return ErrorAt(start, "redefinition of function @" + fn.name);
@@ -637,6 +639,7 @@ Status Parser::ParseTrailingLocation(int32_t& loc) {
 }
 
 Status Parser::ParseOp(std::vector<ir::Op>& out, std::string_view parent, int depth) {
+  SkipSpace();
   const size_t start = pos_;
   std::vector<PendingResult> results;
   size_t total = 0;
@@ -666,6 +669,7 @@ Status Parser::ParseOp(std::vector<ir::Op>& out, std::string_view parent, int de
 
   ir::Op op;
   std::vector<ir::Type> result_types;
+  SkipSpace();
   const size_t name_pos = pos_;
   if (Peek() == '"') {
     KILN_ASSIGN_OR_RETURN(op.name, ParseStringLiteral());

@@ -137,14 +137,14 @@ TEST(TextReader, MalformedTextIsAnErrorWithLineAndColumn) {
       {"func.func @main(%a: tensor<f32>) -> tensor<f32> {\n  %0 = stablehlo.frobnicate %a : "
        "tensor<f32>\n  return %0 : tensor<f32>\n}\n",
        "<text>:2:8", "unknown operation 'stablehlo.frobnicate'"},
-      {"func.func @main(%a: tensor<4xq32>) -> tensor<f32> {\n}\n", "<text>:1:29",
+      {"func.func @main(%a: tensor<4xq32>) -> tensor<f32> {\n}\n", "<text>:1:30",
        "unknown element type 'q32'"},
       {"func.func @main(%a: tensor<f32>) -> tensor<f32> {\n  %0 = stablehlo.add %a, %a : "
        "tensor<f32>\n",
        "<text>:3:1", "expected '}'"},
       {"func.func @main(%a: tensor<f32>) -> tensor<f32> {\n  %0 = stablehlo.constant "
        "dense<[1.0, 2.0]> : tensor<3xf32>\n  return %0 : tensor<f32>\n}\n",
-       "<text>:2:32", "2 elements"},
+       "<text>:2:33", "2 elements"},
       {"func.func @main(%a: tensor<f32>) -> tensor<f32> {\n  %0 = \"stablehlo.add\"(%a, %a) : "
        "(tensor<f32>) -> tensor<f32>\n}\n",
        "<text>:2", "2 operand(s) but 1 operand type(s)"},
@@ -153,7 +153,7 @@ TEST(TextReader, MalformedTextIsAnErrorWithLineAndColumn) {
        "<text>:2:3", "1 result type(s) but 2 result name(s)"},
       {"func.func @main(%a: tensor<f32>) -> tensor<f32> {\n  %0 = stablehlo.add %a, %a : "
        "tensor<f32> loc(#nowhere)\n}\n",
-       "<text>:2:45", "undefined location alias #nowhere"},
+       "<text>:2:47", "undefined location alias #nowhere"},
       {"func.func @main(%a: tensor<f32>) -> tensor<f32> {\n  %0 = stablehlo.add %a, %a : "
        "tensor<f32>\n  return %0 : tensor<f32>\n}\n\"unterminated",
        "<text>:5:1", "not terminated"},

@@ -111,7 +111,7 @@ def run_program(code: bytes, fmt: bytes, inputs: list[np.ndarray]) -> list[Any]:
     c = client()
     exe = c.compile(code)
     with c.device(0) as device:
-        buffers = [c.buffer_from_host(np.ascontiguousarray(x).view(np.uint8).reshape(-1),
+        buffers = [c.buffer_from_host(bytearray(np.ascontiguousarray(x).tobytes()),
                                       _pjrt_code(x.dtype), x.shape, device)
                    for x in inputs]
     return exe(*buffers)
