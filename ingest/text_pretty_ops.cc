@@ -144,6 +144,7 @@ class PrettyOps {
   Status Reduce();
   Status While();
   Status Call();
+  Status Chlo();
 
  private:
   Status Keyword(std::string_view short_name, const std::string& keyword);
@@ -553,6 +554,41 @@ Status PrettyOps::Call() {
   return Finish(std::move(dict));
 }
 
+// CHLO ops (chlo.erf, chlo.top_k, ...): JAX's text keeps them, its bytecode path decomposes
+// them into StableHLO. Read as foreign ops, so the compiler names them: `op %x [, %y] {attrs} :
+// types [-> results]`, or `op(%x, k = 3) : type -> (types)`.
+Status PrettyOps::Chlo() {
+  const bool parenthesized = p_.Consume('(');
+  KILN_ASSIGN_OR_RETURN(op_.operands, p_.ParseValueUseList());
+  while (p_.Consume(',')) {
+    KILN_ASSIGN_OR_RETURN(std::string key, p_.ParseBareId("an attribute name"));
+    KILN_RETURN_IF_ERROR(p_.Expect('=', "after " + key));
+    KILN_ASSIGN_OR_RETURN(ir::Attr value, p_.ParseAttr());
+    props_.push_back({key, std::move(value)});
+  }
+  if (parenthesized) KILN_RETURN_IF_ERROR(p_.Expect(')', "to close the operands"));
+  AttrList dict;
+  if (p_.Peek() == '{') KILN_RETURN_IF_ERROR(p_.ParseAttrDict(dict));
+  for (ir::NamedAttr& a : props_) dict.push_back(std::move(a));
+  props_.clear();
+  KILN_RETURN_IF_ERROR(p_.Expect(':', "before the types of " + op_.name));
+  std::vector<ir::Type> types;
+  if (p_.Peek() == '(') {
+    KILN_ASSIGN_OR_RETURN(types, p_.ParseTypeListParens());
+  } else {
+    do {
+      KILN_ASSIGN_OR_RETURN(ir::Type t, p_.ParseType());
+      types.push_back(std::move(t));
+    } while (p_.Consume(','));
+  }
+  if (p_.ConsumeStr("->")) {
+    KILN_ASSIGN_OR_RETURN(results_, p_.ParseResultTypes());
+  } else if (!types.empty()) {
+    results_ = {types.back()};
+  }
+  return Finish(std::move(dict));
+}
+
 Status Parser::ParsePrettyOp(const std::string& name, ir::Op& op,
                              std::vector<ir::Type>& result_types, std::string_view parent,
                              int depth, bool& handled) {
@@ -565,6 +601,10 @@ Status Parser::ParsePrettyOp(const std::string& name, ir::Op& op,
   if (name == "return" || name == "func.return") {
     op.name = "func.return";
     return pretty.Common("return");
+  }
+  if (name.rfind("chlo.", 0) == 0) {
+    op.name = name;
+    return pretty.Chlo();
   }
   if (name.rfind("stablehlo.", 0) != 0) {
     handled = false;
