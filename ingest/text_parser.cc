@@ -685,6 +685,14 @@ Status Parser::ParseOp(std::vector<ir::Op>& out, std::string_view parent, int de
     }
   }
   KILN_RETURN_IF_ERROR(ParseTrailingLocation(op.loc));
+  if (synthesized_body_) {
+    synthesized_body_ = false;
+    for (ir::Region& region : op.regions) {
+      for (ir::Block& block : region.blocks) {
+        for (ir::Op& inner : block.ops) inner.loc = op.loc;
+      }
+    }
+  }
   if (op.name == "func.return" || op.name == "stablehlo.return") {
     op.name = parent == "func.func" ? "func.return" : "stablehlo.return";
   }

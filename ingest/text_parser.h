@@ -149,6 +149,8 @@ class Parser {
   std::unordered_map<std::string, LocInfo> loc_cache_;
   std::unordered_map<std::string, int32_t> loc_index_;
   std::vector<std::string> alias_stack_;
+  // Set by the compact `reduce ... applies op` form: its synthesized body takes the op's location.
+  bool synthesized_body_ = false;
 };
 
 // A 1-D i64 dense literal, the form VHLO gives `array<i64: ...>` and dimension lists.

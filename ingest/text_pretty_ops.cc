@@ -145,6 +145,7 @@ class PrettyOps {
   Status While();
   Status Call();
   Status Chlo();
+  Status Sdy(std::string_view short_name);
 
  private:
   Status Keyword(std::string_view short_name, const std::string& keyword);
@@ -488,6 +489,7 @@ Status PrettyOps::Reduce() {
     ret.operands = inner.results;
     block.ops.push_back(std::move(inner));
     block.ops.push_back(std::move(ret));
+    p_.synthesized_body_ = true;
   } else {
     KILN_RETURN_IF_ERROR(p_.ExpectKeyword("reducer"));
     std::vector<std::pair<std::string, ir::Type>> firsts, seconds;
@@ -589,6 +591,31 @@ Status PrettyOps::Chlo() {
   return Finish(std::move(dict));
 }
 
+// The Shardy ops JAX prints at the top of every module and around sharded values:
+//   sdy.mesh @name = <["x"=2]> {attrs}
+//   sdy.sharding_constraint %v <@mesh, [{"x"}, {}]> : type   (sdy.reshard alike)
+Status PrettyOps::Sdy(std::string_view short_name) {
+  AttrList dict;
+  if (short_name == "mesh") {
+    KILN_ASSIGN_OR_RETURN(std::string name, p_.ParseSymbolName());
+    KILN_RETURN_IF_ERROR(p_.Expect('=', "after the mesh name"));
+    KILN_ASSIGN_OR_RETURN(ir::Attr mesh, p_.ParseSdyAttr("mesh"));
+    props_.push_back({"mesh", std::move(mesh)});
+    props_.push_back({"sym_name", ir::Attr::String(std::move(name))});
+    if (p_.Peek() == '{') KILN_RETURN_IF_ERROR(p_.ParseAttrDict(dict));
+    return Finish(std::move(dict));
+  }
+  KILN_ASSIGN_OR_RETURN(ir::ValueId v, p_.ParseValueUse());
+  op_.operands = {v};
+  KILN_ASSIGN_OR_RETURN(ir::Attr sharding, p_.ParseSdySharding());
+  props_.push_back({"sharding", std::move(sharding)});
+  if (p_.Peek() == '{') KILN_RETURN_IF_ERROR(p_.ParseAttrDict(dict));
+  KILN_RETURN_IF_ERROR(p_.Expect(':', "before the type of " + op_.name));
+  KILN_ASSIGN_OR_RETURN(ir::Type type, p_.ParseType());
+  results_ = {std::move(type)};
+  return Finish(std::move(dict));
+}
+
 Status Parser::ParsePrettyOp(const std::string& name, ir::Op& op,
                              std::vector<ir::Type>& result_types, std::string_view parent,
                              int depth, bool& handled) {
@@ -601,6 +628,10 @@ Status Parser::ParsePrettyOp(const std::string& name, ir::Op& op,
   if (name == "return" || name == "func.return") {
     op.name = "func.return";
     return pretty.Common("return");
+  }
+  if (name == "sdy.mesh" || name == "sdy.sharding_constraint" || name == "sdy.reshard") {
+    op.name = name;
+    return pretty.Sdy(std::string_view(name).substr(4));
   }
   if (name.rfind("chlo.", 0) == 0) {
     op.name = name;
