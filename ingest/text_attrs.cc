@@ -580,15 +580,7 @@ StatusOr<ir::Attr> Parser::ParseHashAttr() {
     if (dialect == "stablehlo") return ParseStablehloAttr(mnemonic);
     if (dialect == "sdy") return ParseSdyAttr(mnemonic);
     // mhlo / chlo attributes Kiln does not interpret: kept opaque (balanced <...>).
-    if (Peek() == '<') {
-      int open = 0;
-      do {
-        if (text_[pos_] == '<') ++open;
-        if (text_[pos_] == '>') --open;
-        ++pos_;
-      } while (pos_ < text_.size() && open > 0);
-      if (open > 0) return ErrorAt(start, "unterminated #" + name);
-    }
+    if (Peek() == '<') KILN_RETURN_IF_ERROR(SkipBalanced('<', '>'));
     return ir::Attr::Opaque(std::string(text_.substr(start, pos_ - start)));
   }
   if (dot != std::string::npos) return ErrorAt(start, "unknown attribute #" + name);

@@ -34,6 +34,10 @@ Status Parser::SkipBalanced(char open, char close) {
       KILN_RETURN_IF_ERROR(ParseStringLiteral().status());
       continue;
     }
+    if (text_[pos_] == '-' && pos_ + 1 < text_.size() && text_[pos_ + 1] == '>') {
+      pos_ += 2;  // an arrow inside (sharding rules: `([i, j])->([k])`), not a closing '>'
+      continue;
+    }
     if (text_[pos_] == open) ++depth;
     if (text_[pos_] == close) --depth;
     ++pos_;

@@ -128,15 +128,7 @@ StatusOr<ir::Type> Parser::ParseType() {
       return type;
     }
     // A dialect type Kiln does not interpret: kept by its spelling (balanced <...>).
-    if (pos_ < text_.size() && text_[pos_] == '<') {
-      int open = 0;
-      do {
-        if (text_[pos_] == '<') ++open;
-        if (text_[pos_] == '>') --open;
-        ++pos_;
-      } while (pos_ < text_.size() && open > 0);
-      if (open > 0) return ErrorAt(start, "unterminated type " + name);
-    }
+    if (pos_ < text_.size() && text_[pos_] == '<') KILN_RETURN_IF_ERROR(SkipBalanced('<', '>'));
     return ir::Type::Opaque(std::string(text_.substr(start, pos_ - start)));
   }
   if (ConsumeKeyword("tensor")) {
