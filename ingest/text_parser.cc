@@ -107,6 +107,11 @@ std::string Parser::Where(size_t pos) const {
   return "<text>:" + std::to_string(line) + ":" + std::to_string(column);
 }
 
+Status Parser::Positioned(Status status, size_t pos) const {
+  if (status.ok() || status.message().rfind("<text>:", 0) == 0) return status;
+  return Status(status.code(), Where(pos) + ": " + status.message());
+}
+
 Status Parser::ErrorAt(size_t pos, std::string message) const {
   return InvalidArgument(Where(pos) + ": " + message);
 }
@@ -673,11 +678,12 @@ Status Parser::ParseOp(std::vector<ir::Op>& out, std::string_view parent, int de
   const size_t name_pos = pos_;
   if (Peek() == '"') {
     KILN_ASSIGN_OR_RETURN(op.name, ParseStringLiteral());
-    KILN_RETURN_IF_ERROR(ParseGenericOp(op, result_types, parent, depth));
+    KILN_RETURN_IF_ERROR(Positioned(ParseGenericOp(op, result_types, parent, depth), name_pos));
   } else {
     KILN_ASSIGN_OR_RETURN(std::string name, ParseBareId("an operation"));
     bool handled = false;
-    KILN_RETURN_IF_ERROR(ParsePrettyOp(name, op, result_types, parent, depth, handled));
+    KILN_RETURN_IF_ERROR(
+        Positioned(ParsePrettyOp(name, op, result_types, parent, depth, handled), name_pos));
     if (!handled) {
       return ErrorAt(name_pos, "unknown operation '" + name +
                                    "' (custom form not known to Kiln; the generic form "

@@ -75,6 +75,8 @@ class Parser {
   Status Error(std::string message) const { return ErrorAt(pos_, std::move(message)); }
   Status ErrorAt(size_t pos, std::string message) const;
   std::string Where(size_t pos) const;
+  // `status` with "<text>:line:col: " of `pos` in front unless it already names a position.
+  Status Positioned(Status status, size_t pos) const;
   Status Enter();  // recursion guard for attributes and types
   void Leave() { --depth_; }
 
