@@ -115,12 +115,31 @@ def _dynamic_args(args: tuple, jit_kwargs: dict) -> tuple:
     return tuple(a for i, a in enumerate(args) if i not in static)
 
 
+def _compile_with_format(c, code: bytes, fmt: bytes):
+    """PJRT_Client_Compile with PJRT_Program.format = `fmt` (pypjrt's compile always sends
+    "mlir"), through pypjrt's own ABI bindings."""
+    import ctypes
+
+    from pypjrt import CompileOptions
+    from pypjrt.client import Executable
+
+    plugin = c._plugin  # noqa: SLF001
+    opts = CompileOptions().encode(plugin.abi)
+    keep = [ctypes.create_string_buffer(b, len(b)) for b in (code, fmt, opts)]
+    voidp = ctypes.c_void_p
+    prog = plugin.args("PJRT_Program", code=ctypes.cast(keep[0], voidp), code_size=len(code),
+                       format=ctypes.cast(keep[1], voidp), format_size=len(fmt))
+    a = plugin.args("PJRT_Client_Compile_Args", client=c._check(),  # noqa: SLF001
+                    program=ctypes.addressof(prog), compile_options=ctypes.cast(keep[2], voidp),
+                    compile_options_size=len(opts))
+    plugin.call("PJRT_Client_Compile", a)
+    return Executable(plugin, a.executable, c)
+
+
 def run_program(code: bytes, fmt: bytes, inputs: list[np.ndarray]) -> list[Any]:
     """Compiles `code` with pypjrt and runs it on the Kiln device; returns the output buffers."""
-    if fmt != b"mlir":
-        raise NotImplementedError(f"pypjrt's compile sends format 'mlir' only, not {fmt!r}")
     c = client()
-    exe = c.compile(code)
+    exe = c.compile(code) if fmt == b"mlir" else _compile_with_format(c, code, fmt)
     with c.device(0) as device:
         # pypjrt needs a writable buffer of at least one byte (zero-size arrays copy nothing).
         buffers = [c.buffer_from_host(bytearray(np.ascontiguousarray(x).tobytes() or b"\0"),
