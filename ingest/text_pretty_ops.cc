@@ -258,7 +258,7 @@ Status PrettyOps::Keyword(std::string_view short_name, const std::string& keywor
   KILN_RETURN_IF_ERROR(p_.Expect('=', "after '" + keyword + "'"));
   if (keyword == "batching_dims" || keyword == "contracting_dims") return DotDims(keyword);
   if (keyword == "window") return Window();
-  const std::string attr = KeywordAttr(short_name, keyword);
+  const std::string attr = keyword == "format" ? "format" : KeywordAttr(short_name, keyword);
   if (attr.empty())
     return p_.Error("unknown keyword '" + keyword + "' in stablehlo." + std::string(short_name));
   ir::Attr value;

@@ -4,6 +4,8 @@
 // ReadPortableArtifact names the result by the VHLO schema. This file does the same to the
 // attributes of a parsed text op so that both readers give one ir::Module.
 #include <algorithm>
+#include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <unordered_map>
 
@@ -30,12 +32,38 @@ const SchemaRow kRows[] = {
 };
 #undef KILN_VHLO_OP
 
-// The newest (current) VHLO schema of each StableHLO op name.
+// "1.17.0" as a comparable number; "current" is above every version.
+int64_t VersionNumber(const char* v) {
+  if (std::strcmp(v, "current") == 0) return INT64_MAX;
+  int64_t parts[3] = {0, 0, 0};
+  for (int i = 0; i < 3 && *v != '\0'; ++i) {
+    char* end = nullptr;
+    parts[i] = std::strtoll(v, &end, 10);
+    v = *end == '.' ? end + 1 : end;
+  }
+  return (parts[0] * 1000 + parts[1]) * 1000 + parts[2];
+}
+
+// Per StableHLO op, the VHLO op version a serializer targeting Kiln's advertised version
+// (kCurrentReadableVersion, what JAX serializes for Kiln) writes; ops newer than that version
+// take their newest form. Reading text therefore gives the IR the bytecode JAX sends would give.
 const Schema* SchemaOf(std::string_view name) {
   static const auto* table = [] {
+    const int64_t target =
+        (int64_t{kCurrentReadableVersion.major} * 1000 + kCurrentReadableVersion.minor) * 1000 +
+        kCurrentReadableVersion.patch;
     auto* t = new std::unordered_map<std::string_view, Schema>();
+    std::unordered_map<std::string_view, int64_t> chosen_min;
     for (const SchemaRow& row : kRows) {
-      if (std::strcmp(row.max, "current") != 0) continue;
+      const int64_t min = VersionNumber(row.min), max = VersionNumber(row.max);
+      const bool fits = min <= target && target <= max;
+      auto it = chosen_min.find(row.shlo);
+      // Prefer the version in force at the target; else the newest one.
+      const bool better = it == chosen_min.end() ||
+                          (fits && (it->second > target || min > it->second)) ||
+                          (!fits && it->second > target && min > it->second);
+      if (!better) continue;
+      chosen_min[row.shlo] = min;
       (*t)[row.shlo] = Schema{row.vhlo, std::vector<const char*>(row.attrs)};
     }
     return t;
@@ -52,8 +80,18 @@ ir::Attr* Find(AttrList& attrs, std::string_view name) {
   return nullptr;
 }
 
+// The schema of the op being normalised: defaults exist only for attributes it has (VHLO ops of
+// older versions lack some, e.g. custom_call_v1's result_tilings).
+thread_local const Schema* current_schema = nullptr;
+
 void SetDefault(AttrList& attrs, const char* name, ir::Attr value) {
-  if (Find(attrs, name) == nullptr) attrs.push_back({name, std::move(value)});
+  if (Find(attrs, name) != nullptr) return;
+  if (current_schema != nullptr &&
+      std::none_of(current_schema->attrs.begin(), current_schema->attrs.end(),
+                   [&](const char* a) { return std::strcmp(a, name) == 0; })) {
+    return;
+  }
+  attrs.push_back({name, std::move(value)});
 }
 
 // A list of integers (array of ints or dense literal) as VHLO's i64 tensor.
@@ -316,7 +354,10 @@ Status ToVhloForm(ir::Op& op, AttrList props, AttrList dict, const ir::Module&) 
   // Inherent attributes may arrive as properties or, in the generic form, in the dictionary.
   AttrList all = std::move(props);
   for (ir::NamedAttr& a : dict) all.push_back(std::move(a));
-  KILN_RETURN_IF_ERROR(ApplySpecialsAndDefaults(op.name, all).WithContext(op.name));
+  current_schema = schema;
+  Status normalised = ApplySpecialsAndDefaults(op.name, all);
+  current_schema = nullptr;
+  KILN_RETURN_IF_ERROR(normalised.WithContext(op.name));
   std::vector<bool> used(all.size(), false);
   for (const char* name : schema->attrs) {
     for (size_t i = 0; i < all.size(); ++i) {
