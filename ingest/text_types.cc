@@ -245,6 +245,8 @@ Status Parser::ParseLocationBody(LocInfo& out, int depth) {
     }
     auto alias = attr_aliases_.find(name);
     if (alias == attr_aliases_.end()) return ErrorAt(start, "undefined location alias #" + name);
+    // Locations are best effort (as in the bytecode reader): a chain past the bound adds nothing.
+    if (depth + 1 > kMaxLocationDepth) return Status::Ok();
     if (std::find(alias_stack_.begin(), alias_stack_.end(), "#" + name) != alias_stack_.end()) {
       return ErrorAt(start, "location alias #" + name + " refers to itself");
     }
