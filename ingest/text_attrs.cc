@@ -131,7 +131,9 @@ static Status EncodeElement(const Element& e, ir::DType dtype, std::vector<uint8
     const char* p = s.c_str() + (neg || (!s.empty() && s[0] == '+') ? 1 : 0);
     char* end = nullptr;
     errno = 0;
-    const unsigned long long v = std::strtoull(p, &end, 0);
+    const bool hex = p[0] == '0' && (p[1] == 'x' || p[1] == 'X');
+    const unsigned long long v = std::strtoull(hex ? p + 2 : p, &end, hex ? 16 : 10);
+    if (hex && p[2] == '\0') return false;
     if (end == p || *end != '\0' || errno == ERANGE) return false;
     bits = neg ? 0 - static_cast<uint64_t>(v) : static_cast<uint64_t>(v);
     return true;
@@ -392,13 +394,29 @@ StatusOr<ir::Attr> Parser::ParseNumberAttr() {
   if (ir::IsFloat(type.dtype) || is_float) {
     char* stop = nullptr;
     double v = std::strtod(token.c_str(), &stop);
-    if (stop != token.c_str() + token.size()) {
+    const bool hex_bits = token.find("0x") != std::string::npos;  // the float's bits, in hex
+    if (hex_bits || stop != token.c_str() + token.size()) {
       uint64_t bits = 0;
       KILN_RETURN_IF_ERROR(EncodeElement(e, ir::DType::kU64, bytes, error));
       if (!error.empty()) return ErrorAt(start, error);
       std::memcpy(&bits, bytes.data(), 8);
-      v = type.dtype == ir::DType::kF32 ? std::bit_cast<float>(static_cast<uint32_t>(bits))
-                                        : std::bit_cast<double>(bits);
+      if (type.dtype == ir::DType::kF32) {
+        v = std::bit_cast<float>(static_cast<uint32_t>(bits));
+      } else if (type.dtype == ir::DType::kBF16) {
+        v = std::bit_cast<float>(static_cast<uint32_t>(bits << 16));
+      } else if (type.dtype == ir::DType::kF16) {
+        const int exp = static_cast<int>((bits >> 10) & 0x1F);
+        const double mant = static_cast<double>(bits & 0x3FF);
+        v = exp == 0    ? std::ldexp(mant, -24)
+            : exp == 31 ? (mant == 0 ? INFINITY : NAN)
+                        : std::ldexp(1024.0 + mant, exp - 25);
+        if (bits & 0x8000) v = -v;
+      } else if (type.dtype == ir::DType::kF64) {
+        v = std::bit_cast<double>(bits);
+      } else {
+        return ErrorAt(start,
+                       "hex float attributes of type " + type.ToString() + " are not supported");
+      }
     }
     if (!ir::IsFloat(type.dtype))
       return ErrorAt(start, "a float with integer type " + type.ToString());

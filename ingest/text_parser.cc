@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 
@@ -198,7 +199,8 @@ StatusOr<int64_t> Parser::ParseInt(std::string_view what) {
     pos_ = start;
     return Error("expected " + std::string(what));
   }
-  if (ec != std::errc() || magnitude > (negative ? uint64_t{1} << 63 : ~uint64_t{0})) {
+  if (ec != std::errc() ||
+      magnitude > (negative ? uint64_t{1} << 63 : static_cast<uint64_t>(INT64_MAX))) {
     return ErrorAt(start, std::string(what) + " is out of range");
   }
   pos_ += static_cast<size_t>(ptr - first);

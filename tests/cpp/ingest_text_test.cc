@@ -3,6 +3,7 @@
 // to the pretty one, and malformed text refused with "<text>:line:col" errors, never a crash.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -108,6 +109,27 @@ TEST(TextReader, GenericFormGivesThePrettyFormsIr) {
   ASSERT_TRUE(pretty.ok()) << pretty.status().ToString();
   ASSERT_TRUE(generic.ok()) << generic.status().ToString();
   EXPECT_EQ(ir::PrintModule(*generic), ir::PrintModule(*pretty));
+}
+
+TEST(TextReader, LiteralsOfEveryForm) {
+  const std::string text = R"(module attributes {a = 0x7FC00000 : f32, b = 1.5 : bf16,
+    c = dense<[1.5, -2.0, 0.0]> : tensor<3xf8E4M3FN>, d = dense<"0x0100"> : tensor<2xi1>,
+    e = dense<(1.0, -2.0)> : tensor<complex<f32>>, f = array<i64: 3, -4>, g = dense<7> : tensor<2xui8>,
+    h = dense<[[1, 2], [3, 4]]> : tensor<2x2xi4>} {
+  func.func @main(%a: tensor<f32>) -> tensor<f32> {
+    return %a : tensor<f32>
+  }
+})";
+  StatusOr<ir::Module> m = Read(text);
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  EXPECT_TRUE(std::isnan(m->attr("a")->f));
+  EXPECT_EQ(m->attr("b")->f, 1.5);
+  EXPECT_EQ(m->attr("c")->data, (std::vector<uint8_t>{0x3C, 0xC0, 0x00}));
+  EXPECT_EQ(m->attr("d")->data, (std::vector<uint8_t>{1, 0}));
+  EXPECT_EQ(m->attr("e")->data, (std::vector<uint8_t>{0, 0, 0x80, 0x3F, 0, 0, 0, 0xC0}));
+  EXPECT_EQ(m->attr("f")->AsInts(), (std::vector<int64_t>{3, -4}));
+  EXPECT_EQ(m->attr("g")->data, (std::vector<uint8_t>{7, 7}));
+  EXPECT_EQ(m->attr("h")->data, (std::vector<uint8_t>{1, 2, 3, 4}));
 }
 
 TEST(TextReader, LocationsNameTheSourceLine) {
