@@ -596,6 +596,60 @@ Status PrettyOps::Chlo() {
 //   sdy.sharding_constraint %v <@mesh, [{"x"}, {}]> : type   (sdy.reshard alike)
 Status PrettyOps::Sdy(std::string_view short_name) {
   AttrList dict;
+  if (short_name == "return") {  // sdy.return %a, %b : ta, tb
+    KILN_ASSIGN_OR_RETURN(op_.operands, p_.ParseValueUseList());
+    if (p_.Peek() == '{') KILN_RETURN_IF_ERROR(p_.ParseAttrDict(dict));
+    if (!op_.operands.empty()) {
+      KILN_RETURN_IF_ERROR(p_.Expect(':', "before the types of sdy.return"));
+      do {
+        KILN_RETURN_IF_ERROR(p_.ParseType().status());
+      } while (p_.Consume(','));
+    }
+    return Finish(std::move(dict));
+  }
+  if (short_name == "manual_computation") {
+    // (%operands) in_shardings=[<...>, ...] out_shardings=[...] manual_axes={"x"}
+    //   (%arg: T, ...) { body } : (ins) -> outs
+    KILN_RETURN_IF_ERROR(p_.Expect('(', "to open the operands of sdy.manual_computation"));
+    KILN_ASSIGN_OR_RETURN(op_.operands, p_.ParseValueUseList());
+    KILN_RETURN_IF_ERROR(p_.Expect(')', "to close the operands of sdy.manual_computation"));
+    for (const char* key : {"in_shardings", "out_shardings"}) {
+      KILN_RETURN_IF_ERROR(p_.ExpectKeyword(key));
+      KILN_RETURN_IF_ERROR(p_.Expect('=', std::string("after ") + key));
+      KILN_RETURN_IF_ERROR(p_.Expect('[', std::string("to open ") + key));
+      std::vector<ir::Attr> shardings;
+      if (!p_.Consume(']')) {
+        do {
+          KILN_ASSIGN_OR_RETURN(ir::Attr sharding, p_.ParseSdySharding());
+          shardings.push_back(std::move(sharding));
+        } while (p_.Consume(','));
+        KILN_RETURN_IF_ERROR(p_.Expect(']', std::string("to close ") + key));
+      }
+      props_.push_back(
+          {key, ir::Attr::Dict({{"sdy", ir::Attr::String("sharding_per_value")},
+                                {"shardings", ir::Attr::Array(std::move(shardings))}})});
+    }
+    KILN_RETURN_IF_ERROR(p_.ExpectKeyword("manual_axes"));
+    KILN_RETURN_IF_ERROR(p_.Expect('=', "after manual_axes"));
+    KILN_ASSIGN_OR_RETURN(ir::Attr axes, p_.ParseSdyAxisList());
+    std::vector<ir::Attr> names;
+    for (const ir::Attr& axis : axes.array) {
+      const ir::Attr* name = axis.Find("name");
+      if (name != nullptr) names.push_back(*name);
+    }
+    props_.push_back(
+        {"manual_axes", ir::Attr::Dict({{"sdy", ir::Attr::String("manual_axes")},
+                                        {"axes", ir::Attr::Array(std::move(names))}})});
+    std::vector<std::pair<std::string, ir::Type>> args;
+    KILN_RETURN_IF_ERROR(p_.ParseBlockArgList(args));
+    KILN_RETURN_IF_ERROR(
+        p_.ParseRegion(op_.regions.emplace_back(), "sdy.manual_computation", depth_ + 1, &args));
+    if (p_.Peek() == '{') KILN_RETURN_IF_ERROR(p_.ParseAttrDict(dict));
+    KILN_RETURN_IF_ERROR(p_.Expect(':', "before the type of sdy.manual_computation"));
+    std::vector<ir::Type> inputs;
+    KILN_RETURN_IF_ERROR(p_.ParseFunctionType(inputs, results_));
+    return Finish(std::move(dict));
+  }
   if (short_name == "mesh") {
     KILN_ASSIGN_OR_RETURN(std::string name, p_.ParseSymbolName());
     KILN_RETURN_IF_ERROR(p_.Expect('=', "after the mesh name"));
@@ -629,7 +683,8 @@ Status Parser::ParsePrettyOp(const std::string& name, ir::Op& op,
     op.name = "func.return";
     return pretty.Common("return");
   }
-  if (name == "sdy.mesh" || name == "sdy.sharding_constraint" || name == "sdy.reshard") {
+  if (name == "sdy.mesh" || name == "sdy.sharding_constraint" || name == "sdy.reshard" ||
+      name == "sdy.manual_computation" || name == "sdy.return") {
     op.name = name;
     return pretty.Sdy(std::string_view(name).substr(4));
   }

@@ -132,6 +132,45 @@ TEST(TextReader, LiteralsOfEveryForm) {
   EXPECT_EQ(m->attr("h")->data, (std::vector<uint8_t>{1, 2, 3, 4}));
 }
 
+// jax.shard_map over a 2x2 mesh as Lowered.as_text() prints it (JAX 0.10.2).
+constexpr std::string_view kShardMap =
+    R"(module @jit__lambda attributes {mhlo.num_partitions = 4 : i32, mhlo.num_replicas = 1 : i32} {
+  sdy.mesh @mesh = <["x"=2, "y"=2]> {stablehlo.mesh = {axes = [{name = "x", size = 2 : i64}, {name = "y", size = 2 : i64}]}}
+  func.func public @main(%arg0: tensor<4x4xf32>) -> (tensor<2x4xf32> {jax.result_info = "result"}) {
+    %0 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{"x"}, {"y"}]>] out_shardings=[<@mesh, [{}, {"y"}]>] manual_axes={"x", "y"} (%arg1: tensor<2x2xf32>) {
+      %cst = stablehlo.constant dense<2.000000e+00> : tensor<f32>
+      %1 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f32>) -> tensor<2x2xf32>
+      %2 = stablehlo.multiply %arg1, %1 : tensor<2x2xf32>
+      %3 = "stablehlo.all_reduce"(%2) <{channel_handle = #stablehlo.channel_handle<handle = 1, type = 1>, replica_groups = dense<[[0, 2], [1, 3]]> : tensor<2x2xi64>, use_global_device_ids}> ({
+      ^bb0(%arg2: tensor<f32>, %arg3: tensor<f32>):
+        %4 = stablehlo.add %arg2, %arg3 : tensor<f32>
+        stablehlo.return %4 : tensor<f32>
+      }) : (tensor<2x2xf32>) -> tensor<2x2xf32>
+      sdy.return %3 : tensor<2x2xf32>
+    } : (tensor<4x4xf32>) -> tensor<2x4xf32>
+    return %0 : tensor<2x4xf32>
+  }
+})";
+
+TEST(TextReader, ShardyOpsRead) {
+  StatusOr<ir::Module> m = Read(kShardMap);
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  ASSERT_EQ(m->other_ops.size(), 1u);
+  EXPECT_EQ(m->other_ops[0].name, "sdy.mesh");
+  ASSERT_NE(m->other_ops[0].attr("sym_name"), nullptr);
+  EXPECT_EQ(m->other_ops[0].attr("sym_name")->str, "mesh");
+  const ir::Op& manual = m->functions[0].body.blocks[0].ops[0];
+  EXPECT_EQ(manual.name, "sdy.manual_computation");
+  EXPECT_TRUE(manual.foreign);
+  ASSERT_NE(manual.attr("manual_axes"), nullptr);
+  EXPECT_EQ(manual.attr("manual_axes")->Find("axes")->array.size(), 2u);
+  ASSERT_EQ(manual.regions.size(), 1u);
+  const ir::Op& all_reduce = manual.regions[0].blocks[0].ops[3];
+  EXPECT_EQ(all_reduce.name, "stablehlo.all_reduce");
+  EXPECT_EQ(all_reduce.attr("channel_id")->i, 1);
+  EXPECT_TRUE(all_reduce.attr("use_global_device_ids")->b);
+}
+
 TEST(TextReader, LocationsNameTheSourceLine) {
   const std::string text = R"(func.func @main(%a: tensor<f32>) -> tensor<f32> {
   %0 = stablehlo.negate %a : tensor<f32> loc(#loc2)
