@@ -1,13 +1,19 @@
 // The MLIR text parser behind ReadStableHloText (ingest/text_reader.h). One recursive-descent
 // parser over characters (MLIR's grammar is context sensitive: `4x4xf32`, `[0:2:1]`,
 // `[b, 0, f]x[o, i, 0]->[b, 0, f]`), split over files along its seams:
-//   text_parser.cc     scanning, errors, module / func.func / blocks / regions / generic ops
-//   text_types.cc      types and location attributes
-//   text_attrs.cc      attributes (builtin, #stablehlo.*, #sdy.*) and dense literals
-//   text_pretty_ops.cc the custom (pretty) forms of the stablehlo and func ops
-//   text_vhlo_form.cc  StableHLO attributes brought to the form the VHLO reader produces
+//   text_scan.cc          scanning, literals of the lexical level, errors with line and column
+//   text_functions.cc     module and func.func (pretty and generic forms)
+//   text_parser.cc        blocks, regions, values, generic ops
+//   text_types.cc         types and location attributes
+//   text_attrs.cc         attributes (builtin structure, #stablehlo.* / #sdy.* dispatch)
+//   text_literals.cc      numbers, dense<...> and array<...> literals
+//   text_dialect_attrs.cc #stablehlo.* and #sdy.* attributes
+//   text_pretty_ops.cc    the common custom form of the stablehlo ops
+//   text_region_ops.cc    reduce, while, call, and the chlo / sdy forms
+//   text_vhlo_form.cc     StableHLO attributes brought to the form the VHLO reader produces
 #pragma once
 
+#include <cctype>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -22,6 +28,14 @@
 #include "support/status.h"
 
 namespace kiln::ingest::text {
+
+inline bool IsIdStart(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
+// Characters of bare identifiers (`stablehlo.add`, `f8E4M3FN`) and of value names (`%iterArg_3`).
+inline bool IsIdChar(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$' || c == '.' ||
+         c == '-';
+}
+inline bool IsValueIdChar(char c) { return IsIdChar(c); }
 
 // Location pieces collected from a location attribute, as LocationTable collects them.
 struct LocFrame {
