@@ -3,7 +3,8 @@
 # C++ tests under ASan+UBSan (build/asan), ThreadSanitizer (build/tsan) and normally (build/dev),
 # runs the libFuzzer harnesses for a fixed time (build/fuzz), builds the manylinux wheel and smoke-tests
 # it in a fresh virtualenv and with the oldest supported jaxlib (scripts/wheel_smoke.sh), then the
-# Python tests (JAX on Kiln vs JAX's CPU backend). Exits non-zero on any failure; ends with pytest's summary.
+# op tests with programs also compiled from MLIR text (KILN_PROGRAM_FORMAT=text) and the Python tests
+# (JAX on Kiln vs JAX's CPU backend). Exits non-zero on any failure; ends with pytest's summary.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
 # shellcheck source=scripts/common.sh
@@ -13,5 +14,11 @@ scripts/check_format.sh
 scripts/cpp_tests.sh asan tsan dev
 scripts/fuzz.sh "${KILN_FUZZ_SECONDS:-60}"
 scripts/wheel_smoke.sh
+# The op tests once more with every Kiln program also compiled from MLIR text and compared bit for
+# bit (tests/python/program_formats.py).
+kiln_log "pytest: op tests with KILN_PROGRAM_FORMAT=text"
+KILN_PROGRAM_FORMAT=text .venv/bin/python -m pytest -q tests/python/test_ops.py \
+  tests/python/test_convolution.py tests/python/test_fft.py tests/python/test_random.py \
+  tests/python/test_narrow_float.py tests/python/test_loops.py
 kiln_log "pytest: tests/python"
 exec .venv/bin/python -m pytest tests/python -q "$@"

@@ -12,6 +12,7 @@
 #include "compiler/verifier.h"
 #include "ingest/artifact_reader.h"
 #include "ingest/hlo_reader.h"
+#include "ingest/text_reader.h"
 #include "kernels/families.h"
 
 namespace kiln::compiler {
@@ -260,8 +261,9 @@ StatusOr<std::shared_ptr<const Executable>> Compile(CompileRequest request) {
   const bool hlo = request.format == "hlo" || request.format == "hlo_with_config";
   if (request.format != "mlir" && !hlo) {
     return InvalidArgument("Unknown program format '" + std::string(request.format) +
-                           "'. Kiln compiles StableHLO portable artifacts (format \"mlir\") and "
-                           "serialized HloModuleProtos (formats \"hlo\", \"hlo_with_config\").");
+                           "'. Kiln compiles StableHLO programs (format \"mlir\": portable "
+                           "artifacts in MLIR bytecode, or MLIR text) and serialized "
+                           "HloModuleProtos (formats \"hlo\", \"hlo_with_config\").");
   }
   ingest::CompileOptions& options = request.options;
   // XLA's debug options (xla_*) tune XLA's own passes and are accepted and ignored; any other
@@ -273,7 +275,7 @@ StatusOr<std::shared_ptr<const Executable>> Compile(CompileRequest request) {
   }
   KILN_ASSIGN_OR_RETURN(ir::Module module,
                         hlo ? ingest::ReadHloModule(request.code, request.format != "hlo")
-                            : ingest::ReadPortableArtifact(request.code));
+                            : ingest::ReadMlirProgram(request.code));
   std::string fingerprint = Fingerprint(request.code, options);
   auto shared = std::make_shared<const ir::Module>(std::move(module));
   return CompileModule(std::move(shared), std::move(options), std::move(fingerprint));

@@ -11,6 +11,7 @@
   topology/<counts>       a serialized Kiln topology with those devices per process (the layout
                           of pjrt/topology.cc: "KILNTOPO", u32 format 1, u32 processes, u64
                           devices per process), read by tests/fuzz/topology_fuzzer.cc
+  text_reader/<stem>      the fixture's MLIR text (<stem>.mlir)
 
 Usage: tools/make_fuzz_corpus.py [--check]   (--check: fail if the committed corpus is stale)
 """
@@ -35,6 +36,9 @@ def expected() -> dict[Path, bytes]:
         opts = (FIXTURES / f"{stem}.compile_options.pb").read_bytes()
         out[CORPUS / "artifact_reader" / stem] = art
         out[CORPUS / "pjrt_compile" / stem] = struct.pack("<H", len(opts)) + opts + art
+        text = FIXTURES / f"{stem}.mlir"
+        if text.is_file():
+            out[CORPUS / "text_reader" / stem] = text.read_bytes()
     for seed in sorted((CORPUS / "hlo_reader").glob("*")):
         out[seed] = seed.read_bytes()
     for counts in ((1,), (4,), (2, 2), (3, 1, 2)):

@@ -34,6 +34,7 @@ import pytest  # noqa: E402
 import jax  # noqa: E402
 
 from tolerances import tolerance  # noqa: E402,F401  (re-exported for tests)
+import program_formats  # noqa: E402
 
 # The platform name under test. In self-check mode the "Kiln" device is a second CPU device.
 KILN_PLATFORM = "cpu" if SELFCHECK else "kiln"
@@ -107,6 +108,9 @@ def run_on(f, args, device, jit_kwargs=None):
     with jax.default_device(device):
         out = jitted(*placed)
     out = jax.block_until_ready(out)
+    if program_formats.selected() and device.platform == KILN_PLATFORM and not SELFCHECK:
+        # KILN_PROGRAM_FORMAT: the same program in other encodings must give the same bits.
+        program_formats.check_formats(f, args, jit_kwargs, out)
     return out
 
 

@@ -1,0 +1,223 @@
+"""Other encodings of the suite's programs, run through a second PJRT client (pypjrt).
+
+JAX hands Kiln every program as a StableHLO portable artifact (MLIR bytecode). PJRT clients may
+send the same program in other encodings; with `KILN_PROGRAM_FORMAT=<name>[,<name>...]` every
+`conftest.run_on` on the Kiln device also
+
+  1. lowers the program (`jax.jit(f, **jit_kwargs).lower(*args)`),
+  2. encodes it with the format's function below (lowered -> (program bytes, PJRT format name)),
+  3. compiles and runs it with pypjrt on the same Kiln plugin, with the same inputs,
+  4. asserts that every output equals the bytecode run's output bit for bit.
+
+FORMATS is the registry. "text" is MLIR text as `Lowered.as_text()` prints it (format "mlir").
+An "hlo" entry is added when tests/python/program_formats_hlo.py exists and defines
+`hlo_program(lowered) -> (bytes, b"hlo")`.
+
+Programs that this path cannot reproduce faithfully are skipped by it (never failed): programs
+with effects (tokens JAX threads through extra arguments), multi-device programs, and (for text)
+programs with CHLO ops, which JAX's bytecode path decomposes before Kiln sees them. Where jaxlib's
+serializer rewrote the program (StableHLO's complex-math expansion), the text of the artifact JAX
+sent must give the same bits and `as_text()` must agree within the suite's tolerance.
+"""
+from __future__ import annotations
+
+import os
+import re
+from typing import Any, Callable
+
+import numpy as np
+
+import jax
+
+ProgramFn = Callable[[Any], "tuple[bytes, bytes]"]
+
+
+def text_program(lowered) -> tuple[bytes, bytes]:
+    """MLIR text, pretty form, as JAX prints it (what `jax.jit(f).lower(x).as_text()` gives)."""
+    return lowered.as_text().encode(), b"mlir"
+
+
+FORMATS: dict[str, ProgramFn] = {"text": text_program}
+
+try:  # another engineer's HLO encoding, when present
+    from program_formats_hlo import hlo_program  # type: ignore[import-not-found]
+
+    FORMATS["hlo"] = hlo_program
+except ImportError:
+    pass
+
+
+def selected() -> list[str]:
+    """The formats named by KILN_PROGRAM_FORMAT (empty: the extra runs are off)."""
+    names = [n.strip() for n in os.environ.get("KILN_PROGRAM_FORMAT", "").split(",") if n.strip()]
+    unknown = [n for n in names if n not in FORMATS]
+    if unknown:
+        raise ValueError(f"KILN_PROGRAM_FORMAT names unknown format(s) {unknown}; "
+                         f"known: {sorted(FORMATS)}")
+    return names
+
+
+# numpy dtype name -> PJRT_Buffer_Type name (Kiln's DType numbering equals PJRT's).
+_PJRT_NAMES = {
+    "bool": "PRED", "int8": "S8", "int16": "S16", "int32": "S32", "int64": "S64",
+    "uint8": "U8", "uint16": "U16", "uint32": "U32", "uint64": "U64", "float16": "F16",
+    "float32": "F32", "float64": "F64", "bfloat16": "BF16", "complex64": "C64",
+    "complex128": "C128", "float8_e5m2": "F8E5M2", "float8_e4m3fn": "F8E4M3FN",
+    "float8_e4m3b11fnuz": "F8E4M3B11FNUZ", "float8_e5m2fnuz": "F8E5M2FNUZ",
+    "float8_e4m3fnuz": "F8E4M3FNUZ", "int4": "S4", "uint4": "U4", "int2": "S2", "uint2": "U2",
+    "float8_e4m3": "F8E4M3", "float8_e3m4": "F8E3M4", "float8_e8m0fnu": "F8E8M0FNU",
+    "float4_e2m1fn": "F4E2M1FN",
+}
+
+_client = None
+
+
+def _kiln_library() -> str:
+    for entry in os.environ.get("PJRT_NAMES_AND_LIBRARY_PATHS", "").split(","):
+        name, _, path = entry.partition(":")
+        if name == "kiln" and path:
+            return path
+    import kiln  # the installed package's plugin
+
+    return kiln.library_path() if hasattr(kiln, "library_path") else ""
+
+
+def client():
+    """One pypjrt client on the Kiln plugin JAX uses, for the whole session."""
+    global _client
+    if _client is None:
+        from pypjrt import Client
+
+        path = _kiln_library()
+        if not path:
+            raise RuntimeError("KILN_PROGRAM_FORMAT needs PJRT_NAMES_AND_LIBRARY_PATHS=kiln:<.so>")
+        _client = Client.create(path)
+    return _client
+
+
+def _pjrt_code(dtype: np.dtype) -> int:
+    from pypjrt import typing as pt
+
+    return pt._code(_PJRT_NAMES[np.dtype(dtype).name])  # noqa: SLF001
+
+
+_CHLO = re.compile(r"\bchlo\.[a-z_]+[ (]")
+
+
+def _host(x) -> np.ndarray:
+    """A leaf as numpy; typed PRNG keys as their key data (what the lowered program takes)."""
+    if jax.dtypes.issubdtype(getattr(x, "dtype", np.float32), jax.dtypes.prng_key):
+        x = jax.random.key_data(x)
+    return np.asarray(x)
+
+
+def _dynamic_args(args: tuple, jit_kwargs: dict) -> tuple:
+    static = jit_kwargs.get("static_argnums", ())
+    static = (static,) if isinstance(static, int) else tuple(static)
+    static = {i % len(args) for i in static} if args else set()
+    return tuple(a for i, a in enumerate(args) if i not in static)
+
+
+def _compile_with_format(c, code: bytes, fmt: bytes):
+    """PJRT_Client_Compile with PJRT_Program.format = `fmt` (pypjrt's compile always sends
+    "mlir"), through pypjrt's own ABI bindings."""
+    import ctypes
+
+    from pypjrt import CompileOptions
+    from pypjrt.client import Executable
+
+    plugin = c._plugin  # noqa: SLF001
+    opts = CompileOptions().encode(plugin.abi)
+    keep = [ctypes.create_string_buffer(b, len(b)) for b in (code, fmt, opts)]
+    voidp = ctypes.c_void_p
+    prog = plugin.args("PJRT_Program", code=ctypes.cast(keep[0], voidp), code_size=len(code),
+                       format=ctypes.cast(keep[1], voidp), format_size=len(fmt))
+    a = plugin.args("PJRT_Client_Compile_Args", client=c._check(),  # noqa: SLF001
+                    program=ctypes.addressof(prog), compile_options=ctypes.cast(keep[2], voidp),
+                    compile_options_size=len(opts))
+    plugin.call("PJRT_Client_Compile", a)
+    return Executable(plugin, a.executable, c)
+
+
+def run_program(code: bytes, fmt: bytes, inputs: list[np.ndarray]) -> list[Any]:
+    """Compiles `code` with pypjrt and runs it on the Kiln device; returns the output buffers."""
+    c = client()
+    exe = c.compile(code) if fmt == b"mlir" else _compile_with_format(c, code, fmt)
+    with c.device(0) as device:
+        # pypjrt needs a writable buffer of at least one byte (zero-size arrays copy nothing).
+        buffers = [c.buffer_from_host(bytearray(np.ascontiguousarray(x).tobytes() or b"\0"),
+                                      _pjrt_code(x.dtype), x.shape, device)
+                   for x in inputs]
+    return exe(*buffers)
+
+
+def check_formats(f, args: tuple, jit_kwargs: dict | None, bytecode_out,
+                  names: list[str] | None = None) -> None:
+    """Runs f's program in every selected format (or `names`); asserts bit-equal outputs to
+    `bytecode_out`, the pytree JAX's own (bytecode) run on Kiln returned."""
+    names = selected() if names is None else names
+    if not names:
+        return
+    jit_kwargs = jit_kwargs or {}
+    lowered = jax.jit(f, **jit_kwargs).lower(*args)
+    compile_args = lowered._lowering.compile_args  # noqa: SLF001
+    if compile_args.get("ordered_effects") or compile_args.get("unordered_effects"):
+        return
+    if len(compile_args.get("device_assignment") or ()) > 1:
+        return
+    leaves = jax.tree_util.tree_leaves(_dynamic_args(tuple(args), jit_kwargs))
+    kept = compile_args.get("kept_var_idx")
+    inputs = [_host(jax.device_put(x)) for i, x in enumerate(leaves)
+              if kept is None or i in kept]
+    want = [_host(x) for x in jax.tree_util.tree_leaves(bytecode_out)]
+    for name in names:
+        code, fmt = FORMATS[name](lowered)
+        if name == "text" and _CHLO.search(code.decode()):
+            # JAX prints CHLO ops (chlo.erf, chlo.top_k, ...) that its bytecode path decomposes
+            # into StableHLO before Kiln sees them; Kiln's text reader reads them but Kiln does
+            # not compile CHLO, so these programs are not comparable.
+            continue
+        outs = run_program(code, fmt, inputs)
+        assert len(outs) == len(want), (
+            f"format {name}: {len(outs)} outputs, the bytecode run gave {len(want)}")
+        got = [bytes(buf.to_host()) if w.nbytes else b"" for buf, w in zip(outs, want)]
+        for i, (raw, w) in enumerate(zip(got, want)):
+            assert len(raw) == w.nbytes, (
+                f"format {name}: output {i} has {len(raw)} bytes, the bytecode run {w.nbytes}")
+        if name == "text" and any(raw != w.tobytes() for raw, w in zip(got, want)):
+            _explain_text_difference(lowered, inputs, got, want)
+            continue
+        for i, (raw, w) in enumerate(zip(got, want)):
+            assert raw == w.tobytes(), (
+                f"format {name}: output {i} differs from the bytecode run "
+                f"({w.dtype}{list(w.shape)})")
+
+
+def _explain_text_difference(lowered, inputs, got: list[bytes], want: list[np.ndarray]) -> None:
+    """`Lowered.as_text()` is the program before jaxlib serializes it for Kiln, and the
+    serializer rewrites some programs (e.g. StableHLO's complex-math expansion of sqrt/log1p on
+    complex values): then the text is a different program. The artifact JAX sent, printed as text
+    by jaxlib, is the same program and must give the same bits; the as_text() program must agree
+    within the suite's tolerance."""
+    from jax._src import xla_bridge
+    from jax._src.interpreters import mlir as jax_mlir
+    from jax._src.lib import _jax
+    from jaxlib.mlir.dialects import stablehlo
+
+    from conftest import assert_array_close
+
+    version = xla_bridge.backend_stablehlo_version("kiln") or (1, 17, 0)
+    artifact = _jax.mlir.serialize_portable_artifact(
+        lowered.as_text(debug_info=True), ".".join(str(v) for v in version), True)
+    with jax_mlir.make_ir_context() as ctx:
+        text = stablehlo.deserialize_portable_artifact(ctx, artifact).operation.get_asm(
+            enable_debug_info=True)
+    same = [bytes(b.to_host()) if w.nbytes else b""
+            for b, w in zip(run_program(text.encode(), b"mlir", inputs), want)]
+    for i, (raw, w) in enumerate(zip(same, want)):
+        assert raw == w.tobytes(), (
+            f"format text: output {i} of the artifact's own text differs from the bytecode run "
+            f"({w.dtype}{list(w.shape)})")
+    for i, (raw, w) in enumerate(zip(got, want)):
+        g = np.frombuffer(raw, w.dtype).reshape(w.shape)
+        assert_array_close(g, w, kind="composite", path=f"as_text() output {i}")
