@@ -47,7 +47,7 @@ def initialize() -> None:
     # What JAX grants only to platforms it names: host-callback and LAPACK lowerings, buffer
     # donation, the persistent compilation cache, DLPack, platform_dependent's cpu branches, XLA FFI
     # handlers, jax.export artifacts made for the cpu platform, the CPU device count
-    # (jax_num_cpu_devices).
+    # (jax_num_cpu_devices), lowering rules registered only for the cpu platform.
     from kiln import (_blas, _callbacks, _compat, _device_count, _dlpack, _export, _ffi, _linalg,
                       _lowering)
     message = _compat.jaxlib_warning()
@@ -75,7 +75,9 @@ def initialize() -> None:
                            ("jax.export across CPU backends",
                             lambda: _export.enable_cpu_exports(PLATFORM_NAME)),
                            ("jax_num_cpu_devices",
-                            lambda: _device_count.enable(PLATFORM_NAME))):
+                            lambda: _device_count.enable(PLATFORM_NAME)),
+                           ("lowering rules registered only for the cpu platform",
+                            lambda: _lowering.enable_cpu_only_rules(PLATFORM_NAME))):
         try:
             register()
         except Exception as e:  # noqa: BLE001 - reported, and the rest still registers

@@ -105,3 +105,40 @@ def enable_platform_dependent(platform: str) -> None:
 
     register_lowering(cond.platform_index_p, platform_index, platform)
     register_lowering(cond.cond_p, partial(cond_lowering), platform)
+
+
+class _CpuOnlyRulesToo(dict):
+    """Kiln's per-platform lowering table, which also answers with the CPU backend's rule for a
+    primitive that has a rule only for "cpu": no rule of Kiln's own and no default rule, so
+    without it lowering for Kiln would fail ("MLIR translation rule for primitive ... not found
+    for platform kiln"). Libraries register such rules for the custom calls of their own CPU
+    kernels (`mlir.register_lowering(p, rule, platform="cpu")` next to an XLA FFI handler), and
+    Kiln is a CPU. Where a default rule exists, Kiln keeps it: this only turns that error into
+    the CPU's lowering. The CPU table is read live, so rules registered later count too."""
+
+    def __init__(self, own: dict, cpu: dict, defaults: dict) -> None:
+        super().__init__(own)
+        self._cpu, self._defaults = cpu, defaults
+
+    def _from_cpu(self, prim: Any) -> bool:
+        return not dict.__contains__(self, prim) and prim in self._cpu and prim not in self._defaults
+
+    def __contains__(self, prim: object) -> bool:
+        return dict.__contains__(self, prim) or self._from_cpu(prim)
+
+    def __getitem__(self, prim: Any) -> Any:
+        return self._cpu[prim] if self._from_cpu(prim) else dict.__getitem__(self, prim)
+
+    def get(self, prim: Any, default: Any = None) -> Any:
+        return self[prim] if prim in self else default
+
+
+def enable_cpu_only_rules(platform: str) -> None:
+    """Lowering rules registered only for platform "cpu" apply to `platform` when it has no rule
+    of its own and JAX has no default one (_CpuOnlyRulesToo)."""
+    from jax._src.interpreters import mlir
+
+    table = mlir._platform_specific_lowerings  # noqa: SLF001
+    if isinstance(table.get(platform), _CpuOnlyRulesToo):
+        return
+    table[platform] = _CpuOnlyRulesToo(table.get(platform, {}), table["cpu"], mlir._lowerings)  # noqa: SLF001

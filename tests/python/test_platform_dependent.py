@@ -35,3 +35,39 @@ def test_a_kiln_branch_wins_and_default_applies_without_cpu():
     np.testing.assert_allclose(_on_kiln(both, x), np.tanh(x), rtol=1e-6)
     other = lambda x: lax.platform_dependent(x, tpu=jnp.sin, default=jnp.cos)
     np.testing.assert_allclose(_on_kiln(other, x), np.cos(x), rtol=1e-6)
+
+
+def _primitive(name, cpu_rule_adds, default_rule_adds=None):
+    """A primitive x -> x + k whose lowering rule is registered for "cpu" (adding cpu_rule_adds)
+    and, when default_rule_adds is given, for every platform (adding that)."""
+    from jax._src import core, dispatch
+    from jax._src.interpreters import mlir
+
+    p = core.Primitive(name)
+    dispatch.simple_impl(p)
+    p.def_abstract_eval(lambda x: core.ShapedArray(x.shape, x.dtype))
+    adds = lambda k: mlir.lower_fun(lambda x: [x + np.float32(k)], multiple_results=True)
+    mlir.register_lowering(p, lambda ctx, x: adds(cpu_rule_adds)(ctx, x), platform="cpu")
+    if default_rule_adds is not None:
+        mlir.register_lowering(p, lambda ctx, x: adds(default_rule_adds)(ctx, x))
+    return p
+
+
+def test_rules_registered_only_for_cpu_lower_for_kiln():
+    # A library's primitive with a lowering only for "cpu" (e.g. the custom call of its own CPU
+    # kernel): Kiln, a CPU, uses it instead of failing "rule ... not found for platform kiln".
+    p = _primitive("kiln_test_cpu_only", cpu_rule_adds=2)
+    x = np.arange(4, dtype=np.float32)
+    np.testing.assert_array_equal(_on_kiln(p.bind, x), x + 2)
+    # A rule registered after Kiln loaded counts too (the table is read when lowering).
+    q = _primitive("kiln_test_cpu_only_late", cpu_rule_adds=5)
+    np.testing.assert_array_equal(_on_kiln(q.bind, x), x + 5)
+
+
+def test_default_rule_wins_over_a_cpu_only_rule():
+    # Where JAX has a default rule, Kiln keeps lowering with it, as before.
+    p = _primitive("kiln_test_cpu_and_default", cpu_rule_adds=2, default_rule_adds=1)
+    x = np.arange(4, dtype=np.float32)
+    np.testing.assert_array_equal(_on_kiln(p.bind, x), x + 1)
+    cpu = jax.jit(p.bind)(jax.device_put(x, jax.devices("cpu")[0]))
+    np.testing.assert_array_equal(cpu, x + 2)
