@@ -2,7 +2,7 @@
 // lowering rule its target registered (lower::OpRegistry::AddCustomCall). Target families:
 // kernels/lapack_*.cc (JAX's CPU linear-algebra calls), kernels/callback.cc,
 // kernels/approx_top_k.cc; targets registered as XLA FFI handlers: kernels/ffi_call.cc; here:
-// @dce_sink and the memory placement markers.
+// @dce_sink, the memory placement markers, @LayoutConstraint and @Sharding.
 #include "kernels/custom_call.h"
 
 #include <string>
@@ -85,6 +85,19 @@ StatusOr<Kernel> LowerLayoutConstraint(LowerContext& ctx) {
   return Kernel::Forward(1);
 }
 
+// @Sharding (GSPMD's sharding annotation: what jaxlib's StableHLO-to-HLO conversion writes for a
+// value's `sdy.sharding`, e.g. `sharding={replicated}` on a PRNG key, and what GSPMD-era modules
+// carry for with_sharding_constraint): a sharding changes no value, so it forwards its operand.
+// Kiln's partitioner places values by the program's Shardy and `mhlo.sharding` attributes, not by
+// this annotation.
+StatusOr<Kernel> LowerShardingAnnotation(LowerContext& ctx) {
+  KILN_RETURN_IF_ERROR(ExpectArity(ctx, 1, 1, 1));
+  if (!(ctx.operand_type(0) == ctx.result_type(0))) {
+    return InvalidArgument("result type differs from the operand type");
+  }
+  return Kernel::Forward(1);
+}
+
 StatusOr<Kernel> LowerCustomCall(LowerContext& ctx) {
   const ir::Op& op = ctx.op();
   const ir::Attr* target = op.attr("call_target_name");
@@ -154,6 +167,7 @@ void RegisterCustomCallOps(OpRegistry& registry) {
   registry.Add({"stablehlo.custom_call", "custom_call", &kernels::LowerCustomCall});
   registry.AddCustomCall({"dce_sink", "custom_call", &kernels::LowerDceSink});
   registry.AddCustomCall({"LayoutConstraint", "custom_call", &kernels::LowerLayoutConstraint});
+  registry.AddCustomCall({"Sharding", "custom_call", &kernels::LowerShardingAnnotation});
   for (const char* marker : {"annotate_device_placement", "MoveToHost", "MoveToDevice"}) {
     registry.AddCustomCall({marker, "custom_call", &kernels::LowerPlacementMarker});
   }

@@ -371,3 +371,16 @@ def test_batch_norm_training_and_grad(feature):
     np.testing.assert_allclose(go, d_offset, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(gs, d_scale, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(gx, dx, rtol=1e-4, atol=1e-5)
+
+
+def test_sharding_annotations_forward_their_operand():
+    # jaxlib's HLO of a program taking a typed PRNG key annotates the key with a GSPMD
+    # `custom-call(..., custom_call_target="Sharding", sharding={replicated})`: it changes no
+    # value (kernels/custom_call.cc), and the random bits equal the CPU backend's.
+    key = jax.random.key(7)
+    f = lambda k: jax.random.bits(k, (16,))
+    lowered = jax.jit(f).lower(key)
+    assert 'custom_call_target="Sharding"' in lowered.compiler_ir("hlo").as_hlo_text()
+    got = run_hlo(lowered, [np.asarray(jax.random.key_data(key))])
+    want = jax.jit(f)(jax.device_put(key, jax.devices("cpu")[0]))
+    np.testing.assert_array_equal(got[0], np.asarray(want))
