@@ -249,12 +249,19 @@ StatusOr<Leaves> Translator::Inline(const Instruction& user, int64_t id, ir::Blo
 
 StatusOr<Leaves> Translator::EmitComputation(const Computation& comp, ir::Block& block,
                                              const std::vector<Leaves>& params, int depth) {
+  if (std::find(active_.begin(), active_.end(), &comp) != active_.end()) {
+    return ResourceExhausted("computation '" + comp.name + "' calls itself");
+  }
   if (depth > kMaxComputationDepth) {
     return ResourceExhausted("computation '" + comp.name + "' is nested more than " +
-                             std::to_string(kMaxComputationDepth) +
-                             " calls deep (or calls itself)");
+                             std::to_string(kMaxComputationDepth) + " calls deep");
   }
   if (comp.instructions.empty()) return DataLoss("computation '" + comp.name + "' is empty");
+  active_.push_back(&comp);
+  struct Leave {
+    std::vector<const Computation*>& active;
+    ~Leave() { active.pop_back(); }
+  } leave{active_};
   Env env;
   const int32_t saved_loc = current_loc_;
   for (const Instruction& inst : comp.instructions) {

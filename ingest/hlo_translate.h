@@ -27,8 +27,10 @@ struct Value {
   const Shape* shape = nullptr;
 };
 
-// How deeply computations may nest (regions and inlined calls); deeper means recursion or abuse.
-inline constexpr int kMaxComputationDepth = 256;
+// How deeply computations may nest (regions and inlined calls). A computation that calls itself,
+// directly or not, is refused as it is met; this bounds legitimate nesting, so that translating
+// stays well inside a thread's stack (also under AddressSanitizer, whose frames are larger).
+inline constexpr int kMaxComputationDepth = 64;
 
 class Translator {
  public:
@@ -81,6 +83,7 @@ class Translator {
   ir::Module& out_;
   std::unordered_map<std::string, int32_t> locations_;
   int32_t current_loc_ = -1;
+  std::vector<const Computation*> active_;  // the computations being emitted, outermost first
 };
 
 // The backend_config text of a typed-FFI custom call (`{name = 1 : ui8, ...}`) as a dictionary.

@@ -9,6 +9,7 @@
 
 #include "abi/pjrt_c_api.h"
 #include "abi/xla_ffi_api.h"
+#include "pjrt/args_check.h"
 #include "tests/cpp/pjrt_test_util.h"
 
 namespace kiln::pjrt_test {
@@ -16,7 +17,10 @@ namespace {
 
 const PJRT_FFI_Extension* Ffi() {
   for (const PJRT_Extension_Base* e = GetPjrtApi()->extension_start; e != nullptr; e = e->next) {
-    if (e->type == PJRT_Extension_Type_FFI) return reinterpret_cast<const PJRT_FFI_Extension*>(e);
+    // Kiln's own extension has a type outside the enum: read it as an int.
+    if (pjrt::RawEnum(e->type) == PJRT_Extension_Type_FFI) {
+      return reinterpret_cast<const PJRT_FFI_Extension*>(e);
+    }
   }
   return nullptr;
 }

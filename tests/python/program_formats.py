@@ -29,6 +29,8 @@ import numpy as np
 
 import jax
 
+from pjrt_client import run_program
+
 ProgramFn = Callable[[Any], "tuple[bytes, bytes]"]
 
 
@@ -57,50 +59,6 @@ def selected() -> list[str]:
     return names
 
 
-# numpy dtype name -> PJRT_Buffer_Type name (Kiln's DType numbering equals PJRT's).
-_PJRT_NAMES = {
-    "bool": "PRED", "int8": "S8", "int16": "S16", "int32": "S32", "int64": "S64",
-    "uint8": "U8", "uint16": "U16", "uint32": "U32", "uint64": "U64", "float16": "F16",
-    "float32": "F32", "float64": "F64", "bfloat16": "BF16", "complex64": "C64",
-    "complex128": "C128", "float8_e5m2": "F8E5M2", "float8_e4m3fn": "F8E4M3FN",
-    "float8_e4m3b11fnuz": "F8E4M3B11FNUZ", "float8_e5m2fnuz": "F8E5M2FNUZ",
-    "float8_e4m3fnuz": "F8E4M3FNUZ", "int4": "S4", "uint4": "U4", "int2": "S2", "uint2": "U2",
-    "float8_e4m3": "F8E4M3", "float8_e3m4": "F8E3M4", "float8_e8m0fnu": "F8E8M0FNU",
-    "float4_e2m1fn": "F4E2M1FN",
-}
-
-_client = None
-
-
-def _kiln_library() -> str:
-    for entry in os.environ.get("PJRT_NAMES_AND_LIBRARY_PATHS", "").split(","):
-        name, _, path = entry.partition(":")
-        if name == "kiln" and path:
-            return path
-    import kiln  # the installed package's plugin
-
-    return kiln.library_path() if hasattr(kiln, "library_path") else ""
-
-
-def client():
-    """One pypjrt client on the Kiln plugin JAX uses, for the whole session."""
-    global _client
-    if _client is None:
-        from pypjrt import Client
-
-        path = _kiln_library()
-        if not path:
-            raise RuntimeError("KILN_PROGRAM_FORMAT needs PJRT_NAMES_AND_LIBRARY_PATHS=kiln:<.so>")
-        _client = Client.create(path)
-    return _client
-
-
-def _pjrt_code(dtype: np.dtype) -> int:
-    from pypjrt import typing as pt
-
-    return pt._code(_PJRT_NAMES[np.dtype(dtype).name])  # noqa: SLF001
-
-
 _CHLO = re.compile(r"\bchlo\.[a-z_]+[ (]")
 
 
@@ -116,39 +74,6 @@ def _dynamic_args(args: tuple, jit_kwargs: dict) -> tuple:
     static = (static,) if isinstance(static, int) else tuple(static)
     static = {i % len(args) for i in static} if args else set()
     return tuple(a for i, a in enumerate(args) if i not in static)
-
-
-def _compile_with_format(c, code: bytes, fmt: bytes):
-    """PJRT_Client_Compile with PJRT_Program.format = `fmt` (pypjrt's compile always sends
-    "mlir"), through pypjrt's own ABI bindings."""
-    import ctypes
-
-    from pypjrt import CompileOptions
-    from pypjrt.client import Executable
-
-    plugin = c._plugin  # noqa: SLF001
-    opts = CompileOptions().encode(plugin.abi)
-    keep = [ctypes.create_string_buffer(b, len(b)) for b in (code, fmt, opts)]
-    voidp = ctypes.c_void_p
-    prog = plugin.args("PJRT_Program", code=ctypes.cast(keep[0], voidp), code_size=len(code),
-                       format=ctypes.cast(keep[1], voidp), format_size=len(fmt))
-    a = plugin.args("PJRT_Client_Compile_Args", client=c._check(),  # noqa: SLF001
-                    program=ctypes.addressof(prog), compile_options=ctypes.cast(keep[2], voidp),
-                    compile_options_size=len(opts))
-    plugin.call("PJRT_Client_Compile", a)
-    return Executable(plugin, a.executable, c)
-
-
-def run_program(code: bytes, fmt: bytes, inputs: list[np.ndarray]) -> list[Any]:
-    """Compiles `code` with pypjrt and runs it on the Kiln device; returns the output buffers."""
-    c = client()
-    exe = c.compile(code) if fmt == b"mlir" else _compile_with_format(c, code, fmt)
-    with c.device(0) as device:
-        # pypjrt needs a writable buffer of at least one byte (zero-size arrays copy nothing).
-        buffers = [c.buffer_from_host(bytearray(np.ascontiguousarray(x).tobytes() or b"\0"),
-                                      _pjrt_code(x.dtype), x.shape, device)
-                   for x in inputs]
-    return exe(*buffers)
 
 
 def check_formats(f, args: tuple, jit_kwargs: dict | None, bytecode_out,

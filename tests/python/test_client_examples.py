@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from conftest import REPO_ROOT
-from test_pypjrt_conform import _kiln_library
+from pjrt_client import kiln_library
 
 pytestmark = pytest.mark.requires_kiln
 
@@ -23,6 +23,6 @@ pytestmark = pytest.mark.requires_kiln
 def test_client_example_runs(example, expected):
     env = {**os.environ, "JAX_PLATFORMS": "cpu"}  # JAX only writes the HLO proto here
     proc = subprocess.run([sys.executable, os.path.join(REPO_ROOT, "examples", example),
-                           _kiln_library()], capture_output=True, text=True, timeout=300, env=env)
+                           kiln_library()], capture_output=True, text=True, timeout=300, env=env)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
     assert proc.stdout.strip().splitlines()[-1] == expected, proc.stdout

@@ -17,7 +17,8 @@ import jax.numpy as jnp
 from jax import lax
 
 from conftest import assert_close, run_both
-from program_formats_hlo import compile_program, hlo_program, kiln_client, run_hlo
+from pjrt_client import compile_program, kiln_client, run_to_numpy
+from program_formats_hlo import hlo_program, run_hlo
 
 pytestmark = pytest.mark.requires_kiln
 
@@ -348,15 +349,13 @@ def test_batch_norm_training_and_grad(feature):
     want_y = x_hat * scale.reshape(shape) + offset.reshape(shape)
     avals = [jax.ShapeDtypeStruct(x.shape, np.float32), jax.ShapeDtypeStruct((c,), np.float32),
              jax.ShapeDtypeStruct((c,), np.float32)]
-    from program_formats_hlo import run_program  # noqa: PLC0415
-
-    y, m, v = run_program(_batch_norm_module("batch-norm-training", list(x.shape), feature),
+    y, m, v = run_to_numpy(_batch_norm_module("batch-norm-training", list(x.shape), feature),
                           b"hlo", [x, scale, offset], avals)
     np.testing.assert_allclose(m, mean, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(v, var, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(y, want_y, rtol=1e-5, atol=1e-5)
 
-    (inf,) = run_program(_batch_norm_module("batch-norm-inference", list(x.shape), feature),
+    (inf,) = run_to_numpy(_batch_norm_module("batch-norm-inference", list(x.shape), feature),
                          b"hlo", [x, scale, offset, m, v], avals[:1])
     np.testing.assert_allclose(inf, want_y, rtol=1e-5, atol=1e-5)
 
@@ -366,8 +365,8 @@ def test_batch_norm_training_and_grad(feature):
     d_scale = (dy * x_hat).sum(axes)
     dx = (scale.reshape(shape) * inv.reshape(shape) / n
           * (n * dy - d_offset.reshape(shape) - x_hat * d_scale.reshape(shape)))
-    gx, gs, go = run_program(_batch_norm_module("batch-norm-grad", list(x.shape), feature),
-                             b"hlo", [x, scale, m, v, dy], avals)
+    gx, gs, go = run_to_numpy(_batch_norm_module("batch-norm-grad", list(x.shape), feature),
+                              b"hlo", [x, scale, m, v, dy], avals)
     np.testing.assert_allclose(go, d_offset, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(gs, d_scale, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(gx, dx, rtol=1e-4, atol=1e-5)

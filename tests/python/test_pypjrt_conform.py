@@ -21,18 +21,9 @@ import sys
 import pytest
 
 from conftest import REPO_ROOT
+from pjrt_client import kiln_library
 
 pytestmark = pytest.mark.requires_kiln
-
-
-def _kiln_library() -> str:
-    for entry in os.environ.get("PJRT_NAMES_AND_LIBRARY_PATHS", "").split(","):
-        name, _, path = entry.partition(":")
-        if name == "kiln" and path:
-            return path
-    import kiln
-
-    return kiln.library_path()
 
 
 def test_pypjrt_conformance_meets_the_expectation(tmp_path):
@@ -40,7 +31,7 @@ def test_pypjrt_conformance_meets_the_expectation(tmp_path):
     with open(expected_file) as f:
         expected = json.load(f)
     report = tmp_path / "conform.json"
-    proc = subprocess.run([sys.executable, "-m", "pypjrt.conform", _kiln_library(), "--json",
+    proc = subprocess.run([sys.executable, "-m", "pypjrt.conform", kiln_library(), "--json",
                            str(report)], capture_output=True, text=True, timeout=900)
     assert report.exists(), proc.stdout[-3000:] + proc.stderr[-3000:]
     checks = {c["id"]: c for c in json.loads(report.read_text())["checks"]}

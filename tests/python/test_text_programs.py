@@ -23,6 +23,7 @@ from jax import lax
 from jax._src.interpreters import mlir as jax_mlir
 from jaxlib.mlir.dialects import stablehlo
 
+import pjrt_client
 import program_formats
 from conftest import REPO_ROOT, get_kiln_device, run_on
 
@@ -58,7 +59,7 @@ def _texts(artifact: bytes) -> dict[str, str]:
 
 
 def _run(code: bytes, inputs: list[np.ndarray]) -> list[bytes]:
-    return [bytes(b.to_host()) for b in program_formats.run_program(code, b"mlir", inputs)]
+    return [bytes(b.to_host()) for b in pjrt_client.run_program(code, b"mlir", inputs)]
 
 
 @pytest.mark.parametrize("stem", STEMS)
@@ -126,7 +127,7 @@ def test_malformed_text_names_line_and_column():
     from pypjrt import errors
 
     with pytest.raises(errors.PjrtError) as info:
-        program_formats.client().compile(
+        pjrt_client.kiln_client().compile(
             "func.func @main(%a: tensor<f32>) -> tensor<f32> {\n"
             "  %0 = stablehlo.add %a, %b : tensor<f32>\n"
             "  return %0 : tensor<f32>\n}\n")
