@@ -8,9 +8,9 @@
   hlo_reader/<name>       serialized HloModuleProtos of small JAX programs; not derived from the
                           fixtures but written by `tests/python/program_formats_hlo.py
                           --write-seeds` (needs jax), and kept as committed
-  topology/<counts>       a serialized Kiln topology with those devices per process (the layout
+  pjrt_topology/<counts>  a serialized Kiln topology with those devices per process (the layout
                           of pjrt/topology.cc: "KILNTOPO", u32 format 1, u32 processes, u64
-                          devices per process), read by tests/fuzz/topology_fuzzer.cc
+                          devices per process), read by tests/fuzz/pjrt_topology_fuzzer.cc
   text_reader/<stem>      the fixture's MLIR text (<stem>.mlir)
 
 Usage: tools/make_fuzz_corpus.py [--check]   (--check: fail if the committed corpus is stale)
@@ -43,7 +43,7 @@ def expected() -> dict[Path, bytes]:
         out[seed] = seed.read_bytes()
     for counts in ((1,), (4,), (2, 2), (3, 1, 2)):
         name = "x".join(str(n) for n in counts)
-        out[CORPUS / "topology" / name] = (b"KILNTOPO" + struct.pack("<II", 1, len(counts))
+        out[CORPUS / "pjrt_topology" / name] = (b"KILNTOPO" + struct.pack("<II", 1, len(counts))
                                            + b"".join(struct.pack("<Q", n) for n in counts))
     return out
 

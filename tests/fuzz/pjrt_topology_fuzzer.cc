@@ -2,7 +2,7 @@
 // a topology or a PJRT_Error, never a crash, hang or leak; a topology that is read back must
 // serialize to exactly the bytes it was read from and describe its devices.
 //
-// Seed corpus: tests/fuzz/corpus/topology, serialized topologies written by
+// Seed corpus: tests/fuzz/corpus/pjrt_topology, serialized topologies written by
 // tools/make_fuzz_corpus.py.
 #include <cstddef>
 #include <cstdint>
