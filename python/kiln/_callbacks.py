@@ -18,6 +18,7 @@ with its executable.
 from __future__ import annotations
 
 import ctypes
+import functools
 import itertools
 import os
 import threading
@@ -129,6 +130,19 @@ def _ir_type(mlir, ctx, aval):
         return mlir.aval_to_ir_type(aval)
 
 
+@functools.cache
+def _jaxlib_takes_python_host_callbacks() -> bool:
+    """Whether jaxlib's Client.compile_and_load accepts Python callables as `host_callbacks`
+    (jaxlib 0.10 does; 0.4.x types them as PyCapsules and rejects anything else)."""
+    try:
+        from jax._src.lib import xla_client
+    except ImportError:
+        return False
+    client = getattr(xla_client, "Client", None)
+    doc = getattr(getattr(client, "compile_and_load", None), "__doc__", None) or ""
+    return "host_callbacks: Sequence[Callable" in doc
+
+
 def _emit_kiln(library: str, ctx, callback, token, operands: Sequence[Any],
                operand_avals: Sequence[Any], result_avals: Sequence[Any], *,
                has_side_effect: bool, returns_token: bool = True, partitioned: bool = False,
@@ -149,8 +163,10 @@ def _emit_kiln(library: str, ctx, callback, token, operands: Sequence[Any],
     # callable with the executable, runs the program on its effects path, and does not write it to
     # the persistent compilation cache ("... because it uses host callbacks"). jaxlib hands the
     # callables to PJRT_Client_Compile's caller only; Kiln calls through its own table.
+    # Only where jaxlib's compile takes Python callables there (jaxlib < 0.5 wants capsules and
+    # refuses the call: then the program is simply not declared, as before).
     add_host_callback = getattr(ctx.module_context, "add_host_callback", None)
-    if add_host_callback is not None:
+    if add_host_callback is not None and _jaxlib_takes_python_host_callbacks():
         add_host_callback(callback)
     result_types = [_ir_type(mlir, ctx, a) for a in result_avals]
     ops = list(operands)
