@@ -1,26 +1,20 @@
-// A hand-written decoder for the protobuf wire format, just enough of it for the fields of
-// xla.CompileOptionsProto that Kiln honours (field numbers: xla/pjrt/proto/compile_options.proto
-// and xla/xla_data.proto). Everything else (notably the large DebugOptions) is skipped by wire
-// type.
+// A decoder for the fields of xla.CompileOptionsProto that Kiln honours (field numbers:
+// xla/pjrt/proto/compile_options.proto and xla/xla_data.proto), on the shared wire reader
+// (ingest/proto_wire.h). Everything else (notably the large DebugOptions) is skipped by wire type.
 #include "ingest/compile_options.h"
 
 #include <string>
 #include <string_view>
 
+#include "ingest/proto_wire.h"
+
 namespace kiln::ingest {
 namespace {
 
-enum WireType : uint32_t {
-  kVarint = 0,
-  kFixed64 = 1,
-  kLengthDelimited = 2,
-  kStartGroup = 3,
-  kEndGroup = 4,
-  kFixed32 = 5,
-};
-
-// Deprecated groups are the only recursive thing skipping can meet; bound their nesting.
-constexpr int kMaxGroupDepth = 64;
+using proto_wire::Field;
+using proto_wire::kLengthDelimited;
+using proto_wire::kVarint;
+using WireReader = proto_wire::Reader;
 
 // Field numbers.
 constexpr uint32_t kExecutableBuildOptions = 3;  // CompileOptionsProto
@@ -41,100 +35,18 @@ Status Malformed(std::string detail) {
   return InvalidArgument("failed to deserialize CompileOptionsProto: " + std::move(detail));
 }
 
-struct Field {
-  uint32_t number = 0;
-  WireType type = kVarint;
-};
-
-class WireReader {
- public:
-  explicit WireReader(std::span<const uint8_t> data) : data_(data) {}
-
-  bool empty() const { return pos_ == data_.size(); }
-
-  // Base-128 varint, at most 10 bytes.
-  StatusOr<uint64_t> Varint() {
-    uint64_t value = 0;
-    for (int shift = 0; shift < 70; shift += 7) {
-      if (empty()) return Malformed("truncated varint");
-      const uint8_t byte = data_[pos_++];
-      if (shift == 63 && byte > 1) return Malformed("varint overflows 64 bits");
-      value |= uint64_t{byte & 0x7Fu} << shift;
-      if ((byte & 0x80) == 0) return value;
-    }
-    return Malformed("varint longer than 10 bytes");
-  }
-
-  StatusOr<Field> Key() {
-    KILN_ASSIGN_OR_RETURN(uint64_t key, Varint());
-    const uint64_t number = key >> 3;
-    const uint32_t type = static_cast<uint32_t>(key & 7);
-    if (number == 0 || number > 0x1FFFFFFF) {
-      return Malformed("invalid field number " + std::to_string(number));
-    }
-    if (type > kFixed32) return Malformed("invalid wire type " + std::to_string(type));
-    return Field{static_cast<uint32_t>(number), static_cast<WireType>(type)};
-  }
-
-  StatusOr<std::span<const uint8_t>> Bytes(uint64_t count) {
-    if (count > data_.size() - pos_) {
-      return Malformed("field of " + std::to_string(count) + " bytes overruns the message (" +
-                       std::to_string(data_.size() - pos_) + " bytes remain)");
-    }
-    std::span<const uint8_t> out = data_.subspan(pos_, static_cast<size_t>(count));
-    pos_ += static_cast<size_t>(count);
-    return out;
-  }
-
-  StatusOr<std::span<const uint8_t>> LengthDelimited() {
-    KILN_ASSIGN_OR_RETURN(uint64_t length, Varint());
-    return Bytes(length);
-  }
-
-  // Skips the value of `field`, including (deprecated) groups up to their matching end.
-  Status Skip(const Field& field) {
-    switch (field.type) {
-      case kVarint:
-        return Varint().status();
-      case kFixed64:
-        return Bytes(8).status();
-      case kFixed32:
-        return Bytes(4).status();
-      case kLengthDelimited:
-        return LengthDelimited().status();
-      case kEndGroup:
-        return Malformed("unmatched end-group tag for field " + std::to_string(field.number));
-      case kStartGroup: {
-        std::vector<uint32_t> open = {field.number};
-        while (!open.empty()) {
-          KILN_ASSIGN_OR_RETURN(Field inner, Key());
-          if (inner.type == kEndGroup) {
-            if (inner.number != open.back()) return Malformed("mismatched end-group tag");
-            open.pop_back();
-          } else if (inner.type == kStartGroup) {
-            if (open.size() >= kMaxGroupDepth) return Malformed("groups nested too deeply");
-            open.push_back(inner.number);
-          } else {
-            KILN_RETURN_IF_ERROR(Skip(inner));
-          }
-        }
-        return Status::Ok();
-      }
-    }
-    return Malformed("invalid wire type");
-  }
-
- private:
-  std::span<const uint8_t> data_;
-  size_t pos_ = 0;
-};
+// The shared wire reader's errors, as this decoder reports them (the offset is the
+// submessage's: CompileOptionsProto errors name the problem, not its position).
+Status MalformedAt(size_t /*offset*/, std::string_view detail) {
+  return Malformed(std::string(detail));
+}
 
 // Decodes `message` field by field: `handle(field, reader)` returns true if it consumed the value,
 // false to have it skipped. A known field number with an unexpected wire type is skipped, as
 // protobuf itself treats it as an unknown field.
 template <typename Handler>
 Status ForEachField(std::span<const uint8_t> message, Handler&& handle) {
-  WireReader reader(message);
+  WireReader reader(message, 0, &MalformedAt);
   while (!reader.empty()) {
     KILN_ASSIGN_OR_RETURN(Field field, reader.Key());
     KILN_ASSIGN_OR_RETURN(bool consumed, handle(field, reader));
@@ -154,7 +66,7 @@ Status ParseComputationDevice(std::span<const uint8_t> message, std::vector<int6
     }
     if (f.type == kLengthDelimited) {
       KILN_ASSIGN_OR_RETURN(std::span<const uint8_t> packed, r.LengthDelimited());
-      WireReader values(packed);
+      WireReader values(packed, 0, &MalformedAt);
       while (!values.empty()) {
         KILN_ASSIGN_OR_RETURN(uint64_t id, values.Varint());
         ids.push_back(static_cast<int64_t>(id));

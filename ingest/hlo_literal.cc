@@ -4,15 +4,15 @@
 #include <string>
 
 #include "ingest/hlo_proto.h"
-#include "ingest/hlo_wire.h"
+#include "ingest/proto_wire.h"
 
 namespace kiln::ingest::hlo {
 namespace {
 
-using hlo_wire::Field;
-using hlo_wire::ForEachField;
-using hlo_wire::Reader;
-using hlo_wire::ReadVarints;
+using proto_wire::Field;
+using proto_wire::ForEachField;
+using proto_wire::Reader;
+using proto_wire::ReadVarints;
 
 // Appends `count` little-endian values of `width` bytes taken from the varints in `ints`.
 void AppendInts(const std::vector<int64_t>& ints, int width, std::vector<uint8_t>& out) {
@@ -116,11 +116,11 @@ StatusOr<std::vector<uint8_t>> DecodeLiteral(const Literal& literal, int element
     }
     if (src.enc == Enc::kFixed) {
       const size_t width = (element_type == 11 || element_type == 15) ? 4 : 8;
-      KILN_RETURN_IF_ERROR(hlo_wire::ReadFixed(f, in, width, out));
+      KILN_RETURN_IF_ERROR(proto_wire::ReadFixed(f, in, width, out));
       if (out.size() > want) return in.Error("literal has too many values");
       return true;
     }
-    if (f.type != hlo_wire::kLengthDelimited) return in.Error("bytes field with a wrong type");
+    if (f.type != proto_wire::kLengthDelimited) return in.Error("bytes field with a wrong type");
     KILN_ASSIGN_OR_RETURN(uint64_t length, in.Varint());
     KILN_ASSIGN_OR_RETURN(std::span<const uint8_t> b, in.Bytes(length));
     out.insert(out.end(), b.begin(), b.end());

@@ -12,15 +12,15 @@ namespace {
 
 Status DecodeMetadata(Reader r, Instruction& inst) {
   return ForEachField(r, [&](const Field& f, Reader& in) -> StatusOr<bool> {
-    if (f.number == 2 && f.type == hlo_wire::kLengthDelimited) {
+    if (f.number == 2 && f.type == proto_wire::kLengthDelimited) {
       KILN_ASSIGN_OR_RETURN(inst.op_name, in.String());
       return true;
     }
-    if (f.number == 3 && f.type == hlo_wire::kLengthDelimited) {
+    if (f.number == 3 && f.type == proto_wire::kLengthDelimited) {
       KILN_ASSIGN_OR_RETURN(inst.source_file, in.String());
       return true;
     }
-    if (f.number == 4 && f.type == hlo_wire::kVarint) {
+    if (f.number == 4 && f.type == proto_wire::kVarint) {
       KILN_ASSIGN_OR_RETURN(inst.source_line, Int(f, in));
       return true;
     }
@@ -238,12 +238,12 @@ Status DecodeInstruction(Reader r, Instruction& inst) {
       KILN_RETURN_IF_ERROR(ReadVarints(f, in, *list));
       return true;
     }
-    if (f.number == 24 && f.type == hlo_wire::kFixed32) {
+    if (f.number == 24 && f.type == proto_wire::kFixed32) {
       KILN_ASSIGN_OR_RETURN(uint32_t bits, in.Fixed32());
       std::memcpy(&inst.epsilon, &bits, sizeof(bits));
       return true;
     }
-    if (f.type != hlo_wire::kVarint) return false;
+    if (f.type != proto_wire::kVarint) return false;
     KILN_ASSIGN_OR_RETURN(int64_t v, Int(f, in));
     switch (f.number) {
       case 9:

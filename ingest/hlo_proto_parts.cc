@@ -22,7 +22,7 @@ Status DecodeLayout(Reader r, Shape& shape) {
       case 9:   // dim_level_types
       case 10:  // physical_shape
       case 17:  // split_configs
-        if (f.type == hlo_wire::kVarint) {
+        if (f.type == proto_wire::kVarint) {
           KILN_ASSIGN_OR_RETURN(int64_t v, Int(f, in));
           if (v != 0) shape.layout_unusual = true;
           return true;
@@ -135,7 +135,7 @@ StatusOr<bool> DecodeShardingTiled(Reader r, int depth) {
   if (depth > kMaxDepth) return r.Error("shardings nested too deeply");
   bool tiled = false;
   KILN_RETURN_IF_ERROR(ForEachField(r, [&](const Field& f, Reader& in) -> StatusOr<bool> {
-    if (f.number == 1 && f.type == hlo_wire::kVarint) {
+    if (f.number == 1 && f.type == proto_wire::kVarint) {
       KILN_ASSIGN_OR_RETURN(int64_t type, Int(f, in));
       tiled |= type == 3;
       return true;

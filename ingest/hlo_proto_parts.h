@@ -9,37 +9,38 @@
 #include <vector>
 
 #include "ingest/hlo_proto.h"
-#include "ingest/hlo_wire.h"
+#include "ingest/proto_wire.h"
 
 namespace kiln::ingest::hlo {
 
-using hlo_wire::Field;
-using hlo_wire::ForEachField;
-using hlo_wire::Reader;
-using hlo_wire::ReadVarints;
+using proto_wire::Field;
+using proto_wire::ForEachField;
+using proto_wire::Reader;
+using proto_wire::ReadVarints;
 
 inline constexpr int kMaxDepth = 64;
 
 inline StatusOr<int64_t> Int(const Field& f, Reader& r) {
-  if (f.type != hlo_wire::kVarint) return r.Error("integer field with a wrong wire type");
+  if (f.type != proto_wire::kVarint) return r.Error("integer field with a wrong wire type");
   KILN_ASSIGN_OR_RETURN(uint64_t v, r.Varint());
   return static_cast<int64_t>(v);
 }
 
 inline StatusOr<Reader> Message(const Field& f, Reader& r) {
-  if (f.type != hlo_wire::kLengthDelimited) return r.Error("message field with a wrong wire type");
+  if (f.type != proto_wire::kLengthDelimited)
+    return r.Error("message field with a wrong wire type");
   return r.Sub();
 }
 
 inline StatusOr<std::string> Str(const Field& f, Reader& r) {
-  if (f.type != hlo_wire::kLengthDelimited) return r.Error("string field with a wrong wire type");
+  if (f.type != proto_wire::kLengthDelimited) return r.Error("string field with a wrong wire type");
   return r.String();
 }
 
 template <typename Set>
 inline Status DecodeInts(Reader r, Set&& set) {
   return ForEachField(r, [&](const Field& f, Reader& in) -> StatusOr<bool> {
-    if (f.type != hlo_wire::kVarint) return false;
+    if (f.type != proto_wire::kVarint) return false;
     KILN_ASSIGN_OR_RETURN(uint64_t v, in.Varint());
     set(f.number, static_cast<int64_t>(v));
     return true;

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "ingest/hlo_translate.h"
-#include "ingest/hlo_wire.h"
+#include "ingest/proto_wire.h"
 
 namespace kiln::ingest {
 namespace hlo {
@@ -391,7 +391,7 @@ void AppendVarint(std::string& out, uint64_t v) {
 }
 
 void AppendField(std::string& out, uint32_t number, std::string_view payload) {
-  AppendVarint(out, uint64_t{number} << 3 | hlo_wire::kLengthDelimited);
+  AppendVarint(out, uint64_t{number} << 3 | proto_wire::kLengthDelimited);
   AppendVarint(out, payload.size());
   out.append(payload);
 }
@@ -402,11 +402,11 @@ StatusOr<std::string> HloModuleWithConfig(std::span<const uint8_t> hlo_module, i
                                           int64_t partitions) {
   // HloModuleProto.host_program_shape (field 4), as it is.
   std::string program_shape;
-  KILN_RETURN_IF_ERROR(hlo_wire::ForEachField(
-      hlo_wire::Reader(hlo_module, 0),
-      [&](const hlo_wire::Field& f, hlo_wire::Reader& in) -> StatusOr<bool> {
-        if (f.number != 4 || f.type != hlo_wire::kLengthDelimited) return false;
-        KILN_ASSIGN_OR_RETURN(hlo_wire::Reader shape, in.Sub());
+  KILN_RETURN_IF_ERROR(proto_wire::ForEachField(
+      proto_wire::Reader(hlo_module, 0),
+      [&](const proto_wire::Field& f, proto_wire::Reader& in) -> StatusOr<bool> {
+        if (f.number != 4 || f.type != proto_wire::kLengthDelimited) return false;
+        KILN_ASSIGN_OR_RETURN(proto_wire::Reader shape, in.Sub());
         const std::span<const uint8_t> bytes = shape.rest();
         program_shape.assign(reinterpret_cast<const char*>(bytes.data()), bytes.size());
         return true;
@@ -414,9 +414,9 @@ StatusOr<std::string> HloModuleWithConfig(std::span<const uint8_t> hlo_module, i
   // HloModuleConfigProto: entry_computation_layout = 1, replica_count = 4, num_partitions = 5.
   std::string config;
   AppendField(config, 1, program_shape);
-  AppendVarint(config, 4 << 3 | hlo_wire::kVarint);
+  AppendVarint(config, 4 << 3 | proto_wire::kVarint);
   AppendVarint(config, static_cast<uint64_t>(std::max<int64_t>(replicas, 1)));
-  AppendVarint(config, 5 << 3 | hlo_wire::kVarint);
+  AppendVarint(config, 5 << 3 | proto_wire::kVarint);
   AppendVarint(config, static_cast<uint64_t>(std::max<int64_t>(partitions, 1)));
   // HloModuleProtoWithConfig: hlo_module = 1, config = 2.
   std::string out;

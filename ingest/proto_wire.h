@@ -1,7 +1,9 @@
-// The protobuf wire format, as the HLO reader decodes it: a bounds-checked cursor over one message
-// (varints, fixed-width scalars, length-delimited fields, skipping of unknown fields) and helpers
-// for the repeated scalar fields (packed or not). Every read either succeeds or returns a DATA_LOSS
-// status naming the message being read and the byte offset inside the serialized module.
+// The protobuf wire format, as Kiln's readers of serialized protos decode it (HloModuleProto,
+// ingest/hlo_*; CompileOptionsProto, ingest/compile_options.cc): a bounds-checked cursor over one
+// message (varints, fixed-width scalars, length-delimited fields, skipping of unknown fields and
+// deprecated groups) and helpers for the repeated scalar fields (packed or not). Every read either
+// succeeds or returns the status the reader's ErrorFn makes of the problem and its byte offset in
+// the whole serialized proto.
 #pragma once
 
 #include <cstddef>
@@ -14,7 +16,7 @@
 
 #include "support/status.h"
 
-namespace kiln::ingest::hlo_wire {
+namespace kiln::ingest::proto_wire {
 
 enum WireType : uint32_t {
   kVarint = 0,
@@ -30,19 +32,28 @@ struct Field {
   WireType type = kVarint;
 };
 
+// The status a reader returns for malformed input: `detail` found at byte `offset`.
+using ErrorFn = Status (*)(size_t offset, std::string_view detail);
+
+inline Status MalformedHloModule(size_t offset, std::string_view detail) {
+  return DataLoss("malformed HloModuleProto at byte " + std::to_string(offset) + ": " +
+                  std::string(detail));
+}
+
+// Deprecated groups are the only recursive thing skipping can meet; their nesting is bounded.
+inline constexpr size_t kMaxGroupDepth = 64;
+
 class Reader {
  public:
   // `base` is the offset of data[0] in the whole serialized proto (for error messages).
-  Reader(std::span<const uint8_t> data, size_t base) : data_(data), base_(base) {}
+  Reader(std::span<const uint8_t> data, size_t base, ErrorFn error = &MalformedHloModule)
+      : data_(data), base_(base), error_(error) {}
 
   bool empty() const { return pos_ == data_.size(); }
   std::span<const uint8_t> rest() const { return data_.subspan(pos_); }
   size_t offset() const { return base_ + pos_; }
 
-  Status Error(std::string_view message) const {
-    return DataLoss("malformed HloModuleProto at byte " + std::to_string(offset()) + ": " +
-                    std::string(message));
-  }
+  Status Error(std::string_view message) const { return error_(offset(), message); }
 
   StatusOr<uint64_t> Varint() {
     uint64_t value = 0;
@@ -69,7 +80,7 @@ class Reader {
 
   StatusOr<std::span<const uint8_t>> Bytes(uint64_t count) {
     if (count > data_.size() - pos_) {
-      return Error("field of " + std::to_string(count) + " bytes overruns its message (" +
+      return Error("field of " + std::to_string(count) + " bytes overruns the message (" +
                    std::to_string(data_.size() - pos_) + " bytes remain)");
     }
     std::span<const uint8_t> out = data_.subspan(pos_, static_cast<size_t>(count));
@@ -82,7 +93,13 @@ class Reader {
     KILN_ASSIGN_OR_RETURN(uint64_t length, Varint());
     const size_t start = offset();
     KILN_ASSIGN_OR_RETURN(std::span<const uint8_t> bytes, Bytes(length));
-    return Reader(bytes, start);
+    return Reader(bytes, start, error_);
+  }
+
+  // A length-delimited payload's bytes.
+  StatusOr<std::span<const uint8_t>> LengthDelimited() {
+    KILN_ASSIGN_OR_RETURN(uint64_t length, Varint());
+    return Bytes(length);
   }
 
   StatusOr<std::string> String() {
@@ -103,7 +120,7 @@ class Reader {
     return v;
   }
 
-  // Skips the value of `field`. Groups (long deprecated, never in HLO protos) are refused.
+  // Skips the value of `field`, including (deprecated) groups up to their matching end.
   Status Skip(const Field& field) {
     switch (field.type) {
       case kVarint:
@@ -116,9 +133,24 @@ class Reader {
         KILN_ASSIGN_OR_RETURN(uint64_t length, Varint());
         return Bytes(length).status();
       }
-      case kStartGroup:
       case kEndGroup:
-        return Error("group field " + std::to_string(field.number) + " (not used by HLO protos)");
+        return Error("unmatched end-group tag for field " + std::to_string(field.number));
+      case kStartGroup: {
+        std::vector<uint32_t> open = {field.number};
+        while (!open.empty()) {
+          KILN_ASSIGN_OR_RETURN(Field inner, Key());
+          if (inner.type == kEndGroup) {
+            if (inner.number != open.back()) return Error("mismatched end-group tag");
+            open.pop_back();
+          } else if (inner.type == kStartGroup) {
+            if (open.size() >= kMaxGroupDepth) return Error("groups nested too deeply");
+            open.push_back(inner.number);
+          } else {
+            KILN_RETURN_IF_ERROR(Skip(inner));
+          }
+        }
+        return Status::Ok();
+      }
     }
     return Error("invalid wire type");
   }
@@ -127,6 +159,7 @@ class Reader {
   std::span<const uint8_t> data_;
   size_t pos_ = 0;
   size_t base_ = 0;
+  ErrorFn error_;
 };
 
 // Decodes a message field by field: `handle(field, reader)` returns true if it consumed the value,
@@ -174,4 +207,4 @@ inline Status ReadFixed(const Field& f, Reader& r, size_t width, std::vector<uin
   return Status::Ok();
 }
 
-}  // namespace kiln::ingest::hlo_wire
+}  // namespace kiln::ingest::proto_wire
