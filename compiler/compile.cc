@@ -14,6 +14,7 @@
 #include "ingest/hlo_reader.h"
 #include "ingest/text_reader.h"
 #include "kernels/families.h"
+#include "runtime/trace.h"
 
 namespace kiln::compiler {
 
@@ -149,8 +150,11 @@ std::string Fingerprint(std::span<const uint8_t> code, const ingest::CompileOpti
 StatusOr<std::shared_ptr<const Executable>> CompileModule(std::shared_ptr<const ir::Module> module,
                                                           ingest::CompileOptions options,
                                                           std::string fingerprint) {
-  KILN_RETURN_IF_ERROR(VerifyModule(*module));
-  KILN_RETURN_IF_ERROR(CheckAllOpsSupported(*module));
+  {
+    runtime::TraceSpan span("compile: verify", "compile");
+    KILN_RETURN_IF_ERROR(VerifyModule(*module));
+    KILN_RETURN_IF_ERROR(CheckAllOpsSupported(*module));
+  }
   // Entry layouts other than row-major: transposes at @main's edges (compiler/entry_layouts.h).
   if (module->MainFunction() == nullptr) return InvalidArgument("the module has no @main");
   KILN_ASSIGN_OR_RETURN(EntryLayouts layouts, ReadEntryLayouts(*module->MainFunction()));
@@ -244,7 +248,10 @@ StatusOr<std::shared_ptr<const Executable>> CompileModule(std::shared_ptr<const 
       }
     }
   }
-  KILN_ASSIGN_OR_RETURN(exe->main, builder.BuildFunction(main->name, fresh_results));
+  {
+    runtime::TraceSpan span("compile: build program", "compile");
+    KILN_ASSIGN_OR_RETURN(exe->main, builder.BuildFunction(main->name, fresh_results));
+  }
   // A partitioned program's results are assembled from global values: no buffer to reuse.
   exe->result_donor = exe->spmd.has_value() ? std::vector<int32_t>(exe->result_types.size(), -1)
                                             : PlanDonations(*exe->main, donated_to_per_arg);
@@ -273,9 +280,13 @@ StatusOr<std::shared_ptr<const Executable>> Compile(CompileRequest request) {
       return InvalidArgument("No such compile option: '" + name + "'");
     }
   }
-  KILN_ASSIGN_OR_RETURN(ir::Module module,
-                        hlo ? ingest::ReadHloModule(request.code, request.format != "hlo")
-                            : ingest::ReadMlirProgram(request.code));
+  StatusOr<ir::Module> read = [&]() -> StatusOr<ir::Module> {
+    runtime::TraceSpan span("compile: read program", "compile");
+    return hlo ? ingest::ReadHloModule(request.code, request.format != "hlo")
+               : ingest::ReadMlirProgram(request.code);
+  }();
+  if (!read.ok()) return read.status();
+  ir::Module module = std::move(read).value();
   std::string fingerprint = Fingerprint(request.code, options);
   auto shared = std::make_shared<const ir::Module>(std::move(module));
   return CompileModule(std::move(shared), std::move(options), std::move(fingerprint));

@@ -12,6 +12,7 @@
 
 #include "codegen/fused_native.h"
 #include "engine/fused_run.h"
+#include "runtime/trace.h"
 
 namespace kiln::compiler {
 
@@ -217,6 +218,7 @@ std::optional<Step> MakeFusedStep(const Program& p, const std::vector<size_t>& g
     }
   }
   f->chunk = std::max<int64_t>(1, min_chunk / tile);
+  runtime::TraceSpan span("compile: native code", "compile");
   f->native = codegen::BuildNativeTile(*f, 0, f->post_begin);
   if (post) {
     f->native_post = codegen::BuildNativeTile(*f, f->post_begin, f->members.size());

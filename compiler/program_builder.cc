@@ -8,6 +8,7 @@
 #include "compiler/buffer_plan.h"
 #include "compiler/fusion.h"
 #include "runtime/array.h"
+#include "runtime/trace.h"
 #include "runtime/view.h"
 
 namespace kiln::compiler {
@@ -294,7 +295,11 @@ StatusOr<std::shared_ptr<const Program>> ProgramBuilder::BuildRegion(
   }
   if (!terminated) return InvalidArgument("block has no terminator (return)");
 
-  FuseElementwise(*program);
+  {
+    runtime::TraceSpan span("compile: fuse", "compile");
+    FuseElementwise(*program);
+  }
+  runtime::TraceSpan span("compile: plan buffers", "compile");
   KILN_RETURN_IF_ERROR(PlanBuffers(*program, fresh_results));
   return std::shared_ptr<const Program>(std::move(program));
 }

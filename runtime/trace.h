@@ -2,7 +2,9 @@
 // process starts, every step Kiln runs (one op, or a fused group) is recorded with its thread,
 // start and duration, its description ("stablehlo.dot_general (f32) at model.py:12") and its op
 // family ("linalg", "elementwise", ...), and so is every PJRT_Client_Compile (category
-// "compile": Kiln's own compile time, without what the framework does around it); the file is
+// "compile": Kiln's own compile time, without what the framework does around it) with its phases
+// ("compile: read program", "compile: verify", "compile: build program", inside it "compile:
+// fuse", "compile: native code" and "compile: plan buffers" per region); the file is
 // written as Chrome trace-event JSON when the process exits (or on TraceFlush). The same events
 // go to every started TraceSession (a `jax.profiler.trace` through the PJRT Profiler extension),
 // with or without KILN_TRACE. Off, it costs one predictable branch per program run.
@@ -24,6 +26,23 @@ void TraceRecord(std::string_view name, std::string_view category, uint64_t begi
                  uint64_t end_ns);
 // Writes the trace file now (it is also written at exit). Returns false if it could not be.
 bool TraceFlush();
+
+// Records [construction, destruction) as one event when tracing is on; `name` and `category`
+// must outlive the span (string literals). Compile phases use it (category "compile").
+class TraceSpan {
+ public:
+  TraceSpan(std::string_view name, std::string_view category)
+      : name_(name), category_(category), begin_ns_(TraceEnabled() ? TraceNowNs() : 0) {}
+  ~TraceSpan() {
+    if (begin_ns_ != 0) TraceRecord(name_, category_, begin_ns_, TraceNowNs());
+  }
+  TraceSpan(const TraceSpan&) = delete;
+  TraceSpan& operator=(const TraceSpan&) = delete;
+
+ private:
+  std::string_view name_, category_;
+  uint64_t begin_ns_;
+};
 
 inline constexpr uint64_t kMaxTraceEvents = uint64_t{4} << 20;
 
