@@ -105,16 +105,16 @@ std::optional<Kernel> LowerTopKComposite(lower::LowerContext& ctx) {
     if constexpr (!ew::kIsFloat<T> && !ew::kIsInt<T>) {
       return std::nullopt;
     } else {
-      return Kernel([=](ExecContext&, std::span<const View> ins,
-                        std::span<const View> outs) -> Status {
-        KILN_RETURN_IF_ERROR(CheckOutputs(outs, 2));
-        const T* x = ins[0].data_as<const T>();
-        T* y = outs[0].data_as<T>();
-        int32_t* iy = outs[1].data_as<int32_t>();
-        runtime::ParallelFor(rows, std::max<int64_t>(1, 16384 / std::max<int64_t>(n, 1)),
-                             [&](int64_t b, int64_t e) { TopKRows<T>(x, y, iy, b, e, n, k); });
-        return Status::Ok();
-      });
+      return Kernel(
+          [=](ExecContext&, std::span<const View> ins, std::span<const View> outs) -> Status {
+            KILN_RETURN_IF_ERROR(CheckOutputs(outs, 2));
+            const T* x = ins[0].data_as<const T>();
+            T* y = outs[0].data_as<T>();
+            int32_t* iy = outs[1].data_as<int32_t>();
+            runtime::ParallelFor(rows, std::max<int64_t>(1, 16384 / std::max<int64_t>(n, 1)),
+                                 [&](int64_t b, int64_t e) { TopKRows<T>(x, y, iy, b, e, n, k); });
+            return Status::Ok();
+          });
     }
   });
 }
