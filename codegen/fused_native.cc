@@ -316,7 +316,8 @@ void TileEmitter::Generate() {
   shr(rax, f64_ ? 3 : 2);  // elements left
   mov(r15, lanes);
   cmp(r15, rax);
-  cmovg(r15, rax);  // elements in this vector (16-bit elements are copied through the bounce buffer)
+  cmovg(r15,
+        rax);  // elements in this vector (16-bit elements are copied through the bounce buffer)
   if (wide_) {
     // k2 = the first min(lanes, rest) lanes; no member changes it (calls make code narrow).
     mov(rcx, lanes);

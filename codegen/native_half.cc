@@ -1,10 +1,10 @@
 // 16-bit floats in fused runs' native code (native_half.h).
 #include "codegen/native_half.h"
 
+#include <xbyak/xbyak_util.h>
+
 #include <cstdlib>
 #include <cstring>
-
-#include <xbyak/xbyak_util.h>
 
 namespace kiln::codegen {
 namespace {
