@@ -120,6 +120,29 @@ StatusOr<const Acc*> Pack(std::string_view op, const View& a, const OperandPlan&
   return into;
 }
 
+// The operand `a` as it is stored, 16-bit floats widened to f32 (OperandPlan::widen), into `into`
+// (its element count), else into `buffer`: a contiguous pass, where packing gathers strided.
+template <typename T>
+const T* Widened(const View& a, T* into, std::vector<T>& buffer) {
+  const int64_t n = a.num_elements();
+  if (into == nullptr) {
+    buffer.resize(static_cast<size_t>(n));
+    into = buffer.data();
+  }
+  if constexpr (std::is_same_v<T, float>) {
+    const auto* src = static_cast<const uint16_t*>(a.data());
+    const bool bf16 = a.dtype == ir::DType::kBF16;
+    runtime::ParallelFor(n, int64_t{1} << 14, [&](int64_t b, int64_t e) {
+      if (bf16) {
+        for (int64_t i = b; i < e; ++i) into[i] = Bf16BitsToFloat(src[i]);
+      } else {
+        for (int64_t i = b; i < e; ++i) into[i] = HalfBitsToFloat(src[i]);
+      }
+    });
+  }
+  return into;
+}
+
 // out[B, M, N] = lhs x rhs in float type T via BLAS.
 // `packs`: memory for the packed operands (DotScratch), or null to allocate it.
 template <typename T>
@@ -132,7 +155,12 @@ Status RunBlasDot(std::string_view op, const DotPlan& p, const View& lhs, const 
   int64_t lda = std::max<int64_t>(p.k, 1), ldb = std::max<int64_t>(p.n, 1);
   int64_t a_batch = p.m * p.k, b_batch = p.k * p.n;
   if (p.lhs.direct) {
-    a = lhs.data_as<const T>();
+    if (p.lhs.widen) {
+      a = Widened<T>(lhs, packs, lhs_buf);
+      if (packs != nullptr) packs += lhs.num_elements();
+    } else {
+      a = lhs.data_as<const T>();
+    }
     ta = p.lhs.trans;
     lda = p.lhs.ld;
     a_batch = p.lhs.batch_stride;
@@ -141,7 +169,7 @@ Status RunBlasDot(std::string_view op, const DotPlan& p, const View& lhs, const 
     if (packs != nullptr) packs += Product(p.lhs.pack_sizes);
   }
   if (p.rhs.direct) {
-    b = rhs.data_as<const T>();
+    b = p.rhs.widen ? Widened<T>(rhs, packs, rhs_buf) : rhs.data_as<const T>();
     tb = p.rhs.trans;
     ldb = p.rhs.ld;
     b_batch = p.rhs.batch_stride;
@@ -198,8 +226,8 @@ Status RunLoopDot(std::string_view op, const DotPlan& p, const View& lhs, const 
 size_t DotScratch(const DotPlan& p, int64_t out_elements) {
   if (p.acc_dtype != ir::DType::kF32 || p.out_dtype == p.acc_dtype) return 0;
   int64_t floats = out_elements;
-  if (!p.lhs.direct) floats += Product(p.lhs.pack_sizes);
-  if (!p.rhs.direct) floats += Product(p.rhs.pack_sizes);
+  if (!p.lhs.direct || p.lhs.widen) floats += Product(p.lhs.pack_sizes);
+  if (!p.rhs.direct || p.rhs.widen) floats += Product(p.rhs.pack_sizes);
   return static_cast<size_t>(floats) * sizeof(float);
 }
 
