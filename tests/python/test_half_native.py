@@ -7,7 +7,8 @@ layernorm), conversions to and from f32 with f32 members between, sums and means
 computes in f32) and row maxima, at sizes that take each path of the code (whole vector pairs, a
 partial vector, several tiles); values include NaNs with payloads, infinities, signed zeros,
 subnormals and rounding ties (sums exactly halfway between two 16-bit values, both parities).
-Checks:
+16-bit dots widen operands that BLAS can read in place as stored and round the f32 products once
+(kernels/dot.cc). Checks:
   * gelu's run is native code (the trace names it "(native code)");
   * bit for bit against Kiln's interpreted tiles (KILN_FUSED_JIT=0, in a subprocess);
   * on AVX-512 CPUs, zmm code against ymm code (KILN_FUSED_JIT_AVX512=0), and on AVX-512 BF16
@@ -238,6 +239,37 @@ def test_half_programs_match_the_cpu_backend():
         if op in ("softmax", "layernorm"):  # sums in other orders
             bound = np.maximum(bound, 4 * _ulp(np.abs(c[fin]).max(initial=0), dtype))
         assert np.all(err <= bound), (name, float(err.max()))
+
+
+DOTS = [
+    ("bij,bjk->bik", (4, 3, 5), (4, 5, 2)),
+    ("ji,jk->ik", (5, 3), (5, 4)),          # lhs stored transposed
+    ("ij,kj->ik", (3, 5), (4, 5)),          # rhs stored transposed
+    ("bhqd,bhkd->bhqk", (2, 3, 16, 8), (2, 3, 16, 8)),  # attention's scores
+    ("ibj,bjk->bik", (3, 4, 5), (4, 5, 2)),  # packed: batch not leading
+    ("ijk,jkl->il", (2, 3, 4), (3, 4, 5)),  # two contracting dims
+]
+
+
+@pytest.mark.requires_kiln
+@pytest.mark.parametrize("dtype", list(HALVES))
+@pytest.mark.parametrize("spec,sa,sb", DOTS, ids=[d[0] for d in DOTS])
+def test_half_dots_are_f32_products_rounded_once(spec, sa, sb, dtype):
+    """A 16-bit dot (operands widened as stored, or packed) gives the bits of the f32 dot of the
+    widened operands rounded once, on Kiln, and matches XLA:CPU within 1% of the largest result."""
+    rng = np.random.default_rng(len(spec))
+    a = rng.standard_normal(sa).astype(HALVES[dtype])
+    b = rng.standard_normal(sb).astype(HALVES[dtype])
+    kiln = jax.devices("kiln")[0]
+    ka, kb = jax.device_put(a, kiln), jax.device_put(b, kiln)
+    got = np.asarray(jax.jit(lambda x, y: jnp.einsum(spec, x, y))(ka, kb))
+    wide = jax.jit(lambda x, y: jnp.einsum(spec, x.astype(jnp.float32), y.astype(jnp.float32))
+                   .astype(x.dtype))(ka, kb)
+    assert got.tobytes() == np.asarray(wide).tobytes(), spec
+    cpu = jax.devices("cpu")[0]
+    ref = np.asarray(jnp.einsum(spec, jax.device_put(a, cpu), jax.device_put(b, cpu)))
+    np.testing.assert_allclose(got.astype(np.float32), ref.astype(np.float32), rtol=0,
+                               atol=0.01 * float(np.abs(ref.astype(np.float32)).max()))
 
 
 if __name__ == "__main__":
