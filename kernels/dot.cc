@@ -104,21 +104,50 @@ void PackAxes(const Src* src, const std::vector<int64_t>& sizes,
 // ---------------------------------------------------------------------------------------------
 // Execution.
 
-// Packs `a` per `plan` into a new contiguous buffer of Acc.
+// Packs `a` per `plan` into `into` (Product(plan.pack_sizes) elements), else into `buffer`.
 template <typename Acc>
-StatusOr<std::vector<Acc>> Pack(std::string_view op, const View& a, const OperandPlan& plan) {
-  std::vector<Acc> buffer(static_cast<size_t>(Product(plan.pack_sizes)));
+StatusOr<const Acc*> Pack(std::string_view op, const View& a, const OperandPlan& plan, Acc* into,
+                          std::vector<Acc>& buffer) {
+  if (into == nullptr) {
+    buffer.resize(static_cast<size_t>(Product(plan.pack_sizes)));
+    into = buffer.data();
+  }
   KILN_RETURN_IF_ERROR(DispatchStorage(op, a.dtype, [&]<typename Src>() -> Status {
     PackAxes<Acc, Src, false>(static_cast<const Src*>(a.data()), plan.pack_sizes, plan.pack_strides,
-                              buffer.data());
+                              into);
     return Status::Ok();
   }));
-  return buffer;
+  return into;
+}
+
+// The operand `a` as it is stored, 16-bit floats widened to f32 (OperandPlan::widen), into `into`
+// (its element count), else into `buffer`: a contiguous pass, where packing gathers strided.
+template <typename T>
+const T* Widened(const View& a, T* into, std::vector<T>& buffer) {
+  const int64_t n = a.num_elements();
+  if (into == nullptr) {
+    buffer.resize(static_cast<size_t>(n));
+    into = buffer.data();
+  }
+  if constexpr (std::is_same_v<T, float>) {
+    const auto* src = static_cast<const uint16_t*>(a.data());
+    const bool bf16 = a.dtype == ir::DType::kBF16;
+    runtime::ParallelFor(n, int64_t{1} << 14, [&](int64_t b, int64_t e) {
+      if (bf16) {
+        for (int64_t i = b; i < e; ++i) into[i] = Bf16BitsToFloat(src[i]);
+      } else {
+        for (int64_t i = b; i < e; ++i) into[i] = HalfBitsToFloat(src[i]);
+      }
+    });
+  }
+  return into;
 }
 
 // out[B, M, N] = lhs x rhs in float type T via BLAS.
+// `packs`: memory for the packed operands (DotScratch), or null to allocate it.
 template <typename T>
-Status RunBlasDot(std::string_view op, const DotPlan& p, const View& lhs, const View& rhs, T* out) {
+Status RunBlasDot(std::string_view op, const DotPlan& p, const View& lhs, const View& rhs, T* out,
+                  T* packs = nullptr) {
   std::vector<T> lhs_buf, rhs_buf;
   const T* a = nullptr;
   const T* b = nullptr;
@@ -126,22 +155,26 @@ Status RunBlasDot(std::string_view op, const DotPlan& p, const View& lhs, const 
   int64_t lda = std::max<int64_t>(p.k, 1), ldb = std::max<int64_t>(p.n, 1);
   int64_t a_batch = p.m * p.k, b_batch = p.k * p.n;
   if (p.lhs.direct) {
-    a = lhs.data_as<const T>();
+    if (p.lhs.widen) {
+      a = Widened<T>(lhs, packs, lhs_buf);
+      if (packs != nullptr) packs += lhs.num_elements();
+    } else {
+      a = lhs.data_as<const T>();
+    }
     ta = p.lhs.trans;
     lda = p.lhs.ld;
     a_batch = p.lhs.batch_stride;
   } else {
-    KILN_ASSIGN_OR_RETURN(lhs_buf, Pack<T>(op, lhs, p.lhs));
-    a = lhs_buf.data();
+    KILN_ASSIGN_OR_RETURN(a, Pack<T>(op, lhs, p.lhs, packs, lhs_buf));
+    if (packs != nullptr) packs += Product(p.lhs.pack_sizes);
   }
   if (p.rhs.direct) {
-    b = rhs.data_as<const T>();
+    b = p.rhs.widen ? Widened<T>(rhs, packs, rhs_buf) : rhs.data_as<const T>();
     tb = p.rhs.trans;
     ldb = p.rhs.ld;
     b_batch = p.rhs.batch_stride;
   } else {
-    KILN_ASSIGN_OR_RETURN(rhs_buf, Pack<T>(op, rhs, p.rhs));
-    b = rhs_buf.data();
+    KILN_ASSIGN_OR_RETURN(b, Pack<T>(op, rhs, p.rhs, packs, rhs_buf));
   }
   ParallelGemm<T>(p.batch, ta, tb, p.m, p.n, p.k, a, lda, a_batch, b, ldb, b_batch, out);
   return Status::Ok();
@@ -189,8 +222,17 @@ Status RunLoopDot(std::string_view op, const DotPlan& p, const View& lhs, const 
   return Status::Ok();
 }
 
+// Scratch bytes of a dot with a 16-bit float result: the f32 products, then the packed operands.
+size_t DotScratch(const DotPlan& p, int64_t out_elements) {
+  if (p.acc_dtype != ir::DType::kF32 || p.out_dtype == p.acc_dtype) return 0;
+  int64_t floats = out_elements;
+  if (!p.lhs.direct || p.lhs.widen) floats += Product(p.lhs.pack_sizes);
+  if (!p.rhs.direct || p.rhs.widen) floats += Product(p.rhs.pack_sizes);
+  return static_cast<size_t>(floats) * sizeof(float);
+}
+
 Status RunDot(std::string_view op, const DotPlan& p, const View& lhs, const View& rhs,
-              const View& result) {
+              const View& result, std::byte* scratch) {
   if (result.num_elements() == 0) return Status::Ok();
   return Dispatch<ir::kNumbers | ir::kPredicates>(op, p.acc_dtype, [&]<typename T>() -> Status {
     if constexpr (std::is_same_v<T, PredByte>) {
@@ -205,13 +247,25 @@ Status RunDot(std::string_view op, const DotPlan& p, const View& lhs, const View
       if (kIsComplexT<T> || p.out_dtype == p.acc_dtype) {
         return RunBlasDot<T>(op, p, lhs, rhs, result.data_as<T>());
       }
-      // 16-bit float result: accumulate in f32, round once.
-      std::vector<float> tmp(static_cast<size_t>(result.num_elements()));
-      KILN_RETURN_IF_ERROR(RunBlasDot<float>(op, p, lhs, rhs, tmp.data()));
+      // 16-bit float result: accumulate in f32, round once. In the step's scratch (DotScratch):
+      // fresh vectors per run cost page faults (a bf16 attention's [4, 4, 128, 128] scores).
+      const int64_t n = result.num_elements();
+      std::vector<float> own;
+      float* tmp = reinterpret_cast<float*>(scratch);
+      if (tmp == nullptr) {
+        own.resize(static_cast<size_t>(n));
+        tmp = own.data();
+      }
+      KILN_RETURN_IF_ERROR(RunBlasDot<float>(op, p, lhs, rhs, tmp, scratch ? tmp + n : nullptr));
       auto* dst = result.data_as<uint16_t>();
-      bool bf16 = p.out_dtype == ir::DType::kBF16;
-      for (size_t i = 0; i < tmp.size(); ++i)
-        dst[i] = bf16 ? FloatToBf16Bits(tmp[i]) : FloatToHalfBits(tmp[i]);
+      const bool bf16 = p.out_dtype == ir::DType::kBF16;
+      runtime::ParallelFor(n, int64_t{1} << 14, [&](int64_t b, int64_t e) {
+        if (bf16) {
+          for (int64_t i = b; i < e; ++i) dst[i] = FloatToBf16Bits(tmp[i]);
+        } else {
+          for (int64_t i = b; i < e; ++i) dst[i] = FloatToHalfBits(tmp[i]);
+        }
+      });
       return Status::Ok();
     }
   });
@@ -219,16 +273,19 @@ Status RunDot(std::string_view op, const DotPlan& p, const View& lhs, const View
 
 Kernel MakeDotKernel(std::string name, std::shared_ptr<const DotPlan> plan,
                      std::vector<int64_t> lhs_dims, std::vector<int64_t> rhs_dims) {
-  return [name, plan, lhs_dims, rhs_dims](ExecContext&, std::span<const View> in,
-                                          std::span<const View> out) -> Status {
+  int64_t out_elements = plan->batch * plan->m * plan->n;
+  Kernel kernel([name, plan, lhs_dims, rhs_dims](ExecContext& ctx, std::span<const View> in,
+                                                 std::span<const View> out) -> Status {
     if (in.size() < 2 || !in[0].Is(plan->lhs_dtype, lhs_dims) ||
         !in[1].Is(plan->rhs_dtype, rhs_dims)) {
       return Internal("inputs do not match the lowered types");
     }
     const View& result = out[0];
-    KILN_RETURN_IF_ERROR(RunDot(name, *plan, in[0], in[1], result));
+    KILN_RETURN_IF_ERROR(RunDot(name, *plan, in[0], in[1], result, ctx.scratch));
     return Status::Ok();
-  };
+  });
+  kernel.scratch_bytes = DotScratch(*plan, out_elements);
+  return kernel;
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 // elementwise files.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -242,6 +243,24 @@ template <typename T>
 void VectorRange(const void* const* in, void* out, int64_t b, int64_t e, const void* state) {
   (*static_cast<const VectorFnOf<T>*>(state))(static_cast<const T*>(in[0]) + b,
                                               static_cast<T*>(out) + b, e - b);
+}
+
+// A vector function of f32 on 16-bit floats (T: bf16_t, f16_t): each element widened, the f32
+// function applied, the result rounded, as the code generator does (codegen/native_half.h), so a
+// fused run gives the same bits with native code as without.
+template <typename T>
+void HalfVectorRange(const void* const* in, void* out, int64_t b, int64_t e, const void* state) {
+  const auto& fn = *static_cast<const VectorFnOf<float>*>(state);
+  const T* x = static_cast<const T*>(in[0]);
+  T* y = static_cast<T*>(out);
+  constexpr int64_t kChunk = 256;
+  float wide[kChunk], result[kChunk];
+  for (int64_t i = b; i < e; i += kChunk) {
+    const int64_t n = std::min(kChunk, e - i);
+    for (int64_t j = 0; j < n; ++j) wide[j] = Elem<T>::Load(x[i + j]);
+    fn(wide, result, n);
+    for (int64_t j = 0; j < n; ++j) y[i + j] = Elem<T>::Store(result[j]);
+  }
 }
 
 // Lowerings of elementwise_convert.cc, registered with the others (elementwise.cc).
