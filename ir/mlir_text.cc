@@ -35,11 +35,37 @@ class Writer {
  private:
   void Indent(int level) { out_.append(static_cast<size_t>(level) * 2, ' '); }
 
+  // A type MLIR's parser reads as Kiln holds it: tensors of Kiln's element types, tokens and
+  // tuples of them. Opaque types (quantized, unranked, ...) keep only a spelling: refused.
+  static Status CheckType(const Type& t) {
+    switch (t.kind) {
+      case Type::Kind::kTensor:
+        if (t.dtype == DType::kInvalid || t.dtype == DType::kS1 || t.dtype == DType::kToken ||
+            !t.opaque.empty()) {
+          return Unimplemented("Kiln's MLIR writer cannot print the type " + t.ToString());
+        }
+        return Status::Ok();
+      case Type::Kind::kToken:
+        return Status::Ok();
+      case Type::Kind::kTuple:
+        for (const Type& e : t.elements) KILN_RETURN_IF_ERROR(CheckType(e));
+        return Status::Ok();
+      case Type::Kind::kOpaque:
+        break;
+    }
+    return Unimplemented("Kiln's MLIR writer cannot print the type " + t.ToString());
+  }
+
+  static StatusOr<std::string> TypeText(const Type& t) {
+    KILN_RETURN_IF_ERROR(CheckType(t));
+    return t.ToString();
+  }
+
   static std::string Value(ValueId v) { return "%v" + std::to_string(v); }
 
   StatusOr<std::string> TypeOf(ValueId v) const {
     if (!module_.valid_value(v)) return InvalidArgument("value %" + std::to_string(v) + " is not defined");
-    return module_.type_of(v).ToString();
+    return TypeText(module_.type_of(v));
   }
 
   static bool EmptyAttrs(const std::vector<Attr>& attrs, size_t i) {
@@ -48,6 +74,9 @@ class Writer {
   }
 
   Status WriteFunction(const Function& fn) {
+    if (fn.body.blocks.empty()) {
+      return Unimplemented("Kiln's MLIR writer cannot print a function declaration (a func.func without a body)");
+    }
     if (fn.body.blocks.size() != 1) {
       return Unimplemented("Kiln's MLIR writer prints functions of one block, not " +
                            std::to_string(fn.body.blocks.size()));
@@ -62,7 +91,8 @@ class Writer {
     out_ += "func.func " + (fn.visibility.empty() ? std::string() : fn.visibility + " ") +
             mlir_text::Symbol(fn.name) + "(";
     for (size_t i = 0; i < fn.arg_types.size(); ++i) {
-      out_ += (i ? ", " : "") + Value(entry.args[i]) + ": " + fn.arg_types[i].ToString();
+      KILN_ASSIGN_OR_RETURN(std::string type, TypeText(fn.arg_types[i]));
+      out_ += (i ? ", " : "") + Value(entry.args[i]) + ": " + type;
       if (!EmptyAttrs(fn.arg_attrs, i)) {
         KILN_ASSIGN_OR_RETURN(std::string dict, mlir_text::Value(fn.arg_attrs[i]),
                               "argument " + std::to_string(i));
@@ -71,7 +101,8 @@ class Writer {
     }
     out_ += ") -> (";
     for (size_t i = 0; i < fn.result_types.size(); ++i) {
-      out_ += (i ? ", " : "") + fn.result_types[i].ToString();
+      KILN_ASSIGN_OR_RETURN(std::string type, TypeText(fn.result_types[i]));
+      out_ += (i ? ", " : "") + type;
       if (!EmptyAttrs(fn.result_attrs, i)) {
         KILN_ASSIGN_OR_RETURN(std::string dict, mlir_text::Value(fn.result_attrs[i]),
                               "result " + std::to_string(i));

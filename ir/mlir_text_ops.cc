@@ -5,6 +5,7 @@
 // definitions do. Absent optional attributes (none) are left out, as are VHLO's empty defaults
 // the readers fill back in.
 #include <algorithm>
+#include <cstdio>
 #include <unordered_map>
 
 #include "ir/mlir_text_internal.h"
@@ -102,12 +103,12 @@ StatusOr<std::string> Accuracy(const Op& op, const Attr& a) {
   if (atol == nullptr || rtol == nullptr || ulps == nullptr || mode == nullptr) {
     return NotPrintable(op, "result_accuracy");
   }
-  KILN_ASSIGN_OR_RETURN(std::string at, Value(Attr::Float(atol->f)));
-  KILN_ASSIGN_OR_RETURN(std::string rt, Value(Attr::Float(rtol->f)));
-  // `0x... : f64` inside the record: the record's fields are APFloat of f64.
-  at = at.substr(0, at.find(' '));
-  rt = rt.substr(0, rt.find(' '));
-  return "#stablehlo.result_accuracy<atol = " + at + ", rtol = " + rt +
+  // Decimal with 17 significant digits: the record's fields are f64, and both parsers read these
+  // back to the same double.
+  char at[40], rt[40];
+  std::snprintf(at, sizeof(at), "%.17e", atol->f);
+  std::snprintf(rt, sizeof(rt), "%.17e", rtol->f);
+  return std::string("#stablehlo.result_accuracy<atol = ") + at + ", rtol = " + rt +
          ", ulps = " + std::to_string(ulps->i) + ", mode = #stablehlo.result_accuracy_mode<" +
          mode->str + ">>";
 }
@@ -183,6 +184,11 @@ Status OpAttributes(const Op& op, AttrTexts& properties, AttrTexts& discardable)
         const Attr* a = op.attr(kAlgorithm[i]);
         if (a == nullptr || a->is_none()) return NotPrintable(op, "a partial dot algorithm");
         std::string v;
+        if (a->kind == Attr::Kind::kType && a->type.is_tensor() &&
+            a->type.dtype == DType::kInvalid) {
+          // An element type the IR does not hold (tf32, ...): its spelling is lost.
+          return NotPrintable(op, std::string("the dot algorithm's ") + kAlgorithm[i]);
+        }
         if (a->kind == Attr::Kind::kType) {
           v = a->type.is_tensor() && a->type.dims.empty() ? std::string(DTypeName(a->type.dtype))
                                                            : a->type.ToString();
@@ -261,6 +267,8 @@ Status OpAttributes(const Op& op, AttrTexts& properties, AttrTexts& discardable)
     } else if (const char* kind = EnumKind(n); kind != nullptr) {
       if (a.value.kind != Attr::Kind::kEnum) return NotPrintable(op, n);
       text = std::string("#stablehlo<") + kind + " " + a.value.str + ">";
+    } else if (n == "replica_groups" && a.value.kind != Attr::Kind::kElements) {
+      return NotPrintable(op, "replica_groups other than a dense literal");
     } else if (n == "result_accuracy") {
       if (IsDefaultAccuracy(a.value)) continue;
       KILN_ASSIGN_OR_RETURN(text, Accuracy(op, a.value));
