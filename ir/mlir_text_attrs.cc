@@ -179,7 +179,8 @@ StatusOr<std::string> SdyAttr(const Attr& a, std::string_view kind) {
   if (kind == "manual_axes") {
     const Attr* axes = a.Find("axes");
     if (axes == nullptr) return NotPrintable("sdy manual axes");
-    std::string out = "#sdy.manual_axes<{";
+    // Its body is not `<...>`, so MLIR spells it in the dialect's own brackets.
+    std::string out = "#sdy<manual_axes{";
     for (size_t i = 0; i < axes->array.size(); ++i)
       out += (i ? ", " : "") + Quote(axes->array[i].str);
     return out + "}>";
