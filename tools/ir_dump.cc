@@ -1,8 +1,9 @@
 // Prints the ir::Module Kiln reads from a program file, MLIR bytecode (a StableHLO portable
 // artifact) or MLIR text, in ir::PrintModule's form. Comparing the dumps of one program in both
 // encodings checks that the two readers agree. With --mlir the module is printed by
-// ir::WriteMlirText instead (StableHLO MLIR text that MLIR's parser and Kiln's text reader read).
-// Usage: ir_dump [--mlir] <program file>
+// ir::WriteMlirText instead (StableHLO MLIR text that MLIR's parser and Kiln's text reader read);
+// with --mlir-for-jaxlib after ir::ExportShardyForHlo (what PJRT_Executable_OptimizedProgram
+// returns for Shardy programs). Usage: ir_dump [--mlir | --mlir-for-jaxlib] <program file>
 #include <cstdio>
 #include <fstream>
 #include <iterator>
@@ -11,11 +12,14 @@
 
 #include "ingest/text_reader.h"
 #include "ir/mlir_text.h"
+#include "ir/shardy_export.h"
 
 int main(int argc, char** argv) {
-  const bool mlir = argc == 3 && std::string(argv[1]) == "--mlir";
+  const bool export_shardy = argc == 3 && std::string(argv[1]) == "--mlir-for-jaxlib";
+  const bool mlir = argc == 3 && (std::string(argv[1]) == "--mlir" || export_shardy);
   if (argc != 2 && !mlir) {
-    std::fprintf(stderr, "usage: ir_dump [--mlir] <program.mlir or program.mlir.bc>\n");
+    std::fprintf(stderr,
+                 "usage: ir_dump [--mlir | --mlir-for-jaxlib] <program.mlir or program.mlir.bc>\n");
     return 2;
   }
   const char* path = argv[argc - 1];
@@ -30,6 +34,14 @@ int main(int argc, char** argv) {
   if (!module.ok()) {
     std::fprintf(stderr, "%s\n", module.status().ToString().c_str());
     return 1;
+  }
+  if (export_shardy) {
+    kiln::StatusOr<kiln::ir::Module> exported = kiln::ir::ExportShardyForHlo(*module);
+    if (!exported.ok()) {
+      std::fprintf(stderr, "%s\n", exported.status().ToString().c_str());
+      return 1;
+    }
+    module = std::move(exported);
   }
   if (mlir) {
     kiln::StatusOr<std::string> text = kiln::ir::WriteMlirText(*module);
