@@ -64,14 +64,22 @@ bool IsEmptyList(const Attr* a) {
 }
 
 // A structured record `#stablehlo.<kind><field = [..], ...>` from flattened fields; `lists` are
-// integer lists (left out when empty, as StableHLO prints them), `scalars` integers.
-std::string Record(const Op& op, const char* kind, std::initializer_list<const char*> fields,
-                   std::initializer_list<const char*> scalars, std::vector<std::string>& used) {
+// integer lists (left out when empty, as StableHLO prints them), `scalars` integers. A field the op
+// lacks (a program that never had the record) is refused, not defaulted.
+StatusOr<std::string> Record(const Op& op, const char* kind, std::initializer_list<const char*> fields,
+                             std::initializer_list<const char*> scalars,
+                             std::vector<std::string>& used) {
   std::string out = std::string("#stablehlo.") + kind + "<";
   bool first = true;
   for (const char* f : fields) {
     used.push_back(f);
     const Attr* a = op.attr(f);
+    // Batching dimensions came with gather_v2 / scatter_v2: older op versions have none.
+    const bool optional = std::string_view(f).find("batching") != std::string_view::npos &&
+                          std::string_view(kind) != "dot";
+    if ((a == nullptr && !optional) || (a != nullptr && !a->AsInts())) {
+      return NotPrintable(op, std::string("a missing or malformed ") + f);
+    }
     if (IsEmptyList(a)) continue;
     out += (first ? "" : ", ") + std::string(f) + " = " + IntList(a);
     first = false;
@@ -80,7 +88,8 @@ std::string Record(const Op& op, const char* kind, std::initializer_list<const c
     used.push_back(f);
     const Attr* a = op.attr(f);
     std::optional<int64_t> v = a != nullptr ? a->AsInt() : std::nullopt;
-    out += (first ? "" : ", ") + std::string(f) + " = " + std::to_string(v ? *v : 0);
+    if (!v) return NotPrintable(op, std::string("a missing or malformed ") + f);
+    out += (first ? "" : ", ") + std::string(f) + " = " + std::to_string(*v);
     first = false;
   }
   return out + ">";
@@ -162,12 +171,13 @@ Status OpAttributes(const Op& op, AttrTexts& properties, AttrTexts& discardable)
   std::vector<std::string> used;
   // Records regrouped from the flattened fields.
   if (mnemonic == "dot_general") {
-    properties.emplace_back(
-        "dot_dimension_numbers",
+    KILN_ASSIGN_OR_RETURN(
+        std::string dims,
         Record(op, "dot",
                {"lhs_batching_dimensions", "rhs_batching_dimensions", "lhs_contracting_dimensions",
                 "rhs_contracting_dimensions"},
                {}, used));
+    properties.emplace_back("dot_dimension_numbers", std::move(dims));
     static const char* const kAlgorithm[] = {
         "lhs_precision_type", "rhs_precision_type",       "accumulation_type",
         "lhs_component_count", "rhs_component_count",     "num_primitive_operations",
@@ -216,25 +226,29 @@ Status OpAttributes(const Op& op, AttrTexts& properties, AttrTexts& discardable)
       if (a == nullptr) return NotPrintable(op, std::string("the convolution field ") + f);
       const bool list = std::string_view(f).ends_with("spatial_dimensions");
       std::optional<int64_t> v = list ? std::nullopt : a->AsInt();
-      if (!list && !v) return NotPrintable(op, std::string("the convolution field ") + f);
+      if ((!list && !v) || (list && !a->AsInts())) {
+        return NotPrintable(op, std::string("the convolution field ") + f);
+      }
       raw += (first ? "" : ", ") + std::string(f) + " = " + (list ? IntList(a) : std::to_string(*v));
       first = false;
     }
     properties.emplace_back("dimension_numbers", raw + ">");
   } else if (mnemonic == "gather" || mnemonic == "dynamic_gather") {
-    properties.emplace_back(
-        "dimension_numbers",
+    KILN_ASSIGN_OR_RETURN(
+        std::string dims,
         Record(op, "gather",
                {"offset_dims", "collapsed_slice_dims", "operand_batching_dims",
                 "start_indices_batching_dims", "start_index_map"},
                {"index_vector_dim"}, used));
+    properties.emplace_back("dimension_numbers", std::move(dims));
   } else if (mnemonic == "scatter") {
-    properties.emplace_back(
-        "scatter_dimension_numbers",
+    KILN_ASSIGN_OR_RETURN(
+        std::string dims,
         Record(op, "scatter",
                {"update_window_dims", "inserted_window_dims", "input_batching_dims",
                 "scatter_indices_batching_dims", "scatter_dims_to_operand_dims"},
                {"index_vector_dim"}, used));
+    properties.emplace_back("scatter_dimension_numbers", std::move(dims));
   } else if (mnemonic == "send" || mnemonic == "recv") {
     used.push_back("channel_id");
     used.push_back("channel_type");
