@@ -37,8 +37,9 @@ FOUR_DEVICES = textwrap.dedent("""
     from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
     sys.path.insert(0, sys.argv[1])
 
-    def mesh_of(platform):
-        return Mesh(np.array(jax.devices(platform)[:4]).reshape(2, 2), ("x", "y"))
+    def mesh_of(platform, order=(0, 1, 2, 3)):
+        devices = jax.devices(platform)
+        return Mesh(np.array([devices[i] for i in order]).reshape(2, 2), ("x", "y"))
 
     def psum_map(mesh):
         return jax.jit(shard_map(lambda b: jax.lax.psum(b * 2, "x"), mesh=mesh,
@@ -61,8 +62,12 @@ FOUR_DEVICES = textwrap.dedent("""
 
     x = np.arange(32, dtype=np.float32).reshape(4, 8) / 7
     out = {}
-    for name, make in [("psum_map", psum_map), ("constrained", constrained), ("nested", nested)]:
-        kiln_mesh, cpu_mesh = mesh_of("kiln"), mesh_of("cpu")
+    cases = [("psum_map", psum_map, (0, 1, 2, 3)), ("constrained", constrained, (0, 1, 2, 3)),
+             ("nested", nested, (0, 1, 2, 3)),
+             # A mesh whose devices are not in id order: explicit device lists in the shardings.
+             ("permuted", constrained, (3, 1, 0, 2)), ("permuted_map", psum_map, (2, 3, 0, 1))]
+    for name, make, order in cases:
+        kiln_mesh, cpu_mesh = mesh_of("kiln", order), mesh_of("cpu", order)
         lowered = make(kiln_mesh).lower(x)
         compiled = lowered.compile()
         got = np.asarray(make(kiln_mesh)(x))
@@ -128,7 +133,7 @@ def _parses_in_jaxlib(text):
         assert module.operation.verify()
 
 
-@pytest.mark.parametrize("name", ["psum_map", "constrained", "nested"])
+@pytest.mark.parametrize("name", ["psum_map", "constrained", "nested", "permuted", "permuted_map"])
 def test_as_text_has_the_gspmd_lowerings_custom_calls_and_shardings(four_devices, name):
     case = four_devices[name]
     text = case["as_text"]
@@ -152,12 +157,12 @@ def test_parameter_and_result_shardings(four_devices):
     assert "sharding={devices=[1,4]<=[4]}" in text
 
 
-@pytest.mark.parametrize("name", ["psum_map", "constrained", "nested"])
+@pytest.mark.parametrize("name", ["psum_map", "constrained", "nested", "permuted", "permuted_map"])
 def test_programs_still_run_like_the_cpu_backend(four_devices, name):
     assert four_devices[name]["max_diff"] <= 1e-5
 
 
-@pytest.mark.parametrize("name", ["psum_map", "constrained", "nested"])
+@pytest.mark.parametrize("name", ["psum_map", "constrained", "nested", "permuted", "permuted_map"])
 def test_the_mlir_text_parses_in_jaxlib(four_devices, name):
     text = four_devices[name]["mlir"]
     assert "sdy." not in text
