@@ -2,8 +2,11 @@
 // form, `%v3 = "stablehlo.add"(%v1, %v2) <{properties}> ({regions}) {attributes} : (...) -> ...`;
 // func.func in its pretty form with argument and result attributes. Values are named by their
 // module-wide ids (%v<id>). Regions nest as deep as the IR allows (ir::kMaxNestingDepth): the
-// caller runs this on a large stack, as it runs the readers.
+// caller runs this on a large stack, as it runs the readers. Each op carries its location, as far
+// as the IR keeps it (LocationText).
 #include "ir/mlir_text.h"
+
+#include <algorithm>
 
 #include "ir/mlir_text_internal.h"
 
@@ -11,6 +14,44 @@ namespace kiln::ir {
 namespace {
 
 using mlir_text::AttrTexts;
+
+bool AllDigits(std::string_view s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// A location string of Module::locations ("file:line:col (name)", "file:line", "name", ...) as an
+// MLIR location: `loc("name"("file":line:col))`. Kiln's readers keep only these pieces of JAX's
+// call-site chains, so the text has the user's frame and the op's name, which jaxlib turns into
+// HLO metadata (source_file, source_line, op_name).
+std::string LocationText(std::string_view s) {
+  std::string_view head = s, name;
+  if (const size_t open = s.find(" ("); open != std::string_view::npos && s.ends_with(")")) {
+    head = s.substr(0, open);
+    name = s.substr(open + 2, s.size() - open - 3);
+  }
+  std::string file;
+  std::string_view line = "0", column = "0";
+  const size_t last = head.rfind(':');
+  if (last != std::string_view::npos && AllDigits(head.substr(last + 1))) {
+    const size_t before = head.rfind(':', last - 1);
+    if (last > 0 && before != std::string_view::npos &&
+        AllDigits(head.substr(before + 1, last - before - 1))) {
+      file = std::string(head.substr(0, before));
+      line = head.substr(before + 1, last - before - 1);
+      column = head.substr(last + 1);
+    } else {
+      file = std::string(head.substr(0, last));
+      line = head.substr(last + 1);
+    }
+  } else if (name.empty()) {
+    return "loc(" + mlir_text::Quote(head) + ")";  // a name alone (or a file without a line)
+  } else {
+    file = std::string(head);
+  }
+  std::string frame = mlir_text::Quote(file) + ":" + std::string(line) + ":" + std::string(column);
+  if (name.empty()) return "loc(" + frame + ")";
+  return "loc(" + mlir_text::Quote(name) + "(" + frame + "))";
+}
 
 class Writer {
  public:
@@ -112,7 +153,11 @@ class Writer {
     out_ += ") {\n";
     for (const Op& op : entry.ops) KILN_RETURN_IF_ERROR(WriteOp(op, 2));
     Indent(1);
-    out_ += "}\n";
+    out_ += "}";
+    if (fn.loc >= 0 && static_cast<size_t>(fn.loc) < module_.locations.size()) {
+      out_ += " " + LocationText(module_.locations[static_cast<size_t>(fn.loc)]);
+    }
+    out_ += "\n";
     return Status::Ok();
   }
 
@@ -175,6 +220,9 @@ class Writer {
       out_ += (i ? ", " : "") + type;
     }
     if (op.results.size() != 1) out_ += ")";
+    if (op.loc >= 0 && static_cast<size_t>(op.loc) < module_.locations.size()) {
+      out_ += " " + LocationText(module_.locations[static_cast<size_t>(op.loc)]);
+    }
     out_ += "\n";
     return Status::Ok();
   }

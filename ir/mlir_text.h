@@ -9,7 +9,8 @@
 // records flattened, enums by their spelling): the writer regroups them (#stablehlo.dot<...>,
 // #stablehlo.gather<...>, #stablehlo.conv<raw ...>, #stablehlo.channel_handle<...>), gives each
 // enum its StableHLO kind by the attribute's name, and prints float literals as hex bits so every
-// value is exact. Locations are not printed.
+// value is exact. Op locations print as far as the IR keeps them: the user's frame and the op's
+// name, `loc("jit(f)/add"("f.py":3:7))`.
 //
 // Anything it cannot print exactly (an opaque attribute from the bytecode reader, an enum of an
 // unknown kind, a multi-block region, ...) is UNIMPLEMENTED naming the op and attribute: never a

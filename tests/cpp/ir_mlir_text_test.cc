@@ -50,8 +50,14 @@ std::string Renumbered(const std::string& text) {
   return out;
 }
 
-// PrintModule without the producer line and source locations (the writer prints none), values
-// renumbered.
+// PrintModule without the producer line, values renumbered.
+std::string Located(const ir::Module& m) {
+  std::string text = ir::PrintModule(m);
+  if (text.rfind("// producer", 0) == 0) text.erase(0, text.find('\n') + 1);
+  return Renumbered(text);
+}
+
+// PrintModule without the producer line and source locations, values renumbered.
 std::string Canonical(const ir::Module& m) { return Renumbered(CanonicalLines(m)); }
 
 std::string CanonicalLines(const ir::Module& m) {
@@ -75,6 +81,7 @@ struct RoundTrip {
   Status status = Status::Ok();  // reading the bytecode or writing the text
   std::string text;
   std::string original, reread;  // Canonical forms
+  std::string original_located, reread_located;  // with locations
   Status reread_status = Status::Ok();
 };
 
@@ -85,6 +92,7 @@ RoundTrip RoundTripOf(const std::string& bytes) {
         std::span(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));
     if (!m.ok()) return m.status();
     r.original = Canonical(*m);
+    r.original_located = Located(*m);
     StatusOr<std::string> text = ir::WriteMlirText(*m);
     if (!text.ok()) return text.status();
     r.text = *text;
@@ -94,6 +102,7 @@ RoundTrip RoundTripOf(const std::string& bytes) {
       return Status::Ok();
     }
     r.reread = Canonical(*back);
+    r.reread_located = Located(*back);
     return Status::Ok();
   });
   r.status = s;
@@ -126,6 +135,8 @@ int ExpectAllRoundTrip(const fs::path& dir) {
       continue;
     }
     EXPECT_EQ(r.reread, r.original) << path << "\n" << r.text.substr(0, 4000);
+    // Locations too: the user's frame and the op's name, as the IR keeps them.
+    EXPECT_EQ(r.reread_located, r.original_located) << path;
     ++done;
   }
   return done;
