@@ -1,10 +1,11 @@
 """KILN_PROGRAM_FORMAT=written: the program JAX sends Kiln (its portable artifact), read by Kiln and
 printed back as MLIR text by Kiln's own writer (ir::WriteMlirText, via `ir_dump --mlir` from the
-build directory that holds the plugin under test), checked to parse and verify in jaxlib's MLIR
-parser, then compiled from that text through pypjrt: the outputs must equal JAX's bytecode run bit
-for bit (program_formats.check_formats). This measures the writer on every differential program
-of the suite; what the writer refuses by name (UNIMPLEMENTED: e.g. Shardy sharding rules the
-bytecode reader keeps opaque) is skipped and counted in program_formats.REFUSED. Without an `ir_dump` beside the plugin (an installed wheel) the format is refused.
+build directory that holds the plugin under test, else build/dev), checked to parse and verify in
+jaxlib's MLIR parser, then compiled from that text through pypjrt: the outputs must equal JAX's
+bytecode run bit for bit (program_formats.check_formats). This measures the writer on every
+differential program of the suite; what the writer refuses by name (UNIMPLEMENTED: e.g. Shardy
+sharding rules the bytecode reader keeps opaque) is skipped and counted in
+program_formats.REFUSED. Without an `ir_dump` the format is refused.
 """
 from __future__ import annotations
 
@@ -16,10 +17,14 @@ from pjrt_client import kiln_library
 
 
 def _ir_dump() -> str:
-    path = os.path.join(os.path.dirname(kiln_library()), "ir_dump")
-    if not os.path.exists(path):
-        raise FileNotFoundError(f"KILN_PROGRAM_FORMAT=written needs {path} (a build directory)")
-    return path
+    """`ir_dump` beside the plugin under test (a build directory), else build/dev's."""
+    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    candidates = [os.path.join(os.path.dirname(kiln_library()), "ir_dump"),
+                  os.path.join(repo, "build", "dev", "ir_dump")]
+    for path in candidates:
+        if os.path.exists(path):
+            return path
+    raise FileNotFoundError(f"KILN_PROGRAM_FORMAT=written needs one of {candidates}")
 
 
 def written_program(lowered) -> tuple[bytes, bytes]:
