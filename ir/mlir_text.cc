@@ -105,7 +105,8 @@ class Writer {
   static std::string Value(ValueId v) { return "%v" + std::to_string(v); }
 
   StatusOr<std::string> TypeOf(ValueId v) const {
-    if (!module_.valid_value(v)) return InvalidArgument("value %" + std::to_string(v) + " is not defined");
+    if (!module_.valid_value(v))
+      return InvalidArgument("value %" + std::to_string(v) + " is not defined");
     return TypeText(module_.type_of(v));
   }
 
@@ -116,7 +117,8 @@ class Writer {
 
   Status WriteFunction(const Function& fn) {
     if (fn.body.blocks.empty()) {
-      return Unimplemented("Kiln's MLIR writer cannot print a function declaration (a func.func without a body)");
+      return Unimplemented(
+          "Kiln's MLIR writer cannot print a function declaration (a func.func without a body)");
     }
     if (fn.body.blocks.size() != 1) {
       return Unimplemented("Kiln's MLIR writer prints functions of one block, not " +

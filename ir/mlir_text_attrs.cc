@@ -118,9 +118,9 @@ StatusOr<std::string> SdyShardingBody(const Attr& s) {
     const Attr* axes = d.Find("axes");
     const Attr* closed = d.Find("closed");
     if (axes == nullptr || axes->kind != Attr::Kind::kArray) return NotPrintable("an sdy dim");
-    KILN_ASSIGN_OR_RETURN(std::string list,
-                          SdyAxisList(*axes, closed != nullptr && closed->kind == Attr::Kind::kBool &&
-                                                 !closed->b));
+    KILN_ASSIGN_OR_RETURN(
+        std::string list,
+        SdyAxisList(*axes, closed != nullptr && closed->kind == Attr::Kind::kBool && !closed->b));
     out += (i ? ", " : "") + list;
     if (const Attr* p = d.Find("priority"); p != nullptr) out += "p" + std::to_string(p->i);
   }
@@ -273,7 +273,8 @@ StatusOr<std::string> DenseArray(const Attr& a) {
   if (pred) {
     std::optional<std::vector<bool>> v = a.AsBools();
     if (!v) return NotPrintable("a boolean array");
-    for (size_t i = 0; i < v->size(); ++i) out += (i ? ", " : ": ") + std::string((*v)[i] ? "true" : "false");
+    for (size_t i = 0; i < v->size(); ++i)
+      out += (i ? ", " : ": ") + std::string((*v)[i] ? "true" : "false");
   } else {
     std::optional<std::vector<int64_t>> v = a.AsInts();
     if (!v) return NotPrintable("an integer array");
@@ -286,7 +287,8 @@ StatusOr<std::string> DictOf(const std::vector<NamedAttr>& attrs) {
   std::string out = "{";
   for (size_t i = 0; i < attrs.size(); ++i) {
     KILN_ASSIGN_OR_RETURN(std::string v, Value(attrs[i].value), attrs[i].name);
-    out += (i ? ", " : "") + Key(attrs[i].name) + (attrs[i].value.kind == Attr::Kind::kUnit ? "" : " = " + v);
+    out += (i ? ", " : "") + Key(attrs[i].name) +
+           (attrs[i].value.kind == Attr::Kind::kUnit ? "" : " = " + v);
   }
   return out + "}";
 }

@@ -66,7 +66,8 @@ bool IsEmptyList(const Attr* a) {
 // A structured record `#stablehlo.<kind><field = [..], ...>` from flattened fields; `lists` are
 // integer lists (left out when empty, as StableHLO prints them), `scalars` integers. A field the op
 // lacks (a program that never had the record) is refused, not defaulted.
-StatusOr<std::string> Record(const Op& op, const char* kind, std::initializer_list<const char*> fields,
+StatusOr<std::string> Record(const Op& op, const char* kind,
+                             std::initializer_list<const char*> fields,
                              std::initializer_list<const char*> scalars,
                              std::vector<std::string>& used) {
   std::string out = std::string("#stablehlo.") + kind + "<";
@@ -171,16 +172,15 @@ Status OpAttributes(const Op& op, AttrTexts& properties, AttrTexts& discardable)
   std::vector<std::string> used;
   // Records regrouped from the flattened fields.
   if (mnemonic == "dot_general") {
-    KILN_ASSIGN_OR_RETURN(
-        std::string dims,
-        Record(op, "dot",
-               {"lhs_batching_dimensions", "rhs_batching_dimensions", "lhs_contracting_dimensions",
-                "rhs_contracting_dimensions"},
-               {}, used));
+    KILN_ASSIGN_OR_RETURN(std::string dims,
+                          Record(op, "dot",
+                                 {"lhs_batching_dimensions", "rhs_batching_dimensions",
+                                  "lhs_contracting_dimensions", "rhs_contracting_dimensions"},
+                                 {}, used));
     properties.emplace_back("dot_dimension_numbers", std::move(dims));
     static const char* const kAlgorithm[] = {
-        "lhs_precision_type", "rhs_precision_type",       "accumulation_type",
-        "lhs_component_count", "rhs_component_count",     "num_primitive_operations",
+        "lhs_precision_type",          "rhs_precision_type",  "accumulation_type",
+        "lhs_component_count",         "rhs_component_count", "num_primitive_operations",
         "allow_imprecise_accumulation"};
     bool any = false;
     for (const char* f : kAlgorithm) {
@@ -201,7 +201,7 @@ Status OpAttributes(const Op& op, AttrTexts& properties, AttrTexts& discardable)
         }
         if (a->kind == Attr::Kind::kType) {
           v = a->type.is_tensor() && a->type.dims.empty() ? std::string(DTypeName(a->type.dtype))
-                                                           : a->type.ToString();
+                                                          : a->type.ToString();
         } else if (a->kind == Attr::Kind::kBool) {
           v = a->b ? "true" : "false";
         } else if (a->kind == Attr::Kind::kInt) {
@@ -229,17 +229,17 @@ Status OpAttributes(const Op& op, AttrTexts& properties, AttrTexts& discardable)
       if ((!list && !v) || (list && !a->AsInts())) {
         return NotPrintable(op, std::string("the convolution field ") + f);
       }
-      raw += (first ? "" : ", ") + std::string(f) + " = " + (list ? IntList(a) : std::to_string(*v));
+      raw +=
+          (first ? "" : ", ") + std::string(f) + " = " + (list ? IntList(a) : std::to_string(*v));
       first = false;
     }
     properties.emplace_back("dimension_numbers", raw + ">");
   } else if (mnemonic == "gather" || mnemonic == "dynamic_gather") {
-    KILN_ASSIGN_OR_RETURN(
-        std::string dims,
-        Record(op, "gather",
-               {"offset_dims", "collapsed_slice_dims", "operand_batching_dims",
-                "start_indices_batching_dims", "start_index_map"},
-               {"index_vector_dim"}, used));
+    KILN_ASSIGN_OR_RETURN(std::string dims,
+                          Record(op, "gather",
+                                 {"offset_dims", "collapsed_slice_dims", "operand_batching_dims",
+                                  "start_indices_batching_dims", "start_index_map"},
+                                 {"index_vector_dim"}, used));
     properties.emplace_back("dimension_numbers", std::move(dims));
   } else if (mnemonic == "scatter") {
     KILN_ASSIGN_OR_RETURN(
@@ -255,10 +255,10 @@ Status OpAttributes(const Op& op, AttrTexts& properties, AttrTexts& discardable)
     const Attr* id = op.attr("channel_id");
     const Attr* type = op.attr("channel_type");
     properties.emplace_back(
-        "channel_handle", "#stablehlo.channel_handle<handle = " +
-                              std::to_string(id != nullptr ? id->AsInt().value_or(0) : 0) +
-                              ", type = " +
-                              std::to_string(type != nullptr ? type->AsInt().value_or(0) : 0) + ">");
+        "channel_handle",
+        "#stablehlo.channel_handle<handle = " +
+            std::to_string(id != nullptr ? id->AsInt().value_or(0) : 0) +
+            ", type = " + std::to_string(type != nullptr ? type->AsInt().value_or(0) : 0) + ">");
   } else if (op.attr("channel_id") != nullptr && stablehlo) {
     used.push_back("channel_id");
     const std::optional<int64_t> id = op.attr("channel_id")->AsInt();

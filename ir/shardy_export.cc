@@ -24,11 +24,13 @@ Status NoGspmdForm(const std::string& what) {
 StatusOr<Mesh> MeshOf(const Attr& mesh) {
   Mesh out;
   const Attr* axes = mesh.Find("axes");
-  if (axes == nullptr || axes->kind != Attr::Kind::kArray) return NoGspmdForm("a mesh without axes");
+  if (axes == nullptr || axes->kind != Attr::Kind::kArray)
+    return NoGspmdForm("a mesh without axes");
   for (const Attr& axis : axes->array) {
     const Attr* name = axis.Find("name");
     const Attr* size = axis.Find("size");
-    if (name == nullptr || size == nullptr || size->i < 1) return NoGspmdForm("a malformed mesh axis");
+    if (name == nullptr || size == nullptr || size->i < 1)
+      return NoGspmdForm("a malformed mesh axis");
     out.names.push_back(name->str);
     out.sizes.push_back(size->i);
   }
@@ -106,7 +108,8 @@ StatusOr<std::string> GspmdShardingText(const Attr& sharding, int64_t rank,
     KILN_ASSIGN_OR_RETURN(std::vector<size_t> ids, AxesOf(*axes, mesh));
     int64_t size = 1;
     for (size_t a : ids) {
-      if (!used.insert(a).second) return NoGspmdForm("a sharding using axis " + mesh.names[a] + " twice");
+      if (!used.insert(a).second)
+        return NoGspmdForm("a sharding using axis " + mesh.names[a] + " twice");
       size *= mesh.sizes[a];
       order.push_back(a);
     }
@@ -150,7 +153,8 @@ StatusOr<std::string> GspmdShardingText(const Attr& sharding, int64_t rank,
       if (position[a] >= 0) perm.push_back(position[a]);
     }
     bool identity = true;
-    for (size_t i = 0; i < perm.size(); ++i) identity = identity && perm[i] == static_cast<int64_t>(i);
+    for (size_t i = 0; i < perm.size(); ++i)
+      identity = identity && perm[i] == static_cast<int64_t>(i);
     devices = identity ? "<=[" + std::to_string(total) + "]"
                        : "<=[" + Joined(shape) + "]T(" + Joined(perm) + ")";
   } else {
@@ -201,8 +205,8 @@ class Exporter {
       }
       for (size_t i = 0; i < m_.functions[f].result_types.size(); ++i) {
         if (i < m_.functions[f].result_attrs.size()) {
-          KILN_RETURN_IF_ERROR(ConvertValueAttrs(m_.functions[f].result_attrs[i],
-                                                 m_.functions[f].result_types[i]));
+          KILN_RETURN_IF_ERROR(
+              ConvertValueAttrs(m_.functions[f].result_attrs[i], m_.functions[f].result_types[i]));
         }
       }
       Region body = std::move(m_.functions[f].body);
@@ -272,7 +276,8 @@ class Exporter {
         KILN_ASSIGN_OR_RETURN(
             std::string text,
             GspmdShardingText(*sharding, m_.type_of(op.operands[0]).rank(), meshes_), op.name);
-        out.push_back(CustomCall("Sharding", op.operands[0], op.results[0], std::move(text), op.loc));
+        out.push_back(
+            CustomCall("Sharding", op.operands[0], op.results[0], std::move(text), op.loc));
         continue;
       }
       if (op.name == "sdy.manual_computation") {
@@ -328,17 +333,19 @@ class Exporter {
     const Attr* manual_list = manual != nullptr ? manual->Find("axes") : nullptr;
     if (in_list == nullptr || out_list == nullptr || manual_list == nullptr ||
         op.regions.size() != 1 || op.regions[0].blocks.size() != 1 ||
-        in_list->array.size() != op.operands.size() || out_list->array.size() != op.results.size()) {
+        in_list->array.size() != op.operands.size() ||
+        out_list->array.size() != op.results.size()) {
       return NoGspmdForm("a malformed sdy.manual_computation");
     }
     Block& body = op.regions[0].blocks[0];
     if (body.args.size() != op.operands.size() || body.ops.empty() ||
-        body.ops.back().name != "sdy.return" || body.ops.back().operands.size() != op.results.size()) {
+        body.ops.back().name != "sdy.return" ||
+        body.ops.back().operands.size() != op.results.size()) {
       return NoGspmdForm("a malformed sdy.manual_computation body");
     }
     // GSPMD's manual sharding is over every device: the computation must be manual in every axis
     // of its mesh that has more than one device.
-    const Attr* some = !in_list->array.empty() ? &in_list->array[0]
+    const Attr* some = !in_list->array.empty()    ? &in_list->array[0]
                        : !out_list->array.empty() ? &out_list->array[0]
                                                   : nullptr;
     if (some != nullptr && some->Find("mesh") != nullptr) {
@@ -367,8 +374,9 @@ class Exporter {
     call.attrs = {{"callee", Attr::SymbolRef(fn.name)}};
     for (size_t i = 0; i < op.operands.size(); ++i) {
       const ValueId global = op.operands[i];
-      KILN_ASSIGN_OR_RETURN(std::string text,
-                            GspmdShardingText(in_list->array[i], m_.type_of(global).rank(), meshes_));
+      KILN_ASSIGN_OR_RETURN(
+          std::string text,
+          GspmdShardingText(in_list->array[i], m_.type_of(global).rank(), meshes_));
       const ValueId sharded = m_.AddValue(m_.type_of(global));
       const ValueId local = m_.AddValue(fn.arg_types[i]);
       out.push_back(CustomCall("Sharding", global, sharded, std::move(text), op.loc));

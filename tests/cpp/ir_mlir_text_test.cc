@@ -4,11 +4,11 @@
 // UNIMPLEMENTED naming it.
 #include <gtest/gtest.h>
 
+#include <cctype>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
-#include <cctype>
-#include <cstdlib>
 #include <map>
 #include <string>
 #include <vector>
@@ -37,7 +37,8 @@ std::string Renumbered(const std::string& text) {
   std::map<std::string, int> ids;
   std::string out;
   for (size_t i = 0; i < text.size();) {
-    if (text[i] == '%' && i + 1 < text.size() && std::isdigit(static_cast<unsigned char>(text[i + 1]))) {
+    if (text[i] == '%' && i + 1 < text.size() &&
+        std::isdigit(static_cast<unsigned char>(text[i + 1]))) {
       size_t j = i + 1;
       while (j < text.size() && std::isdigit(static_cast<unsigned char>(text[j]))) ++j;
       const auto [it, fresh] = ids.try_emplace(text.substr(i, j - i), static_cast<int>(ids.size()));
@@ -80,7 +81,7 @@ std::string CanonicalLines(const ir::Module& m) {
 struct RoundTrip {
   Status status = Status::Ok();  // reading the bytecode or writing the text
   std::string text;
-  std::string original, reread;  // Canonical forms
+  std::string original, reread;                  // Canonical forms
   std::string original_located, reread_located;  // with locations
   Status reread_status = Status::Ok();
 };
@@ -131,7 +132,8 @@ int ExpectAllRoundTrip(const fs::path& dir) {
     }
     if (!r.reread_status.ok()) {
       ADD_FAILURE() << path << ": the text does not read back: " << r.reread_status.ToString()
-                    << "\n" << r.text.substr(0, 4000);
+                    << "\n"
+                    << r.text.substr(0, 4000);
       continue;
     }
     EXPECT_EQ(r.reread, r.original) << path << "\n" << r.text.substr(0, 4000);
@@ -188,8 +190,9 @@ TEST(MlirText, StablehloOpCatalogueRoundTripsOrIsRefusedByName) {
                     }
                     StatusOr<ir::Module> back = ingest::ReadStableHloText(*text);
                     if (!back.ok()) {
-                      ADD_FAILURE() << path << " @" << fn.name << ": " << back.status().ToString()
-                                    << "\n" << *text;
+                      ADD_FAILURE()
+                          << path << " @" << fn.name << ": " << back.status().ToString() << "\n"
+                          << *text;
                       continue;
                     }
                     if (Canonical(*back) != Canonical(one)) {

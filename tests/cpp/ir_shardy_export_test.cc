@@ -15,8 +15,9 @@ namespace {
 
 // `body` inside a module with a 2x2 mesh; the exported program as MLIR text, or its error.
 StatusOr<std::string> Export(const std::string& mesh, const std::string& body) {
-  const std::string text = "module @m attributes {mhlo.num_partitions = 4 : i32} {\n  sdy.mesh @mesh = " +
-                           mesh + "\n" + body + "\n}\n";
+  const std::string text =
+      "module @m attributes {mhlo.num_partitions = 4 : i32} {\n  sdy.mesh @mesh = " + mesh + "\n" +
+      body + "\n}\n";
   StatusOr<std::string> out = InvalidArgument("not run");
   Status s = RunOnLargeStack([&]() -> Status {
     KILN_ASSIGN_OR_RETURN(ir::Module m, ingest::ReadStableHloText(text));
@@ -41,9 +42,8 @@ TEST(ShardyExport, ShardingsOfArgumentsResultsAndConstraints) {
   ASSERT_TRUE(text.ok()) << text.status().ToString();
   for (const char* piece :
        {"mhlo.sharding = \"{devices=[2,1,2]<=[4] last_tile_dim_replicate}\"",
-        "mhlo.sharding = \"{devices=[1,4]<=[4]}\"",
-        "call_target_name = \"Sharding\"", "mhlo.sharding = \"{devices=[2,2]<=[2,2]T(1,0)}\"",
-        "mhlo.sharding = \"{replicated}\""}) {
+        "mhlo.sharding = \"{devices=[1,4]<=[4]}\"", "call_target_name = \"Sharding\"",
+        "mhlo.sharding = \"{devices=[2,2]<=[2,2]T(1,0)}\"", "mhlo.sharding = \"{replicated}\""}) {
     EXPECT_NE(text->find(piece), std::string::npos) << piece << "\n" << *text;
   }
   EXPECT_EQ(text->find("sdy."), std::string::npos) << *text;
@@ -73,9 +73,10 @@ TEST(ShardyExport, ManualComputationBecomesACalledFunction) {
   })");
   ASSERT_TRUE(text.ok()) << text.status().ToString();
   for (const char* piece :
-       {"call_target_name = \"SPMDFullToShardShape\"", "call_target_name = \"SPMDShardToFullShape\"",
-        "mhlo.sharding = \"{manual}\"", "<{callee = @shmap_body}>",
-        "func.func private @shmap_body(", "mhlo.sharding = \"{devices=[2,2]<=[4]}\"",
+       {"call_target_name = \"SPMDFullToShardShape\"",
+        "call_target_name = \"SPMDShardToFullShape\"", "mhlo.sharding = \"{manual}\"",
+        "<{callee = @shmap_body}>", "func.func private @shmap_body(",
+        "mhlo.sharding = \"{devices=[2,2]<=[4]}\"",
         "mhlo.sharding = \"{devices=[2,1,2]<=[4] last_tile_dim_replicate}\""}) {
     EXPECT_NE(text->find(piece), std::string::npos) << piece << "\n" << *text;
   }
