@@ -44,12 +44,20 @@ struct SubtractOp {
 struct MultiplyOp {
   template <typename T>
   static constexpr bool kSupports = kIsFloat<T> || kIsInt<T> || kIsPred<T> || kIsComplex<T>;
+#if defined(__SSE2__)
+  static int64_t Blocks(const std::complex<float>* a, const std::complex<float>* b,
+                        std::complex<float>* y, int64_t n) {
+    return ComplexMultiplyBlocks(a, b, y, n);
+  }
+#endif
   template <typename C>
   C operator()(C a, C b) const {
     if constexpr (std::is_same_v<C, bool>)
       return a & b;  // pred multiply is AND
     else if constexpr (std::is_integral_v<C>)
       return WrapMul(a, b);
+    else if constexpr (kIsComplex<C>)
+      return ComplexMultiply(a, b);  // no Annex G recovery, as XLA:CPU (complex_arith.h)
     else
       return a * b;
   }
@@ -58,10 +66,18 @@ struct MultiplyOp {
 struct DivideOp {
   template <typename T>
   static constexpr bool kSupports = kIsFloat<T> || kIsInt<T> || kIsComplex<T>;
+#if defined(__SSE2__)
+  static int64_t Blocks(const std::complex<float>* a, const std::complex<float>* b,
+                        std::complex<float>* y, int64_t n) {
+    return ComplexDivideBlocks(a, b, y, n);
+  }
+#endif
   template <typename C>
   C operator()(C a, C b) const {
     if constexpr (std::is_integral_v<C>)
       return IntDiv(a, b);
+    else if constexpr (kIsComplex<C>)
+      return ComplexDivide(a, b);  // Smith's, as XLA:CPU (complex_arith.h)
     else
       return a / b;
   }
