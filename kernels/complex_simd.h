@@ -1,105 +1,46 @@
-// complex64 multiply, divide and abs (kernels/complex_arith.h) four elements at a time with SSE2
-// (baseline x86-64, so no run-time dispatch): the elementwise loops (elementwise_map.h) call these
-// for the whole blocks of a range, then the scalar functions for the rest. GCC -O2 does not
-// vectorise the scalar forms (interleaved parts, selects); a 256-element tile of divides took 31
-// ns an element as scalar selects, 7 through __divsc3.
+// complex64 multiply, divide and abs (kernels/complex_arith.h) over whole blocks of elements with
+// vector instructions: the elementwise loops (elementwise_map.h) call these for a range first, then
+// the scalar functions for the rest. GCC -O2 does not vectorise the scalar forms (interleaved
+// parts, selects): a 256-element tile of divides took 31 ns an element as scalar selects, 7 through
+// libgcc's __divsc3.
 //
-// The parts are split into lanes (shufps: four real parts, four imaginary parts), computed with
-// the scalar functions' operations in the same order (no FMA: SSE2 has none, and the baseline
-// scalar code has none either), and interleaved again: the same bits as the scalar functions.
+// The parts are split into lanes (real parts in one register, imaginary parts in another),
+// computed with the scalar functions' operations in the same order and never fused into FMAs (the
+// AVX2 file is built without -mfma, and with -ffp-contract=off), and interleaved again: the same
+// bits as the scalar functions, on every path. AVX2 CPUs take 8 elements a step
+// (complex_simd_avx2.cc), others 4 with SSE2 (baseline x86-64). KILN_COMPLEX_SIMD=sse2 keeps the
+// SSE2 path (for tests), =off the scalar loops.
 #pragma once
 
 #include <complex>
 #include <cstdint>
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
-
-#include "kernels/complex_arith.h"
-
 namespace kiln::kernels::ew {
 
-#if defined(__SSE2__)
+// Each computes y[i] for i in [0, r) and returns r, a multiple of its block size (r <= n); the
+// caller computes the rest with the scalar function. y may be a or b (same element offsets).
+int64_t ComplexMultiplyBlocks(const std::complex<float>* a, const std::complex<float>* b,
+                              std::complex<float>* y, int64_t n);
+int64_t ComplexDivideBlocks(const std::complex<float>* a, const std::complex<float>* b,
+                            std::complex<float>* y, int64_t n);
+int64_t ComplexAbsBlocks(const std::complex<float>* x, float* y, int64_t n);
+
+// The ISA-specific forms (complex_simd.cc, complex_simd_avx2.cc), for tests.
 namespace complex_simd {
-
-using C64 = std::complex<float>;
-
-struct Parts {
-  __m128 re, im;
-};
-inline Parts Load4(const C64* p) {
-  const float* f = reinterpret_cast<const float*>(p);
-  const __m128 lo = _mm_loadu_ps(f), hi = _mm_loadu_ps(f + 4);
-  return {_mm_shuffle_ps(lo, hi, _MM_SHUFFLE(2, 0, 2, 0)),
-          _mm_shuffle_ps(lo, hi, _MM_SHUFFLE(3, 1, 3, 1))};
-}
-inline void Store4(C64* p, __m128 re, __m128 im) {
-  float* f = reinterpret_cast<float*>(p);
-  _mm_storeu_ps(f, _mm_unpacklo_ps(re, im));
-  _mm_storeu_ps(f + 4, _mm_unpackhi_ps(re, im));
-}
-inline __m128 Select(__m128 m, __m128 t, __m128 f) {
-  return _mm_or_ps(_mm_and_ps(m, t), _mm_andnot_ps(m, f));
-}
-inline __m128 Fabs(__m128 x) { return _mm_andnot_ps(_mm_set1_ps(-0.0f), x); }
-
+int64_t MultiplySse2(const std::complex<float>* a, const std::complex<float>* b,
+                     std::complex<float>* y, int64_t n);
+int64_t DivideSse2(const std::complex<float>* a, const std::complex<float>* b,
+                   std::complex<float>* y, int64_t n);
+int64_t AbsSse2(const std::complex<float>* x, float* y, int64_t n);
+int64_t MultiplyAvx2(const std::complex<float>* a, const std::complex<float>* b,
+                     std::complex<float>* y, int64_t n);
+int64_t DivideAvx2(const std::complex<float>* a, const std::complex<float>* b,
+                   std::complex<float>* y, int64_t n);
+int64_t AbsAvx2(const std::complex<float>* x, float* y, int64_t n);
+// ComplexDivide, out of line (for complex_simd_avx2.cc).
+std::complex<float> DivideOne(std::complex<float> a, std::complex<float> b);
+// Whether the CPU has AVX2 (the Avx2 forms may run).
+bool HaveAvx2();
 }  // namespace complex_simd
-
-// Each returns how many leading elements it wrote (a multiple of 4).
-inline int64_t ComplexMultiplyBlocks(const std::complex<float>* a, const std::complex<float>* b,
-                                     std::complex<float>* y, int64_t n) {
-  using namespace complex_simd;  // NOLINT
-  int64_t i = 0;
-  for (; i + 4 <= n; i += 4) {
-    const Parts x = Load4(a + i), z = Load4(b + i);
-    Store4(y + i, _mm_sub_ps(_mm_mul_ps(x.re, z.re), _mm_mul_ps(x.im, z.im)),
-           _mm_add_ps(_mm_mul_ps(x.re, z.im), _mm_mul_ps(x.im, z.re)));
-  }
-  return i;
-}
-
-inline int64_t ComplexAbsBlocks(const std::complex<float>* x, float* y, int64_t n) {
-  using namespace complex_simd;  // NOLINT
-  int64_t i = 0;
-  for (; i + 4 <= n; i += 4) {
-    const Parts v = Load4(x + i);
-    const __m128 re = Fabs(v.re), im = Fabs(v.im);
-    const __m128 re_big = _mm_cmpgt_ps(re, im);
-    const __m128 big = Select(re_big, re, im), small = Select(re_big, im, re);
-    const __m128 q = _mm_div_ps(small, big);
-    const __m128 r = _mm_mul_ps(big, _mm_sqrt_ps(_mm_add_ps(_mm_set1_ps(1.0f), _mm_mul_ps(q, q))));
-    _mm_storeu_ps(y + i, Select(_mm_cmpunord_ps(r, r), _mm_add_ps(re, im), r));
-  }
-  return i;
-}
-
-inline int64_t ComplexDivideBlocks(const std::complex<float>* a, const std::complex<float>* b,
-                                   std::complex<float>* y, int64_t n) {
-  using namespace complex_simd;  // NOLINT
-  int64_t i = 0;
-  for (; i + 4 <= n; i += 4) {
-    const Parts x = Load4(a + i), z = Load4(b + i);
-    const __m128 by_im = _mm_cmplt_ps(Fabs(z.re), Fabs(z.im));
-    const __m128 p = Select(by_im, z.im, z.re), s = Select(by_im, z.re, z.im);
-    const __m128 u = Select(by_im, x.im, x.re), v = Select(by_im, x.re, x.im);
-    const __m128 t = _mm_div_ps(s, p);
-    const __m128 d = _mm_add_ps(p, _mm_mul_ps(s, t));
-    const __m128 cr = _mm_div_ps(_mm_add_ps(u, _mm_mul_ps(v, t)), d);
-    const __m128 ut = _mm_mul_ps(u, t);
-    const __m128 ci = _mm_div_ps(Select(by_im, _mm_sub_ps(ut, v), _mm_sub_ps(v, ut)), d);
-    const int both_nan =
-        _mm_movemask_ps(_mm_and_ps(_mm_cmpunord_ps(cr, cr), _mm_cmpunord_ps(ci, ci)));
-    if (both_nan == 0) [[likely]] {
-      Store4(y + i, cr, ci);
-    } else {  // a limit (the scalar form: the same quotient, then the limits)
-      std::complex<float> q[4];
-      for (int k = 0; k < 4; ++k) q[k] = ComplexDivide(a[i + k], b[i + k]);
-      for (int k = 0; k < 4; ++k) y[i + k] = q[k];
-    }
-  }
-  return i;
-}
-#endif
 
 }  // namespace kiln::kernels::ew

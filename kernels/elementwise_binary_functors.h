@@ -44,12 +44,10 @@ struct SubtractOp {
 struct MultiplyOp {
   template <typename T>
   static constexpr bool kSupports = kIsFloat<T> || kIsInt<T> || kIsPred<T> || kIsComplex<T>;
-#if defined(__SSE2__)
   static int64_t Blocks(const std::complex<float>* a, const std::complex<float>* b,
                         std::complex<float>* y, int64_t n) {
     return ComplexMultiplyBlocks(a, b, y, n);
   }
-#endif
   template <typename C>
   C operator()(C a, C b) const {
     if constexpr (std::is_same_v<C, bool>)
@@ -66,12 +64,10 @@ struct MultiplyOp {
 struct DivideOp {
   template <typename T>
   static constexpr bool kSupports = kIsFloat<T> || kIsInt<T> || kIsComplex<T>;
-#if defined(__SSE2__)
   static int64_t Blocks(const std::complex<float>* a, const std::complex<float>* b,
                         std::complex<float>* y, int64_t n) {
     return ComplexDivideBlocks(a, b, y, n);
   }
-#endif
   template <typename C>
   C operator()(C a, C b) const {
     if constexpr (std::is_integral_v<C>)

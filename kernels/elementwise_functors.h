@@ -71,11 +71,9 @@ struct RealPart<std::complex<P>> {
 struct AbsOp {
   template <typename T>
   static constexpr bool kSupports = kIsFloat<T> || kIsInt<T> || kIsComplex<T>;
-#if defined(__SSE2__)
   static int64_t Blocks(const std::complex<float>* x, float* y, int64_t n) {
     return ComplexAbsBlocks(x, y, n);
   }
-#endif
   template <typename T>
   using Result = typename RealPart<T>::type;
   template <typename C>
