@@ -75,8 +75,7 @@ int64_t DivideAvx2(const C64* a, const C64* b, C64* y, int64_t n) {
     const __m256 d = _mm256_add_ps(p, _mm256_mul_ps(s, t));
     const __m256 cr = _mm256_div_ps(_mm256_add_ps(u, _mm256_mul_ps(v, t)), d);
     const __m256 ut = _mm256_mul_ps(u, t);
-    const __m256 ci =
-        _mm256_div_ps(Select(by_im, _mm256_sub_ps(ut, v), _mm256_sub_ps(v, ut)), d);
+    const __m256 ci = _mm256_div_ps(Select(by_im, _mm256_sub_ps(ut, v), _mm256_sub_ps(v, ut)), d);
     const int both_nan = _mm256_movemask_ps(
         _mm256_and_ps(_mm256_cmp_ps(cr, cr, _CMP_UNORD_Q), _mm256_cmp_ps(ci, ci, _CMP_UNORD_Q)));
     if (both_nan == 0) [[likely]] {

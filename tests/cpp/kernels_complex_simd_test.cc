@@ -126,8 +126,8 @@ TEST(ComplexArith, AbsWithinTwoUlpOfHypotWithoutOverflow) {
   for (int i = 0; i < 200000; ++i) {
     const float re = std::ldexp(mant(rng), exp(rng));
     const float im = i % 2 ? std::ldexp(mant(rng), exp(rng)) : re * mant(rng);
-    const auto exact = static_cast<float>(std::hypot(static_cast<long double>(re),
-                                                     static_cast<long double>(im)));
+    const auto exact =
+        static_cast<float>(std::hypot(static_cast<long double>(re), static_cast<long double>(im)));
     ASSERT_LE(Ulps(ComplexAbs(C(re, im)), exact), 2) << re << " " << im;
   }
   EXPECT_LE(Ulps(ComplexAbs(C(3e38f, 1e38f)), static_cast<float>(std::hypot(3e38, 1e38))), 2);
@@ -167,8 +167,8 @@ TEST(ComplexArith, DivideWithinFourUlpOfTheQuotient) {
   for (int i = 0; i < 200000; ++i) {
     const C a(std::ldexp(mant(rng), exp(rng)), std::ldexp(mant(rng), exp(rng)));
     const C b(std::ldexp(mant(rng), exp(rng)), std::ldexp(mant(rng), exp(rng)));
-    const std::complex<long double> q =
-        std::complex<long double>(a.real(), a.imag()) / std::complex<long double>(b.real(), b.imag());
+    const std::complex<long double> q = std::complex<long double>(a.real(), a.imag()) /
+                                        std::complex<long double>(b.real(), b.imag());
     const C got = ComplexDivide(a, b);
     // Per part, the error relative to the quotient's magnitude (a part much smaller than the
     // other carries the larger one's rounding).
