@@ -1,4 +1,5 @@
-// SSE2 forms of complex_simd.h's block functions and the choice between them and the AVX2 ones.
+// SSE2 forms (unfused: complex_arith.h with kFma false) of complex_simd.h's block functions and the
+// choice between them and the AVX2 ones.
 #include "kernels/complex_simd.h"
 
 #include <emmintrin.h>
@@ -40,7 +41,7 @@ Path Choose() {
   const char* env = std::getenv("KILN_COMPLEX_SIMD");
   if (env != nullptr && std::strcmp(env, "off") == 0) return Path::kScalar;
   if (env != nullptr && std::strcmp(env, "sse2") == 0) return Path::kSse2;
-  return HaveAvx2() ? Path::kAvx2 : Path::kSse2;
+  return HaveAvx2Fma() ? Path::kAvx2 : Path::kSse2;
 }
 
 Path ThePath() {
@@ -50,13 +51,13 @@ Path ThePath() {
 
 }  // namespace
 
-std::complex<float> DivideOne(std::complex<float> a, std::complex<float> b) {
-  return ComplexDivide(a, b);
+std::complex<float> DivideOneFma(std::complex<float> a, std::complex<float> b) {
+  return ComplexDivide<true>(a, b);
 }
 
-bool HaveAvx2() {
+bool HaveAvx2Fma() {
   __builtin_cpu_init();
-  return __builtin_cpu_supports("avx2");
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
 }
 
 int64_t MultiplySse2(const C64* a, const C64* b, C64* y, int64_t n) {
@@ -102,7 +103,7 @@ int64_t DivideSse2(const C64* a, const C64* b, C64* y, int64_t n) {
       Store4(y + i, cr, ci);
     } else {  // a limit: the scalar form (the same quotient, then the limits)
       C64 q[4];
-      for (int k = 0; k < 4; ++k) q[k] = ComplexDivide(a[i + k], b[i + k]);
+      for (int k = 0; k < 4; ++k) q[k] = ComplexDivide<false>(a[i + k], b[i + k]);
       for (int k = 0; k < 4; ++k) y[i + k] = q[k];
     }
   }
@@ -110,6 +111,19 @@ int64_t DivideSse2(const C64* a, const C64* b, C64* y, int64_t n) {
 }
 
 }  // namespace complex_simd
+
+bool DetectComplexFma() {
+  using namespace complex_simd;  // NOLINT
+  switch (ThePath()) {
+    case Path::kAvx2:
+      return true;
+    case Path::kSse2:
+      return false;
+    case Path::kScalar:
+      break;
+  }
+  return HaveAvx2Fma();
+}
 
 int64_t ComplexMultiplyBlocks(const std::complex<float>* a, const std::complex<float>* b,
                               std::complex<float>* y, int64_t n) {

@@ -5,17 +5,25 @@
 // libgcc's __divsc3.
 //
 // The parts are split into lanes (real parts in one register, imaginary parts in another),
-// computed with the scalar functions' operations in the same order and never fused into FMAs (the
-// AVX2 file is built without -mfma, and with -ffp-contract=off), and interleaved again: the same
-// bits as the scalar functions, on every path. AVX2 CPUs take 8 elements a step
-// (complex_simd_avx2.cc), others 4 with SSE2 (baseline x86-64). KILN_COMPLEX_SIMD=sse2 keeps the
-// SSE2 path (for tests), =off the scalar loops.
+// computed with the scalar functions' operations in the same order, and interleaved again: the
+// same bits as the scalar functions, on every path. CPUs with AVX2 and FMA take 8 elements a step
+// with the FMA forms (complex_simd_avx2.cc, built with -ffp-contract=off: only the FMAs written
+// are FMAs), others 4 with SSE2 (baseline x86-64) and the unfused forms. ComplexFma() tells the
+// scalar functions which forms to use. KILN_COMPLEX_SIMD=sse2 takes the SSE2 path and unfused
+// forms everywhere (for tests), =off the scalar loops alone (FMA forms where the CPU has them).
 #pragma once
 
 #include <complex>
 #include <cstdint>
 
 namespace kiln::kernels::ew {
+
+// Whether complex multiply, divide and abs use the FMA forms (complex_arith.h).
+bool DetectComplexFma();
+inline bool ComplexFma() {
+  static const bool fma = DetectComplexFma();
+  return fma;
+}
 
 // Each computes y[i] for i in [0, r) and returns r, a multiple of its block size (r <= n); the
 // caller computes the rest with the scalar function. y may be a or b (same element offsets).
@@ -37,10 +45,10 @@ int64_t MultiplyAvx2(const std::complex<float>* a, const std::complex<float>* b,
 int64_t DivideAvx2(const std::complex<float>* a, const std::complex<float>* b,
                    std::complex<float>* y, int64_t n);
 int64_t AbsAvx2(const std::complex<float>* x, float* y, int64_t n);
-// ComplexDivide, out of line (for complex_simd_avx2.cc).
-std::complex<float> DivideOne(std::complex<float> a, std::complex<float> b);
-// Whether the CPU has AVX2 (the Avx2 forms may run).
-bool HaveAvx2();
+// ComplexDivide<true>, out of line (for complex_simd_avx2.cc).
+std::complex<float> DivideOneFma(std::complex<float> a, std::complex<float> b);
+// Whether the CPU has AVX2 and FMA (the Avx2 forms may run).
+bool HaveAvx2Fma();
 }  // namespace complex_simd
 
 }  // namespace kiln::kernels::ew

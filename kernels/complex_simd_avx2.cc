@@ -1,8 +1,8 @@
-// AVX2 forms of complex_simd.h's block functions: 8 complex64 elements a step. Built with -mavx2
-// and -ffp-contract=off (CMakeLists.txt), no -mfma: every multiply and add rounds on its own, as
-// in the scalar functions. Run only where complex_simd::HaveAvx2(). It includes no inline function
-// of complex_arith.h: built for AVX2, such a copy could be the one the linker keeps for every
-// caller (the limits go through DivideOne, compiled for baseline x86-64).
+// AVX2 forms of complex_simd.h's block functions: 8 complex64 elements a step, the FMA forms
+// (complex_arith.h with kFma true). Built with -mavx2 -mfma -ffp-contract=off (CMakeLists.txt):
+// the FMAs written here are the only ones. Run only where complex_simd::HaveAvx2Fma(). It includes
+// no inline function of complex_arith.h: built for AVX2, such a copy could be the one the linker
+// keeps for every caller (the limits go through DivideOne, compiled for baseline x86-64).
 #include <immintrin.h>
 
 #include "kernels/complex_simd.h"
@@ -41,8 +41,8 @@ int64_t MultiplyAvx2(const C64* a, const C64* b, C64* y, int64_t n) {
   int64_t i = 0;
   for (; i + 8 <= n; i += 8) {
     const Parts x = Load8(a + i), z = Load8(b + i);
-    Store8(y + i, _mm256_sub_ps(_mm256_mul_ps(x.re, z.re), _mm256_mul_ps(x.im, z.im)),
-           _mm256_add_ps(_mm256_mul_ps(x.re, z.im), _mm256_mul_ps(x.im, z.re)));
+    Store8(y + i, _mm256_fmsub_ps(x.re, z.re, _mm256_mul_ps(x.im, z.im)),
+           _mm256_fmadd_ps(x.im, z.re, _mm256_mul_ps(x.re, z.im)));
   }
   return i;
 }
@@ -55,8 +55,8 @@ int64_t AbsAvx2(const C64* x, float* y, int64_t n) {
     const __m256 re_big = _mm256_cmp_ps(re, im, _CMP_GT_OQ);
     const __m256 big = Select(re_big, re, im), small = Select(re_big, im, re);
     const __m256 q = _mm256_div_ps(small, big);
-    const __m256 r = _mm256_mul_ps(
-        big, _mm256_sqrt_ps(_mm256_add_ps(_mm256_set1_ps(1.0f), _mm256_mul_ps(q, q))));
+    const __m256 r =
+        _mm256_mul_ps(big, _mm256_sqrt_ps(_mm256_fmadd_ps(q, q, _mm256_set1_ps(1.0f))));
     const __m256 abs = Select(_mm256_cmp_ps(r, r, _CMP_UNORD_Q), _mm256_add_ps(re, im), r);
     _mm256_storeu_ps(y + i, InOrder(abs));
   }
@@ -72,17 +72,17 @@ int64_t DivideAvx2(const C64* a, const C64* b, C64* y, int64_t n) {
     const __m256 p = Select(by_im, z.im, z.re), s = Select(by_im, z.re, z.im);
     const __m256 u = Select(by_im, x.im, x.re), v = Select(by_im, x.re, x.im);
     const __m256 t = _mm256_div_ps(s, p);
-    const __m256 d = _mm256_add_ps(p, _mm256_mul_ps(s, t));
-    const __m256 cr = _mm256_div_ps(_mm256_add_ps(u, _mm256_mul_ps(v, t)), d);
-    const __m256 ut = _mm256_mul_ps(u, t);
-    const __m256 ci = _mm256_div_ps(Select(by_im, _mm256_sub_ps(ut, v), _mm256_sub_ps(v, ut)), d);
+    const __m256 d = _mm256_fmadd_ps(s, t, p);
+    const __m256 cr = _mm256_div_ps(_mm256_fmadd_ps(v, t, u), d);
+    const __m256 ci =
+        _mm256_div_ps(Select(by_im, _mm256_fmsub_ps(u, t, v), _mm256_fnmadd_ps(u, t, v)), d);
     const int both_nan = _mm256_movemask_ps(
         _mm256_and_ps(_mm256_cmp_ps(cr, cr, _CMP_UNORD_Q), _mm256_cmp_ps(ci, ci, _CMP_UNORD_Q)));
     if (both_nan == 0) [[likely]] {
       Store8(y + i, cr, ci);
     } else {  // a limit: the scalar form (the same quotient, then the limits)
       C64 q[8];
-      for (int k = 0; k < 8; ++k) q[k] = DivideOne(a[i + k], b[i + k]);
+      for (int k = 0; k < 8; ++k) q[k] = DivideOneFma(a[i + k], b[i + k]);
       for (int k = 0; k < 8; ++k) y[i + k] = q[k];
     }
   }

@@ -55,7 +55,8 @@ struct MultiplyOp {
     else if constexpr (std::is_integral_v<C>)
       return WrapMul(a, b);
     else if constexpr (kIsComplex<C>)
-      return ComplexMultiply(a, b);  // no Annex G recovery, as XLA:CPU (complex_arith.h)
+      // No Annex G recovery, FMAs where the CPU has them: as XLA:CPU (complex_arith.h).
+      return ComplexFma() ? ComplexMultiply<true>(a, b) : ComplexMultiply<false>(a, b);
     else
       return a * b;
   }
@@ -73,7 +74,8 @@ struct DivideOp {
     if constexpr (std::is_integral_v<C>)
       return IntDiv(a, b);
     else if constexpr (kIsComplex<C>)
-      return ComplexDivide(a, b);  // Smith's, as XLA:CPU (complex_arith.h)
+      // Smith's, FMAs where the CPU has them: as XLA:CPU (complex_arith.h).
+      return ComplexFma() ? ComplexDivide<true>(a, b) : ComplexDivide<false>(a, b);
     else
       return a / b;
   }

@@ -81,7 +81,7 @@ struct AbsOp {
     if constexpr (std::is_floating_point_v<C>)
       return std::fabs(x);
     else if constexpr (kIsComplex<C>)
-      return ComplexAbs(x);  // XLA:CPU's formula, vectorisable (complex_arith.h)
+      return ComplexFma() ? ComplexAbs<true>(x) : ComplexAbs<false>(x);  // XLA:CPU's formula
     else if constexpr (std::is_signed_v<C>)
       return x < 0 ? WrapNeg(x) : x;  // abs(INT_MIN) = INT_MIN
     else

@@ -77,6 +77,7 @@ void ExpectBinaryBlocksMatch(BinaryBlocks blocks, C (*scalar)(C, C), int block, 
   }
 }
 
+template <bool kFma>
 void ExpectAbsBlocksMatch(AbsBlocks blocks, int block, const char* name) {
   std::mt19937 rng(6);
   for (int n = 0; n <= 40; ++n) {
@@ -86,28 +87,34 @@ void ExpectAbsBlocksMatch(AbsBlocks blocks, int block, const char* name) {
       const int64_t done = blocks(x.data(), y.data(), n);
       ASSERT_EQ(done, n / block * block) << name;
       for (int64_t i = 0; i < done; ++i) {
-        ASSERT_TRUE(Same(y[static_cast<size_t>(i)], ComplexAbs(x[static_cast<size_t>(i)])))
+        ASSERT_TRUE(Same(y[static_cast<size_t>(i)], ComplexAbs<kFma>(x[static_cast<size_t>(i)])))
             << name << " x=" << x[static_cast<size_t>(i)];
       }
     }
   }
 }
 
-C Mul(C a, C b) { return ComplexMultiply(a, b); }
-C Div(C a, C b) { return ComplexDivide(a, b); }
+C Mul(C a, C b) { return ComplexMultiply<false>(a, b); }
+C Div(C a, C b) { return ComplexDivide<false>(a, b); }
+C MulFma(C a, C b) { return ComplexMultiply<true>(a, b); }
+C DivFma(C a, C b) { return ComplexDivide<true>(a, b); }
 
 TEST(ComplexSimd, Sse2BlocksGiveTheScalarBits) {
   ExpectBinaryBlocksMatch(simd::MultiplySse2, Mul, 4, "multiply sse2");
   ExpectBinaryBlocksMatch(simd::DivideSse2, Div, 4, "divide sse2");
-  ExpectAbsBlocksMatch(simd::AbsSse2, 4, "abs sse2");
+  ExpectAbsBlocksMatch<false>(simd::AbsSse2, 4, "abs sse2");
 }
 
 TEST(ComplexSimd, Avx2BlocksGiveTheScalarBits) {
-  if (!simd::HaveAvx2()) GTEST_SKIP() << "no AVX2 on this CPU";
-  ExpectBinaryBlocksMatch(simd::MultiplyAvx2, Mul, 8, "multiply avx2");
-  ExpectBinaryBlocksMatch(simd::DivideAvx2, Div, 8, "divide avx2");
-  ExpectAbsBlocksMatch(simd::AbsAvx2, 8, "abs avx2");
+  if (!simd::HaveAvx2Fma()) GTEST_SKIP() << "no AVX2 and FMA on this CPU";
+  ExpectBinaryBlocksMatch(simd::MultiplyAvx2, MulFma, 8, "multiply avx2");
+  ExpectBinaryBlocksMatch(simd::DivideAvx2, DivFma, 8, "divide avx2");
+  ExpectAbsBlocksMatch<true>(simd::AbsAvx2, 8, "abs avx2");
 }
+
+float AbsOf(bool fma, C x) { return fma ? ComplexAbs<true>(x) : ComplexAbs<false>(x); }
+C MulOf(bool fma, C a, C b) { return fma ? MulFma(a, b) : Mul(a, b); }
+C DivOf(bool fma, C a, C b) { return fma ? DivFma(a, b) : Div(a, b); }
 
 // Distance in ulps between two finite floats of the same sign (or zero).
 int64_t Ulps(float a, float b) {
@@ -120,88 +127,105 @@ int64_t Ulps(float a, float b) {
 }
 
 TEST(ComplexArith, AbsWithinTwoUlpOfHypotWithoutOverflow) {
-  std::mt19937 rng(7);
-  std::uniform_real_distribution<float> mant(-1, 1);
-  std::uniform_int_distribution<int> exp(-140, 127);
-  for (int i = 0; i < 200000; ++i) {
-    const float re = std::ldexp(mant(rng), exp(rng));
-    const float im = i % 2 ? std::ldexp(mant(rng), exp(rng)) : re * mant(rng);
-    const auto exact =
-        static_cast<float>(std::hypot(static_cast<long double>(re), static_cast<long double>(im)));
-    ASSERT_LE(Ulps(ComplexAbs(C(re, im)), exact), 2) << re << " " << im;
+  for (const bool fma : {false, true}) {
+    SCOPED_TRACE(fma ? "fma" : "unfused");
+    std::mt19937 rng(7);
+    std::uniform_real_distribution<float> mant(-1, 1);
+    std::uniform_int_distribution<int> exp(-140, 127);
+    for (int i = 0; i < 200000; ++i) {
+      const float re = std::ldexp(mant(rng), exp(rng));
+      const float im = i % 2 ? std::ldexp(mant(rng), exp(rng)) : re * mant(rng);
+      const auto exact = static_cast<float>(
+          std::hypot(static_cast<long double>(re), static_cast<long double>(im)));
+      ASSERT_LE(Ulps(AbsOf(fma, C(re, im)), exact), 2) << re << " " << im;
+    }
+    EXPECT_LE(Ulps(AbsOf(fma, C(3e38f, 1e38f)), static_cast<float>(std::hypot(3e38, 1e38))), 2);
+    EXPECT_LE(Ulps(AbsOf(fma, C(3e-39f, 4e-39f)), 5e-39f), 2);
   }
-  EXPECT_LE(Ulps(ComplexAbs(C(3e38f, 1e38f)), static_cast<float>(std::hypot(3e38, 1e38))), 2);
-  EXPECT_LE(Ulps(ComplexAbs(C(3e-39f, 4e-39f)), 5e-39f), 2);
 }
 
 TEST(ComplexArith, AbsSpecialValues) {
-  EXPECT_EQ(ComplexAbs(C(0.0f, -0.0f)), 0.0f);
-  EXPECT_FALSE(std::signbit(ComplexAbs(C(-0.0f, -0.0f))));
-  EXPECT_EQ(ComplexAbs(C(kInf, kInf)), kInf);
-  EXPECT_EQ(ComplexAbs(C(-kInf, 2.0f)), kInf);
-  EXPECT_EQ(ComplexAbs(C(5.0f, -kInf)), kInf);
-  // A NaN part gives NaN, even beside an infinite one (XLA:CPU; C's hypot gives inf).
-  EXPECT_TRUE(std::isnan(ComplexAbs(C(kInf, kNan))));
-  EXPECT_TRUE(std::isnan(ComplexAbs(C(kNan, 1.0f))));
-  EXPECT_TRUE(std::isnan(ComplexAbs(C(1.0f, kNan))));
+  for (const bool fma : {false, true}) {
+    SCOPED_TRACE(fma ? "fma" : "unfused");
+    EXPECT_EQ(AbsOf(fma, C(0.0f, -0.0f)), 0.0f);
+    EXPECT_FALSE(std::signbit(AbsOf(fma, C(-0.0f, -0.0f))));
+    EXPECT_EQ(AbsOf(fma, C(kInf, kInf)), kInf);
+    EXPECT_EQ(AbsOf(fma, C(-kInf, 2.0f)), kInf);
+    EXPECT_EQ(AbsOf(fma, C(5.0f, -kInf)), kInf);
+    // A NaN part gives NaN, even beside an infinite one (XLA:CPU; C's hypot gives inf).
+    EXPECT_TRUE(std::isnan(AbsOf(fma, C(kInf, kNan))));
+    EXPECT_TRUE(std::isnan(AbsOf(fma, C(kNan, 1.0f))));
+    EXPECT_TRUE(std::isnan(AbsOf(fma, C(1.0f, kNan))));
+  }
 }
 
-TEST(ComplexArith, MultiplyIsTheTextbookFormula) {
-  std::mt19937 rng(8);
-  for (int i = 0; i < 10000; ++i) {
-    const C a(Part(rng), Part(rng)), b(Part(rng), Part(rng));
-    const C want(a.real() * b.real() - a.imag() * b.imag(),
-                 a.real() * b.imag() + a.imag() * b.real());
-    ASSERT_TRUE(Same(ComplexMultiply(a, b), want));
+TEST(ComplexArith, MultiplyIsTheStatedFormula) {
+  for (const bool fma : {false, true}) {
+    SCOPED_TRACE(fma ? "fma" : "unfused");
+    std::mt19937 rng(8);
+    for (int i = 0; i < 10000; ++i) {
+      const C a(Part(rng), Part(rng)), b(Part(rng), Part(rng));
+      const C want = fma ? C(std::fma(a.real(), b.real(), -(a.imag() * b.imag())),
+                             std::fma(a.imag(), b.real(), a.real() * b.imag()))
+                         : C(a.real() * b.real() - a.imag() * b.imag(),
+                             a.real() * b.imag() + a.imag() * b.real());
+      ASSERT_TRUE(Same(MulOf(fma, a, b), want));
+    }
+    // No Annex G recovery: inf * 0 stays NaN in the imaginary part.
+    const C r = MulOf(fma, C(kInf, 0.0f), C(1.0f, 0.0f));
+    EXPECT_EQ(r.real(), kInf);
+    EXPECT_TRUE(std::isnan(r.imag()));
   }
-  // No Annex G recovery: inf * 0 stays NaN in the imaginary part.
-  const C r = ComplexMultiply(C(kInf, 0.0f), C(1.0f, 0.0f));
-  EXPECT_EQ(r.real(), kInf);
-  EXPECT_TRUE(std::isnan(r.imag()));
 }
 
 TEST(ComplexArith, DivideWithinFourUlpOfTheQuotient) {
-  std::mt19937 rng(9);
-  std::uniform_real_distribution<float> mant(-1, 1);
-  std::uniform_int_distribution<int> exp(-60, 60);
-  for (int i = 0; i < 200000; ++i) {
-    const C a(std::ldexp(mant(rng), exp(rng)), std::ldexp(mant(rng), exp(rng)));
-    const C b(std::ldexp(mant(rng), exp(rng)), std::ldexp(mant(rng), exp(rng)));
-    const std::complex<long double> q = std::complex<long double>(a.real(), a.imag()) /
-                                        std::complex<long double>(b.real(), b.imag());
-    const C got = ComplexDivide(a, b);
-    // Per part, the error relative to the quotient's magnitude (a part much smaller than the
-    // other carries the larger one's rounding).
-    const long double mag = std::abs(q);
-    const long double ulp = std::ldexp(1.0L, std::ilogb(static_cast<float>(mag)) - 23);
-    ASSERT_LE(std::fabs(got.real() - q.real()), 4 * ulp) << a << " / " << b;
-    ASSERT_LE(std::fabs(got.imag() - q.imag()), 4 * ulp) << a << " / " << b;
+  for (const bool fma : {false, true}) {
+    SCOPED_TRACE(fma ? "fma" : "unfused");
+    std::mt19937 rng(9);
+    std::uniform_real_distribution<float> mant(-1, 1);
+    std::uniform_int_distribution<int> exp(-60, 60);
+    for (int i = 0; i < 200000; ++i) {
+      const C a(std::ldexp(mant(rng), exp(rng)), std::ldexp(mant(rng), exp(rng)));
+      const C b(std::ldexp(mant(rng), exp(rng)), std::ldexp(mant(rng), exp(rng)));
+      const std::complex<long double> q = std::complex<long double>(a.real(), a.imag()) /
+                                          std::complex<long double>(b.real(), b.imag());
+      const C got = DivOf(fma, a, b);
+      // Per part, the error relative to the quotient's magnitude (a part much smaller than the
+      // other carries the larger one's rounding).
+      const long double mag = std::abs(q);
+      const long double ulp = std::ldexp(1.0L, std::ilogb(static_cast<float>(mag)) - 23);
+      ASSERT_LE(std::fabs(got.real() - q.real()), 4 * ulp) << a << " / " << b;
+      ASSERT_LE(std::fabs(got.imag() - q.imag()), 4 * ulp) << a << " / " << b;
+    }
+    // Smith's scaling: no overflow of |b|^2 for large divisors.
+    const C big = DivOf(fma, C(1e30f, 1e30f), C(2e30f, 2e30f));
+    EXPECT_NEAR(big.real(), 0.5f, 1e-7f);
+    EXPECT_NEAR(big.imag(), 0.0f, 1e-7f);
   }
-  // Smith's scaling: no overflow of |b|^2 for large divisors.
-  const C big = ComplexDivide(C(1e30f, 1e30f), C(2e30f, 2e30f));
-  EXPECT_NEAR(big.real(), 0.5f, 1e-7f);
-  EXPECT_NEAR(big.imag(), 0.0f, 1e-7f);
 }
 
 TEST(ComplexArith, DivideLimits) {
-  // Zero divisor: infinities with the signs of br and the dividend's parts.
-  const C z = ComplexDivide(C(1.0f, -2.0f), C(0.0f, 0.0f));
-  EXPECT_EQ(z.real(), kInf);
-  EXPECT_EQ(z.imag(), -kInf);
-  const C zn = ComplexDivide(C(1.0f, 2.0f), C(-0.0f, 0.0f));
-  EXPECT_EQ(zn.real(), -kInf);
-  EXPECT_EQ(zn.imag(), -kInf);
-  // Infinite dividend over a finite divisor.
-  const C i = ComplexDivide(C(kInf, kInf), C(1.0f, 1.0f));
-  EXPECT_EQ(i.real(), kInf);
-  EXPECT_TRUE(i.imag() == 0.0f || std::isnan(i.imag()));
-  // Finite dividend over an infinite divisor: zeros.
-  const C f = ComplexDivide(C(1.0f, 1.0f), C(kInf, kInf));
-  EXPECT_EQ(f.real(), 0.0f);
-  EXPECT_EQ(f.imag(), 0.0f);
-  // NaN anywhere else stays NaN.
-  const C n = ComplexDivide(C(kNan, 1.0f), C(1.0f, 1.0f));
-  EXPECT_TRUE(std::isnan(n.real()) || std::isnan(n.imag()));
+  for (const bool fma : {false, true}) {
+    SCOPED_TRACE(fma ? "fma" : "unfused");
+    // Zero divisor: infinities with the signs of br and the dividend's parts.
+    const C z = DivOf(fma, C(1.0f, -2.0f), C(0.0f, 0.0f));
+    EXPECT_EQ(z.real(), kInf);
+    EXPECT_EQ(z.imag(), -kInf);
+    const C zn = DivOf(fma, C(1.0f, 2.0f), C(-0.0f, 0.0f));
+    EXPECT_EQ(zn.real(), -kInf);
+    EXPECT_EQ(zn.imag(), -kInf);
+    // Infinite dividend over a finite divisor.
+    const C i = DivOf(fma, C(kInf, kInf), C(1.0f, 1.0f));
+    EXPECT_EQ(i.real(), kInf);
+    EXPECT_TRUE(i.imag() == 0.0f || std::isnan(i.imag()));
+    // Finite dividend over an infinite divisor: zeros.
+    const C f = DivOf(fma, C(1.0f, 1.0f), C(kInf, kInf));
+    EXPECT_EQ(f.real(), 0.0f);
+    EXPECT_EQ(f.imag(), 0.0f);
+    // NaN anywhere else stays NaN.
+    const C n = DivOf(fma, C(kNan, 1.0f), C(1.0f, 1.0f));
+    EXPECT_TRUE(std::isnan(n.real()) || std::isnan(n.imag()));
+  }
 }
 
 }  // namespace
