@@ -56,8 +56,11 @@ std::complex<float> DivideOneFma(std::complex<float> a, std::complex<float> b) {
 }
 
 bool HaveAvx2Fma() {
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  static const bool have = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  }();
+  return have;
 }
 
 int64_t MultiplySse2(const C64* a, const C64* b, C64* y, int64_t n) {
@@ -123,6 +126,11 @@ bool DetectComplexFma() {
       break;
   }
   return HaveAvx2Fma();
+}
+
+std::complex<float> ComplexDot(const std::complex<float>* a, const std::complex<float>* b,
+                               int64_t k) {
+  return complex_simd::DotAvx2(a, b, k);
 }
 
 int64_t ComplexMultiplyBlocks(const std::complex<float>* a, const std::complex<float>* b,

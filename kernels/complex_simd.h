@@ -33,6 +33,13 @@ int64_t ComplexDivideBlocks(const std::complex<float>* a, const std::complex<flo
                             std::complex<float>* y, int64_t n);
 int64_t ComplexAbsBlocks(const std::complex<float>* x, float* y, int64_t n);
 
+// sum over j < k of a[j] * b[j] (a vector-vector dot_general, jnp.vdot after its conj), both
+// contiguous: the four products' sums in 8 lanes each (AVX2, FMAs), then real = sum(ar*br) -
+// sum(ai*bi), imag = sum(ar*bi) + sum(ai*br), as BLAS's cdotu forms them. Only where
+// complex_simd::HaveAvx2Fma(); elsewhere callers use BLAS.
+std::complex<float> ComplexDot(const std::complex<float>* a, const std::complex<float>* b,
+                               int64_t k);
+
 // The ISA-specific forms (complex_simd.cc, complex_simd_avx2.cc), for tests.
 namespace complex_simd {
 int64_t MultiplySse2(const std::complex<float>* a, const std::complex<float>* b,
@@ -45,6 +52,7 @@ int64_t MultiplyAvx2(const std::complex<float>* a, const std::complex<float>* b,
 int64_t DivideAvx2(const std::complex<float>* a, const std::complex<float>* b,
                    std::complex<float>* y, int64_t n);
 int64_t AbsAvx2(const std::complex<float>* x, float* y, int64_t n);
+std::complex<float> DotAvx2(const std::complex<float>* a, const std::complex<float>* b, int64_t k);
 // ComplexDivide<true>, out of line (for complex_simd_avx2.cc).
 std::complex<float> DivideOneFma(std::complex<float> a, std::complex<float> b);
 // Whether the CPU has AVX2 and FMA (the Avx2 forms may run).

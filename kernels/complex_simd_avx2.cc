@@ -34,6 +34,11 @@ __m256 InOrder(__m256 lanes) {
 }
 __m256 Select(__m256 m, __m256 t, __m256 f) { return _mm256_blendv_ps(f, t, m); }
 __m256 Fabs(__m256 x) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), x); }
+float Sum8(__m256 v) {
+  const __m128 h = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  const __m128 q = _mm_add_ps(h, _mm_movehl_ps(h, h));
+  return _mm_cvtss_f32(_mm_add_ss(q, _mm_shuffle_ps(q, q, 1)));
+}
 
 }  // namespace
 
@@ -87,6 +92,33 @@ int64_t DivideAvx2(const C64* a, const C64* b, C64* y, int64_t n) {
     }
   }
   return i;
+}
+
+C64 DotAvx2(const C64* a, const C64* b, int64_t k) {
+  __m256 rr = _mm256_setzero_ps(), ii = rr, ri = rr, ir = rr;
+  int64_t j = 0;
+  for (; j + 8 <= k; j += 8) {
+    const Parts x = Load8(a + j), z = Load8(b + j);
+    rr = _mm256_fmadd_ps(x.re, z.re, rr);
+    ii = _mm256_fmadd_ps(x.im, z.im, ii);
+    ri = _mm256_fmadd_ps(x.re, z.im, ri);
+    ir = _mm256_fmadd_ps(x.im, z.re, ir);
+  }
+  float srr = Sum8(rr), sii = Sum8(ii), sri = Sum8(ri), sir = Sum8(ir);
+  for (; j < k; ++j) {
+    const float ar = reinterpret_cast<const float*>(a + j)[0];
+    const float ai = reinterpret_cast<const float*>(a + j)[1];
+    const float br = reinterpret_cast<const float*>(b + j)[0];
+    const float bi = reinterpret_cast<const float*>(b + j)[1];
+    srr += ar * br;
+    sii += ai * bi;
+    sri += ar * bi;
+    sir += ai * br;
+  }
+  C64 r;
+  reinterpret_cast<float*>(&r)[0] = srr - sii;
+  reinterpret_cast<float*>(&r)[1] = sri + sir;
+  return r;
 }
 
 }  // namespace kiln::kernels::ew::complex_simd

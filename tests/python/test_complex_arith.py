@@ -157,3 +157,15 @@ def test_rotation_scan():
     k, c = run_both(run, z0, np.complex64(np.exp(0.01j)))
     np.testing.assert_allclose(k[0], c[0], rtol=1e-3, atol=1e-3)
     np.testing.assert_allclose(k[1], c[1], rtol=1e-3, atol=1e-3)
+
+
+@pytest.mark.parametrize("n", (1, 7, 8, 1029))
+def test_vdot(n):
+    """A complex64 vector-vector dot_general (jnp.vdot): Kiln's AVX2 loop, 8 lanes of partial
+    sums, within a few ulp of the sum of magnitudes of XLA:CPU's."""
+    z, w = random_complex(n, 7, 2), random_complex(n, 8, 2)
+    k, c = run_both(jnp.vdot, z, w)
+    bound = 8 * n * np.finfo(np.float32).eps * np.sum(np.abs(z.astype(np.complex128) * w))
+    assert abs(complex(k) - complex(c)) <= bound
+    exact = np.vdot(z.astype(np.complex128), w.astype(np.complex128))
+    assert abs(complex(k) - exact) <= bound
