@@ -55,6 +55,10 @@ std::complex<float> DivideOneFma(std::complex<float> a, std::complex<float> b) {
   return ComplexDivide<true>(a, b);
 }
 
+std::complex<double> DivideOneFma(std::complex<double> a, std::complex<double> b) {
+  return ComplexDivide<true>(a, b);
+}
+
 bool HaveAvx2Fma() {
   static const bool have = [] {
     __builtin_cpu_init();
@@ -172,6 +176,23 @@ int64_t ComplexAbsBlocks(const std::complex<float>* x, float* y, int64_t n) {
       break;
   }
   return 0;
+}
+
+int64_t ComplexMultiplyBlocks(const std::complex<double>* a, const std::complex<double>* b,
+                              std::complex<double>* y, int64_t n) {
+  using namespace complex_simd;  // NOLINT
+  return ThePath() == Path::kAvx2 ? MultiplyAvx2(a, b, y, n) : 0;
+}
+
+int64_t ComplexDivideBlocks(const std::complex<double>* a, const std::complex<double>* b,
+                            std::complex<double>* y, int64_t n) {
+  using namespace complex_simd;  // NOLINT
+  return ThePath() == Path::kAvx2 ? DivideAvx2(a, b, y, n) : 0;
+}
+
+int64_t ComplexAbsBlocks(const std::complex<double>* x, double* y, int64_t n) {
+  using namespace complex_simd;  // NOLINT
+  return ThePath() == Path::kAvx2 ? AbsAvx2(x, y, n) : 0;
 }
 
 }  // namespace kiln::kernels::ew

@@ -32,6 +32,12 @@ int64_t ComplexMultiplyBlocks(const std::complex<float>* a, const std::complex<f
 int64_t ComplexDivideBlocks(const std::complex<float>* a, const std::complex<float>* b,
                             std::complex<float>* y, int64_t n);
 int64_t ComplexAbsBlocks(const std::complex<float>* x, float* y, int64_t n);
+// complex128: 4 elements a step on AVX2+FMA CPUs, else none (the scalar functions do all).
+int64_t ComplexMultiplyBlocks(const std::complex<double>* a, const std::complex<double>* b,
+                              std::complex<double>* y, int64_t n);
+int64_t ComplexDivideBlocks(const std::complex<double>* a, const std::complex<double>* b,
+                            std::complex<double>* y, int64_t n);
+int64_t ComplexAbsBlocks(const std::complex<double>* x, double* y, int64_t n);
 
 // sum over j < k of a[j] * b[j] (a vector-vector dot_general, jnp.vdot after its conj), both
 // contiguous: the four products' sums in 8 lanes each (AVX2, FMAs), then real = sum(ar*br) -
@@ -53,8 +59,14 @@ int64_t DivideAvx2(const std::complex<float>* a, const std::complex<float>* b,
                    std::complex<float>* y, int64_t n);
 int64_t AbsAvx2(const std::complex<float>* x, float* y, int64_t n);
 std::complex<float> DotAvx2(const std::complex<float>* a, const std::complex<float>* b, int64_t k);
+int64_t MultiplyAvx2(const std::complex<double>* a, const std::complex<double>* b,
+                     std::complex<double>* y, int64_t n);
+int64_t DivideAvx2(const std::complex<double>* a, const std::complex<double>* b,
+                   std::complex<double>* y, int64_t n);
+int64_t AbsAvx2(const std::complex<double>* x, double* y, int64_t n);
 // ComplexDivide<true>, out of line (for complex_simd_avx2.cc).
 std::complex<float> DivideOneFma(std::complex<float> a, std::complex<float> b);
+std::complex<double> DivideOneFma(std::complex<double> a, std::complex<double> b);
 // Whether the CPU has AVX2 and FMA (the Avx2 forms may run).
 bool HaveAvx2Fma();
 }  // namespace complex_simd

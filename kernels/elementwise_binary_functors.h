@@ -48,6 +48,10 @@ struct MultiplyOp {
                         std::complex<float>* y, int64_t n) {
     return ComplexMultiplyBlocks(a, b, y, n);
   }
+  static int64_t Blocks(const std::complex<double>* a, const std::complex<double>* b,
+                        std::complex<double>* y, int64_t n) {
+    return ComplexMultiplyBlocks(a, b, y, n);
+  }
   template <typename C>
   C operator()(C a, C b) const {
     if constexpr (std::is_same_v<C, bool>)
@@ -67,6 +71,10 @@ struct DivideOp {
   static constexpr bool kSupports = kIsFloat<T> || kIsInt<T> || kIsComplex<T>;
   static int64_t Blocks(const std::complex<float>* a, const std::complex<float>* b,
                         std::complex<float>* y, int64_t n) {
+    return ComplexDivideBlocks(a, b, y, n);
+  }
+  static int64_t Blocks(const std::complex<double>* a, const std::complex<double>* b,
+                        std::complex<double>* y, int64_t n) {
     return ComplexDivideBlocks(a, b, y, n);
   }
   template <typename C>

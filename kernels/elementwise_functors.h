@@ -74,6 +74,9 @@ struct AbsOp {
   static int64_t Blocks(const std::complex<float>* x, float* y, int64_t n) {
     return ComplexAbsBlocks(x, y, n);
   }
+  static int64_t Blocks(const std::complex<double>* x, double* y, int64_t n) {
+    return ComplexAbsBlocks(x, y, n);
+  }
   template <typename T>
   using Result = typename RealPart<T>::type;
   template <typename C>

@@ -116,6 +116,42 @@ float AbsOf(bool fma, C x) { return fma ? ComplexAbs<true>(x) : ComplexAbs<false
 C MulOf(bool fma, C a, C b) { return fma ? MulFma(a, b) : Mul(a, b); }
 C DivOf(bool fma, C a, C b) { return fma ? DivFma(a, b) : Div(a, b); }
 
+TEST(ComplexSimd, Avx2Complex128BlocksGiveTheScalarBits) {
+  if (!simd::HaveAvx2Fma()) GTEST_SKIP() << "no AVX2 and FMA on this CPU";
+  using D = std::complex<double>;
+  auto same = [](D a, D b) {
+    auto one = [](double x, double y) {
+      return (std::isnan(x) && std::isnan(y)) || std::memcmp(&x, &y, sizeof x) == 0;
+    };
+    return one(a.real(), b.real()) && one(a.imag(), b.imag());
+  };
+  std::mt19937 rng(10);
+  for (int n = 0; n <= 24; ++n) {
+    for (int trial = 0; trial < 100; ++trial) {
+      std::vector<D> a(static_cast<size_t>(n)), b(static_cast<size_t>(n));
+      for (size_t i = 0; i < a.size(); ++i) {
+        a[i] = D(Part(rng), Part(rng));
+        b[i] = D(Part(rng), Part(rng)) * (rng() % 2 ? 1e200 : 1.0);
+      }
+      std::vector<D> mul(a.size()), div(a.size());
+      std::vector<double> abs(a.size());
+      const int64_t m = simd::MultiplyAvx2(a.data(), b.data(), mul.data(), n);
+      const int64_t d = simd::DivideAvx2(a.data(), b.data(), div.data(), n);
+      const int64_t k = simd::AbsAvx2(b.data(), abs.data(), n);
+      ASSERT_EQ(m, n / 4 * 4);
+      ASSERT_EQ(d, m);
+      ASSERT_EQ(k, m);
+      for (int64_t i = 0; i < m; ++i) {
+        const size_t j = static_cast<size_t>(i);
+        ASSERT_TRUE(same(mul[j], ComplexMultiply<true>(a[j], b[j]))) << a[j] << " * " << b[j];
+        ASSERT_TRUE(same(div[j], ComplexDivide<true>(a[j], b[j]))) << a[j] << " / " << b[j];
+        const double want = ComplexAbs<true>(b[j]);
+        ASSERT_TRUE((std::isnan(want) && std::isnan(abs[j])) || want == abs[j]) << b[j];
+      }
+    }
+  }
+}
+
 // Distance in ulps between two finite floats of the same sign (or zero).
 int64_t Ulps(float a, float b) {
   int32_t ia, ib;
