@@ -169,3 +169,35 @@ def test_vdot(n):
     assert abs(complex(k) - complex(c)) <= bound
     exact = np.vdot(z.astype(np.complex128), w.astype(np.complex128))
     assert abs(complex(k) - exact) <= bound
+
+
+@pytest.mark.parametrize("name", ("multiply", "divide", "abs"))
+def test_complex128(name):
+    """complex128 takes 4 elements a step (AVX2+FMA) and the scalar functions for the rest: random
+    values of every scale and the special pairs, against XLA:CPU."""
+    with jax.enable_x64(True):
+        rng = np.random.default_rng(9)
+        n = 1031
+        a = (rng.standard_normal(n) * 10.0 ** rng.uniform(-150, 150, n)
+             + 1j * rng.standard_normal(n) * 10.0 ** rng.uniform(-150, 150, n))
+        b = (rng.standard_normal(n) * 10.0 ** rng.uniform(-150, 150, n)
+             + 1j * rng.standard_normal(n) * 10.0 ** rng.uniform(-150, 150, n))
+        sa, sb = pairs_of_specials()
+        sa, sb = sa.astype(np.complex128), sb.astype(np.complex128)
+        if name == "divide":  # as in test_binary_special_pairs: no subnormal ratios
+            with np.errstate(all="ignore"):
+                lo = np.minimum(np.abs(sb.real), np.abs(sb.imag))
+                hi = np.maximum(np.abs(sb.real), np.abs(sb.imag))
+                keep = ~((lo / hi > 0) & (lo / hi < np.finfo(np.float64).tiny))
+            sa, sb = sa[keep], sb[keep]
+        f = {"multiply": jnp.multiply, "divide": jnp.divide, "abs": lambda x, y: jnp.abs(x)}[name]
+        for x, y in ((a, b), (sa, sb)):
+            k, c = run_both(f, x, y)
+            assert k.dtype == c.dtype and k.dtype in (np.complex128, np.float64)
+            kk, cc = np.asarray(k, np.complex128), np.asarray(c, np.complex128)
+            for pk, pc in ((kk.real, cc.real), (kk.imag, cc.imag)):
+                assert np.array_equal(np.isnan(pk), np.isnan(pc))
+                fin = np.isfinite(pc) & np.isfinite(np.abs(cc))
+                assert np.array_equal(pk[~np.isnan(pk) & ~fin], pc[~np.isnan(pc) & ~fin])
+                err = np.abs(pk[fin] - pc[fin])
+                assert np.all(err <= np.maximum(1e-14 * np.abs(cc[fin]), 1e-300))
