@@ -1,7 +1,6 @@
 #include "compiler/program_builder.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <limits>
 #include <unordered_map>
 #include <unordered_set>
@@ -150,44 +149,6 @@ bool IsTerminator(const ir::Op& op) {
   return op.name == "func.return" || op.name == "stablehlo.return" || op.name == "sdy.return";
 }
 
-// A func.call worth building inline, or null: its callee is one block of at most
-// kMaxInlineOps elementwise ops (no regions, no calls) and a return of values they compute, with
-// as many arguments as the call has operands and as many returned values as it has results (and
-// the program is not partitioned). JAX wraps `jnp.where` in
-// such a call (`_where`: one select); as a step of its own it split the fused runs around it, each
-// a pass over memory (an escape-time fori_loop over complex64[256, 256]: three passes over 512
-// KiB arrays per iteration instead of one).
-const ir::Block* ProgramBuilder::InlinableCallee(const ir::Op& op) const {
-  constexpr size_t kMaxInlineOps = 8;
-  static const bool off = [] {
-    const char* e = std::getenv("KILN_INLINE_CALLS");
-    return e != nullptr && e[0] == '0';
-  }();
-  if (off) return nullptr;
-  if (op.name != "func.call" || !op.regions.empty() || !per_device_values_.empty()) return nullptr;
-  const ir::Attr* callee = op.attr("callee");
-  const ir::Function* fn = callee != nullptr ? module_->FindFunction(callee->str) : nullptr;
-  if (fn == nullptr || fn->body.blocks.size() != 1) return nullptr;
-  const ir::Block& block = fn->body.blocks[0];
-  if (block.ops.empty() || block.ops.size() > kMaxInlineOps + 1) return nullptr;
-  if (block.args.size() != op.operands.size()) return nullptr;
-  const ir::Op& ret = block.ops.back();
-  if (!IsTerminator(ret) || ret.operands.size() != op.results.size()) return nullptr;
-  // Every returned value computed inside (a returned argument would alias the caller's slot).
-  for (ir::ValueId v : ret.operands) {
-    if (std::find(block.args.begin(), block.args.end(), v) != block.args.end()) return nullptr;
-  }
-  for (size_t k = 0; k + 1 < block.ops.size(); ++k) {
-    const ir::Op& inner = block.ops[k];
-    if (!inner.regions.empty()) return nullptr;
-    const OpDef* def = registry_.Find(inner.name);
-    if (def == nullptr || def->family != "elementwise" || !registry_.Supports(inner)) {
-      return nullptr;
-    }
-  }
-  return &block;
-}
-
 std::vector<ir::ValueId> CollectCaptures(const ir::Op& op) {
   std::unordered_set<ir::ValueId> defined;
   std::vector<ir::ValueId> used;
@@ -286,16 +247,23 @@ StatusOr<std::shared_ptr<const Program>> ProgramBuilder::BuildRegion(
 
   std::vector<const void*> constant_of;                      // per slot (FoldConstantStep)
   std::unordered_map<ir::ValueId, const ir::Op*> producers;  // LowerContext::Producer
-  // One op as one step; `call`, if not null, is the call it was inlined from (named first, as
-  // flat programs name the steps of the calls they inline).
-  auto build_step = [&](const ir::Op& op, const ir::Op* call) -> Status {
+  bool terminated = false;
+  for (const ir::Op& op : block.ops) {
+    if (terminated) return InvalidArgument("ops after the terminator of a block");
+    if (IsTerminator(op)) {
+      for (ir::ValueId v : op.operands) {
+        KILN_ASSIGN_OR_RETURN(int32_t slot, use(v, op));
+        program->result_slots.push_back(slot);
+      }
+      terminated = true;
+      continue;
+    }
     const OpDef* def = registry_.Find(op.name);
     if (def == nullptr || !registry_.Supports(op)) {
       return Unimplemented(DescribeOp(*module_, op) + ": unsupported operation");
     }
     Step step;
     step.what = DescribeOp(*module_, op);
-    if (call != nullptr) step.what = DescribeOp(*module_, *call) + ": " + step.what;
     step.family = def->family;
     std::vector<ir::ValueId> op_captures = CollectCaptures(op);
     for (ir::ValueId v : op.operands) {
@@ -323,51 +291,6 @@ StatusOr<std::shared_ptr<const Program>> ProgramBuilder::BuildRegion(
       constant_of[static_cast<size_t>(step.outputs[0])] = step.kernel.constant.get();
     }
     program->steps.push_back(std::move(step));
-    return Status::Ok();
-  };
-
-  bool terminated = false;
-  for (const ir::Op& op : block.ops) {
-    if (terminated) return InvalidArgument("ops after the terminator of a block");
-    if (IsTerminator(op)) {
-      for (ir::ValueId v : op.operands) {
-        KILN_ASSIGN_OR_RETURN(int32_t slot, use(v, op));
-        program->result_slots.push_back(slot);
-      }
-      terminated = true;
-      continue;
-    }
-    if (const ir::Block* callee = InlinableCallee(op)) {
-      // The callee's ops as this region's steps (so fusion sees through `jnp.where`'s call):
-      // its arguments are the call's operand slots, the call's results the slots it returns;
-      // its values leave the map afterwards, so a second call of it inlines again.
-      for (size_t i = 0; i < callee->args.size(); ++i) {
-        KILN_ASSIGN_OR_RETURN(int32_t slot, use(op.operands[i], op));
-        if (!slot_of.emplace(callee->args[i], slot).second) {
-          return InvalidArgument(DescribeOp(*module_, op) + ": callee argument defined twice");
-        }
-      }
-      for (size_t k = 0; k + 1 < callee->ops.size(); ++k) {
-        KILN_RETURN_IF_ERROR(build_step(callee->ops[k], &op));
-      }
-      const ir::Op& ret = callee->ops.back();
-      std::vector<int32_t> results;
-      for (ir::ValueId v : ret.operands) {
-        KILN_ASSIGN_OR_RETURN(int32_t slot, use(v, ret));
-        results.push_back(slot);
-      }
-      for (ir::ValueId a : callee->args) slot_of.erase(a);
-      for (size_t k = 0; k + 1 < callee->ops.size(); ++k) {
-        for (ir::ValueId r : callee->ops[k].results) slot_of.erase(r);
-      }
-      for (size_t i = 0; i < op.results.size(); ++i) {
-        if (!slot_of.emplace(op.results[i], results[i]).second) {
-          return InvalidArgument("value defined twice");
-        }
-      }
-      continue;
-    }
-    KILN_RETURN_IF_ERROR(build_step(op, nullptr));
   }
   if (!terminated) return InvalidArgument("block has no terminator (return)");
 

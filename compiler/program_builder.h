@@ -48,9 +48,6 @@ class ProgramBuilder {
   bool IsPerDevice(ir::ValueId v) const { return per_device_values_.count(v) != 0; }
 
  private:
-  // The body of a small elementwise callee BuildRegion builds in place of the call, or null.
-  const ir::Block* InlinableCallee(const ir::Op& op) const;
-
   std::shared_ptr<const ir::Module> module_;
   const lower::OpRegistry& registry_;
   std::map<std::string, std::shared_ptr<const lower::Program>, std::less<>> functions_;
