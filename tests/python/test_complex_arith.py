@@ -201,3 +201,39 @@ def test_complex128(name):
                 assert np.array_equal(pk[~np.isnan(pk) & ~fin], pc[~np.isnan(pc) & ~fin])
                 err = np.abs(pk[fin] - pc[fin])
                 assert np.all(err <= np.maximum(1e-14 * np.abs(cc[fin]), 1e-300))
+
+
+def test_julia_while_loop():
+    """A Julia set written as a user would: a while_loop whose condition reads the carry."""
+    def julia(z0):
+        c = jnp.complex64(-0.8 + 0.156j)
+
+        def cond(s):
+            z, n, i = s
+            return (i < 64) & jnp.any(jnp.abs(z) <= 2.0)
+
+        def body(s):
+            z, n, i = s
+            inside = jnp.abs(z) <= 2.0
+            return jnp.where(inside, z * z + c, z), n + inside.astype(jnp.int32), i + 1
+        return lax.while_loop(cond, body, (z0, jnp.zeros(z0.shape, jnp.int32), 0))[1]
+    x = np.linspace(-1.6, 1.6, 128, dtype=np.float32)
+    y = np.linspace(-1.0, 1.0, 96, dtype=np.float32)
+    k, c = run_both(julia, (x[None, :] + 1j * y[:, None]).astype(np.complex64))
+    assert np.max(np.abs(k - c)) <= 1
+    assert np.mean(k != c) < 0.01
+
+
+def test_phase_rotation_scan_with_vdot():
+    """A phase rotation of complex64[1024] in a scan, its energy by jnp.vdot each step."""
+    def rotate(z, k):
+        ph = jnp.exp(1j * k * jnp.arange(z.shape[0], dtype=jnp.float32) * 0.001)
+
+        def step(z, _):
+            z = z * ph
+            return z, jnp.vdot(z, z).real
+        return lax.scan(step, z, None, length=100)
+    z = random_complex(1024, 10, 1)
+    k, c = run_both(rotate, z, np.float32(3.0))
+    np.testing.assert_allclose(k[0], c[0], rtol=1e-3, atol=1e-3)
+    np.testing.assert_allclose(k[1], c[1], rtol=1e-3)
