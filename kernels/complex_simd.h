@@ -1,8 +1,8 @@
-// complex64 multiply, divide and abs (kernels/complex_arith.h) over whole blocks of elements with
-// vector instructions: the elementwise loops (elementwise_map.h) call these for a range first, then
-// the scalar functions for the rest. GCC -O2 does not vectorise the scalar forms (interleaved
-// parts, selects): a 256-element tile of divides took 31 ns an element as scalar selects, 7 through
-// libgcc's __divsc3.
+// complex64 (and, on AVX2+FMA CPUs, complex128) multiply, divide and abs (kernels/complex_arith.h)
+// over whole blocks of elements with vector instructions: the elementwise loops (elementwise_map.h)
+// call these for a range first, then the scalar functions for the rest. GCC -O2 does not vectorise
+// the scalar forms (interleaved parts, selects): a 256-element tile of divides took 31 ns an
+// element as scalar selects, 7 through libgcc's __divsc3.
 //
 // The parts are split into lanes (real parts in one register, imaginary parts in another),
 // computed with the scalar functions' operations in the same order, and interleaved again: the

@@ -39,7 +39,7 @@ constexpr int64_t kBlock = 16;
 template <typename R, typename T, typename Op>
 KILN_LOOP void UnaryLoop(const T* __restrict x, R* __restrict y, int64_t n, const Op& op) {
   int64_t i = 0;
-  // Ops with hand-vectorised blocks for this type (complex64: kernels/complex_simd.h) run them
+  // Ops with hand-vectorised blocks for this type (complex: kernels/complex_simd.h) run them
   // first; the loops below finish the rest.
   if constexpr (requires { Op::Blocks(x, y, n); }) i = Op::Blocks(x, y, n);
   for (; i + kBlock <= n; i += kBlock) {
