@@ -23,9 +23,9 @@
 //    gives inf with the signs of br and a's parts (a not all NaN), an infinite dividend over a
 //    finite divisor inf times the parts' directions, a finite dividend over an infinite divisor
 //    zeros (signed).
-// On this file's Zen CPU with FMA, multiply, abs and divide give XLA:CPU's bits on 200,000 random
-// complex64 pairs (tests/python/test_complex_arith.py). Subnormal inputs differ: XLA:CPU flushes
-// them to zero, Kiln does not.
+// On a Zen 4 with FMA, multiply, abs and divide give XLA:CPU's bits on 200,000 random complex64
+// pairs (parts of 1e-3 to 1e3; of 1e-18 to 1e18 all but 2 quotients, a subnormal XLA:CPU flushed).
+// Subnormals differ: XLA:CPU flushes them to zero, Kiln does not.
 #pragma once
 
 #include <cmath>
