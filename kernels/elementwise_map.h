@@ -40,6 +40,9 @@ constexpr int64_t kBlock = 16;
 template <typename R, typename T, typename Op>
 KILN_LOOP void UnaryLoop(const T* __restrict x, R* __restrict y, int64_t n, const Op& op) {
   int64_t i = 0;
+  // Ops with hand-vectorised blocks for this type (complex: kernels/complex_simd.h) run them
+  // first; the loops below finish the rest.
+  if constexpr (requires { Op::Blocks(x, y, n); }) i = Op::Blocks(x, y, n);
   for (; i + kBlock <= n; i += kBlock) {
     for (int64_t j = 0; j < kBlock; ++j) y[i + j] = Elem<R>::Store(op(Elem<T>::Load(x[i + j])));
   }
@@ -50,6 +53,7 @@ template <typename R, typename T, typename Op>
 KILN_LOOP void BinaryLoop(const T* __restrict a, const T* __restrict b, R* __restrict y, int64_t n,
                           const Op& op) {
   int64_t i = 0;
+  if constexpr (requires { Op::Blocks(a, b, y, n); }) i = Op::Blocks(a, b, y, n);
   for (; i + kBlock <= n; i += kBlock) {
     for (int64_t j = 0; j < kBlock; ++j) {
       y[i + j] = Elem<R>::Store(op(Elem<T>::Load(a[i + j]), Elem<T>::Load(b[i + j])));
