@@ -75,7 +75,7 @@ bool OpenDim(const ir::Attr* attrs, size_t d) {
     return false;
   }
   const ir::Attr* closed = dims->array[d].Find("closed");
-  return closed != nullptr && closed->kind == ir::Attr::Kind::kBool && closed->i == 0;
+  return closed != nullptr && closed->kind == ir::Attr::Kind::kBool && !closed->b;
 }
 
 // A result's sharding: the one it is given, its open dims completed from `propagated` (where the
