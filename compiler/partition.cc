@@ -273,6 +273,102 @@ Status LinkDeviceValues(ValueLayout& v, const ir::Block* body, ir::ValueId value
   return Status::Ok();
 }
 
+// The dot_general whose result `v` is, through sharding constraints, bridges and calls (into the
+// callee's return), or null.
+const ir::Op* ProducingDot(const ir::Module& module, const ir::Block& body, ir::ValueId v,
+                           int depth = 0) {
+  if (depth > 16) return nullptr;
+  for (const ir::Op& op : body.ops) {
+    for (size_t k = 0; k < op.results.size(); ++k) {
+      if (op.results[k] != v) continue;
+      if (op.name == "stablehlo.dot_general") return &op;
+      if ((op.name == "sdy.sharding_constraint" || op.name == "sdy.reshard" || IsBridge(op)) &&
+          op.operands.size() == 1) {
+        return ProducingDot(module, body, op.operands[0], depth + 1);
+      }
+      const ir::Block* callee = CalleeBody(module, op);
+      if (callee == nullptr || callee->ops.empty() || k >= callee->ops.back().operands.size()) {
+        return nullptr;
+      }
+      return ProducingDot(module, *callee, callee->ops.back().operands[k], depth + 1);
+    }
+  }
+  return nullptr;
+}
+
+bool SameAxisRefs(const std::vector<lower::AxisRef>& a, const std::vector<lower::AxisRef>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i].axis != b[i].axis || a[i].pre_size != b[i].pre_size || a[i].size != b[i].size) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// An unreduced result that a dot_general makes (`value`, through constraints and calls) whose
+// contracting dims are split, in both operands alike, along exactly the unreduced axes: each
+// device gets the partial sum of its block of them, as on XLA (lower::PartialContraction), instead
+// of the total at the unreduced axes' origin. Any other unreduced result keeps that.
+Status LinkPartialSums(ValueLayout& v, const ir::Module& module, const ir::Block& body,
+                       ir::ValueId value, const ShardingPropagation& propagation,
+                       SpmdLayout& layout) {
+  if (v.sharding.unreduced.empty() || !v.device_links.empty()) return Status::Ok();
+  const ir::Op* dot = ProducingDot(module, body, value);
+  if (dot == nullptr || dot->operands.size() != 2 || dot->results.size() != 1) {
+    return Status::Ok();
+  }
+  const TensorSharding* lhs = propagation.Find(dot->operands[0]);
+  const TensorSharding* rhs = propagation.Find(dot->operands[1]);
+  if (lhs == nullptr || rhs == nullptr || lhs->mesh.axis_names != v.sharding.mesh.axis_names ||
+      lhs->mesh.axis_sizes != v.sharding.mesh.axis_sizes ||
+      lhs->mesh.device_ids != v.sharding.mesh.device_ids ||
+      rhs->mesh.axis_names != lhs->mesh.axis_names ||
+      rhs->mesh.device_ids != lhs->mesh.device_ids) {
+    return Status::Ok();
+  }
+  const ir::Attr* lc_attr = dot->attr("lhs_contracting_dimensions");
+  const ir::Attr* rc_attr = dot->attr("rhs_contracting_dimensions");
+  const auto lc = lc_attr != nullptr ? lc_attr->AsInts() : std::nullopt;
+  const auto rc = rc_attr != nullptr ? rc_attr->AsInts() : std::nullopt;
+  if (!lc.has_value() || !rc.has_value() || lc->size() != rc->size()) return Status::Ok();
+  std::optional<size_t> pair;
+  for (size_t i = 0; i < lc->size(); ++i) {
+    const int64_t l = (*lc)[i], r = (*rc)[i];
+    if (l < 0 || r < 0 || static_cast<size_t>(l) >= lhs->dims.size() ||
+        static_cast<size_t>(r) >= rhs->dims.size()) {
+      return Status::Ok();
+    }
+    const auto& la = lhs->dims[static_cast<size_t>(l)];
+    const auto& ra = rhs->dims[static_cast<size_t>(r)];
+    if (la.empty() && ra.empty()) continue;
+    if (pair.has_value() || !SameAxisRefs(la, ra)) return Status::Ok();
+    pair = i;
+  }
+  if (!pair.has_value()) return Status::Ok();
+  const size_t ldim = static_cast<size_t>((*lc)[*pair]);
+  std::vector<int> axes, unreduced = v.sharding.unreduced;
+  lower::PartialContraction partial;
+  partial.pair = *pair;
+  for (const lower::AxisRef& ref : lhs->dims[ldim]) {
+    if (ref.pre_size != 1 || ref.size != lhs->mesh.axis_sizes[static_cast<size_t>(ref.axis)]) {
+      return Status::Ok();  // sub-axes
+    }
+    axes.push_back(ref.axis);
+    partial.parts *= ref.size;
+  }
+  std::sort(axes.begin(), axes.end());
+  std::sort(unreduced.begin(), unreduced.end());
+  if (axes != unreduced) return Status::Ok();
+  for (int d = 0; d < layout.devices; ++d) {
+    KILN_ASSIGN_OR_RETURN(std::vector<int64_t> coords, lhs->mesh.CoordinatesOf(d));
+    partial.part.push_back(lhs->BlockIndex(coords)[ldim]);
+  }
+  v.device_links.push_back(dot->results[0]);
+  layout.partial_sums[dot->results[0]] = std::move(partial);
+  return Status::Ok();
+}
+
 // Whether `op`'s regions (or functions they call) hold a manual computation.
 bool HoldsManualComputation(const ir::Module& module, const ir::Op& op, int depth = 0) {
   if (depth > 16) return true;  // too deep to say: assume so
@@ -415,6 +511,9 @@ StatusOr<SpmdLayout> PlanPartitions(const ir::Module& module, const ir::Function
     KILN_RETURN_IF_ERROR(LinkDeviceValues(
         v, body, ret != nullptr && i < ret->operands.size() ? ret->operands[i] : -1, true, meshes,
         layout.devices));
+    if (returned && forward.has_value()) {
+      KILN_RETURN_IF_ERROR(LinkPartialSums(v, module, *body, ret->operands[i], *forward, layout));
+    }
     layout.results.push_back(std::move(v));
   }
   if (body != nullptr) {

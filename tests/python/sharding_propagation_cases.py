@@ -5,7 +5,8 @@ JAX_PLATFORMS=kiln,cpu and four CPU devices. Each case jits one function over a 
 ('x', 'y', Auto axes) of each backend, with the same inputs placed alike, and requires of Kiln's
 result what XLA:CPU gives: the same values, the same `out.sharding.spec` and the same shard on
 every device (index and data; exact, since these programs move data or add integers and
-small floats in the same order). Prints one JSON object {case: {"ok": bool, "detail": str}}.
+small floats in the same order). The unreduced cases (explicit axes) require each device's own
+partial sum of an einsum, as XLA:CPU gives it. Prints one JSON object {case: {"ok": bool, "detail": str}}.
 """
 
 from __future__ import annotations
@@ -34,7 +35,13 @@ def spec_of(sharding, ndim):
 
 
 def shards(out):
-    return sorted(((s.device.id, str(s.index), np.asarray(s.data)) for s in out.addressable_shards),
+    """(device id, index, data) of every shard; an unreduced value's shards have no index."""
+    def index(s):
+        try:
+            return str(s.index)
+        except NotImplementedError:
+            return None
+    return sorted(((s.device.id, index(s), np.asarray(s.data)) for s in out.addressable_shards),
                   key=lambda t: t[0])
 
 
@@ -171,6 +178,52 @@ def sharding_constraint_then_transpose():
 
 
 v_platform = ["kiln"]
+
+
+def explicit_mesh(platform):
+    explicit = jax.sharding.AxisType.Explicit
+    return Mesh(np.array(jax.devices(platform)[:4]).reshape(2, 2), ("x", "y"),
+                axis_types=(explicit, explicit))
+
+
+def compare_unreduced(a_spec, b_spec, out_spec, exported=False):
+    """einsum with an unreduced out_sharding: each device's own partial sum, as on XLA:CPU."""
+    a = np.arange(16, dtype=np.int32).reshape(4, 4)
+    b = (np.arange(16, dtype=np.int32).reshape(4, 4) % 5) - 2
+    outs = {}
+    for platform in ("kiln", "cpu"):
+        m = explicit_mesh(platform)
+        with jax.set_mesh(m):
+            x = jax.device_put(a, NamedSharding(m, a_spec))
+            y = jax.device_put(b, NamedSharding(m, b_spec))
+            f = jax.jit(lambda u, v: jnp.einsum("ab,bc->ac", u, v, out_sharding=out_spec))
+            if exported:
+                exp = jax.export.deserialize(jax.export.export(f)(x, y).serialize())
+                outs[platform] = exp.call(x, y)
+            else:
+                outs[platform] = f(x, y)
+            total = jax.sharding.reshard(outs[platform], P())
+            np.testing.assert_array_equal(np.asarray(total), a @ b)
+    k, c = outs["kiln"], outs["cpu"]
+    assert k.sharding.spec == c.sharding.spec == out_spec, (k.sharding, c.sharding)
+    for (kd, ki, kv), (cd, ci, cv) in zip(shards(k), shards(c)):
+        assert (kd, ki) == (cd, ci), f"device {kd} holds {ki}, CPU device {cd} holds {ci}"
+        np.testing.assert_array_equal(kv, cv, err_msg=f"device {kd}")
+
+
+@case
+def unreduced_dot_partial_sums():
+    compare_unreduced(P(None, "x"), P("x", None), P(None, None, unreduced={"x"}))
+
+
+@case
+def unreduced_dot_partial_sums_split_rows():
+    compare_unreduced(P("y", "x"), P("x", None), P("y", None, unreduced={"x"}))
+
+
+@case
+def unreduced_dot_partial_sums_exported():
+    compare_unreduced(P(None, "x"), P("x", None), P(None, None, unreduced={"x"}), exported=True)
 
 
 def main():

@@ -3,7 +3,9 @@
 The cases (sharding_propagation_cases.py) run in a fresh process with KILN_DEVICE_COUNT=4 and four
 CPU devices: each jits a function over a 2x2 mesh of each backend and requires Kiln's result to
 have XLA:CPU's values, `out.sharding.spec` and per-device shards (exactly), one case per
-propagation rule of compiler/sharding_propagation.h.
+propagation rule of compiler/sharding_propagation.h; and einsums with an unreduced out_sharding
+(also through an exported function), whose every device must hold XLA's partial sum of its block
+of the contraction (lower::PartialContraction), the totals equal to numpy's.
 """
 
 from __future__ import annotations
@@ -23,7 +25,8 @@ CASES = ["elementwise_and_convert", "transpose_permutes_axes", "broadcast_in_dim
          "slice_and_pad_of_unsharded_dims", "concatenate_keeps_other_dims",
          "dot_general_free_dims", "dot_general_batch_dims", "select_and_clamp",
          "while_loop_keeps_sharding", "cond_branches_agree", "uneven_split_is_replicated",
-         "sharding_constraint_then_transpose"]
+         "sharding_constraint_then_transpose", "unreduced_dot_partial_sums",
+         "unreduced_dot_partial_sums_split_rows", "unreduced_dot_partial_sums_exported"]
 
 pytestmark = pytest.mark.requires_kiln
 
