@@ -17,7 +17,8 @@ using Dims = std::vector<std::vector<AxisRef>>;
 
 namespace {
 
-constexpr int kMaxDepth = 8;  // nested calls and regions followed
+constexpr int kMaxDepth = 8;             // nested calls and regions followed
+constexpr int64_t kMaxVisits = 1 << 20;  // ops visited in all
 
 std::optional<std::vector<int64_t>> Ints(const ir::Op& op, std::string_view name) {
   const ir::Attr* a = op.attr(name);
@@ -197,14 +198,26 @@ Sharding ShardingPropagation::Parse(const ir::Attr* attr, ir::ValueId v) const {
 }
 
 void ShardingPropagation::Walk(const ir::Block& block, int depth) {
-  for (const ir::Op& op : block.ops) Visit(op, depth);
+  for (const ir::Op& op : block.ops) {
+    // Calls walk their callee at each call: a budget bounds the work on programs that call
+    // deeply and often. Past it, ops propagate nothing (their results stay replicated).
+    if (++visits_ > kMaxVisits) {
+      for (ir::ValueId v : op.results) Set(v, std::nullopt);
+      continue;
+    }
+    Visit(op, depth);
+  }
 }
 
 std::vector<Sharding> ShardingPropagation::WalkRegion(const ir::Block& block,
                                                       const std::vector<Sharding>& args,
                                                       int depth) {
   for (size_t i = 0; i < block.args.size(); ++i) {
-    Set(block.args[i], i < args.size() ? args[i] : std::nullopt);
+    const Sharding& s = i < args.size() ? args[i] : std::nullopt;
+    // Only where the argument's type takes it (a malformed callee may disagree with its caller).
+    Set(block.args[i], s.has_value() && module_.valid_value(block.args[i])
+                           ? Usable(s->mesh, s->dims, s->unreduced, module_.type_of(block.args[i]))
+                           : std::nullopt);
   }
   Walk(block, depth + 1);
   std::vector<Sharding> out;

@@ -21,6 +21,7 @@
 // pass only through ops that forward a value unchanged.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <unordered_map>
 #include <vector>
@@ -55,6 +56,7 @@ class ShardingPropagation {
   const ir::Module& module_;
   const lower::MeshTable& meshes_;
   std::unordered_map<ir::ValueId, lower::TensorSharding> known_;
+  int64_t visits_ = 0;
 };
 
 // Whether two shardings place a value alike (same mesh, axes per dim, unreduced axes).
