@@ -336,13 +336,18 @@ StatusOr<Kernel> MakePartialDotKernel(std::string name, std::shared_ptr<const Do
       PlanDot(lhs_block, rhs_block, result, lhs_batch, rhs_batch, lhs_contract, rhs_contract));
   const size_t lhs_bytes = Bytes(lhs_block);
   const size_t rhs_bytes = Bytes(rhs_block);
+  // After the blocks and the block's product: the dots' own scratch (16-bit results).
+  const size_t dot_offset = (lhs_bytes + rhs_bytes + Bytes(result) + 63) / 64 * 64;
+  const size_t dot_bytes = std::max(DotScratch(*plan, result.num_elements()),
+                                    DotScratch(*block_plan, result.num_elements()));
   Kernel k([name, plan, block_plan, lhs, rhs, lhs_block, rhs_block, result, lc, rc, block, partial,
-            value, lhs_bytes, rhs_bytes](ExecContext& ec, std::span<const View> in,
-                                         std::span<const View> out) -> Status {
+            value, lhs_bytes, rhs_bytes, dot_offset](ExecContext& ec, std::span<const View> in,
+                                                     std::span<const View> out) -> Status {
     if (in.size() < 2 || !in[0].Is(lhs.dtype, lhs.dims) || !in[1].Is(rhs.dtype, rhs.dims)) {
       return Internal("inputs do not match the lowered types");
     }
-    KILN_RETURN_IF_ERROR(RunDot(name, *plan, in[0], in[1], out[0]));
+    std::byte* dot_scratch = ec.scratch + dot_offset;
+    KILN_RETURN_IF_ERROR(RunDot(name, *plan, in[0], in[1], out[0], dot_scratch));
     // Every boundary result this value is (the program may return it more than once).
     std::vector<const lower::DeviceValues*> results;
     for (const lower::DeviceValues& p : ec.device_values) {
@@ -374,7 +379,7 @@ StatusOr<Kernel> MakePartialDotKernel(std::string name, std::shared_ptr<const Do
       runtime::CopyBox(static_cast<const std::byte*>(in[1].ptr), rhs.dims, rhs_at, rhs_mem,
                        rhs_block.dims, rhs_zero, rhs_block.dims, rhs_elem);
       KILN_RETURN_IF_ERROR(RunDot(name, *block_plan, View::Of(lhs_block, lhs_mem),
-                                  View::Of(rhs_block, rhs_mem), out_view));
+                                  View::Of(rhs_block, rhs_mem), out_view, dot_scratch));
       const std::vector<int64_t> zero(result.dims.size(), 0);
       for (const lower::DeviceValues* p : results) {
         const View& mine = p->per_device[d];
@@ -394,7 +399,7 @@ StatusOr<Kernel> MakePartialDotKernel(std::string name, std::shared_ptr<const Do
     }
     return Status::Ok();
   });
-  k.scratch_bytes = lhs_bytes + rhs_bytes + Bytes(result);
+  k.scratch_bytes = dot_offset + dot_bytes;
   return k;
 }
 
