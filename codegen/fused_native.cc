@@ -91,13 +91,20 @@ class TileEmitter : public Xbyak::CodeGenerator {
 
  private:
   int Members() const { return static_cast<int>(f_.members.size()); }
-  // A member on 32-bit integer lanes this code computes with integer instructions (EmitInt32Op):
-  // they share the f32 runs' lanes, so one run may mix them (random bits made into floats).
+  // A member on 32-bit integer or predicate lanes this code computes with integer instructions
+  // (EmitInt32Op, EmitInt32Lanes): they share the f32 runs' lanes, so one run may mix them (random
+  // bits made into floats, integer arithmetic with compares and selects). Predicates are lane
+  // masks in registers, bytes in memory.
   bool IsInt32Member(const MapCode& c) const {
-    static const bool avx2 = Avx2Available("KILN_FUSED_JIT");
-    return avx2 && !f64_ && (c.in == ir::DType::kS32 || c.in == ir::DType::kU32) && c.out == c.in &&
-           IsInt32Arithmetic(c.op);
+    static const bool allowed = Avx2Available("KILN_FUSED_JIT") && Bmi2Available();
+    return allowed && !f64_ && Int32LaneMember(c);
   }
+  // The element type of member m's range input i.
+  static ir::DType OperandType(const MapCode& c, size_t i) {
+    return c.op == MapOp::kSelect && i == 0 ? ir::DType::kPred : c.in;
+  }
+  // Bytes per element of type `t` in memory (a run is all 4-byte lanes, or all f64).
+  int WidthOf(ir::DType t) const { return t == ir::DType::kPred ? 1 : f64_ ? 8 : 4; }
   // Members this code computes: [begin_, end_) and not index maps.
   bool Computes(int m) const {
     return m >= begin_ && m < end_ && !f_.members[static_cast<size_t>(m)].absolute;
@@ -125,7 +132,13 @@ class TileEmitter : public Xbyak::CodeGenerator {
     return value * kWays + (shared ? 0 : way);
   }
   int Get(int value, int way, int pin0, int pin1, bool masked, int at);
-  int Allocate(int pin0, int pin1, int at);
+  int Allocate(int pin0, int pin1, int at, int pin2 = -1);
+  // Loads / stores the lanes of predicate pointer p (bytes in memory, lane masks in registers).
+  void LoadPred(int reg, int p, int way, bool masked);
+  void StorePred(int reg, int p, int way, bool masked);
+  // The stack bytes a masked predicate load or store goes through, and the lane count there.
+  Xbyak::Address PredBuffer() { return ptr[rsp + VB() * (values_ * kWays + 1)]; }
+  Xbyak::Address TailCount() { return ptr[rsp + VB() * (values_ * kWays + 1) + 16]; }
   int NextUse(int key, int at) const;
   void Spill(int reg, int at);
   void EnsureMask();
@@ -146,6 +159,7 @@ class TileEmitter : public Xbyak::CodeGenerator {
   std::vector<std::vector<int>> uses_;      // per value: the members reading it, in order
   std::vector<int> pointer_value_;          // per pointer: its value id
   std::vector<bool> pointer_scalar_;
+  std::vector<bool> pointer_pred_;
   std::vector<bool> store_;  // per member: its result goes to memory (an output, or read later)
   int values_ = 0;
   // Register state while emitting one body.
@@ -163,13 +177,13 @@ class TileEmitter : public Xbyak::CodeGenerator {
 
 bool TileEmitter::Plan() {
   const ir::DType t = f64_ ? ir::DType::kF64 : ir::DType::kF32;
-  const int width = f64_ ? 8 : 4;
   // Outputs: one per member at most, and the two row reductions' (ahead of and inside the run).
   const int pointers = static_cast<int>(f_.input_elements.size() + f_.temp_widths.size()) +
                        static_cast<int>(f_.members.size()) + 2;
   values_ = Members() + pointers;
   pointer_value_.resize(static_cast<size_t>(pointers));
   pointer_scalar_.assign(static_cast<size_t>(pointers), false);
+  pointer_pred_.assign(static_cast<size_t>(pointers), false);
   for (int p = 0; p < pointers; ++p) pointer_value_[static_cast<size_t>(p)] = Members() + p;
   uses_.assign(static_cast<size_t>(values_), {});
   // Which member writes each temporary / output.
@@ -189,13 +203,20 @@ bool TileEmitter::Plan() {
     if (!Computes(m)) continue;  // the other part's: its results are in memory
     any = true;
     store_[static_cast<size_t>(m)] = mem.out.kind == Ref::kOutput;
+    if (mem.out.kind == Ref::kOutput) {
+      pointer_pred_[static_cast<size_t>(PointerOf(mem.out))] = mem.code.out == ir::DType::kPred;
+    }
     const MapCode& c = mem.code;
     const bool known_float =
         IsFloatArithmetic(c.op) || (c.op == MapOp::kVectorCall && c.fn != nullptr);
     if (!(known_float && c.in == t && c.out == t) && !IsInt32Member(c)) return false;
-    if (mem.out.width != width || static_cast<int>(mem.in.size()) != ArityOf(c.op)) return false;
-    for (const Ref& r : mem.in) {
-      if (r.width != width) return false;
+    if (mem.out.width != WidthOf(c.out) || static_cast<int>(mem.in.size()) != ArityOf(c.op)) {
+      return false;
+    }
+    for (size_t i = 0; i < mem.in.size(); ++i) {
+      const Ref& r = mem.in[i];
+      const bool pred = OperandType(c, i) == ir::DType::kPred;
+      if (r.width != WidthOf(OperandType(c, i))) return false;
       Source s;
       if (r.kind != Ref::kInput) {
         const int w =
@@ -210,6 +231,7 @@ bool TileEmitter::Plan() {
         s.scalar = s.scalar || (r.kind == Ref::kInput && r.scalar);
         s.value = pointer_value_[static_cast<size_t>(s.pointer)];
         pointer_scalar_[static_cast<size_t>(s.pointer)] = s.scalar;
+        pointer_pred_[static_cast<size_t>(s.pointer)] = pred;
       }
       uses_[static_cast<size_t>(s.value)].push_back(m);
       reads_.back().push_back(s);
@@ -240,7 +262,8 @@ bool TileEmitter::Plan() {
 
 void TileEmitter::Generate() {
   const int lanes = VB() / (f64_ ? 8 : 4);
-  const int frame = VB() * (values_ * kWays + 1);  // [rsp]: the lane mask; then a slot per key
+  // [rsp]: the lane mask; then a slot per key; then the predicate buffer and the tail's count.
+  const int frame = VB() * (values_ * kWays + 2);
   push(rbp);
   mov(rbp, rsp);
   push(rbx);
@@ -285,6 +308,7 @@ void TileEmitter::Generate() {
     mov(rcx, lanes);
     cmp(rax, rcx);
     cmovg(rax, rcx);
+    mov(TailCount(), rax);
     mov(ecx, eax);
     mov(eax, 1);
     shl(eax, cl);
@@ -292,6 +316,9 @@ void TileEmitter::Generate() {
     kmovw(k2, eax);
   } else {
     mov(rcx, lanes);
+    cmp(rax, rcx);
+    cmovg(rax, rcx);
+    mov(TailCount(), rax);
     sub(rcx, rax);
     mov(rax, 0);
     cmovl(rcx, rax);  // more than a vector left: every lane
@@ -342,10 +369,10 @@ void TileEmitter::Spill(int reg, int at) {
 }
 
 // A register other than pin0/pin1: a free one, else the one whose value is read farthest ahead.
-int TileEmitter::Allocate(int pin0, int pin1, int at) {
+int TileEmitter::Allocate(int pin0, int pin1, int at, int pin2) {
   int best = -1, best_use = -1;
   for (int r = 0; r < kPool; ++r) {
-    if (r == pin0 || r == pin1 || (reserved_ >> r & 1u) != 0) continue;
+    if (r == pin0 || r == pin1 || r == pin2 || (reserved_ >> r & 1u) != 0) continue;
     if (reg_value_[r] < 0) return r;
     const int use = NextUse(reg_value_[r], at - 1);
     if (use > best_use) {
@@ -373,7 +400,9 @@ int TileEmitter::Get(int value, int way, int pin0, int pin1, bool masked, int at
   } else {
     const int p = value - Members();
     mov(rax, ptr[rbx + 8 * p]);
-    if (pointer_scalar_[static_cast<size_t>(p)]) {
+    if (pointer_pred_[static_cast<size_t>(p)]) {
+      LoadPred(reg, p, way, masked);
+    } else if (pointer_scalar_[static_cast<size_t>(p)]) {
       if (!f64_) {
         vbroadcastss(y, dword[rax]);
       } else if (wide_) {
@@ -418,6 +447,7 @@ void TileEmitter::EmitMember(int m, int way, bool masked) {
   const MapOp op = mem.code.op;
   int a = Get(reads[0].value, way, -1, -1, masked, at);
   int b = reads.size() > 1 ? Get(reads[1].value, way, a, -1, masked, at) : a;
+  const int c3 = reads.size() > 2 ? Get(reads[2].value, way, a, b, masked, at) : a;
   int d = 0;
   const NativeMath own =
       f64_ || op != MapOp::kVectorCall ? NativeMath::kNone : NativeMathOf(mem.code.fn);
@@ -448,8 +478,16 @@ void TileEmitter::EmitMember(int m, int way, bool masked) {
     sign_ready_ = false;
     d = 0;
   } else if (IsInt32Member(mem.code)) {
-    d = Allocate(a, b, at + 1);
-    EmitInt32Op(*this, op, mem.code.in == ir::DType::kS32, V(d), V(a), V(b), V(kTempReg));
+    d = Allocate(a, b, at + 1, c3);
+    reserved_ = (1u << a) | (1u << b) | (1u << c3) | (1u << d);
+    Xbyak::Xmm temps[3];
+    for (int i = 0; i < Int32LaneTemps(mem.code); ++i) {
+      const int t = Allocate(-1, -1, at + 1);
+      reserved_ |= 1u << t;
+      temps[i] = V(t);
+    }
+    reserved_ = 0;
+    EmitInt32Lanes(*this, mem.code, V(d), V(a), V(b), V(c3), V(kTempReg), temps);
   } else {
     if ((op == MapOp::kNegate || op == MapOp::kAbs) && !sign_ready_) {
       EmitSignMask(*this, f64_, true, V(kSignReg));
@@ -461,7 +499,9 @@ void TileEmitter::EmitMember(int m, int way, bool masked) {
   const int key = Key(m, way);
   reg_value_[d] = key;
   value_reg_[static_cast<size_t>(key)] = d;
-  if (store_[static_cast<size_t>(m)]) {
+  if (store_[static_cast<size_t>(m)] && mem.code.out == ir::DType::kPred) {
+    StorePred(d, PointerOf(mem.out), way, masked);
+  } else if (store_[static_cast<size_t>(m)]) {
     mov(rax, ptr[rbx + 8 * PointerOf(mem.out)]);
     if (masked && wide_) {
       f64_ ? vmovupd(ptr[rax + r12] | k2, V(d)) : vmovups(ptr[rax + r12] | k2, V(d));
@@ -480,6 +520,90 @@ void TileEmitter::EmitMember(int m, int way, bool masked) {
       reg_value_[r] = -1;
     }
   }
+}
+
+// Lanes of a predicate (bytes, non-zero read as true) into register reg as lane masks; rax holds
+// the pointer. A masked ymm load goes through the stack buffer, TailCount() bytes copied.
+void TileEmitter::LoadPred(int reg, int p, int way, bool masked) {
+  const Xbyak::Xmm y = V(reg), t = V(kTempReg);
+  const int lanes = VB() / 4;
+  if (pointer_scalar_[static_cast<size_t>(p)]) {
+    cmp(byte[rax], 0);
+    setne(cl);
+    movzx(ecx, cl);
+    neg(ecx);
+    if (wide_) {
+      vpbroadcastd(Xbyak::Zmm(reg), ecx);
+    } else {
+      vmovd(Xbyak::Xmm(reg), ecx);
+      vpbroadcastd(Xbyak::Ymm(reg), Xbyak::Xmm(reg));
+    }
+    return;
+  }
+  mov(rdx, r12);
+  shr(rdx, 2);  // elements so far: bytes of 4-byte lanes
+  if (masked && wide_) {
+    vpmovzxbd(Xbyak::Zmm(reg) | k2 | T_z, ptr[rax + rdx]);
+  } else if (masked) {
+    add(rax, rdx);
+    xor_(ecx, ecx);
+    mov(PredBuffer(), rcx);
+    mov(rcx, TailCount());
+    Xbyak::Label copy;
+    L(copy);
+    dec(rcx);
+    movzx(edx, byte[rax + rcx]);
+    mov(ptr[rsp + rcx + VB() * (values_ * kWays + 1)], dl);
+    jnz(copy);
+    vpmovzxbd(Xbyak::Ymm(reg), PredBuffer());
+  } else if (wide_) {
+    vpmovzxbd(Xbyak::Zmm(reg), ptr[rax + rdx + lanes * way]);
+  } else {
+    vpmovzxbd(Xbyak::Ymm(reg), ptr[rax + rdx + lanes * way]);
+  }
+  if (wide_) {
+    vptestmd(k1, y, y);
+    vpmovm2d(y, k1);
+  } else {
+    vpxor(t, t, t);
+    vpcmpeqd(y, y, t);
+    vpcmpeqd(t, t, t);
+    vpxor(y, y, t);
+  }
+}
+
+// The lane masks of register reg as bytes 0 / 1 to predicate pointer p.
+void TileEmitter::StorePred(int reg, int p, int way, bool masked) {
+  const int lanes = VB() / 4;
+  mov(rax, ptr[rbx + 8 * p]);
+  mov(rdx, r12);
+  shr(rdx, 2);
+  if (wide_) {
+    const Xbyak::Zmm t(kTempReg);
+    vpsrld(t, Xbyak::Zmm(reg), 31);
+    if (masked) {
+      vpmovdb(ptr[rax + rdx] | k2, t);
+    } else {
+      vpmovdb(ptr[rax + rdx + lanes * way], t);
+    }
+    return;
+  }
+  vmovmskps(ecx, Xbyak::Ymm(reg));
+  mov(r8, uint64_t{0x0101010101010101});
+  pdep(rcx, rcx, r8);
+  if (!masked) {
+    mov(ptr[rax + rdx + lanes * way], rcx);
+    return;
+  }
+  mov(PredBuffer(), rcx);
+  add(rax, rdx);
+  mov(rcx, TailCount());
+  Xbyak::Label copy;
+  L(copy);
+  dec(rcx);
+  movzx(edx, byte[rsp + rcx + VB() * (values_ * kWays + 1)]);
+  mov(byte[rax + rcx], dl);
+  jnz(copy);
 }
 
 }  // namespace
