@@ -302,11 +302,14 @@ void FuseElementwise(Program& p) {
     // move ahead of the fused step, so that they do not split it (the scalar compares and selects
     // of jnp's `%` and `//` between the array ops).
     std::vector<size_t> hoisted;
-    auto ready = [&](const Step& s) {
+    // (Steps without code, constants and views, do nothing when they run: a view of a ready
+    // value is ready.)
+    auto ready = [&](auto&& self, const Step& s) -> bool {
       for (int32_t in : s.inputs) {
         const size_t k = producer[static_cast<size_t>(in)];
-        if (k != SIZE_MAX && k >= i &&
-            std::find(hoisted.begin(), hoisted.end(), k) == hoisted.end()) {
+        if (k == SIZE_MAX || k < i) continue;
+        if (!p.steps[k].kernel.fn ? !self(self, p.steps[k])
+                                  : std::find(hoisted.begin(), hoisted.end(), k) == hoisted.end()) {
           return false;
         }
       }
@@ -320,13 +323,13 @@ void FuseElementwise(Program& p) {
         continue;
       }
       if (!fusible(s) || s.kernel.map->elements != n) {
-        if (s.outputs.empty() || !ready(s) || hoisted.size() >= kMaxMembers) break;
+        if (s.outputs.empty() || !ready(ready, s) || hoisted.size() >= kMaxMembers) break;
         hoisted.push_back(j);
         continue;
       }
       // An index map reads its operand whole, so the operand must be complete before the run
       // starts: not written by the run itself, nor a view of something it writes.
-      if (s.kernel.map->absolute && !ready(s)) break;
+      if (s.kernel.map->absolute && !ready(ready, s)) break;
       group.push_back(j);
     }
     // Trailing passive and hoisted steps belong after the run, not inside it.
