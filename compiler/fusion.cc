@@ -302,16 +302,16 @@ void FuseElementwise(Program& p) {
     // move ahead of the fused step, so that they do not split it (the scalar compares and selects
     // of jnp's `%` and `//` between the array ops).
     std::vector<size_t> hoisted;
-    // (Steps without code, constants and views, do nothing when they run: a view of a ready
-    // value is ready.)
-    auto ready = [&](auto&& self, const Step& s) -> bool {
+    // A step without code (a constant, a view) inside the run that a hoisted step reads moves
+    // ahead with it (the interpreter sets a view up when its step runs); it is ready when what it
+    // reads is. `needed` collects such steps.
+    auto ready = [&](auto&& self, const Step& s, std::vector<size_t>& needed) -> bool {
       for (int32_t in : s.inputs) {
         const size_t k = producer[static_cast<size_t>(in)];
         if (k == SIZE_MAX || k < i) continue;
-        if (!p.steps[k].kernel.fn ? !self(self, p.steps[k])
-                                  : std::find(hoisted.begin(), hoisted.end(), k) == hoisted.end()) {
-          return false;
-        }
+        if (std::find(hoisted.begin(), hoisted.end(), k) != hoisted.end()) continue;
+        if (p.steps[k].kernel.fn || !self(self, p.steps[k], needed)) return false;
+        if (std::find(needed.begin(), needed.end(), k) == needed.end()) needed.push_back(k);
       }
       return true;
     };
@@ -322,14 +322,25 @@ void FuseElementwise(Program& p) {
         passive.push_back(j);
         continue;
       }
+      std::vector<size_t> needed;
       if (!fusible(s) || s.kernel.map->elements != n) {
-        if (s.outputs.empty() || !ready(ready, s) || hoisted.size() >= kMaxMembers) break;
+        // Only elementwise steps of another size move (not data movement, whose in-place and
+        // aliasing plans assume their place).
+        if (!fusible(s) || s.kernel.map->absolute || !ready(ready, s, needed) ||
+            hoisted.size() >= kMaxMembers) {
+          break;
+        }
+        for (size_t k : needed) {
+          hoisted.push_back(k);
+          passive.erase(std::remove(passive.begin(), passive.end(), k), passive.end());
+        }
         hoisted.push_back(j);
+        std::sort(hoisted.begin(), hoisted.end());
         continue;
       }
       // An index map reads its operand whole, so the operand must be complete before the run
       // starts: not written by the run itself, nor a view of something it writes.
-      if (s.kernel.map->absolute && !ready(ready, s)) break;
+      if (s.kernel.map->absolute && (!ready(ready, s, needed) || !needed.empty())) break;
       group.push_back(j);
     }
     // Trailing passive and hoisted steps belong after the run, not inside it.
