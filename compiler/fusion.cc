@@ -324,9 +324,16 @@ void FuseElementwise(Program& p) {
       }
       std::vector<size_t> needed;
       if (!fusible(s) || s.kernel.map->elements != n) {
-        // Only elementwise steps of another size move (not data movement, whose in-place and
-        // aliasing plans assume their place).
-        if (!fusible(s) || s.kernel.map->absolute || !ready(ready, s, needed) ||
+        // Only elementwise steps of another size and steps on single elements move (not data
+        // movement of arrays, whose in-place and aliasing plans assume their place).
+        auto scalar = [&](int32_t slot) {
+          return p.slot_types[static_cast<size_t>(slot)].num_elements() == 1;
+        };
+        const bool movable =
+            (fusible(s) && !s.kernel.map->absolute) ||
+            (s.kernel.aliases.empty() && std::all_of(s.inputs.begin(), s.inputs.end(), scalar) &&
+             std::all_of(s.outputs.begin(), s.outputs.end(), scalar));
+        if (!movable || s.outputs.empty() || !ready(ready, s, needed) ||
             hoisted.size() >= kMaxMembers) {
           break;
         }
@@ -340,7 +347,15 @@ void FuseElementwise(Program& p) {
       }
       // An index map reads its operand whole, so the operand must be complete before the run
       // starts: not written by the run itself, nor a view of something it writes.
-      if (s.kernel.map->absolute && (!ready(ready, s, needed) || !needed.empty())) break;
+      // (The constants and views it reads move ahead of the run too.)
+      if (s.kernel.map->absolute) {
+        if (!ready(ready, s, needed)) break;
+        for (size_t k : needed) {
+          hoisted.push_back(k);
+          passive.erase(std::remove(passive.begin(), passive.end(), k), passive.end());
+        }
+        std::sort(hoisted.begin(), hoisted.end());
+      }
       group.push_back(j);
     }
     // Trailing passive and hoisted steps belong after the run, not inside it.
