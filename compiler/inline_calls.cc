@@ -12,15 +12,30 @@ namespace {
 constexpr int kMaxDepth = 8;
 
 bool ElementwiseOpName(std::string_view name) {
-  static constexpr std::string_view kNames[] = {
-      "stablehlo.add",         "stablehlo.subtract",    "stablehlo.multiply",
-      "stablehlo.divide",      "stablehlo.remainder",   "stablehlo.maximum",
-      "stablehlo.minimum",     "stablehlo.and",         "stablehlo.or",
-      "stablehlo.xor",         "stablehlo.not",         "stablehlo.negate",
-      "stablehlo.abs",         "stablehlo.sign",        "stablehlo.compare",
-      "stablehlo.select",      "stablehlo.convert",     "stablehlo.constant",
-      "stablehlo.broadcast_in_dim", "stablehlo.shift_left", "stablehlo.shift_right_logical",
-      "stablehlo.shift_right_arithmetic", "stablehlo.clamp", "stablehlo.power"};
+  static constexpr std::string_view kNames[] = {"stablehlo.add",
+                                                "stablehlo.subtract",
+                                                "stablehlo.multiply",
+                                                "stablehlo.divide",
+                                                "stablehlo.remainder",
+                                                "stablehlo.maximum",
+                                                "stablehlo.minimum",
+                                                "stablehlo.and",
+                                                "stablehlo.or",
+                                                "stablehlo.xor",
+                                                "stablehlo.not",
+                                                "stablehlo.negate",
+                                                "stablehlo.abs",
+                                                "stablehlo.sign",
+                                                "stablehlo.compare",
+                                                "stablehlo.select",
+                                                "stablehlo.convert",
+                                                "stablehlo.constant",
+                                                "stablehlo.broadcast_in_dim",
+                                                "stablehlo.shift_left",
+                                                "stablehlo.shift_right_logical",
+                                                "stablehlo.shift_right_arithmetic",
+                                                "stablehlo.clamp",
+                                                "stablehlo.power"};
   for (std::string_view n : kNames) {
     if (n == name) return true;
   }

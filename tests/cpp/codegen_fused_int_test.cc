@@ -62,11 +62,11 @@ std::shared_ptr<const Program> Interpreted(const Program& p) {
 // results too (bytes in memory, lane masks in registers; tails of every length). The same bits as
 // the interpreter; a power now and then leaves the run interpreted.
 TEST(CodegenFusedIntTest, IntegerLaneOpsMatchTheInterpreter) {
-  const bool code_expected = CodeExpected() && __builtin_cpu_supports("avx2") &&
-                             __builtin_cpu_supports("bmi2");
-  static const char* const kBinary[] = {"divide", "remainder", "add",     "multiply",
-                                        "maximum", "and",      "xor",     "shift_right_logical",
-                                        "divide", "remainder", "subtract"};
+  const bool code_expected =
+      CodeExpected() && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi2");
+  static const char* const kBinary[] = {"divide",  "remainder", "add",     "multiply",
+                                        "maximum", "and",       "xor",     "shift_right_logical",
+                                        "divide",  "remainder", "subtract"};
   static const char* const kDirs[] = {"EQ", "NE", "LT", "LE", "GT", "GE"};
   const std::vector<int64_t> sizes = {256, 257, 263, 300, 511, 1024, 1031, 4099};
   std::mt19937 rng(20261130);
@@ -123,8 +123,8 @@ TEST(CodegenFusedIntTest, IntegerLaneOpsMatchTheInterpreter) {
               keep(bools, b.Unary("stablehlo.not", p));
               break;
             case 1:
-              keep(bools, b.Binary(uniform(0, 1) ? "stablehlo.and" : "stablehlo.or", p,
-                                   pick(bools)));
+              keep(bools,
+                   b.Binary(uniform(0, 1) ? "stablehlo.and" : "stablehlo.or", p, pick(bools)));
               break;
             case 2:
               keep(bools, b.Binary("stablehlo.xor", p, pick(bools)));
