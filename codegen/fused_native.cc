@@ -160,6 +160,12 @@ class TileEmitter : public Xbyak::CodeGenerator {
   std::vector<int> pointer_value_;          // per pointer: its value id
   std::vector<bool> pointer_scalar_;
   std::vector<bool> pointer_pred_;
+  // Per pointer: the stack slot of the f64 reciprocal of the divisor it holds (a scalar read by an
+  // s32/u32 divide or remainder), computed before the loop; -1: none. And whether it is signed.
+  std::vector<int> rcp_slot_;
+  std::vector<bool> rcp_signed_;
+  int rcp_count_ = 0;
+  Xbyak::Address Rcp(int slot) { return qword[rsp + VB() * (values_ * kWays + 2) + 8 * slot]; }
   std::vector<bool> store_;  // per member: its result goes to memory (an output, or read later)
   int values_ = 0;
   // Register state while emitting one body.
@@ -184,6 +190,8 @@ bool TileEmitter::Plan() {
   pointer_value_.resize(static_cast<size_t>(pointers));
   pointer_scalar_.assign(static_cast<size_t>(pointers), false);
   pointer_pred_.assign(static_cast<size_t>(pointers), false);
+  rcp_slot_.assign(static_cast<size_t>(pointers), -1);
+  rcp_signed_.assign(static_cast<size_t>(pointers), false);
   for (int p = 0; p < pointers; ++p) pointer_value_[static_cast<size_t>(p)] = Members() + p;
   uses_.assign(static_cast<size_t>(values_), {});
   // Which member writes each temporary / output.
@@ -235,6 +243,12 @@ bool TileEmitter::Plan() {
       }
       uses_[static_cast<size_t>(s.value)].push_back(m);
       reads_.back().push_back(s);
+      if (i == 1 && s.pointer >= 0 && s.scalar && IsInt32Member(c) &&
+          (c.op == MapOp::kDivide || c.op == MapOp::kRemainder) &&
+          rcp_slot_[static_cast<size_t>(s.pointer)] < 0) {
+        rcp_slot_[static_cast<size_t>(s.pointer)] = rcp_count_++;
+        rcp_signed_[static_cast<size_t>(s.pointer)] = c.in == ir::DType::kS32;
+      }
     }
   }
   // Temporaries read after this code (by the members after it, or the row reduction between)
@@ -263,7 +277,8 @@ bool TileEmitter::Plan() {
 void TileEmitter::Generate() {
   const int lanes = VB() / (f64_ ? 8 : 4);
   // [rsp]: the lane mask; then a slot per key; then the predicate buffer and the tail's count.
-  const int frame = VB() * (values_ * kWays + 2);
+  // Then the divisors' reciprocals.
+  const int frame = VB() * (values_ * kWays + 2) + (8 * rcp_count_ + VB() - 1) / VB() * VB();
   push(rbp);
   mov(rbp, rsp);
   push(rbx);
@@ -285,6 +300,20 @@ void TileEmitter::Generate() {
     signs |= (m.code.op == MapOp::kNegate || m.code.op == MapOp::kAbs) && !IsInt32Member(m.code);
     calls |=
         m.code.op == MapOp::kVectorCall && (f64_ || NativeMathOf(m.code.fn) == NativeMath::kNone);
+  }
+  for (size_t p = 0; p < rcp_slot_.size(); ++p) {  // 1 / b of each scalar divisor
+    if (rcp_slot_[p] < 0) continue;
+    mov(rax, ptr[rbx + 8 * p]);
+    if (rcp_signed_[p]) {
+      vcvtsi2sd(xmm0, xmm0, dword[rax]);
+    } else {
+      mov(eax, dword[rax]);  // zero-extended
+      vcvtsi2sd(xmm0, xmm0, rax);
+    }
+    mov(rcx, uint64_t{0x3FF0000000000000});  // 1.0
+    vmovq(xmm1, rcx);
+    vdivsd(xmm0, xmm1, xmm0);
+    vmovsd(Rcp(rcp_slot_[p]), xmm0);
   }
   sign_hoisted_ = signs && !calls;
   if (sign_hoisted_) EmitSignMask(*this, f64_, true, V(kSignReg));
@@ -487,7 +516,11 @@ void TileEmitter::EmitMember(int m, int way, bool masked) {
       temps[i] = V(t);
     }
     reserved_ = 0;
-    EmitInt32Lanes(*this, mem.code, V(d), V(a), V(b), V(c3), V(kTempReg), temps);
+    const int divisor = reads.size() > 1 ? reads[1].pointer : -1;
+    const int slot = divisor >= 0 ? rcp_slot_[static_cast<size_t>(divisor)] : -1;
+    const Xbyak::Address rcp = Rcp(std::max(slot, 0));
+    EmitInt32Lanes(*this, mem.code, V(d), V(a), V(b), V(c3), V(kTempReg), temps,
+                   slot >= 0 && Int32LaneTemps(mem.code) > 0 ? &rcp : nullptr);
   } else {
     if ((op == MapOp::kNegate || op == MapOp::kAbs) && !sign_ready_) {
       EmitSignMask(*this, f64_, true, V(kSignReg));

@@ -32,9 +32,13 @@ void Invert(Xbyak::CodeGenerator& g, const Xbyak::Xmm& d, const Xbyak::Xmm& t) {
 // truncates to the exact integer quotient for 32-bit operands (|a| < 2^53); then a divisor of 0
 // gives -1 (all bits) and the remainder is a - q * b, wrapping (0 for b = -1, a for b = 0).
 // INT_MIN / -1 converts 2^31 to the integer indefinite value, INT_MIN, as IntDiv returns.
+// With `rcp` (the f64 reciprocal of a divisor the same in every lane), a * rcp instead of a / b:
+// its relative error is below 2^-51, so it never crosses an integer the exact quotient does not
+// reach (|q * b| <= 2^32), but an exact integer quotient may come out one short of it (toward
+// zero); then a - q * b is b (or -b) exactly, and q moves one on and the remainder to 0.
 void DivRem(Xbyak::CodeGenerator& g, bool remainder, bool is_signed, const Xbyak::Xmm& d,
-            const Xbyak::Xmm& a, const Xbyak::Xmm& b, const Xbyak::Xmm& t,
-            const Xbyak::Xmm* temps) {
+            const Xbyak::Xmm& a, const Xbyak::Xmm& b, const Xbyak::Xmm& t, const Xbyak::Xmm* temps,
+            const Xbyak::Address* rcp) {
   const int i0 = temps[0].getIdx(), i1 = temps[1].getIdx(), i2 = temps[2].getIdx();
   if (d.isZMM()) {
     const Xbyak::Zmm z0(i0), z1(i1), zd(d.getIdx()), za(a.getIdx()), zb(b.getIdx());
@@ -49,7 +53,12 @@ void DivRem(Xbyak::CodeGenerator& g, bool remainder, bool is_signed, const Xbyak
         is_signed ? g.vcvtdq2pd(z0, y0) : g.vcvtudq2pd(z0, y0);
         is_signed ? g.vcvtdq2pd(z1, y1) : g.vcvtudq2pd(z1, y1);
       }
-      g.vdivpd(z0, z0, z1);
+      if (rcp != nullptr) {
+        g.vbroadcastsd(z1, *rcp);
+        g.vmulpd(z0, z0, z1);
+      } else {
+        g.vdivpd(z0, z0, z1);
+      }
       if (half == 0) {
         is_signed ? g.vcvttpd2dq(yd, z0) : g.vcvttpd2udq(yd, z0);
       } else {
@@ -57,8 +66,6 @@ void DivRem(Xbyak::CodeGenerator& g, bool remainder, bool is_signed, const Xbyak
         g.vinserti64x4(zd, zd, y0, 1);
       }
     }
-    g.vptestnmd(g.k1, zb, zb);  // b == 0: q = all ones
-    g.vpternlogd(zd | g.k1, zd, zd, 0xff);
   } else {
     const Xbyak::Ymm y0(i0), y1(i1), y2(i2), yd(d.getIdx()), ya(a.getIdx()), yb(b.getIdx()),
         yt(t.getIdx());
@@ -89,7 +96,12 @@ void DivRem(Xbyak::CodeGenerator& g, bool remainder, bool is_signed, const Xbyak
         g.vsubpd(y0, y0, y2);
         g.vsubpd(y1, y1, y2);
       }
-      g.vdivpd(y0, y0, y1);
+      if (rcp != nullptr) {
+        g.vbroadcastsd(y1, *rcp);
+        g.vmulpd(y0, y0, y1);
+      } else {
+        g.vdivpd(y0, y0, y1);
+      }
       if (!is_signed) {
         g.vroundpd(y0, y0, 3);  // toward zero: the quotient is not negative
         g.vaddpd(y0, y0, y2);
@@ -102,13 +114,44 @@ void DivRem(Xbyak::CodeGenerator& g, bool remainder, bool is_signed, const Xbyak
       }
     }
     if (!is_signed) g.vpxor(yd, yd, yt);
-    g.vpxor(y0, y0, y0);
-    g.vpcmpeqd(y0, yb, y0);  // b == 0: q = all ones
-    g.vpor(yd, yd, y0);
+  }
+  const Xbyak::Xmm& r = temps[0];  // a - q * b
+  if (rcp != nullptr || remainder) {
+    g.vpmulld(r, d, b);
+    g.vpsubd(r, a, r);
+  }
+  if (rcp != nullptr) {
+    // r == b: q + 1, r = 0; r == -b (signed): q - 1, r = 0. (b == 0 is fixed below.)
+    const Xbyak::Xmm& m = temps[1];
+    for (int side = 0; side < (is_signed ? 2 : 1); ++side) {
+      const Xbyak::Xmm& nb = temps[2];
+      if (side == 1) {
+        d.isZMM() ? g.vpxord(nb, nb, nb) : g.vpxor(nb, nb, nb);
+        g.vpsubd(nb, nb, b);
+      }
+      const Xbyak::Xmm& target = side == 0 ? b : nb;
+      if (d.isZMM()) {
+        g.vpcmpeqd(g.k1, r, target);
+        g.vpmovm2d(m, g.k1);
+        g.vpandnd(r, m, r);
+      } else {
+        g.vpcmpeqd(m, r, target);
+        g.vpandn(r, m, r);
+      }
+      side == 0 ? g.vpsubd(d, d, m) : g.vpaddd(d, d, m);
+    }
+  }
+  if (d.isZMM()) {  // b == 0: q = all ones
+    g.vptestnmd(g.k1, b, b);
+    g.vpternlogd(d | g.k1, d, d, 0xff);
+  } else {
+    const Xbyak::Xmm& z = temps[1];
+    g.vpxor(z, z, z);
+    g.vpcmpeqd(z, b, z);
+    g.vpor(d, d, z);
   }
   if (remainder) {
-    g.vpmulld(temps[0], d, b);
-    g.vpsubd(d, a, temps[0]);
+    d.isZMM() ? g.vmovdqa32(d, r) : g.vmovdqa(d, r);
   }
 }
 
@@ -208,7 +251,7 @@ int Int32LaneTemps(const MapCode& c) {
 
 void EmitInt32Lanes(Xbyak::CodeGenerator& g, const MapCode& c, const Xbyak::Xmm& d,
                     const Xbyak::Xmm& a, const Xbyak::Xmm& b, const Xbyak::Xmm& s,
-                    const Xbyak::Xmm& t, const Xbyak::Xmm* temps) {
+                    const Xbyak::Xmm& t, const Xbyak::Xmm* temps, const Xbyak::Address* rcp) {
   const bool zmm = d.isZMM();
   const bool is_signed = c.in == ir::DType::kS32;
   const MapOp op = c.op;
@@ -274,7 +317,7 @@ void EmitInt32Lanes(Xbyak::CodeGenerator& g, const MapCode& c, const Xbyak::Xmm&
   switch (op) {
     case MapOp::kDivide:
     case MapOp::kRemainder:
-      DivRem(g, op == MapOp::kRemainder, is_signed, d, a, b, t, temps);
+      DivRem(g, op == MapOp::kRemainder, is_signed, d, a, b, t, temps, rcp);
       return;
     case MapOp::kAbs:
       is_signed ? g.vpabsd(d, a) : Copy(g, d, a);  // abs(INT_MIN) = INT_MIN

@@ -64,10 +64,13 @@ bool Int32LaneMember(const lower::MapCode& code);
 // How many extra temporaries EmitInt32Lanes needs for `code` (3 for divide and remainder).
 int Int32LaneTemps(const lower::MapCode& code);
 // d = code(a, b) (select: a ? b : s) for an Int32LaneMember. d must differ from a, b and s; t is
-// a temporary; `temps` holds Int32LaneTemps(code) more, of d's width. A zmm d uses k1.
+// a temporary; `temps` holds Int32LaneTemps(code) more, of d's width. A zmm d uses k1. For divide
+// and remainder by a divisor the same in every lane, `rcp` may address its f64 reciprocal (1 / b
+// converted exactly, rounded once): a multiplication and a correction replace the division.
 void EmitInt32Lanes(Xbyak::CodeGenerator& g, const lower::MapCode& code, const Xbyak::Xmm& d,
                     const Xbyak::Xmm& a, const Xbyak::Xmm& b, const Xbyak::Xmm& s,
-                    const Xbyak::Xmm& t, const Xbyak::Xmm* temps);
+                    const Xbyak::Xmm& t, const Xbyak::Xmm* temps,
+                    const Xbyak::Address* rcp = nullptr);
 
 // dst = the sign bit in every f32 (f64) lane of its xmm, or of its ymm when `wide`, or of dst
 // when it is a zmm.

@@ -153,3 +153,18 @@ def test_int_run_with_mod_and_floor_divide_is_one_native_run(tmp_path):
     native = {"avx2", "bmi2"} <= cpu_flags()
     assert len(fused) == 1, names
     assert ("(native code)" in fused[0]) == native, names
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.uint32])
+def test_division_by_scalar_exact_multiples(dtype):
+    # A divisor the same in every lane is divided by as a multiplication by its f64 reciprocal and
+    # corrected: exact quotients (x = k * b) are where a product can fall just short of k.
+    signed = dtype == np.int32
+    divisors = [3, 7, 10, 49, 98, 641, 1000003, 65537, 2, 1, 0]
+    divisors += [-7, -49, -1, I32_MIN, I32_MAX] if signed else [0xFFFFFFFF, 0x80000000, 0xFFFFFFFE]
+    k = np.arange(-700, 700 if signed else 700, dtype=np.int64)
+    for b in divisors:
+        x = (k * b).astype(np.int64)
+        x = np.concatenate([x, x + 1, x - 1, ints(dtype, 300, b % 97)]).astype(dtype)
+        bb = dtype(b) if signed else np.uint32(b)
+        check_both(lambda a: (lax.div(a, bb), lax.rem(a, bb), a // bb, a % bb), x, exact=True)
