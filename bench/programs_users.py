@@ -465,6 +465,35 @@ def f64_elementwise():
     return (lambda x: jnp.log1p(jnp.exp(-x * x)) + jnp.sin(x) * jnp.cos(2 * x)), (f64(1 << 20),)
 
 
+def hash_fori_uint32():
+    """A user's integer hash mixed for 64 rounds over uint32[4096] (xorshift-multiply rounds with a
+    remainder and an integer division in each, as a quick-and-dirty PRNG is written)."""
+    def run(x):
+        def body(i, h):
+            h = h ^ (h >> 16)
+            h = h * np.uint32(0x7FEB352D)
+            h = h ^ (h >> 15)
+            return h + (h % np.uint32(1009)) // np.uint32(7) + i.astype(jnp.uint32)
+        return lax.fori_loop(0, 64, body, x)
+
+    return run, (np.arange(4096, dtype=np.uint32) * np.uint32(2654435761),)
+
+
+def digit_sum_while_int32():
+    """Sum of decimal digits of 4096 int32 values: a while_loop until every value is 0, with `%` and
+    `//` by 10 on the carry and `jnp.any` in the condition."""
+    def run(n):
+        def cond(s):
+            return jnp.any(s[0] > 0)
+
+        def body(s):
+            x, total = s
+            return x // 10, total + x % 10
+        return lax.while_loop(cond, body, (n, jnp.zeros_like(n)))[1]
+
+    return run, (RNG.integers(0, 1 << 31, 4096).astype(np.int32),)
+
+
 # name -> (factory, exact): True compares bit for bit (integer results, random bits), False with
 # rtol = atol = 1e-3, a number with that tolerance: bf16 programs (bf16 keeps 8 bits), and the
 # escape-time counts, where one rounding near the set's edge moves a count by one.
@@ -521,6 +550,8 @@ USER_PROGRAMS = {
     "u_complex64_elementwise": (complex64_elementwise, False),
     "u_int32_bitops_1m": (int32_bitops, True),
     "u_f64_elementwise_1m": (f64_elementwise, False),
+    "u_hash_fori_u32_4k": (hash_fori_uint32, True),
+    "u_digit_sum_while_i32_4k": (digit_sum_while_int32, True),
 }
 
 X64 = {"u_lorenz_rk4_scan_f64", "u_newton_while_f64", "u_reduce_sum_f64_all",

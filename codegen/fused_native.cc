@@ -94,12 +94,13 @@ class TileEmitter : public Xbyak::CodeGenerator {
 
  private:
   int Members() const { return static_cast<int>(f_.members.size()); }
-  // A member on 32-bit integer lanes this code computes with integer instructions (EmitInt32Op):
-  // they share the f32 runs' lanes, so one run may mix them (random bits made into floats).
+  // A member on 32-bit integer or predicate lanes this code computes with integer instructions
+  // (EmitInt32Op, EmitInt32Lanes): they share the f32 runs' lanes, so one run may mix them (random
+  // bits made into floats, integer arithmetic with compares and selects). Predicates are lane
+  // masks in registers, bytes in memory.
   bool IsInt32Member(const MapCode& c) const {
-    static const bool avx2 = Avx2Available("KILN_FUSED_JIT");
-    return avx2 && !f64_ && (c.in == ir::DType::kS32 || c.in == ir::DType::kU32) && c.out == c.in &&
-           IsInt32Arithmetic(c.op);
+    static const bool allowed = Avx2Available("KILN_FUSED_JIT") && Bmi2Available();
+    return allowed && !f64_ && Int32LaneMember(c);
   }
   // A member computing 16-bit float values in f32 lanes (native_half.h): arithmetic or a vector
   // function on bf16/f16, or a conversion between one of them and f32. 0 when it is not one.
@@ -113,6 +114,12 @@ class TileEmitter : public Xbyak::CodeGenerator {
     if (c.in == ir::DType::kF32 && IsHalfFloat(c.out) && HalfCodeAvailable(c.out)) return c.out;
     return ir::DType::kInvalid;
   }
+  // The element type of member m's range input i.
+  static ir::DType OperandType(const MapCode& c, size_t i) {
+    return c.op == MapOp::kSelect && i == 0 ? ir::DType::kPred : c.in;
+  }
+  // Bytes per element of type `t` in memory (a run is all 4-byte lanes, or all f64).
+  int WidthOf(ir::DType t) const { return t == ir::DType::kPred ? 1 : f64_ ? 8 : 4; }
   // Members this code computes: [begin_, end_) and not index maps.
   bool Computes(int m) const {
     return m >= begin_ && m < end_ && !f_.members[static_cast<size_t>(m)].absolute;
@@ -140,7 +147,13 @@ class TileEmitter : public Xbyak::CodeGenerator {
     return value * kWays + (shared ? 0 : way);
   }
   int Get(int value, int way, int pin0, int pin1, bool masked, int at);
-  int Allocate(int pin0, int pin1, int at);
+  int Allocate(int pin0, int pin1, int at, int pin2 = -1);
+  // Loads / stores the lanes of predicate pointer p (bytes in memory, lane masks in registers).
+  void LoadPred(int reg, int p, int way, bool masked);
+  void StorePred(int reg, int p, int way, bool masked);
+  // The stack bytes a masked predicate load or store goes through, and the lane count there.
+  Xbyak::Address PredBuffer() { return ptr[rsp + VB() * (values_ * kWays + 2)]; }
+  Xbyak::Address TailCount() { return ptr[rsp + VB() * (values_ * kWays + 2) + 16]; }
   int NextUse(int key, int at) const;
   void Spill(int reg, int at);
   void EnsureMask();
@@ -168,6 +181,13 @@ class TileEmitter : public Xbyak::CodeGenerator {
   std::vector<bool> pointer_scalar_;
   std::vector<ir::DType> pointer_type_;  // per pointer: its elements' type when 16-bit floats
   bool halves_ = false;                  // some member computes 16-bit floats
+  std::vector<bool> pointer_pred_;
+  // Per pointer: the stack slot of the f64 reciprocal of the divisor it holds (a scalar read by an
+  // s32/u32 divide or remainder), computed before the loop; -1: none. And whether it is signed.
+  std::vector<int> rcp_slot_;
+  std::vector<bool> rcp_signed_;
+  int rcp_count_ = 0;
+  Xbyak::Address Rcp(int slot) { return qword[rsp + VB() * (values_ * kWays + 3) + 8 * slot]; }
   std::vector<bool> store_;  // per member: its result goes to memory (an output, or read later)
   int values_ = 0;
   // Register state while emitting one body.
@@ -186,7 +206,6 @@ class TileEmitter : public Xbyak::CodeGenerator {
 
 bool TileEmitter::Plan() {
   const ir::DType t = f64_ ? ir::DType::kF64 : ir::DType::kF32;
-  const int width = f64_ ? 8 : 4;
   // Outputs: one per member at most, and the two row reductions' (ahead of and inside the run).
   const int pointers = static_cast<int>(f_.input_elements.size() + f_.temp_widths.size()) +
                        static_cast<int>(f_.members.size()) + 2;
@@ -194,6 +213,9 @@ bool TileEmitter::Plan() {
   pointer_value_.resize(static_cast<size_t>(pointers));
   pointer_scalar_.assign(static_cast<size_t>(pointers), false);
   pointer_type_.assign(static_cast<size_t>(pointers), ir::DType::kInvalid);
+  pointer_pred_.assign(static_cast<size_t>(pointers), false);
+  rcp_slot_.assign(static_cast<size_t>(pointers), -1);
+  rcp_signed_.assign(static_cast<size_t>(pointers), false);
   for (int p = 0; p < pointers; ++p) pointer_value_[static_cast<size_t>(p)] = Members() + p;
   uses_.assign(static_cast<size_t>(values_), {});
   // Which member writes each temporary / output.
@@ -213,18 +235,24 @@ bool TileEmitter::Plan() {
     if (!Computes(m)) continue;  // the other part's: its results are in memory
     any = true;
     store_[static_cast<size_t>(m)] = mem.out.kind == Ref::kOutput;
+    if (mem.out.kind == Ref::kOutput) {
+      pointer_pred_[static_cast<size_t>(PointerOf(mem.out))] = mem.code.out == ir::DType::kPred;
+    }
     const MapCode& c = mem.code;
     const bool known_float =
         IsFloatArithmetic(c.op) || (c.op == MapOp::kVectorCall && c.fn != nullptr);
     const bool half = HalfOf(c) != ir::DType::kInvalid;
     halves_ |= half;
     if (!(known_float && c.in == t && c.out == t) && !IsInt32Member(c) && !half) return false;
-    const int in_width = half ? static_cast<int>(ir::DTypeByteSize(c.in)) : width;
-    const int out_width = half ? static_cast<int>(ir::DTypeByteSize(c.out)) : width;
     const int arity = c.op == MapOp::kConvert ? 1 : ArityOf(c.op);
+    const int out_width = half ? static_cast<int>(ir::DTypeByteSize(c.out)) : WidthOf(c.out);
     if (mem.out.width != out_width || static_cast<int>(mem.in.size()) != arity) return false;
     if (IsHalfFloat(c.out)) pointer_type_[static_cast<size_t>(PointerOf(mem.out))] = c.out;
-    for (const Ref& r : mem.in) {
+    for (size_t i = 0; i < mem.in.size(); ++i) {
+      const Ref& r = mem.in[i];
+      const bool pred = OperandType(c, i) == ir::DType::kPred;
+      const int in_width =
+          half ? static_cast<int>(ir::DTypeByteSize(c.in)) : WidthOf(OperandType(c, i));
       if (r.width != in_width) return false;
       Source s;
       if (r.kind != Ref::kInput) {
@@ -241,9 +269,16 @@ bool TileEmitter::Plan() {
         s.value = pointer_value_[static_cast<size_t>(s.pointer)];
         pointer_scalar_[static_cast<size_t>(s.pointer)] = s.scalar;
         if (IsHalfFloat(c.in)) pointer_type_[static_cast<size_t>(s.pointer)] = c.in;
+        pointer_pred_[static_cast<size_t>(s.pointer)] = pred;
       }
       uses_[static_cast<size_t>(s.value)].push_back(m);
       reads_.back().push_back(s);
+      if (i == 1 && s.pointer >= 0 && s.scalar && IsInt32Member(c) &&
+          (c.op == MapOp::kDivide || c.op == MapOp::kRemainder) &&
+          rcp_slot_[static_cast<size_t>(s.pointer)] < 0) {
+        rcp_slot_[static_cast<size_t>(s.pointer)] = rcp_count_++;
+        rcp_signed_[static_cast<size_t>(s.pointer)] = c.in == ir::DType::kS32;
+      }
     }
   }
   // Temporaries read after this code (by the members after it, or the row reduction between)
@@ -271,8 +306,9 @@ bool TileEmitter::Plan() {
 
 void TileEmitter::Generate() {
   const int lanes = VB() / (f64_ ? 8 : 4);
-  // [rsp]: the lane mask; then a slot per key; then the tail's bounce buffer for 16-bit elements.
-  const int frame = VB() * (values_ * kWays + 2);
+  // [rsp]: the lane mask; then a slot per key; then the tail's bounce buffer for 16-bit elements;
+  // then the predicate buffer and the tail's count; then the divisors' reciprocals.
+  const int frame = VB() * (values_ * kWays + 3) + (8 * rcp_count_ + VB() - 1) / VB() * VB();
   push(rbp);
   mov(rbp, rsp);
   push(rbx);
@@ -295,6 +331,20 @@ void TileEmitter::Generate() {
     signs |= (m.code.op == MapOp::kNegate || m.code.op == MapOp::kAbs) && !IsInt32Member(m.code);
     calls |=
         m.code.op == MapOp::kVectorCall && (f64_ || NativeMathOf(m.code.fn) == NativeMath::kNone);
+  }
+  for (size_t p = 0; p < rcp_slot_.size(); ++p) {  // 1 / b of each scalar divisor
+    if (rcp_slot_[p] < 0) continue;
+    mov(rax, ptr[rbx + 8 * p]);
+    if (rcp_signed_[p]) {
+      vcvtsi2sd(xmm0, xmm0, dword[rax]);
+    } else {
+      mov(eax, dword[rax]);  // zero-extended
+      vcvtsi2sd(xmm0, xmm0, rax);
+    }
+    mov(rcx, uint64_t{0x3FF0000000000000});  // 1.0
+    vmovq(xmm1, rcx);
+    vdivsd(xmm0, xmm1, xmm0);
+    vmovsd(Rcp(rcp_slot_[p]), xmm0);
   }
   sign_hoisted_ = signs && !calls;
   if (sign_hoisted_) EmitSignMask(*this, f64_, true, V(kSignReg));
@@ -322,6 +372,7 @@ void TileEmitter::Generate() {
     mov(rcx, lanes);
     cmp(rax, rcx);
     cmovg(rax, rcx);
+    mov(TailCount(), rax);
     mov(ecx, eax);
     mov(eax, 1);
     shl(eax, cl);
@@ -329,6 +380,9 @@ void TileEmitter::Generate() {
     kmovw(k2, eax);
   } else {
     mov(rcx, lanes);
+    cmp(rax, rcx);
+    cmovg(rax, rcx);
+    mov(TailCount(), rax);
     sub(rcx, rax);
     mov(rax, 0);
     cmovl(rcx, rax);  // more than a vector left: every lane
@@ -408,10 +462,10 @@ void TileEmitter::Spill(int reg, int at) {
 }
 
 // A register other than pin0/pin1: a free one, else the one whose value is read farthest ahead.
-int TileEmitter::Allocate(int pin0, int pin1, int at) {
+int TileEmitter::Allocate(int pin0, int pin1, int at, int pin2) {
   int best = -1, best_use = -1;
   for (int r = 0; r < kPool; ++r) {
-    if (r == pin0 || r == pin1 || (reserved_ >> r & 1u) != 0) continue;
+    if (r == pin0 || r == pin1 || r == pin2 || (reserved_ >> r & 1u) != 0) continue;
     if (reg_value_[r] < 0) return r;
     const int use = NextUse(reg_value_[r], at - 1);
     if (use > best_use) {
@@ -455,7 +509,9 @@ int TileEmitter::Get(int value, int way, int pin0, int pin1, bool masked, int at
       return reg;
     }
     mov(rax, ptr[rbx + 8 * p]);
-    if (pointer_scalar_[static_cast<size_t>(p)]) {
+    if (pointer_pred_[static_cast<size_t>(p)]) {
+      LoadPred(reg, p, way, masked);
+    } else if (pointer_scalar_[static_cast<size_t>(p)]) {
       if (!f64_) {
         vbroadcastss(y, dword[rax]);
       } else if (wide_) {
@@ -500,6 +556,7 @@ void TileEmitter::EmitMember(int m, int way, bool masked) {
   const MapOp op = mem.code.op;
   int a = Get(reads[0].value, way, -1, -1, masked, at);
   int b = reads.size() > 1 ? Get(reads[1].value, way, a, -1, masked, at) : a;
+  const int c3 = reads.size() > 2 ? Get(reads[2].value, way, a, b, masked, at) : a;
   int d = 0;
   const NativeMath own =
       f64_ || op != MapOp::kVectorCall ? NativeMath::kNone : NativeMathOf(mem.code.fn);
@@ -529,12 +586,25 @@ void TileEmitter::EmitMember(int m, int way, bool masked) {
     mask_loaded_ = false;
     sign_ready_ = false;
     d = 0;
-  } else if (op == MapOp::kConvert) {  // between f32 and a 16-bit float (HalfOf)
+  } else if (op == MapOp::kConvert && HalfOf(mem.code) != ir::DType::kInvalid) {
+    // Between f32 and a 16-bit float: the value is already f32 in the lanes (rounded below).
     d = Allocate(a, -1, at + 1);
     vmovaps(V(d), V(a));
   } else if (IsInt32Member(mem.code)) {
-    d = Allocate(a, b, at + 1);
-    EmitInt32Op(*this, op, mem.code.in == ir::DType::kS32, V(d), V(a), V(b), V(kTempReg));
+    d = Allocate(a, b, at + 1, c3);
+    reserved_ = (1u << a) | (1u << b) | (1u << c3) | (1u << d);
+    Xbyak::Xmm temps[3];
+    for (int i = 0; i < Int32LaneTemps(mem.code); ++i) {
+      const int t = Allocate(-1, -1, at + 1);
+      reserved_ |= 1u << t;
+      temps[i] = V(t);
+    }
+    reserved_ = 0;
+    const int divisor = reads.size() > 1 ? reads[1].pointer : -1;
+    const int slot = divisor >= 0 ? rcp_slot_[static_cast<size_t>(divisor)] : -1;
+    const Xbyak::Address rcp = Rcp(std::max(slot, 0));
+    EmitInt32Lanes(*this, mem.code, V(d), V(a), V(b), V(c3), V(kTempReg), temps,
+                   slot >= 0 && Int32LaneTemps(mem.code) > 0 ? &rcp : nullptr);
   } else {
     if ((op == MapOp::kNegate || op == MapOp::kAbs) && !sign_ready_) {
       EmitSignMask(*this, f64_, true, V(kSignReg));
@@ -556,6 +626,8 @@ void TileEmitter::EmitMember(int m, int way, bool masked) {
     const int p = PointerOf(mem.out);
     EmitHalfStore(*this, mem.code.out, HalfAddress(p, way, masked, false), V(d), V(kTempReg));
     if (masked) HalfBounceOut(p);
+  } else if (store_[static_cast<size_t>(m)] && mem.code.out == ir::DType::kPred) {
+    StorePred(d, PointerOf(mem.out), way, masked);
   } else if (store_[static_cast<size_t>(m)]) {
     mov(rax, ptr[rbx + 8 * PointerOf(mem.out)]);
     if (masked && wide_) {
@@ -575,6 +647,90 @@ void TileEmitter::EmitMember(int m, int way, bool masked) {
       reg_value_[r] = -1;
     }
   }
+}
+
+// Lanes of a predicate (bytes, non-zero read as true) into register reg as lane masks; rax holds
+// the pointer. A masked ymm load goes through the stack buffer, TailCount() bytes copied.
+void TileEmitter::LoadPred(int reg, int p, int way, bool masked) {
+  const Xbyak::Xmm y = V(reg), t = V(kTempReg);
+  const int lanes = VB() / 4;
+  if (pointer_scalar_[static_cast<size_t>(p)]) {
+    cmp(byte[rax], 0);
+    setne(cl);
+    movzx(ecx, cl);
+    neg(ecx);
+    if (wide_) {
+      vpbroadcastd(Xbyak::Zmm(reg), ecx);
+    } else {
+      vmovd(Xbyak::Xmm(reg), ecx);
+      vpbroadcastd(Xbyak::Ymm(reg), Xbyak::Xmm(reg));
+    }
+    return;
+  }
+  mov(rdx, r12);
+  shr(rdx, 2);  // elements so far: bytes of 4-byte lanes
+  if (masked && wide_) {
+    vpmovzxbd(Xbyak::Zmm(reg) | k2 | T_z, ptr[rax + rdx]);
+  } else if (masked) {
+    add(rax, rdx);
+    xor_(ecx, ecx);
+    mov(PredBuffer(), rcx);
+    mov(rcx, TailCount());
+    Xbyak::Label copy;
+    L(copy);
+    dec(rcx);
+    movzx(edx, byte[rax + rcx]);
+    mov(ptr[rsp + rcx + VB() * (values_ * kWays + 2)], dl);
+    jnz(copy);
+    vpmovzxbd(Xbyak::Ymm(reg), PredBuffer());
+  } else if (wide_) {
+    vpmovzxbd(Xbyak::Zmm(reg), ptr[rax + rdx + lanes * way]);
+  } else {
+    vpmovzxbd(Xbyak::Ymm(reg), ptr[rax + rdx + lanes * way]);
+  }
+  if (wide_) {
+    vptestmd(k1, y, y);
+    vpmovm2d(y, k1);
+  } else {
+    vpxor(t, t, t);
+    vpcmpeqd(y, y, t);
+    vpcmpeqd(t, t, t);
+    vpxor(y, y, t);
+  }
+}
+
+// The lane masks of register reg as bytes 0 / 1 to predicate pointer p.
+void TileEmitter::StorePred(int reg, int p, int way, bool masked) {
+  const int lanes = VB() / 4;
+  mov(rax, ptr[rbx + 8 * p]);
+  mov(rdx, r12);
+  shr(rdx, 2);
+  if (wide_) {
+    const Xbyak::Zmm t(kTempReg);
+    vpsrld(t, Xbyak::Zmm(reg), 31);
+    if (masked) {
+      vpmovdb(ptr[rax + rdx] | k2, t);
+    } else {
+      vpmovdb(ptr[rax + rdx + lanes * way], t);
+    }
+    return;
+  }
+  vmovmskps(ecx, Xbyak::Ymm(reg));
+  mov(r8, uint64_t{0x0101010101010101});
+  pdep(rcx, rcx, r8);
+  if (!masked) {
+    mov(ptr[rax + rdx + lanes * way], rcx);
+    return;
+  }
+  mov(PredBuffer(), rcx);
+  add(rax, rdx);
+  mov(rcx, TailCount());
+  Xbyak::Label copy;
+  L(copy);
+  dec(rcx);
+  movzx(edx, byte[rsp + rcx + VB() * (values_ * kWays + 2)]);
+  mov(byte[rax + rcx], dl);
+  jnz(copy);
 }
 
 }  // namespace

@@ -34,6 +34,11 @@ bool Avx2Available(const char* switch_var) {
   return cpu.has(Xbyak::util::Cpu::tAVX2);
 }
 
+bool Bmi2Available() {
+  const Xbyak::util::Cpu cpu;
+  return cpu.has(Xbyak::util::Cpu::tBMI2);
+}
+
 void DumpNativeCode(const char* env_var, const uint8_t* code, size_t size) {
   const char* prefix = std::getenv(env_var);
   if (prefix == nullptr || *prefix == '\0') return;
@@ -87,6 +92,7 @@ int ArityOf(MapOp op) {
   switch (op) {
     case MapOp::kNegate:
     case MapOp::kAbs:
+    case MapOp::kSign:
     case MapOp::kSqrt:
     case MapOp::kVectorCall:
     case MapOp::kNot:

@@ -28,6 +28,8 @@ void DumpNativeCode(const char* env_var, const uint8_t* code, size_t size);
 // Whether the CPU has AVX2 (integer instructions on ymm registers) and the environment variable
 // `switch_var` is not "0".
 bool Avx2Available(const char* switch_var);
+// Whether the CPU has BMI2 (pdep: predicate lanes stored as bytes from ymm code).
+bool Bmi2Available();
 
 // Float ops that are instructions (EmitFloatOp), and the number of operands of every op.
 bool IsFloatArithmetic(lower::MapOp op);
@@ -50,6 +52,25 @@ bool IsInt32Arithmetic(lower::MapOp op);
 // unsigned; vpsravd the sign fill): the same bits as the ops' C++.
 void EmitInt32Op(Xbyak::CodeGenerator& g, lower::MapOp op, bool is_signed, const Xbyak::Xmm& d,
                  const Xbyak::Xmm& a, const Xbyak::Xmm& b, const Xbyak::Xmm& t);
+
+// Members on 32-bit lanes besides EmitInt32Op's that fused native code computes
+// (codegen/native_int32.cc), on AVX2 (ymm) or AVX512F/DQ (zmm) registers: s32/u32 divide and
+// remainder (IntDiv / IntRem: a divisor of 0 gives -1 and the dividend, INT_MIN / -1 gives INT_MIN
+// and remainder 0), abs (INT_MIN stays), sign; compares of s32/u32 or pred lanes into lane masks;
+// pred logic (add/multiply as or/and); select of 32-bit lanes; conversions pred -> s32/u32/f32,
+// s32/u32 -> pred (not 0), s32 <-> u32 and s32 -> f32. Predicates live in registers as lane masks
+// (0 or all ones).
+bool Int32LaneMember(const lower::MapCode& code);
+// How many extra temporaries EmitInt32Lanes needs for `code` (3 for divide and remainder).
+int Int32LaneTemps(const lower::MapCode& code);
+// d = code(a, b) (select: a ? b : s) for an Int32LaneMember. d must differ from a, b and s; t is
+// a temporary; `temps` holds Int32LaneTemps(code) more, of d's width. A zmm d uses k1. For divide
+// and remainder by a divisor the same in every lane, `rcp` may address its f64 reciprocal (1 / b
+// converted exactly, rounded once): a multiplication and a correction replace the division.
+void EmitInt32Lanes(Xbyak::CodeGenerator& g, const lower::MapCode& code, const Xbyak::Xmm& d,
+                    const Xbyak::Xmm& a, const Xbyak::Xmm& b, const Xbyak::Xmm& s,
+                    const Xbyak::Xmm& t, const Xbyak::Xmm* temps,
+                    const Xbyak::Address* rcp = nullptr);
 
 // dst = the sign bit in every f32 (f64) lane of its xmm, or of its ymm when `wide`, or of dst
 // when it is a zmm.

@@ -7,6 +7,7 @@
 
 #include "compiler/donation.h"
 #include "compiler/entry_layouts.h"
+#include "compiler/inline_calls.h"
 #include "compiler/narrow_float.h"
 #include "compiler/program_builder.h"
 #include "compiler/verifier.h"
@@ -175,6 +176,11 @@ StatusOr<std::shared_ptr<const Executable>> CompileModule(std::shared_ptr<const 
     auto widened = std::make_shared<ir::Module>(*module);
     ComputeInF32(*widened);
     module = std::move(widened);
+  }
+  if (HasInlinableCalls(*module)) {  // jnp's elementwise helpers: fused with their callers
+    auto inlined = std::make_shared<ir::Module>(*module);
+    InlineElementwiseCalls(*inlined);
+    module = std::move(inlined);
   }
   const ir::Function* main = module->MainFunction();
   auto exe = std::make_shared<Executable>();

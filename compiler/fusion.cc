@@ -257,13 +257,6 @@ void FuseElementwise(Program& p) {
   for (size_t k = 0; k < num_steps; ++k) {
     for (int32_t s : p.steps[k].outputs) producer[static_cast<size_t>(s)] = k;
   }
-  auto DefinedBefore = [&](const Step& s, size_t start) {
-    for (int32_t in : s.inputs) {
-      const size_t k = producer[static_cast<size_t>(in)];
-      if (k != SIZE_MAX && k >= start) return false;
-    }
-    return true;
-  };
 
   // Per step of `steps`: whether its output is returned or read by a step other than those and
   // `joined` (a reduction that joins them).
@@ -307,6 +300,23 @@ void FuseElementwise(Program& p) {
     const int64_t n = p.steps[i].kernel.map->elements;
     std::vector<size_t> group{i};
     std::vector<size_t> passive;  // steps without code inside the run (constants, views)
+    // Steps inside the run that read only values complete before it (or made by such steps): they
+    // move ahead of the fused step, so that they do not split it (the scalar compares and selects
+    // of jnp's `%` and `//` between the array ops).
+    std::vector<size_t> hoisted;
+    // A step without code (a constant, a view) inside the run that a hoisted step reads moves
+    // ahead with it (the interpreter sets a view up when its step runs); it is ready when what it
+    // reads is. `needed` collects such steps.
+    auto ready = [&](auto&& self, const Step& s, std::vector<size_t>& needed) -> bool {
+      for (int32_t in : s.inputs) {
+        const size_t k = producer[static_cast<size_t>(in)];
+        if (k == SIZE_MAX || k < i) continue;
+        if (std::find(hoisted.begin(), hoisted.end(), k) != hoisted.end()) continue;
+        if (p.steps[k].kernel.fn || !self(self, p.steps[k], needed)) return false;
+        if (std::find(needed.begin(), needed.end(), k) == needed.end()) needed.push_back(k);
+      }
+      return true;
+    };
     size_t j = i + 1;
     for (; j < num_steps && group.size() < kMaxMembers; ++j) {
       const Step& s = p.steps[j];
@@ -314,14 +324,45 @@ void FuseElementwise(Program& p) {
         passive.push_back(j);
         continue;
       }
-      if (!fusible(s) || s.kernel.map->elements != n) break;
+      std::vector<size_t> needed;
+      if (!fusible(s) || s.kernel.map->elements != n) {
+        // Only elementwise steps of another size and steps on single elements move (not data
+        // movement of arrays, whose in-place and aliasing plans assume their place).
+        auto scalar = [&](int32_t slot) {
+          return p.slot_types[static_cast<size_t>(slot)].num_elements() == 1;
+        };
+        const bool movable =
+            (fusible(s) && !s.kernel.map->absolute) ||
+            (s.kernel.aliases.empty() && std::all_of(s.inputs.begin(), s.inputs.end(), scalar) &&
+             std::all_of(s.outputs.begin(), s.outputs.end(), scalar));
+        if (!movable || s.outputs.empty() || !ready(ready, s, needed) ||
+            hoisted.size() >= kMaxMembers) {
+          break;
+        }
+        for (size_t k : needed) {
+          hoisted.push_back(k);
+          passive.erase(std::remove(passive.begin(), passive.end(), k), passive.end());
+        }
+        hoisted.push_back(j);
+        std::sort(hoisted.begin(), hoisted.end());
+        continue;
+      }
       // An index map reads its operand whole, so the operand must be complete before the run
       // starts: not written by the run itself, nor a view of something it writes.
-      if (s.kernel.map->absolute && !DefinedBefore(s, i)) break;
+      // (The constants and views it reads move ahead of the run too.)
+      if (s.kernel.map->absolute) {
+        if (!ready(ready, s, needed)) break;
+        for (size_t k : needed) {
+          hoisted.push_back(k);
+          passive.erase(std::remove(passive.begin(), passive.end(), k), passive.end());
+        }
+        std::sort(hoisted.begin(), hoisted.end());
+      }
       group.push_back(j);
     }
-    // Trailing passive steps belong after the run, not inside it.
+    // Trailing passive and hoisted steps belong after the run, not inside it.
     while (!passive.empty() && passive.back() > group.back()) passive.pop_back();
+    while (!hoisted.empty() && hoisted.back() > group.back()) hoisted.pop_back();
     const size_t end = group.back() + 1;
     if (group.size() == 1) {
       for (size_t k = i; k < end; ++k) out.push_back(std::move(p.steps[k]));
@@ -337,7 +378,7 @@ void FuseElementwise(Program& p) {
     while (pre_at > 0 && !out[pre_at - 1].kernel.fn) --pre_at;
     const Step* pre = nullptr;
     std::vector<int32_t> pre_aliases;
-    if (pre_at > 0) {
+    if (pre_at > 0 && hoisted.empty()) {  // (a hoisted step may read the reduction)
       const Step& r = out[pre_at - 1];
       const int64_t length = r.kernel.direct.row_length;
       if (r.kernel.direct.rows != nullptr && r.fused == nullptr && r.inputs.size() == 2 &&
@@ -375,9 +416,10 @@ void FuseElementwise(Program& p) {
         fused = MakeFusedStep(p, steps, post_begin, outside, rows, rows_aliases, joined);
       return fused;
     };
-    // Appends it: a leading reduction that joined leaves `out`, and the views of its result after
-    // it follow the fused step.
+    // Appends it after the hoisted steps: a leading reduction that joined leaves `out`, and the
+    // views of its result after it follow the fused step.
     auto emit = [&](std::optional<Step> fused) {
+      for (size_t k : hoisted) out.push_back(std::move(p.steps[k]));
       if (!with_pre) {
         out.push_back(std::move(*fused));
         return;

@@ -140,9 +140,11 @@ void FlatProgram::Inline(const Program& p, std::span<const int32_t> param_slots,
       continue;
     }
     if (step.fused != nullptr && step.fused->elements <= step.fused->tile &&
-        step.fused->rows.fn == nullptr && step.fused->pre.fn == nullptr) {
+        step.fused->rows.fn == nullptr && step.fused->pre.fn == nullptr &&
+        step.fused->native == nullptr) {
       // One tile: the members run one after another over all elements, as RunFused would,
-      // with the temporaries in the table instead of on the stack.
+      // with the temporaries in the table instead of on the stack. (A step with native code runs
+      // as its kernel: one pass of registers over the tile beats a call per member.)
       const FusedPlan& plan = *step.fused;
       std::vector<uint32_t> temps;
       for (int width : plan.temp_widths) {

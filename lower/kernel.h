@@ -128,6 +128,8 @@ enum class MapOp : uint8_t {
   kShiftLeft,
   kShiftRightLogical,
   kShiftRightArithmetic,
+  kRemainder,  // integers: IntRem's (elementwise_ops.h); floats: fmod
+  kSign,
 };
 struct MapCode {
   MapOp op = MapOp::kNone;

@@ -1,0 +1,220 @@
+// The fused-run code generator's members on 32-bit integer and predicate lanes
+// (codegen/native_int32.cc, EmitInt32Lanes) against the interpreter, as codegen_fused_test.cc
+// checks the float and the plain integer members: random programs compiled and fused by the
+// compiler, run once as compiled and once with every fused step's native code taken out. On a CPU
+// with AVX-512 this process runs the zmm code; YmmCodeInAChildProcess reruns the test with
+// KILN_FUSED_JIT_AVX512=0 for the ymm code.
+#include <gtest/gtest.h>
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "engine/fused_run.h"
+#include "lower/fused_plan.h"
+#include "tests/cpp/program_test_util.h"
+
+extern char** environ;
+
+namespace kiln::testing {
+namespace {
+
+using lower::FusedPlan;
+using lower::Program;
+
+bool EnvIsZero(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr && std::string(v) == "0";
+}
+bool CodeExpected() { return __builtin_cpu_supports("avx") && !EnvIsZero("KILN_FUSED_JIT"); }
+bool WideExpected() {
+  return CodeExpected() && __builtin_cpu_supports("avx512f") &&
+         __builtin_cpu_supports("avx512dq") && !EnvIsZero("KILN_FUSED_JIT_AVX512");
+}
+
+// `p` with every fused step's native code taken out: RunFused interprets its members.
+std::shared_ptr<const Program> Interpreted(const Program& p) {
+  auto q = std::make_shared<Program>(p);
+  for (lower::Step& s : q->steps) {
+    if (s.fused == nullptr) continue;
+    auto plan = std::make_shared<FusedPlan>(*s.fused);
+    plan->native = nullptr;
+    plan->native_post = nullptr;
+    s.kernel.fn = [plan](lower::ExecContext&, std::span<const runtime::View> in,
+                         std::span<const runtime::View> out) {
+      return engine::RunFused(*plan, in, out);
+    };
+    s.fused = std::move(plan);
+  }
+  return q;
+}
+
+// Runs of the other 32-bit lane members (EmitInt32Lanes): s32 / u32 divide and remainder (by 0,
+// by -1, INT_MIN / -1: the fill has INT_MIN, INT_MAX, -1, 0 and 1, and splat constants add them),
+// abs, sign, compares of integers and of predicates, predicate logic, select, and conversions
+// pred <-> s32 / u32, s32 <-> u32, s32 -> f32 (then a float member), over pred inputs and
+// results too (bytes in memory, lane masks in registers; tails of every length). The same bits as
+// the interpreter; a power now and then leaves the run interpreted.
+TEST(CodegenFusedIntTest, IntegerLaneOpsMatchTheInterpreter) {
+  const bool code_expected =
+      CodeExpected() && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi2");
+  static const char* const kBinary[] = {"divide",  "remainder", "add",     "multiply",
+                                        "maximum", "and",       "xor",     "shift_right_logical",
+                                        "divide",  "remainder", "subtract"};
+  static const char* const kDirs[] = {"EQ", "NE", "LT", "LE", "GT", "GE"};
+  const std::vector<int64_t> sizes = {256, 257, 263, 300, 511, 1024, 1031, 4099};
+  std::mt19937 rng(20261130);
+  auto uniform = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  int native_runs = 0, mismatches = 0;
+  for (int i = 0; i < 240 && mismatches <= 5; ++i) {
+    const DType t = i % 2 == 0 ? DType::kS32 : DType::kU32;
+    const std::vector<int64_t> dims = {sizes[static_cast<size_t>(i / 2) % sizes.size()]};
+    bool handled = true;
+    ir::Module module;
+    const int arrays = uniform(1, 3), scalars = uniform(0, 1), preds = uniform(0, 1);
+    std::vector<ir::Type> args(static_cast<size_t>(arrays), Ty(t, dims));
+    args.insert(args.end(), static_cast<size_t>(scalars), Ty(t));
+    args.insert(args.end(), static_cast<size_t>(preds), Ty(DType::kPred, dims));
+    AddFunction(module, "main", args, [&](OpList& b, const std::vector<ValueId>& a) {
+      std::vector<ValueId> ints(a.begin(), a.begin() + arrays), bools, made, read;
+      for (int k = 0; k < scalars; ++k) {
+        ints.push_back(b.Broadcast(a[static_cast<size_t>(arrays + k)], dims, {}));
+      }
+      for (int k = 0; k < preds; ++k) bools.push_back(a[static_cast<size_t>(arrays + scalars + k)]);
+      const bool s32 = t == DType::kS32;
+      for (double c : {0.0, s32 ? -1.0 : 4294967295.0, s32 ? -2147483648.0 : 2147483648.0, 7.0}) {
+        if (uniform(0, 2) == 0) ints.push_back(b.Broadcast(b.Constant(Ty(t), {c}), dims, {}));
+      }
+      auto pick = [&](std::vector<ValueId>& pool) {
+        const int last = static_cast<int>(pool.size()) - 1;
+        const ValueId v = pool[static_cast<size_t>(uniform(0, 1) ? last : uniform(0, last))];
+        read.push_back(v);
+        return v;
+      };
+      auto keep = [&](std::vector<ValueId>& pool, ValueId v) {
+        pool.push_back(v);
+        made.push_back(v);
+      };
+      auto compare = [&] {
+        const ValueId x = pick(ints), y = pick(ints);
+        return b.Compare(kDirs[uniform(0, 5)], x, y);
+      };
+      const int steps = uniform(3, 14);
+      for (int k = 0; k < steps; ++k) {
+        const int kind = uniform(0, 99);
+        if (kind < 40) {
+          const ValueId x = pick(ints), y = pick(ints);
+          keep(ints, b.Binary(std::string("stablehlo.") + kBinary[uniform(0, 10)], x, y));
+        } else if (kind < 50) {
+          static const char* const kUnary[] = {"abs", "sign", "negate", "not"};
+          keep(ints, b.Unary(std::string("stablehlo.") + kUnary[uniform(0, 3)], pick(ints)));
+        } else if (kind < 62) {
+          keep(bools, compare());
+        } else if (kind < 70 && !bools.empty()) {
+          const ValueId p = pick(bools);
+          switch (uniform(0, 3)) {
+            case 0:
+              keep(bools, b.Unary("stablehlo.not", p));
+              break;
+            case 1:
+              keep(bools,
+                   b.Binary(uniform(0, 1) ? "stablehlo.and" : "stablehlo.or", p, pick(bools)));
+              break;
+            case 2:
+              keep(bools, b.Binary("stablehlo.xor", p, pick(bools)));
+              break;
+            default:
+              keep(bools, b.Compare(kDirs[uniform(0, 5)], p, pick(bools)));
+              break;
+          }
+        } else if (kind < 82) {
+          const ValueId p = bools.empty() || uniform(0, 1) ? compare() : pick(bools);
+          const ValueId x = pick(ints);
+          keep(ints, b.Select(p, x, pick(ints)));
+        } else if (kind < 88 && !bools.empty()) {
+          keep(ints, b.Convert(pick(bools), t));
+        } else if (kind < 92) {
+          keep(bools, b.Convert(pick(ints), DType::kPred));
+        } else if (kind < 95) {
+          keep(ints, b.Convert(pick(ints), s32 ? DType::kU32 : DType::kS32));
+          ints.back() = b.Convert(ints.back(), t);
+          made.back() = ints.back();
+        } else if (kind < 98 && s32) {  // to f32, then a float member (a result of its own)
+          made.push_back(b.Unary("stablehlo.negate", b.Convert(pick(ints), DType::kF32)));
+        } else {  // left to the interpreter
+          handled = false;
+          const ValueId x = pick(ints);
+          keep(ints, b.Binary("stablehlo.power", x, pick(ints)));
+        }
+      }
+      std::vector<ValueId> results;
+      for (ValueId v : made) {
+        if (std::find(read.begin(), read.end(), v) == read.end()) results.push_back(v);
+      }
+      return results;
+    });
+    const std::string text = ir::PrintModule(module);
+    const Compiled compiled = CompileFunctions(std::move(module), {"main"});
+    const std::shared_ptr<const Program> p = compiled.programs[0];
+    ASSERT_NE(p, nullptr);
+    int fused = 0, with_code = 0;
+    for (const lower::Step& s : p->steps) {
+      if (s.fused == nullptr) continue;
+      const auto& ms = s.fused->members;
+      fused += std::any_of(ms.begin(), ms.end(), [](const auto& m) { return !m.absolute; });
+      with_code += s.fused->native != nullptr;
+    }
+    native_runs += with_code;
+    if (handled && code_expected) {
+      EXPECT_EQ(with_code, fused) << text;
+    }
+    const std::shared_ptr<const Program> q = Interpreted(*p);
+    for (int run = 0; run < 2; ++run) {
+      Values params(ParamTypes(*p)), native(ResultTypes(*p)), interpreted(ResultTypes(*p));
+      FillRandom(params, rng, 30, run == 1);
+      ASSERT_TRUE(RunWithRunner(*p, params, native).ok());
+      ASSERT_TRUE(RunWithRunner(*q, params, interpreted).ok());
+      for (size_t r = 0; r < native.size(); ++r) {
+        const std::string d = Difference(interpreted, native, r, false);
+        if (d.empty()) continue;
+        ++mismatches;
+        ADD_FAILURE() << "case " << i << " run " << run << ": " << d << "\n" << text;
+        break;
+      }
+    }
+  }
+  std::printf("integer lane runs: %d with native code\n", native_runs);
+  if (code_expected) {
+    EXPECT_GT(native_runs, 150);
+  }
+}
+
+TEST(CodegenFusedIntTest, YmmCodeInAChildProcess) {
+  if (!WideExpected()) GTEST_SKIP() << "this process runs the ymm code already";
+  std::vector<std::string> env_strings;
+  for (char** e = environ; *e != nullptr; ++e) {
+    if (std::string(*e).rfind("KILN_FUSED_JIT_AVX512=", 0) != 0) env_strings.push_back(*e);
+  }
+  env_strings.push_back("KILN_FUSED_JIT_AVX512=0");
+  std::vector<char*> envp;
+  for (std::string& s : env_strings) envp.push_back(s.data());
+  envp.push_back(nullptr);
+  std::string exe = "/proc/self/exe";
+  std::string filter = "--gtest_filter=CodegenFusedIntTest.IntegerLaneOpsMatchTheInterpreter";
+  char* argv[] = {exe.data(), filter.data(), nullptr};
+  pid_t pid;
+  ASSERT_EQ(posix_spawn(&pid, exe.c_str(), nullptr, nullptr, argv, envp.data()), 0);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "the test failed with KILN_FUSED_JIT_AVX512=0";
+}
+
+}  // namespace
+}  // namespace kiln::testing
