@@ -5,10 +5,12 @@
 #include <utility>
 
 #include "kernels/families.h"
+#include "lower/hlo_sharding.h"
 #include "lower/op_registry.h"
 
 namespace kiln::compiler {
 
+using lower::HloSharding;
 using lower::MeshTable;
 using lower::OpDef;
 using lower::ParseSharding;
@@ -25,16 +27,22 @@ StatusOr<ValueLayout> Layout(const ir::Type& type, const ir::Attr* attrs, const 
   v.global = type;
   v.local = type;
   v.sharding.dims.resize(type.is_tensor() ? type.dims.size() : 0);
-  const ir::Attr* sdy = attrs != nullptr && attrs->kind == ir::Attr::Kind::kDict
-                            ? attrs->Find("sdy.sharding")
-                            : nullptr;
-  if (attrs != nullptr && attrs->kind == ir::Attr::Kind::kDict && attrs->Find("mhlo.sharding")) {
-    return Unimplemented(what +
-                         " has a GSPMD `mhlo.sharding`; Kiln partitions Shardy programs "
-                         "(jax_use_shardy_partitioner=True, JAX's default)");
+  const bool dict = attrs != nullptr && attrs->kind == ir::Attr::Kind::kDict;
+  const ir::Attr* sdy = dict ? attrs->Find("sdy.sharding") : nullptr;
+  const ir::Attr* gspmd = dict && sdy == nullptr ? attrs->Find("mhlo.sharding") : nullptr;
+  if (gspmd != nullptr && type.is_tensor()) {
+    if (gspmd->kind != ir::Attr::Kind::kString) {
+      return InvalidArgument(what + ": `mhlo.sharding` is not a string: " + gspmd->ToString());
+    }
+    StatusOr<HloSharding> parsed_or = lower::ParseHloSharding(gspmd->str);
+    if (!parsed_or.ok()) return parsed_or.status().WithContext(what);
+    const HloSharding& parsed = *parsed_or;
+    KILN_ASSIGN_OR_RETURN(v.sharding, lower::ToTensorSharding(parsed, type, devices, what));
   }
   if (sdy != nullptr && type.is_tensor()) {
     KILN_ASSIGN_OR_RETURN(v.sharding, ParseSharding(*sdy, meshes, type, what));
+  }
+  if ((sdy != nullptr || gspmd != nullptr) && type.is_tensor()) {
     if (!v.sharding.IsReplicated() && v.sharding.mesh.num_devices() != devices) {
       return Unimplemented(what + " is sharded over mesh " + v.sharding.mesh.ToString() + " of " +
                            std::to_string(v.sharding.mesh.num_devices()) +
@@ -92,6 +100,11 @@ const ir::Attr* PropagatedSharding(const ir::Module& module, const ir::Block& bo
         if (op.name == "sdy.sharding_constraint" || op.name == "sdy.reshard") {
           return op.attr("sharding");
         }
+        // GSPMD's form of a constraint: custom_call @Sharding with an `mhlo.sharding`.
+        if (const ir::Attr* target = op.attr("call_target_name");
+            op.name == "stablehlo.custom_call" && target != nullptr && target->str == "Sharding") {
+          return op.attr("mhlo.sharding");
+        }
         const ir::Block* callee = CalleeBody(module, op);
         if (callee == nullptr || callee->ops.empty()) return nullptr;
         const ir::Op& ret = callee->ops.back();
@@ -139,8 +152,9 @@ const ir::Attr* ArgumentSharding(const ir::Module& module, const ir::Function& m
   for (size_t i = 0; i < body.args.size(); ++i) {
     if (body.args[i] != v) continue;
     const ir::Attr* attrs = i < main.arg_attrs.size() ? &main.arg_attrs[i] : nullptr;
-    return attrs != nullptr && attrs->kind == ir::Attr::Kind::kDict ? attrs->Find("sdy.sharding")
-                                                                    : nullptr;
+    if (attrs == nullptr || attrs->kind != ir::Attr::Kind::kDict) return nullptr;
+    const ir::Attr* sdy = attrs->Find("sdy.sharding");
+    return sdy != nullptr ? sdy : attrs->Find("mhlo.sharding");
   }
   for (const ir::Op& op : body.ops) {
     if (op.results.size() != 1 || op.results[0] != v) continue;
@@ -315,12 +329,16 @@ StatusOr<bool> PerDevice(const ir::Module& module, const ir::Block& body, const 
   return true;
 }
 
-// `attrs` with `sdy.sharding` added from `propagated` when it has none.
+// `attrs` with the sharding `propagated` added when it has none: a Shardy sharding (a dictionary)
+// as `sdy.sharding`, a GSPMD one (a string) as `mhlo.sharding`.
 ir::Attr WithSharding(const ir::Attr* attrs, const ir::Attr* propagated) {
   ir::Attr out =
       attrs != nullptr && attrs->kind == ir::Attr::Kind::kDict ? *attrs : ir::Attr::Dict({});
-  if (propagated != nullptr && out.Find("sdy.sharding") == nullptr) {
-    out.dict.emplace_back("sdy.sharding", *propagated);
+  if (propagated != nullptr && out.Find("sdy.sharding") == nullptr &&
+      out.Find("mhlo.sharding") == nullptr) {
+    out.dict.emplace_back(
+        propagated->kind == ir::Attr::Kind::kString ? "mhlo.sharding" : "sdy.sharding",
+        *propagated);
   }
   return out;
 }
