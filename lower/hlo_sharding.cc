@@ -304,10 +304,14 @@ class Parser {
 
 std::string KindName(const HloSharding& s) {
   switch (s.kind) {
-    case HloSharding::Kind::kManual: return "manual";
-    case HloSharding::Kind::kUnknown: return "unknown";
-    case HloSharding::Kind::kMaximal: return "maximal device=" + std::to_string(s.device);
-    default: return "";
+    case HloSharding::Kind::kManual:
+      return "manual";
+    case HloSharding::Kind::kUnknown:
+      return "unknown";
+    case HloSharding::Kind::kMaximal:
+      return "maximal device=" + std::to_string(s.device);
+    default:
+      return "";
   }
 }
 
@@ -331,7 +335,8 @@ StatusOr<TensorSharding> ToTensorSharding(const HloSharding& sharding, const ir:
       return InvalidArgument(what + ": a tuple sharding of " +
                              std::to_string(sharding.elements.size()) + " elements for " +
                              type.ToString());
-    case HloSharding::Kind::kReplicated: return out;
+    case HloSharding::Kind::kReplicated:
+      return out;
     case HloSharding::Kind::kMaximal:
       if (devices == 1 && sharding.device == 0) return out;
       [[fallthrough]];
@@ -345,7 +350,8 @@ StatusOr<TensorSharding> ToTensorSharding(const HloSharding& sharding, const ir:
       out.mesh.axis_sizes = {devices};
       if (devices > 1) out.unreduced = {0};
       return out;
-    case HloSharding::Kind::kTiled: break;
+    case HloSharding::Kind::kTiled:
+      break;
   }
   if (sharding.data_rank() != rank) {
     return InvalidArgument(what + ": the GSPMD sharding tiles " +
@@ -370,7 +376,8 @@ StatusOr<TensorSharding> ToTensorSharding(const HloSharding& sharding, const ir:
   for (size_t k = 0; k < sharding.subgroups.size(); ++k) {
     const int axis = static_cast<int>(rank + k);
     switch (sharding.subgroups[k]) {
-      case HloSharding::Subgroup::kReplicated: break;
+      case HloSharding::Subgroup::kReplicated:
+        break;
       case HloSharding::Subgroup::kUnreduced:
         if (sharding.tile_dims[rank + k] > 1) out.unreduced.push_back(axis);
         break;

@@ -32,10 +32,10 @@ struct HloSharding {
   // What a trailing tile dimension (a subgroup) means.
   enum class Subgroup { kReplicated, kManual, kUnreduced, kMaximal };
   Kind kind = Kind::kReplicated;
-  int64_t device = 0;                // kMaximal
-  std::vector<int64_t> tile_dims;    // kTiled: data dimensions, then one per subgroup
-  std::vector<int64_t> devices;      // kTiled: the tile assignment, row-major over tile_dims
-  std::vector<Subgroup> subgroups;   // kTiled: kinds of the trailing tile dimensions
+  int64_t device = 0;                 // kMaximal
+  std::vector<int64_t> tile_dims;     // kTiled: data dimensions, then one per subgroup
+  std::vector<int64_t> devices;       // kTiled: the tile assignment, row-major over tile_dims
+  std::vector<Subgroup> subgroups;    // kTiled: kinds of the trailing tile dimensions
   std::vector<HloSharding> elements;  // kTuple
 
   // Tile dimensions that split the data (tile_dims without the subgroups).
@@ -49,8 +49,8 @@ StatusOr<HloSharding> ParseHloSharding(std::string_view text);
 // The sharding of a value of `type` placed on `devices` devices, for Kiln's partitioner. A
 // one-element tuple stands for its element. Replicated (and maximal on a single device) give a
 // replicated TensorSharding; tiled ones a mesh with axes "t0".."tK" (data dimensions and
-// subgroups); `{unreduced}` a one-axis mesh over every device. Manual, unknown and maximal shardings
-// on several devices are UNIMPLEMENTED, naming the sharding; `what` names the value.
+// subgroups); `{unreduced}` a one-axis mesh over every device. Manual, unknown and maximal
+// shardings on several devices are UNIMPLEMENTED, naming the sharding; `what` names the value.
 StatusOr<TensorSharding> ToTensorSharding(const HloSharding& sharding, const ir::Type& type,
                                           int64_t devices, const std::string& what);
 

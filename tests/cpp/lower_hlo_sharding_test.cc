@@ -1,11 +1,11 @@
 // ParseHloSharding / ToTensorSharding: every form of GSPMD's sharding text JAX and XLA write, the
 // device each piece lands on, and malformed texts as errors naming the text.
-#include "lower/hlo_sharding.h"
-
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
+
+#include "lower/hlo_sharding.h"
 
 namespace kiln::lower {
 namespace {
@@ -19,7 +19,9 @@ HloSharding Parse(const std::string& text) {
   return s.ok() ? *s : HloSharding{};
 }
 
-ir::Type F32(std::vector<int64_t> dims) { return ir::Type::Tensor(ir::DType::kF32, std::move(dims)); }
+ir::Type F32(std::vector<int64_t> dims) {
+  return ir::Type::Tensor(ir::DType::kF32, std::move(dims));
+}
 
 TEST(HloSharding, SimpleKinds) {
   EXPECT_EQ(Parse("{replicated}").kind, Kind::kReplicated);
@@ -43,8 +45,7 @@ TEST(HloSharding, ExplicitDevices) {
 }
 
 TEST(HloSharding, IotaAndTransposedIota) {
-  EXPECT_EQ(Parse("{devices=[2,4]<=[8]}").devices,
-            (std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6, 7}));
+  EXPECT_EQ(Parse("{devices=[2,4]<=[8]}").devices, (std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6, 7}));
   // iota(8) as [2,4] transposed to [4,2]: 0 4 1 5 2 6 3 7.
   EXPECT_EQ(Parse("{devices=[4,1,2]<=[2,4]T(1,0) last_tile_dim_replicate}").devices,
             (std::vector<int64_t>{0, 4, 1, 5, 2, 6, 3, 7}));
@@ -116,7 +117,7 @@ TEST(HloSharding, UnsupportedAreNamed) {
   EXPECT_EQ(code("{maximal device=1}", {4}, 2), StatusCode::kUnimplemented);
   EXPECT_EQ(code("{devices=[2,1,2]<=[4] last_tile_dims={manual}}", {4, 4}, 4),
             StatusCode::kUnimplemented);
-  EXPECT_EQ(code("{devices=[3]0,1,2}", {4}, 3), StatusCode::kUnimplemented);  // uneven
+  EXPECT_EQ(code("{devices=[3]0,1,2}", {4}, 3), StatusCode::kUnimplemented);      // uneven
   EXPECT_EQ(code("{devices=[2,2]<=[4]}", {4}, 4), StatusCode::kInvalidArgument);  // rank
   EXPECT_EQ(code("{{replicated},{replicated}}", {4}, 4), StatusCode::kInvalidArgument);
 }
