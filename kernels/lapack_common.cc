@@ -55,8 +55,9 @@ Status ExpectArray(const LowerContext& ctx, Call& call, bool operand, size_t ind
     return Status::Ok();
   }
   if (matrix ? !IsBatchedColumnMajor(layout) : !IsRowMajor(layout)) {
-    return CallError(what + " has layout " + FormatInts(layout) + "; expected " +
-                     (matrix ? "column-major matrices" : "row-major"));
+    return Unimplemented(what + " has layout " + FormatInts(layout) +
+                         "; Kiln's LAPACK targets take " +
+                         (matrix ? "column-major or row-major matrices" : "row-major arrays"));
   }
   return Status::Ok();
 }
