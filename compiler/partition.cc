@@ -96,6 +96,10 @@ const ir::Attr* PropagatedSharding(const ir::Module& module, const ir::Block& bo
           const ir::Attr* list = outs == nullptr ? nullptr : outs->Find("shardings");
           return list != nullptr && k < list->array.size() ? &list->array[k] : nullptr;
         }
+        if (op.name == "kiln.gspmd_manual_computation") {  // texts (compiler/gspmd_manual.h)
+          const ir::Attr* list = op.attr("out_shardings");
+          return list != nullptr && k < list->array.size() ? &list->array[k] : nullptr;
+        }
         // A sharding constraint's result has its sharding (XLA propagates it on to the result).
         if (op.name == "sdy.sharding_constraint" || op.name == "sdy.reshard") {
           return op.attr("sharding");
@@ -132,6 +136,10 @@ const ir::Attr* PropagatedSharding(const ir::Module& module, const ir::Block& bo
           const ir::Attr* ins = op.attr("in_shardings");
           const ir::Attr* list = ins == nullptr ? nullptr : ins->Find("shardings");
           found = list != nullptr && k < list->array.size() ? &list->array[k] : nullptr;
+        } else if (const ir::Attr* target = op.attr("call_target_name");
+                   op.name == "stablehlo.custom_call" && target != nullptr &&
+                   target->str == "Sharding") {
+          found = op.attr("mhlo.sharding");  // GSPMD's annotation, as XLA propagates it
         } else if (const ir::Block* callee = CalleeBody(module, op);
                    callee != nullptr && k < callee->args.size()) {
           found = PropagatedSharding(module, *callee, callee->args[k], false, depth + 1);

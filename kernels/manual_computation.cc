@@ -17,11 +17,13 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "engine/run_program.h"
 #include "kernels/families.h"
+#include "lower/hlo_sharding.h"
 #include "lower/op_registry.h"
 #include "lower/program.h"
 #include "lower/sharding.h"
@@ -77,6 +79,7 @@ struct ManualPlan {
   std::vector<std::vector<TensorSharding::Holder>> group_holders;  // [device][result]
   // Per operand / result: the boundary value that passes per device, or -1.
   std::vector<ir::ValueId> in_per_device, out_per_device;
+  std::vector<TensorSharding> ins, outs;  // along the manual axes, per operand / result
   size_t frame_offset = 0;
   size_t instance_bytes = 0;
   std::string name;
@@ -351,6 +354,9 @@ Status PlanGroups(ManualPlan& plan, const lower::Mesh& mesh, const std::vector<b
   return Status::Ok();
 }
 
+Status PlanGspmd(LowerContext& ctx, ManualPlan& plan);
+StatusOr<Kernel> FinishManual(LowerContext& ctx, const std::shared_ptr<ManualPlan>& plan);
+
 StatusOr<Kernel> LowerManualComputation(LowerContext& ctx) {
   const ir::Op& op = ctx.op();
   const ir::Module& m = ctx.module();
@@ -358,14 +364,19 @@ StatusOr<Kernel> LowerManualComputation(LowerContext& ctx) {
   const ir::Attr* in_attr = op.attr("in_shardings");
   const ir::Attr* out_attr = op.attr("out_shardings");
   const ir::Attr* axes_attr = op.attr("manual_axes");
-  if (in_attr == nullptr || out_attr == nullptr || axes_attr == nullptr || op.regions.size() != 1 ||
-      op.regions[0].blocks.size() != 1) {
+  const bool gspmd = op.name == "kiln.gspmd_manual_computation";
+  if (in_attr == nullptr || out_attr == nullptr || (axes_attr == nullptr && !gspmd) ||
+      op.regions.size() != 1 || op.regions[0].blocks.size() != 1) {
     return InvalidArgument(op.name + " without shardings, manual axes or a body");
   }
   auto plan = std::make_shared<ManualPlan>();
   plan->name = op.name;
   for (size_t i = 0; i < op.operands.size(); ++i) plan->in_global.push_back(ctx.operand_type(i));
   for (size_t i = 0; i < op.results.size(); ++i) plan->out_global.push_back(ctx.result_type(i));
+  if (gspmd) {
+    KILN_RETURN_IF_ERROR(PlanGspmd(ctx, *plan));
+    return FinishManual(ctx, plan);
+  }
   KILN_ASSIGN_OR_RETURN(
       std::vector<TensorSharding> ins,
       lower::ParseShardingPerValue(*in_attr, meshes, plan->in_global, op.name + " operand"));
@@ -413,7 +424,50 @@ StatusOr<Kernel> LowerManualComputation(LowerContext& ctx) {
   }
 
   KILN_RETURN_IF_ERROR(PlanGroups(*plan, *mesh, manual, outs));
+  plan->ins = std::move(ins);
+  plan->outs = std::move(outs);
+  return FinishManual(ctx, plan);
+}
 
+// GSPMD's form (compiler/gspmd_manual.h): every device is manual, each value split by its own
+// sharding text over the program's `num_devices`; the body runs once per device.
+Status PlanGspmd(LowerContext& ctx, ManualPlan& plan) {
+  const ir::Op& op = ctx.op();
+  const ir::Attr* n = op.attr("num_devices");
+  const std::optional<int64_t> devices = n != nullptr ? n->AsInt() : std::nullopt;
+  if (!devices || *devices < 1 || *devices > 4096) {
+    return InvalidArgument(op.name + " without a device count");
+  }
+  plan.devices = static_cast<int>(*devices);
+  KILN_ASSIGN_OR_RETURN(plan.ins, lower::ToTensorShardings(op.attr("in_shardings"), plan.in_global,
+                                                           *devices, op.name + " operand"));
+  KILN_ASSIGN_OR_RETURN(
+      plan.outs, lower::ToTensorShardings(op.attr("out_shardings"), plan.out_global, *devices,
+                                          op.name + " result"));
+  for (size_t i = 0; i < op.operands.size(); ++i) plan.in_per_device.push_back(-1);
+  for (size_t r = 0; r < op.results.size(); ++r) plan.out_per_device.push_back(-1);
+  // One group of every device; each holds a result as it does in the whole program.
+  std::vector<int> all(static_cast<size_t>(plan.devices));
+  for (int d = 0; d < plan.devices; ++d) all[static_cast<size_t>(d)] = d;
+  for (int d = 0; d < plan.devices; ++d) {
+    plan.peers.push_back(all);
+    std::vector<TensorSharding::Holder> holders;
+    for (const TensorSharding& s : plan.outs) {
+      KILN_ASSIGN_OR_RETURN(TensorSharding::Holder h, s.HolderOf(d));
+      holders.push_back(h);
+    }
+    plan.group_holders.push_back(std::move(holders));
+  }
+  return Status::Ok();
+}
+
+// The rest of a manual computation's lowering, once its shardings and groups are planned: the
+// body, and each device's pieces.
+StatusOr<Kernel> FinishManual(LowerContext& ctx, const std::shared_ptr<ManualPlan>& plan) {
+  const ir::Op& op = ctx.op();
+  const ir::Module& m = ctx.module();
+  const std::vector<TensorSharding>& ins = plan->ins;
+  const std::vector<TensorSharding>& outs = plan->outs;
   const ir::Block& block = op.regions[0].blocks[0];
   if (block.args.size() != op.operands.size()) {
     return InvalidArgument("the body takes " + std::to_string(block.args.size()) + " values for " +
@@ -483,6 +537,7 @@ namespace kiln::kernels {
 
 void RegisterManualComputation(OpRegistry& registry) {
   registry.Add({"sdy.manual_computation", "sharding", &kernels::LowerManualComputation});
+  registry.Add({"kiln.gspmd_manual_computation", "sharding", &kernels::LowerManualComputation});
 }
 
 }  // namespace kiln::kernels

@@ -394,4 +394,28 @@ StatusOr<TensorSharding> ToTensorSharding(const HloSharding& sharding, const ir:
   return out;
 }
 
+StatusOr<std::vector<TensorSharding>> ToTensorShardings(const ir::Attr* list,
+                                                        const std::vector<ir::Type>& types,
+                                                        int64_t devices, const std::string& what) {
+  if (list == nullptr || list->kind != ir::Attr::Kind::kArray ||
+      list->array.size() != types.size()) {
+    return InvalidArgument(what + ": expected " + std::to_string(types.size()) + " sharding texts");
+  }
+  std::vector<TensorSharding> out;
+  for (size_t i = 0; i < types.size(); ++i) {
+    const std::string name = what + " #" + std::to_string(i);
+    const ir::Attr& text = list->array[i];
+    if (text.kind != ir::Attr::Kind::kString) return InvalidArgument(name + ": not a string");
+    StatusOr<HloSharding> parsed = ParseHloSharding(text.str);
+    if (!parsed.ok()) return parsed.status().WithContext(name);
+    KILN_ASSIGN_OR_RETURN(TensorSharding s, ToTensorSharding(*parsed, types[i], devices, name));
+    if (!s.IsReplicated() && s.mesh.num_devices() != devices) {
+      return Unimplemented(name + " is split over " + std::to_string(s.mesh.num_devices()) +
+                           " devices, but the program runs on " + std::to_string(devices));
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
 }  // namespace kiln::lower

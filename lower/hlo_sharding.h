@@ -21,6 +21,7 @@
 #include <string_view>
 #include <vector>
 
+#include "ir/attr.h"
 #include "ir/type.h"
 #include "lower/sharding.h"
 #include "support/status.h"
@@ -53,5 +54,11 @@ StatusOr<HloSharding> ParseHloSharding(std::string_view text);
 // shardings on several devices are UNIMPLEMENTED, naming the sharding; `what` names the value.
 StatusOr<TensorSharding> ToTensorSharding(const HloSharding& sharding, const ir::Type& type,
                                           int64_t devices, const std::string& what);
+
+// An array attribute of sharding texts, one per value of `types` (in or out shardings of a
+// GSPMD manual computation, compiler/gspmd_manual.h), each read as ToTensorSharding does.
+StatusOr<std::vector<TensorSharding>> ToTensorShardings(const ir::Attr* list,
+                                                        const std::vector<ir::Type>& types,
+                                                        int64_t devices, const std::string& what);
 
 }  // namespace kiln::lower

@@ -197,19 +197,62 @@ def exported_with_gspmd_called_with_shardy():
 
 
 @case
-def gspmd_shard_map_is_refused_by_name():
-    # shard_map under GSPMD lowers to @SPMDFullToShardShape / @SPMDShardToFullShape around a
-    # per-device body: Kiln refuses it at compile time, naming the custom call.
-    m = mesh("kiln", (N,), ("x",))
-    f = jax.jit(jax.shard_map(lambda v: v * 2, mesh=m, in_specs=P("x"), out_specs=P("x")))
-    x = jax.device_put(np.arange(2.0 * N, dtype=np.float32), NamedSharding(m, P("x")))
+def shard_map_collectives_2d():
+    # shard_map under GSPMD (@SPMDFullToShardShape / @SPMDShardToFullShape around the body):
+    # per-device code with collectives, on a 2-D mesh, pieces split along one or both axes.
+    x = np.random.default_rng(3).standard_normal((8, 4 * N)).astype(np.float32)
+    y = np.arange(4.0 * N, dtype=np.float32)
+
+    def build(platform):
+        m = mesh(platform, (2, N // 2), ("a", "b"))
+
+        def body(u, v):
+            s = jax.lax.psum(u.sum(), ("a", "b"))
+            g = jax.lax.all_gather(v, "b", tiled=True)
+            return u * s, g * 2, jax.lax.pmax(v, "a")
+
+        f = jax.jit(jax.shard_map(body, mesh=m, in_specs=(P("a", "b"), P("b")),
+                                  out_specs=(P("a", "b"), P(), P("b")), check_vma=False))
+        return f, (jax.device_put(x, NamedSharding(m, P("a", "b"))),
+                   jax.device_put(y, NamedSharding(m, P("b"))))
+
+    on_both(build)
+    fn, args = build("kiln")
+    assert "SPMDFullToShardShape" in hlo_of(fn, *args)
+
+
+@case
+def pmap_psum_and_axis_index():
+    def build(platform):
+        f = jax.pmap(lambda v: v * jax.lax.axis_index("i") + jax.lax.psum(v, "i"), axis_name="i",
+                     devices=devices(platform))
+        return f, (np.arange(2.0 * N, dtype=np.float32).reshape(N, 2),)
+
+    outs = {}
+    for platform in ("kiln", "cpu"):
+        fn, args = build(platform)
+        with gspmd():
+            outs[platform] = np.asarray(fn(*args))
+    close(outs["kiln"], outs["cpu"])
+
+
+@case
+def partially_manual_shard_map_is_refused_by_name():
+    # A shard_map manual along some mesh axes only (axis_names): GSPMD marks the rest with a
+    # manual subgroup, which Kiln refuses at compile time, naming the custom call.
+    if N < 4:
+        return
+    m = mesh("kiln", (2, N // 2), ("a", "b"))
+    f = jax.jit(jax.shard_map(lambda v: v * 2, mesh=m, in_specs=P("a"), out_specs=P("a"),
+                              axis_names={"a"}))
+    x = jax.device_put(np.arange(4.0 * N, dtype=np.float32), NamedSharding(m, P("a")))
     try:
         with gspmd():
             f(x)
     except Exception as e:  # JaxRuntimeError
         assert "UNIMPLEMENTED" in str(e) and "SPMDFullToShardShape" in str(e), str(e)
     else:
-        raise AssertionError("a GSPMD shard_map compiled")
+        raise AssertionError("a partially manual GSPMD shard_map compiled")
 
 
 def main():
