@@ -32,27 +32,45 @@ struct Group {
   std::vector<ir::Attr> in_shardings, out_shardings;
 };
 
-}  // namespace
-
-bool HasGspmdManual(const ir::Module& module) {
-  const ir::Function* main = module.MainFunction();
-  if (main == nullptr || main->body.blocks.empty()) return false;
-  for (const ir::Op& op : main->body.blocks[0].ops) {
+// Whether `block` (or a region in it) holds an @SPMDFullToShardShape custom call.
+bool BlockHas(const ir::Block& block, int depth) {
+  if (depth > ir::kMaxNestingDepth) return false;
+  for (const ir::Op& op : block.ops) {
     if (Target(op) == kFullToShard) return true;
+    for (const ir::Region& region : op.regions) {
+      for (const ir::Block& inner : region.blocks) {
+        if (BlockHas(inner, depth + 1)) return true;
+      }
+    }
   }
   return false;
 }
 
-Status RewriteGspmdManual(ir::Module& module, int64_t devices) {
-  const ir::Function* found = module.MainFunction();
-  if (found == nullptr || found->body.blocks.empty()) return Status::Ok();
-  ir::Function& main = module.functions[static_cast<size_t>(found - module.functions.data())];
-  ir::Block& block = main.body.blocks[0];
+// Records op `index` as a user of every value `op` (or an op in its regions) reads.
+void CollectUses(const ir::Op& op, size_t index, std::map<ir::ValueId, std::vector<size_t>>& users,
+                 int depth) {
+  for (ir::ValueId v : op.operands) users[v].push_back(index);
+  if (depth > ir::kMaxNestingDepth) return;
+  for (const ir::Region& region : op.regions) {
+    for (const ir::Block& inner : region.blocks) {
+      for (const ir::Op& nested : inner.ops) CollectUses(nested, index, users, depth + 1);
+    }
+  }
+}
+
+// Rewrites the groups of `block`, after those of the regions in it.
+void RewriteBlock(ir::Block& block, int64_t devices, int depth) {
+  if (depth > ir::kMaxNestingDepth) return;
+  for (ir::Op& op : block.ops) {
+    for (ir::Region& region : op.regions) {
+      for (ir::Block& inner : region.blocks) RewriteBlock(inner, devices, depth + 1);
+    }
+  }
   std::map<ir::ValueId, size_t> producer;
   std::map<ir::ValueId, std::vector<size_t>> users;
   for (size_t i = 0; i < block.ops.size(); ++i) {
     for (ir::ValueId v : block.ops[i].results) producer[v] = i;
-    for (ir::ValueId v : block.ops[i].operands) users[v].push_back(i);
+    CollectUses(block.ops[i], i, users, 0);
   }
   auto only_user = [&](ir::ValueId v) -> long {
     auto it = users.find(v);
@@ -111,7 +129,7 @@ Status RewriteGspmdManual(ir::Module& module, int64_t devices) {
     }
     if (ok) groups.push_back(std::move(g));
   }
-  if (groups.empty()) return Status::Ok();
+  if (groups.empty()) return;
   std::vector<bool> drop(block.ops.size(), false);
   std::map<size_t, ir::Op> replacement;
   for (Group& g : groups) {
@@ -148,6 +166,23 @@ Status RewriteGspmdManual(ir::Module& module, int64_t devices) {
     }
   }
   block.ops = std::move(ops);
+}
+
+}  // namespace
+
+bool HasGspmdManual(const ir::Module& module) {
+  for (const ir::Function& fn : module.functions) {
+    for (const ir::Block& block : fn.body.blocks) {
+      if (BlockHas(block, 0)) return true;
+    }
+  }
+  return false;
+}
+
+Status RewriteGspmdManual(ir::Module& module, int64_t devices) {
+  for (ir::Function& fn : module.functions) {
+    for (ir::Block& block : fn.body.blocks) RewriteBlock(block, devices, 0);
+  }
   return Status::Ok();
 }
 

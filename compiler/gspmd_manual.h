@@ -1,4 +1,4 @@
-// shard_map and pmap as GSPMD lowers them (jax_use_shardy_partitioner=False): in @main,
+// shard_map and pmap as GSPMD lowers them (jax_use_shardy_partitioner=False):
 //
 //   %x' = custom_call @Sharding(%x) {mhlo.sharding = S}           how %x is split over devices
 //   %l  = custom_call @SPMDFullToShardShape(%x') {"{manual}"}     each device's piece
@@ -10,8 +10,8 @@
 // %x..., results %y..., attributes in_shardings = [S...], out_shardings = [T...] as text,
 // num_devices) whose body calls @body: kernels/manual_computation.cc runs it once per device, as
 // it runs Shardy's sdy.manual_computation. Only fully manual groups (every sharding between the
-// bridges is `{manual}`) in @main's block are rewritten; anything else keeps its custom calls,
-// which Kiln refuses by name.
+// bridges is `{manual}`, each bridge's value used by the group alone) are rewritten, in any
+// function or region; anything else keeps its custom calls, which Kiln refuses by name.
 #pragma once
 
 #include "ir/module.h"
@@ -19,10 +19,10 @@
 
 namespace kiln::compiler {
 
-// Whether `module`'s @main holds @SPMDFullToShardShape custom calls.
+// Whether `module` holds @SPMDFullToShardShape custom calls.
 bool HasGspmdManual(const ir::Module& module);
 
-// Rewrites the groups described above in @main; `devices` is the program's partition count.
+// Rewrites the groups described above; `devices` is the program's partition count.
 Status RewriteGspmdManual(ir::Module& module, int64_t devices);
 
 }  // namespace kiln::compiler
