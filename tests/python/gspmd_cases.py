@@ -222,6 +222,21 @@ def shard_map_collectives_2d():
 
 
 @case
+def shard_map_under_grad():
+    # A jitted shard_map differentiated: JAX puts the GSPMD bridges in a function of their own.
+    x = np.random.default_rng(4).standard_normal((2 * N, 3)).astype(np.float32)
+
+    def build(platform):
+        m = mesh(platform, (N,), ("x",))
+        f = jax.jit(jax.shard_map(lambda v: jax.lax.all_gather(jnp.sin(v), "x", tiled=True),
+                                  mesh=m, in_specs=P("x"), out_specs=P(), check_vma=False))
+        g = jax.jit(jax.grad(lambda v: (f(v) ** 2).sum()))
+        return g, (jax.device_put(x, NamedSharding(m, P("x"))),)
+
+    on_both(build)
+
+
+@case
 def pmap_psum_and_axis_index():
     def build(platform):
         f = jax.pmap(lambda v: v * jax.lax.axis_index("i") + jax.lax.psum(v, "i"), axis_name="i",
