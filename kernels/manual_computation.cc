@@ -11,19 +11,21 @@
 // unreduced operand is a total in global view: the instances at the unreduced axes' origin get
 // it, the others zeros.
 //
+// GSPMD's shard_map and pmap arrive as kiln.gspmd_manual_computation (compiler/gspmd_manual.h):
+// every device manual, each value split by its own sharding (kernels/manual_computation_gspmd.cc).
+//
 // A manual computation nested in another's body runs in place in each device's instance
 // (RunNested). Scratch: per instance, [local operands][local results][body frame], 64-byte
 // aligned.
 #include <algorithm>
 #include <cstring>
 #include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
 #include "engine/run_program.h"
 #include "kernels/families.h"
-#include "lower/hlo_sharding.h"
+#include "kernels/manual_plan.h"
 #include "lower/op_registry.h"
 #include "lower/program.h"
 #include "lower/sharding.h"
@@ -39,6 +41,8 @@ using lower::Kernel;
 using lower::LowerContext;
 using lower::ShardBox;
 using lower::TensorSharding;
+using manual::ManualPlan;
+using manual::Piece;
 using runtime::View;
 
 // The sharding restricted to the manual axes (the only ones the body sees split).
@@ -55,35 +59,6 @@ TensorSharding ManualPart(const TensorSharding& s, const std::vector<bool>& manu
                       out.unreduced.end());
   return out;
 }
-
-struct Piece {
-  ShardBox box;
-  bool whole = false;  // the instance uses the global array itself
-  bool zeros = false;  // an unreduced operand's partial sum on a device off the unreduced origin
-  size_t offset = 0;   // of the local buffer in the instance's scratch
-  // Results: the primary holder writes its block, partial holders (along unreduced axes) add
-  // theirs, replicas write nothing.
-  TensorSharding::Holder holder = TensorSharding::Holder::kPrimary;
-};
-
-struct ManualPlan {
-  std::shared_ptr<const lower::Program> body;
-  int devices = 1;
-  std::vector<ir::Type> in_global, out_global;  // operand / result types
-  std::vector<ir::Type> in_local, out_local;    // the body's parameter / result types
-  std::vector<std::vector<Piece>> in, out;      // [device][operand or result]
-  // Nested in another manual computation: the devices that differ from device d only along this
-  // op's manual axes (d's group, d included), and how each device holds each result within its
-  // group (along those axes only).
-  std::vector<std::vector<int>> peers;
-  std::vector<std::vector<TensorSharding::Holder>> group_holders;  // [device][result]
-  // Per operand / result: the boundary value that passes per device, or -1.
-  std::vector<ir::ValueId> in_per_device, out_per_device;
-  std::vector<TensorSharding> ins, outs;  // along the manual axes, per operand / result
-  size_t frame_offset = 0;
-  size_t instance_bytes = 0;
-  std::string name;
-};
 
 StatusOr<const lower::DeviceValues*> FindDeviceValues(const ExecContext& ec, ir::ValueId value,
                                                       int devices) {
@@ -354,7 +329,6 @@ Status PlanGroups(ManualPlan& plan, const lower::Mesh& mesh, const std::vector<b
   return Status::Ok();
 }
 
-Status PlanGspmd(LowerContext& ctx, ManualPlan& plan);
 StatusOr<Kernel> FinishManual(LowerContext& ctx, const std::shared_ptr<ManualPlan>& plan);
 
 StatusOr<Kernel> LowerManualComputation(LowerContext& ctx) {
@@ -374,7 +348,7 @@ StatusOr<Kernel> LowerManualComputation(LowerContext& ctx) {
   for (size_t i = 0; i < op.operands.size(); ++i) plan->in_global.push_back(ctx.operand_type(i));
   for (size_t i = 0; i < op.results.size(); ++i) plan->out_global.push_back(ctx.result_type(i));
   if (gspmd) {
-    KILN_RETURN_IF_ERROR(PlanGspmd(ctx, *plan));
+    KILN_RETURN_IF_ERROR(manual::PlanGspmd(ctx, *plan));
     return FinishManual(ctx, plan);
   }
   KILN_ASSIGN_OR_RETURN(
@@ -427,38 +401,6 @@ StatusOr<Kernel> LowerManualComputation(LowerContext& ctx) {
   plan->ins = std::move(ins);
   plan->outs = std::move(outs);
   return FinishManual(ctx, plan);
-}
-
-// GSPMD's form (compiler/gspmd_manual.h): every device is manual, each value split by its own
-// sharding text over the program's `num_devices`; the body runs once per device.
-Status PlanGspmd(LowerContext& ctx, ManualPlan& plan) {
-  const ir::Op& op = ctx.op();
-  const ir::Attr* n = op.attr("num_devices");
-  const std::optional<int64_t> devices = n != nullptr ? n->AsInt() : std::nullopt;
-  if (!devices || *devices < 1 || *devices > 4096) {
-    return InvalidArgument(op.name + " without a device count");
-  }
-  plan.devices = static_cast<int>(*devices);
-  KILN_ASSIGN_OR_RETURN(plan.ins, lower::ToTensorShardings(op.attr("in_shardings"), plan.in_global,
-                                                           *devices, op.name + " operand"));
-  KILN_ASSIGN_OR_RETURN(
-      plan.outs, lower::ToTensorShardings(op.attr("out_shardings"), plan.out_global, *devices,
-                                          op.name + " result"));
-  for (size_t i = 0; i < op.operands.size(); ++i) plan.in_per_device.push_back(-1);
-  for (size_t r = 0; r < op.results.size(); ++r) plan.out_per_device.push_back(-1);
-  // One group of every device; each holds a result as it does in the whole program.
-  std::vector<int> all(static_cast<size_t>(plan.devices));
-  for (int d = 0; d < plan.devices; ++d) all[static_cast<size_t>(d)] = d;
-  for (int d = 0; d < plan.devices; ++d) {
-    plan.peers.push_back(all);
-    std::vector<TensorSharding::Holder> holders;
-    for (const TensorSharding& s : plan.outs) {
-      KILN_ASSIGN_OR_RETURN(TensorSharding::Holder h, s.HolderOf(d));
-      holders.push_back(h);
-    }
-    plan.group_holders.push_back(std::move(holders));
-  }
-  return Status::Ok();
 }
 
 // The rest of a manual computation's lowering, once its shardings and groups are planned: the
