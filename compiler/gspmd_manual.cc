@@ -6,6 +6,8 @@
 #include <utility>
 #include <vector>
 
+#include "lower/hlo_sharding.h"
+
 namespace kiln::compiler {
 namespace {
 
@@ -23,6 +25,23 @@ std::string Target(const ir::Op& op) {
 std::string ShardingText(const ir::Op& op) {
   const ir::Attr* s = op.attr("mhlo.sharding");
   return s != nullptr && s->kind == ir::Attr::Kind::kString ? s->str : "";
+}
+
+// Whether `text` is a sharding of the values between the bridges: `{manual}` (every device
+// manual), or manual along a subgroup of the devices and whole otherwise (a shard_map manual
+// over some of the mesh's axes: `{devices=[1,1,2,2]<=[4] last_tile_dims={manual, replicated}}`).
+// Either way the body runs once per device: devices that differ only along the other axes hold
+// the same pieces and compute the same values.
+bool IsManual(const std::string& text) {
+  StatusOr<lower::HloSharding> s = lower::ParseHloSharding(text);
+  if (!s.ok()) return false;
+  if (s->kind == lower::HloSharding::Kind::kManual) return true;
+  if (s->kind != lower::HloSharding::Kind::kTiled) return false;
+  for (size_t d = 0; d < s->data_rank(); ++d) {
+    if (s->tile_dims[d] != 1) return false;
+  }
+  return std::find(s->subgroups.begin(), s->subgroups.end(),
+                   lower::HloSharding::Subgroup::kManual) != s->subgroups.end();
 }
 
 struct Group {
@@ -90,7 +109,7 @@ void RewriteBlock(ir::Block& block, int64_t devices, int depth) {
     for (ir::ValueId local : call.operands) {
       const ir::Op* bridge = made_by(local);
       if (bridge == nullptr || Target(*bridge) != kFullToShard ||
-          ShardingText(*bridge) != "{manual}" || bridge->operands.size() != 1 ||
+          !IsManual(ShardingText(*bridge)) || bridge->operands.size() != 1 ||
           only_user(local) != static_cast<long>(c)) {
         ok = false;
         break;
@@ -110,8 +129,8 @@ void RewriteBlock(ir::Block& block, int64_t devices, int depth) {
     for (size_t j = 0; ok && j < call.results.size(); ++j) {
       const long m = only_user(call.results[j]);
       const ir::Op* manual = m >= 0 ? &block.ops[static_cast<size_t>(m)] : nullptr;
-      if (manual == nullptr || Target(*manual) != "Sharding" ||
-          ShardingText(*manual) != "{manual}" || manual->results.size() != 1) {
+      if (manual == nullptr || Target(*manual) != "Sharding" || !IsManual(ShardingText(*manual)) ||
+          manual->results.size() != 1) {
         ok = false;
         break;
       }

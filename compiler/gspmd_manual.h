@@ -9,9 +9,10 @@
 // RewriteGspmdManual replaces each such group by one `kiln.gspmd_manual_computation` op (operands
 // %x..., results %y..., attributes in_shardings = [S...], out_shardings = [T...] as text,
 // num_devices) whose body calls @body: kernels/manual_computation.cc runs it once per device, as
-// it runs Shardy's sdy.manual_computation. Only fully manual groups (every sharding between the
-// bridges is `{manual}`, each bridge's value used by the group alone) are rewritten, in any
-// function or region; anything else keeps its custom calls, which Kiln refuses by name.
+// it runs Shardy's sdy.manual_computation. Groups whose values between the bridges are manual
+// (`{manual}`, or manual along a subgroup and whole otherwise: a shard_map over some of the mesh's
+// axes) and used by the group alone are rewritten, in any function or region; anything else keeps
+// its custom calls, which Kiln refuses by name.
 #pragma once
 
 #include "ir/module.h"

@@ -252,22 +252,21 @@ def pmap_psum_and_axis_index():
 
 
 @case
-def partially_manual_shard_map_is_refused_by_name():
-    # A shard_map manual along some mesh axes only (axis_names): GSPMD marks the rest with a
-    # manual subgroup, which Kiln refuses at compile time, naming the custom call.
-    if N < 4:
-        return
-    m = mesh("kiln", (2, N // 2), ("a", "b"))
-    f = jax.jit(jax.shard_map(lambda v: v * 2, mesh=m, in_specs=P("a"), out_specs=P("a"),
-                              axis_names={"a"}))
-    x = jax.device_put(np.arange(4.0 * N, dtype=np.float32), NamedSharding(m, P("a")))
-    try:
-        with gspmd():
-            f(x)
-    except Exception as e:  # JaxRuntimeError
-        assert "UNIMPLEMENTED" in str(e) and "SPMDFullToShardShape" in str(e), str(e)
-    else:
-        raise AssertionError("a partially manual GSPMD shard_map compiled")
+def partially_manual_shard_map():
+    # A shard_map manual along one mesh axis only (axis_names): GSPMD marks the values between
+    # the bridges manual along a subgroup; the body runs per device, whole along the other axis.
+    x = np.arange(8.0 * N, dtype=np.float32).reshape(4, 2 * N)
+
+    def build(platform):
+        m = mesh(platform, (2, N // 2), ("a", "b"))
+        f = jax.jit(jax.shard_map(lambda v: v * 2 + jax.lax.psum(v, "a"), mesh=m,
+                                  in_specs=P("a"), out_specs=P("a"), axis_names={"a"}))
+        return f, (jax.device_put(x, NamedSharding(m, P("a"))),)
+
+    on_both(build)
+    if N >= 4:  # with one device along "b" the shard_map is fully manual
+        fn, args = build("kiln")
+        assert "last_tile_dims={manual" in hlo_of(fn, *args)
 
 
 def main():
