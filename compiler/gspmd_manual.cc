@@ -51,11 +51,12 @@ struct Group {
   std::vector<ir::Attr> in_shardings, out_shardings;
 };
 
-// Whether `block` (or a region in it) holds an @SPMDFullToShardShape custom call.
+// Whether `block` (or a region in it) holds a GSPMD bridge (@SPMDFullToShardShape or
+// @SPMDShardToFullShape; a shard_map without operands has only the latter).
 bool BlockHas(const ir::Block& block, int depth) {
   if (depth > ir::kMaxNestingDepth) return false;
   for (const ir::Op& op : block.ops) {
-    if (Target(op) == kFullToShard) return true;
+    if (Target(op) == kFullToShard || Target(op) == kShardToFull) return true;
     for (const ir::Region& region : op.regions) {
       for (const ir::Block& inner : region.blocks) {
         if (BlockHas(inner, depth + 1)) return true;
@@ -102,7 +103,7 @@ void RewriteBlock(ir::Block& block, int64_t devices, int depth) {
   std::vector<Group> groups;
   for (size_t c = 0; c < block.ops.size(); ++c) {
     const ir::Op& call = block.ops[c];
-    if (call.name != "func.call" || call.operands.empty()) continue;
+    if (call.name != "func.call" || (call.operands.empty() && call.results.empty())) continue;
     Group g;
     g.call = c;
     bool ok = true;

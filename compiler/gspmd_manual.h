@@ -20,7 +20,7 @@
 
 namespace kiln::compiler {
 
-// Whether `module` holds @SPMDFullToShardShape custom calls.
+// Whether `module` holds GSPMD bridges (@SPMDFullToShardShape / @SPMDShardToFullShape).
 bool HasGspmdManual(const ir::Module& module);
 
 // Rewrites the groups described above; `devices` is the program's partition count.

@@ -410,6 +410,7 @@ StatusOr<Kernel> FinishManual(LowerContext& ctx, const std::shared_ptr<ManualPla
   const ir::Module& m = ctx.module();
   const std::vector<TensorSharding>& ins = plan->ins;
   const std::vector<TensorSharding>& outs = plan->outs;
+  const bool gspmd = op.name == "kiln.gspmd_manual_computation";
   const ir::Block& block = op.regions[0].blocks[0];
   if (block.args.size() != op.operands.size()) {
     return InvalidArgument("the body takes " + std::to_string(block.args.size()) + " values for " +
@@ -458,6 +459,10 @@ StatusOr<Kernel> FinishManual(LowerContext& ctx, const std::shared_ptr<ManualPla
       }
       piece.offset = reserve(plan->out_local[r]);
       KILN_ASSIGN_OR_RETURN(piece.holder, outs[r].HolderOf(d));
+      // GSPMD: a result declared replicated is device 0's (each device may compute its own when
+      // check_vma=False; XLA's global value is the first device's).
+      if (gspmd && d != 0 && outs[r].IsReplicated())
+        piece.holder = TensorSharding::Holder::kReplica;
       out_pieces.push_back(std::move(piece));
     }
     plan->in.push_back(std::move(in_pieces));
