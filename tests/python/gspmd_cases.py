@@ -237,6 +237,23 @@ def shard_map_under_grad():
 
 
 @case
+def shard_map_without_operands_and_replicated_result():
+    # No operands (only @SPMDShardToFullShape), and a result declared replicated that differs
+    # per device (check_vma=False): XLA's value is device 0's.
+    def build(platform):
+        m = mesh(platform, (N,), ("x",))
+        f = jax.jit(jax.shard_map(lambda: (jax.lax.axis_index("x")[None],
+                                           jax.lax.axis_index("x") * jnp.ones(3, jnp.int32)),
+                                  mesh=m, in_specs=(), out_specs=(P("x"), P()),
+                                  check_vma=False))
+        return f, ()
+
+    k, _ = on_both(build)
+    close(k[0], np.arange(N, dtype=np.int32))
+    close(k[1], np.zeros(3, np.int32))
+
+
+@case
 def pmap_psum_and_axis_index():
     def build(platform):
         f = jax.pmap(lambda v: v * jax.lax.axis_index("i") + jax.lax.psum(v, "i"), axis_name="i",

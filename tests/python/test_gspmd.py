@@ -22,7 +22,8 @@ from conftest import SELFCHECK
 HERE = os.path.dirname(os.path.abspath(__file__))
 CASES = ["elementwise_sharded_argument", "matmul_2d_mesh_with_result_shardings",
          "transposed_device_order", "explicit_device_list", "sharding_constraint_inside",
-         "exported_with_gspmd_called_with_shardy", "shard_map_collectives_2d", "shard_map_under_grad",
+         "exported_with_gspmd_called_with_shardy", "shard_map_collectives_2d",
+         "shard_map_under_grad", "shard_map_without_operands_and_replicated_result",
          "pmap_psum_and_axis_index", "partially_manual_shard_map"]
 
 pytestmark = pytest.mark.requires_kiln
