@@ -3,7 +3,8 @@
 # C++ tests under ASan+UBSan (build/asan), ThreadSanitizer (build/tsan) and normally (build/dev),
 # runs the libFuzzer harnesses for a fixed time (build/fuzz), builds the manylinux wheel and smoke-tests
 # it in a fresh virtualenv and with the oldest supported jaxlib (scripts/wheel_smoke.sh), then the
-# op tests with programs also compiled from MLIR text and from HLO (KILN_PROGRAM_FORMAT=text, hlo)
+# op tests with programs also compiled from MLIR text, from HLO and from the text Kiln's own writer
+# prints (KILN_PROGRAM_FORMAT=text, hlo, written)
 # and the Python tests (JAX on Kiln vs JAX's CPU backend). Exits non-zero on any failure; ends with
 # pytest's summary.
 set -euo pipefail
@@ -27,5 +28,11 @@ kiln_log "pytest: op tests with KILN_PROGRAM_FORMAT=hlo"
 KILN_PROGRAM_FORMAT=hlo .venv/bin/python -m pytest -q tests/python/test_ops.py \
   tests/python/test_convolution.py tests/python/test_fft.py tests/python/test_random.py \
   tests/python/test_narrow_float.py tests/python/test_loops.py -k "not erf-float64"
+# And once more printed back as MLIR text by Kiln's own writer (ir/mlir_text.h, through
+# build/dev/ir_dump), parsed by jaxlib's MLIR parser and compiled from that text.
+kiln_log "pytest: op tests with KILN_PROGRAM_FORMAT=written"
+KILN_PROGRAM_FORMAT=written .venv/bin/python -m pytest -q tests/python/test_ops.py \
+  tests/python/test_convolution.py tests/python/test_fft.py tests/python/test_random.py \
+  tests/python/test_narrow_float.py tests/python/test_loops.py
 kiln_log "pytest: tests/python"
 exec .venv/bin/python -m pytest tests/python -q "$@"

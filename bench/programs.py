@@ -112,8 +112,8 @@ def mlp_value_and_grad():
     return jax.value_and_grad(loss), (p, f32(64, 784), y)
 
 
-def transformer_value_and_grad():
-    d, heads, seq, batch, layers = 128, 4, 64, 8, 2
+def transformer_value_and_grad(layers=2):
+    d, heads, seq, batch = 128, 4, 64, 8
 
     def layer(p, x):
         q, k, v = (x @ p["wq"], x @ p["wk"], x @ p["wv"])
@@ -144,6 +144,37 @@ def cnn_value_and_grad():
         h = lax.conv_general_dilated(h, w2, (2, 2), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC"))
         return jnp.mean(h ** 2)
     return jax.value_and_grad(loss, argnums=(0, 1)), (f32(3, 3, 3, 16) * 0.1, f32(3, 3, 16, 32) * 0.1, f32(16, 32, 32, 3))
+
+
+def resnet_value_and_grad(blocks=10):
+    """A ResNet-style CNN as users write one (NHWC, 3x3 convolutions with identity shortcuts, a
+    strided 1x1 projection per stage, global average pooling, a dense head): 2 * blocks + 3
+    convolutions, value and grad."""
+    stages = (16, 32, 64)
+
+    def conv(x, w, stride=1):
+        return lax.conv_general_dilated(x, w, (stride, stride), "SAME",
+                                        dimension_numbers=("NHWC", "HWIO", "NHWC"))
+
+    def loss(p, x, y):
+        h = jax.nn.relu(conv(x, p["stem"]))
+        for s, blocks_in_stage in enumerate(p["stages"]):
+            if s > 0:
+                h = conv(h, p["proj"][s - 1], 2)
+            for w1, w2 in blocks_in_stage:
+                h = jax.nn.relu(h + conv(jax.nn.relu(conv(h, w1)), w2))
+        logits = h.mean(axis=(1, 2)) @ p["head"]
+        return -jnp.mean(jnp.sum(jax.nn.log_softmax(logits) * y, axis=-1))
+
+    per_stage = [blocks // len(stages) + (1 if i < blocks % len(stages) else 0)
+                 for i in range(len(stages))]
+    p = {"stem": f32(3, 3, 3, stages[0]) * 0.2,
+         "proj": [f32(1, 1, stages[i], stages[i + 1]) * 0.2 for i in range(len(stages) - 1)],
+         "stages": [[(f32(3, 3, c, c) * 0.05, f32(3, 3, c, c) * 0.05) for _ in range(n)]
+                    for c, n in zip(stages, per_stage)],
+         "head": f32(stages[-1], 10) * 0.1}
+    y = np.eye(10, dtype=np.float32)[RNG.integers(0, 10, 8)]
+    return jax.value_and_grad(loss), (p, f32(8, 32, 32, 3), y)
 
 
 # ---- random, trivial ----
@@ -185,6 +216,15 @@ PROGRAMS = {
     "random_normal_3": (random_normal, True),
     "x_times_2": (times_two, True),
     "one_plus_one": (one_plus_one, True),
+}
+
+# Compiled only (bench/run --kinds compile): large programs, where XLA:CPU's compile takes
+# seconds, so compile time must stay linear in program size. bench/compile_scaling.py splits
+# Kiln's own PJRT_Client_Compile from the rest per layer.
+COMPILE_PROGRAMS = {
+    "transformer_12layer_value_and_grad": (lambda: transformer_value_and_grad(12), False),
+    "transformer_24layer_value_and_grad": (lambda: transformer_value_and_grad(24), False),
+    "resnet23conv_value_and_grad": (lambda: resnet_value_and_grad(10), False),
 }
 
 # Users' programs (issue 35): other families, shapes and dtypes, written as users write them.

@@ -33,11 +33,11 @@
 #include <bit>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
+#include "codegen/fused_tile_cache.h"
+#include "codegen/native_half.h"
 #include "codegen/native_math_emit.h"
 #include "codegen/native_ops.h"
 #include "lower/fused_plan.h"
@@ -101,6 +101,18 @@ class TileEmitter : public Xbyak::CodeGenerator {
     return avx2 && !f64_ && (c.in == ir::DType::kS32 || c.in == ir::DType::kU32) && c.out == c.in &&
            IsInt32Arithmetic(c.op);
   }
+  // A member computing 16-bit float values in f32 lanes (native_half.h): arithmetic or a vector
+  // function on bf16/f16, or a conversion between one of them and f32. 0 when it is not one.
+  ir::DType HalfOf(const MapCode& c) const {
+    if (f64_) return ir::DType::kInvalid;
+    const bool known_float =
+        IsFloatArithmetic(c.op) || (c.op == MapOp::kVectorCall && c.fn != nullptr);
+    if (known_float && IsHalfFloat(c.in) && c.out == c.in && HalfCodeAvailable(c.in)) return c.in;
+    if (c.op != MapOp::kConvert) return ir::DType::kInvalid;
+    if (IsHalfFloat(c.in) && c.out == ir::DType::kF32 && HalfCodeAvailable(c.in)) return c.in;
+    if (c.in == ir::DType::kF32 && IsHalfFloat(c.out) && HalfCodeAvailable(c.out)) return c.out;
+    return ir::DType::kInvalid;
+  }
   // Members this code computes: [begin_, end_) and not index maps.
   bool Computes(int m) const {
     return m >= begin_ && m < end_ && !f_.members[static_cast<size_t>(m)].absolute;
@@ -132,6 +144,11 @@ class TileEmitter : public Xbyak::CodeGenerator {
   int NextUse(int key, int at) const;
   void Spill(int reg, int at);
   void EnsureMask();
+  // The 16-bit pointer p's address at this iteration's element offset (rax = the pointer, rdx the
+  // offset), or, under the tail's mask, the bounce buffer (`load`: filled from the pointer first).
+  Xbyak::Address HalfAddress(int p, int way, bool masked, bool load);
+  void HalfBounceOut(int p);
+  int Bounce() const { return VB() * (values_ * kWays + 1); }
   // Bytes per vector, and vector register r: zmm when the code is wide, else ymm.
   int VB() const { return wide_ ? 64 : 32; }
   Xbyak::Xmm V(int r) const {
@@ -149,6 +166,8 @@ class TileEmitter : public Xbyak::CodeGenerator {
   std::vector<std::vector<int>> uses_;      // per value: the members reading it, in order
   std::vector<int> pointer_value_;          // per pointer: its value id
   std::vector<bool> pointer_scalar_;
+  std::vector<ir::DType> pointer_type_;  // per pointer: its elements' type when 16-bit floats
+  bool halves_ = false;                  // some member computes 16-bit floats
   std::vector<bool> store_;  // per member: its result goes to memory (an output, or read later)
   int values_ = 0;
   // Register state while emitting one body.
@@ -162,6 +181,7 @@ class TileEmitter : public Xbyak::CodeGenerator {
   bool sign_hoisted_ = false;
   bool sign_ready_ = false;
   Xbyak::Label table_;
+  Xbyak::Label half_constants_;
 };
 
 bool TileEmitter::Plan() {
@@ -173,6 +193,7 @@ bool TileEmitter::Plan() {
   values_ = Members() + pointers;
   pointer_value_.resize(static_cast<size_t>(pointers));
   pointer_scalar_.assign(static_cast<size_t>(pointers), false);
+  pointer_type_.assign(static_cast<size_t>(pointers), ir::DType::kInvalid);
   for (int p = 0; p < pointers; ++p) pointer_value_[static_cast<size_t>(p)] = Members() + p;
   uses_.assign(static_cast<size_t>(values_), {});
   // Which member writes each temporary / output.
@@ -195,10 +216,16 @@ bool TileEmitter::Plan() {
     const MapCode& c = mem.code;
     const bool known_float =
         IsFloatArithmetic(c.op) || (c.op == MapOp::kVectorCall && c.fn != nullptr);
-    if (!(known_float && c.in == t && c.out == t) && !IsInt32Member(c)) return false;
-    if (mem.out.width != width || static_cast<int>(mem.in.size()) != ArityOf(c.op)) return false;
+    const bool half = HalfOf(c) != ir::DType::kInvalid;
+    halves_ |= half;
+    if (!(known_float && c.in == t && c.out == t) && !IsInt32Member(c) && !half) return false;
+    const int in_width = half ? static_cast<int>(ir::DTypeByteSize(c.in)) : width;
+    const int out_width = half ? static_cast<int>(ir::DTypeByteSize(c.out)) : width;
+    const int arity = c.op == MapOp::kConvert ? 1 : ArityOf(c.op);
+    if (mem.out.width != out_width || static_cast<int>(mem.in.size()) != arity) return false;
+    if (IsHalfFloat(c.out)) pointer_type_[static_cast<size_t>(PointerOf(mem.out))] = c.out;
     for (const Ref& r : mem.in) {
-      if (r.width != width) return false;
+      if (r.width != in_width) return false;
       Source s;
       if (r.kind != Ref::kInput) {
         const int w =
@@ -213,6 +240,7 @@ bool TileEmitter::Plan() {
         s.scalar = s.scalar || (r.kind == Ref::kInput && r.scalar);
         s.value = pointer_value_[static_cast<size_t>(s.pointer)];
         pointer_scalar_[static_cast<size_t>(s.pointer)] = s.scalar;
+        if (IsHalfFloat(c.in)) pointer_type_[static_cast<size_t>(s.pointer)] = c.in;
       }
       uses_[static_cast<size_t>(s.value)].push_back(m);
       reads_.back().push_back(s);
@@ -243,13 +271,15 @@ bool TileEmitter::Plan() {
 
 void TileEmitter::Generate() {
   const int lanes = VB() / (f64_ ? 8 : 4);
-  const int frame = VB() * (values_ * kWays + 1);  // [rsp]: the lane mask; then a slot per key
+  // [rsp]: the lane mask; then a slot per key; then the tail's bounce buffer for 16-bit elements.
+  const int frame = VB() * (values_ * kWays + 2);
   push(rbp);
   mov(rbp, rsp);
   push(rbx);
   push(r12);
   push(r13);
   push(r14);
+  push(r15);
   and_(rsp, -VB());
   sub(rsp, frame);
   mov(rbx, rdi);
@@ -283,6 +313,10 @@ void TileEmitter::Generate() {
   sub(rax, r12);
   jle(done, T_NEAR);
   shr(rax, f64_ ? 3 : 2);  // elements left
+  mov(r15, lanes);
+  cmp(r15, rax);
+  cmovg(r15,
+        rax);  // elements in this vector (16-bit elements are copied through the bounce buffer)
   if (wide_) {
     // k2 = the first min(lanes, rest) lanes; no member changes it (calls make code narrow).
     mov(rcx, lanes);
@@ -307,7 +341,8 @@ void TileEmitter::Generate() {
   jmp(tail, T_NEAR);
   L(done);
   vzeroupper();
-  lea(rsp, ptr[rbp - 32]);
+  lea(rsp, ptr[rbp - 40]);
+  pop(r15);
   pop(r14);
   pop(r13);
   pop(r12);
@@ -318,6 +353,34 @@ void TileEmitter::Generate() {
   L(table_);
   for (int i = 0; i < 8; ++i) dd(0xffffffffu);
   for (int i = 0; i < 8; ++i) dd(0);
+  if (halves_) EmitHalfConstants(*this, half_constants_);
+}
+
+Xbyak::Address TileEmitter::HalfAddress(int p, int way, bool masked, bool load) {
+  mov(rax, ptr[rbx + 8 * p]);
+  mov(rdx, r12);
+  shr(rdx, 1);  // 2 bytes an element where r12 counts 4
+  if (!masked) return ptr[rax + rdx + VB() / 2 * way];
+  if (load) {
+    lea(rsi, ptr[rax + rdx]);
+    lea(rdi, ptr[rsp + Bounce()]);
+    lea(rcx, ptr[r15 + r15]);
+    rep();
+    movsb();
+  }
+  return ptr[rsp + Bounce()];
+}
+
+// The bounce buffer's first r15 elements to pointer p at this iteration's offset.
+void TileEmitter::HalfBounceOut(int p) {
+  mov(rax, ptr[rbx + 8 * p]);
+  mov(rdx, r12);
+  shr(rdx, 1);
+  lea(rdi, ptr[rax + rdx]);
+  lea(rsi, ptr[rsp + Bounce()]);
+  lea(rcx, ptr[r15 + r15]);
+  rep();
+  movsb();
 }
 
 // Positions order the body's emission: member m in way w is position m * ways_ + w. The first
@@ -375,6 +438,22 @@ int TileEmitter::Get(int value, int way, int pin0, int pin1, bool masked, int at
     vmovaps(y, Slot(key));
   } else {
     const int p = value - Members();
+    const ir::DType half = pointer_type_[static_cast<size_t>(p)];
+    if (half != ir::DType::kInvalid) {
+      if (pointer_scalar_[static_cast<size_t>(p)]) {
+        mov(rax, ptr[rbx + 8 * p]);
+        movzx(eax, word[rax]);
+        if (half == ir::DType::kBF16) shl(eax, 16);
+        vmovd(Xbyak::Xmm(reg), eax);
+        if (half == ir::DType::kF16) vcvtph2ps(Xbyak::Xmm(reg), Xbyak::Xmm(reg));
+        vbroadcastss(y, Xbyak::Xmm(reg));
+      } else {
+        EmitHalfLoad(*this, half, y, HalfAddress(p, way, masked, true));
+      }
+      value_reg_[static_cast<size_t>(key)] = reg;
+      reg_value_[reg] = key;
+      return reg;
+    }
     mov(rax, ptr[rbx + 8 * p]);
     if (pointer_scalar_[static_cast<size_t>(p)]) {
       if (!f64_) {
@@ -450,6 +529,9 @@ void TileEmitter::EmitMember(int m, int way, bool masked) {
     mask_loaded_ = false;
     sign_ready_ = false;
     d = 0;
+  } else if (op == MapOp::kConvert) {  // between f32 and a 16-bit float (HalfOf)
+    d = Allocate(a, -1, at + 1);
+    vmovaps(V(d), V(a));
   } else if (IsInt32Member(mem.code)) {
     d = Allocate(a, b, at + 1);
     EmitInt32Op(*this, op, mem.code.in == ir::DType::kS32, V(d), V(a), V(b), V(kTempReg));
@@ -461,10 +543,20 @@ void TileEmitter::EmitMember(int m, int way, bool masked) {
     d = Allocate(a, b, at + 1);
     EmitFloatOp(*this, op, f64_, true, V(d), V(a), V(b), V(kTempReg), V(kSignReg));
   }
+  if (IsHalfFloat(mem.code.out)) {
+    // Rounded to the 16-bit type; kMaskReg serves as a temporary (reloaded when needed).
+    static const bool bf16_insn = Bf16InstructionAvailable();
+    EmitHalfRound(*this, mem.code.out, V(d), V(kTempReg), V(kMaskReg), half_constants_, bf16_insn);
+    mask_loaded_ = false;
+  }
   const int key = Key(m, way);
   reg_value_[d] = key;
   value_reg_[static_cast<size_t>(key)] = d;
-  if (store_[static_cast<size_t>(m)]) {
+  if (store_[static_cast<size_t>(m)] && IsHalfFloat(mem.code.out)) {
+    const int p = PointerOf(mem.out);
+    EmitHalfStore(*this, mem.code.out, HalfAddress(p, way, masked, false), V(d), V(kTempReg));
+    if (masked) HalfBounceOut(p);
+  } else if (store_[static_cast<size_t>(m)]) {
     mov(rax, ptr[rbx + 8 * PointerOf(mem.out)]);
     if (masked && wide_) {
       f64_ ? vmovupd(ptr[rax + r12] | k2, V(d)) : vmovups(ptr[rax + r12] | k2, V(d));
@@ -485,91 +577,6 @@ void TileEmitter::EmitMember(int m, int way, bool masked) {
   }
 }
 
-// Identical runs get the same code: a model's layers repeat the same fused runs (a 24-layer
-// transformer's gradient has 434 native runs, 18 different), and generating one costs about 12 us
-// (an mmap, the emission, an mprotect). TileKey is everything TileEmitter reads from the plan:
-// every member's code, references and flags (Plan() also looks at the members outside [begin,
-// end)), the number of inputs and their widths, the temporaries' widths, the row reduction's
-// input, the range and the register width. Not the functions' states (the code does not read
-// them) nor the element count beyond the kMinElements check. The static_asserts stop a new plan
-// field from going unnoticed: whoever adds one decides whether the code depends on it, and adds
-// it to the key if it does.
-static_assert(sizeof(FusedPlan::Member) == 88, "a FusedPlan::Member field: update TileKey");
-static_assert(sizeof(FusedPlan::Ref) == 16, "a FusedPlan::Ref field: update TileKey");
-static_assert(sizeof(MapCode) == 16, "a MapCode field: update TileKey");
-static_assert(sizeof(FusedPlan) == 304, "a FusedPlan field: update TileKey");
-
-void AppendKey(std::string& key, int64_t v) {
-  key.append(reinterpret_cast<const char*>(&v), sizeof(v));
-}
-
-void AppendRef(std::string& key, const Ref& r) {
-  AppendKey(key, r.kind);
-  AppendKey(key, r.index);
-  AppendKey(key, r.scalar);
-  AppendKey(key, r.width);
-}
-
-std::string TileKey(const FusedPlan& plan, size_t begin, size_t end, bool f64, bool avx512) {
-  std::string key;
-  key.reserve(64 * (plan.members.size() + 2));
-  AppendKey(key, static_cast<int64_t>(begin));
-  AppendKey(key, static_cast<int64_t>(end));
-  AppendKey(key, f64);
-  AppendKey(key, avx512);
-  AppendKey(key, static_cast<int64_t>(plan.members.size()));
-  for (const Member& m : plan.members) {
-    AppendKey(key, m.absolute);
-    AppendKey(key, m.row_value);
-    AppendKey(key, static_cast<int64_t>(m.code.op));
-    AppendKey(key, static_cast<int64_t>(m.code.in));
-    AppendKey(key, static_cast<int64_t>(m.code.out));
-    AppendKey(key, static_cast<int64_t>(reinterpret_cast<uintptr_t>(m.code.fn)));
-    AppendRef(key, m.out);
-    AppendKey(key, static_cast<int64_t>(m.in.size()));
-    for (const Ref& r : m.in) AppendRef(key, r);
-  }
-  // The code reads the inputs' count; whether one is a single element (a member's Ref says how
-  // it is read) is in the key too, its element count otherwise is not: lengths come at run time.
-  AppendKey(key, static_cast<int64_t>(plan.input_elements.size()));
-  for (int64_t v : plan.input_elements) AppendKey(key, v == 1);
-  for (const auto* list : {&plan.input_widths, &plan.temp_widths}) {
-    AppendKey(key, static_cast<int64_t>(list->size()));
-    for (int v : *list) AppendKey(key, v);
-  }
-  AppendKey(key, plan.rows.fn != nullptr);
-  AppendRef(key, plan.rows.x);
-  return key;
-}
-
-// The process's generated runs by key, held weakly: code lives as long as a program uses it.
-class TileCache {
- public:
-  std::shared_ptr<const lower::NativeTile> Find(const std::string& key) {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = tiles_.find(key);
-    return it == tiles_.end() ? nullptr : it->second.lock();
-  }
-  void Add(const std::string& key, const std::shared_ptr<const lower::NativeTile>& tile) {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (tiles_.size() >= prune_at_) {  // drop the expired entries now and then
-      std::erase_if(tiles_, [](const auto& entry) { return entry.second.expired(); });
-      prune_at_ = std::max<size_t>(1024, 2 * tiles_.size());
-    }
-    tiles_[key] = tile;
-  }
-
- private:
-  std::mutex mu_;
-  std::unordered_map<std::string, std::weak_ptr<const lower::NativeTile>> tiles_;
-  size_t prune_at_ = 1024;
-};
-
-TileCache& Tiles() {
-  static TileCache* cache = new TileCache();  // never destroyed: programs may outlive statics
-  return *cache;
-}
-
 }  // namespace
 
 std::shared_ptr<const lower::NativeTile> BuildNativeTile(const FusedPlan& plan, size_t begin,
@@ -586,7 +593,7 @@ std::shared_ptr<const lower::NativeTile> BuildNativeTile(const FusedPlan& plan, 
   }
   static const bool avx512 = Avx512Available("KILN_FUSED_JIT_AVX512");
   const std::string key = TileKey(plan, begin, end, f64, avx512);
-  if (auto cached = Tiles().Find(key)) return cached;
+  if (auto cached = FindTile(key)) return cached;
   try {
     auto gen = std::make_shared<TileEmitter>(plan, begin, end, f64, avx512);
     if (!gen->Plan()) return nullptr;
@@ -596,7 +603,7 @@ std::shared_ptr<const lower::NativeTile> BuildNativeTile(const FusedPlan& plan, 
     auto native = std::make_shared<lower::NativeTile>();
     native->fn = gen->getCode<void (*)(void* const*, int64_t)>();
     native->code = std::move(gen);
-    Tiles().Add(key, native);
+    AddTile(key, native);
     return native;
   } catch (const std::exception&) {
     return nullptr;  // no executable memory: interpret

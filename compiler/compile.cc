@@ -240,6 +240,7 @@ StatusOr<std::shared_ptr<const Executable>> CompileModule(std::shared_ptr<const 
         linked.insert(v.device_links.begin(), v.device_links.end());
     }
     builder.SetPerDeviceValues(std::move(linked));
+    builder.SetPartialSums(exe->spmd->partial_sums);
   }
   // Results that may hold intermediates (PlanBuffers' fresh_results): not a partitioned program's
   // (assembled from per-device pieces), nor one a donated argument may become, since donation

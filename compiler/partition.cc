@@ -1,18 +1,17 @@
 #include "compiler/partition.h"
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <utility>
 
-#include "kernels/families.h"
+#include "compiler/sharding_propagation.h"
 #include "lower/hlo_sharding.h"
-#include "lower/op_registry.h"
 
 namespace kiln::compiler {
 
 using lower::HloSharding;
 using lower::MeshTable;
-using lower::OpDef;
 using lower::ParseSharding;
 using lower::ShardBox;
 using lower::ShardOf;
@@ -21,34 +20,44 @@ using lower::TensorSharding;
 using lower::ValueLayout;
 namespace {
 
-StatusOr<ValueLayout> Layout(const ir::Type& type, const ir::Attr* attrs, const MeshTable& meshes,
-                             int devices, const std::string& what) {
-  ValueLayout v;
-  v.global = type;
-  v.local = type;
-  v.sharding.dims.resize(type.is_tensor() ? type.dims.size() : 0);
+// The sharding `attrs` give a value of `type` (replicated without one). Errors name what Kiln's
+// partitioner does not support.
+StatusOr<TensorSharding> GivenSharding(const ir::Type& type, const ir::Attr* attrs,
+                                       const MeshTable& meshes, int devices,
+                                       const std::string& what) {
+  TensorSharding sharding;
+  sharding.dims.resize(type.is_tensor() ? type.dims.size() : 0);
   const bool dict = attrs != nullptr && attrs->kind == ir::Attr::Kind::kDict;
   const ir::Attr* sdy = dict ? attrs->Find("sdy.sharding") : nullptr;
+  // GSPMD's sharding text (jax_use_shardy_partitioner=False, exports saved before Shardy, HLO
+  // programs): a mesh made from its tile assignment (lower/hlo_sharding.h).
   const ir::Attr* gspmd = dict && sdy == nullptr ? attrs->Find("mhlo.sharding") : nullptr;
   if (gspmd != nullptr && type.is_tensor()) {
     if (gspmd->kind != ir::Attr::Kind::kString) {
       return InvalidArgument(what + ": `mhlo.sharding` is not a string: " + gspmd->ToString());
     }
-    StatusOr<HloSharding> parsed_or = lower::ParseHloSharding(gspmd->str);
-    if (!parsed_or.ok()) return parsed_or.status().WithContext(what);
-    const HloSharding& parsed = *parsed_or;
-    KILN_ASSIGN_OR_RETURN(v.sharding, lower::ToTensorSharding(parsed, type, devices, what));
+    StatusOr<HloSharding> parsed = lower::ParseHloSharding(gspmd->str);
+    if (!parsed.ok()) return parsed.status().WithContext(what);
+    KILN_ASSIGN_OR_RETURN(sharding, lower::ToTensorSharding(*parsed, type, devices, what));
   }
   if (sdy != nullptr && type.is_tensor()) {
-    KILN_ASSIGN_OR_RETURN(v.sharding, ParseSharding(*sdy, meshes, type, what));
+    KILN_ASSIGN_OR_RETURN(sharding, ParseSharding(*sdy, meshes, type, what));
   }
   if ((sdy != nullptr || gspmd != nullptr) && type.is_tensor()) {
-    if (!v.sharding.IsReplicated() && v.sharding.mesh.num_devices() != devices) {
-      return Unimplemented(what + " is sharded over mesh " + v.sharding.mesh.ToString() + " of " +
-                           std::to_string(v.sharding.mesh.num_devices()) +
+    if (!sharding.IsReplicated() && sharding.mesh.num_devices() != devices) {
+      return Unimplemented(what + " is sharded over mesh " + sharding.mesh.ToString() + " of " +
+                           std::to_string(sharding.mesh.num_devices()) +
                            " devices, but the program runs on " + std::to_string(devices));
     }
   }
+  return sharding;
+}
+
+StatusOr<ValueLayout> Layout(const ir::Type& type, TensorSharding sharding, int devices) {
+  ValueLayout v;
+  v.global = type;
+  v.local = type;
+  v.sharding = std::move(sharding);
   for (int d = 0; d < devices; ++d) {
     if (!type.is_tensor() || v.replicated()) {
       v.pieces.push_back({std::vector<int64_t>(type.dims.size(), 0), type.dims});
@@ -62,6 +71,56 @@ StatusOr<ValueLayout> Layout(const ir::Type& type, const ir::Attr* attrs, const 
   }
   if (!v.pieces.empty()) v.local.dims = v.pieces[0].dims;
   return v;
+}
+
+// Whether dimension `d` of a result's `sdy.sharding` is open (`{?}`, or `{"x", ?}`): propagation
+// may add axes to it, as XLA's does.
+bool OpenDim(const ir::Attr* attrs, size_t d) {
+  const ir::Attr* sdy = attrs != nullptr && attrs->kind == ir::Attr::Kind::kDict
+                            ? attrs->Find("sdy.sharding")
+                            : nullptr;
+  const ir::Attr* dims = sdy != nullptr ? sdy->Find("dims") : nullptr;
+  if (dims == nullptr || dims->kind != ir::Attr::Kind::kArray || d >= dims->array.size()) {
+    return false;
+  }
+  const ir::Attr* closed = dims->array[d].Find("closed");
+  return closed != nullptr && closed->kind == ir::Attr::Kind::kBool && !closed->b;
+}
+
+// A result's sharding: the one it is given, its open dims completed from `propagated` (where the
+// mesh is the same, the axes are free and the split stays even); with none given, `propagated`.
+TensorSharding ResultSharding(const ir::Type& type, const TensorSharding& given,
+                              const ir::Attr* attrs, const TensorSharding* propagated) {
+  if (propagated == nullptr || !type.is_tensor() || propagated->dims.size() != type.dims.size()) {
+    return given;
+  }
+  const bool has_given =
+      attrs != nullptr && attrs->kind == ir::Attr::Kind::kDict &&
+      (attrs->Find("sdy.sharding") != nullptr || attrs->Find("mhlo.sharding") != nullptr);
+  if (!has_given) return *propagated;
+  if (given.IsReplicated() && given.mesh.axis_names.empty()) return given;
+  if (given.mesh.axis_names != propagated->mesh.axis_names ||
+      given.mesh.axis_sizes != propagated->mesh.axis_sizes ||
+      given.mesh.device_ids != propagated->mesh.device_ids) {
+    return given;
+  }
+  TensorSharding out = given;
+  std::vector<bool> used(out.mesh.axis_names.size(), false);
+  for (const auto& dim : out.dims) {
+    for (const auto& ref : dim) used[static_cast<size_t>(ref.axis)] = true;
+  }
+  for (int u : out.unreduced) used[static_cast<size_t>(u)] = true;
+  for (size_t d = 0; d < out.dims.size(); ++d) {
+    if (!OpenDim(attrs, d)) continue;
+    int64_t blocks = out.BlockCount(d);
+    for (const auto& ref : propagated->dims[d]) {
+      if (used[static_cast<size_t>(ref.axis)] || type.dims[d] % (blocks * ref.size) != 0) break;
+      used[static_cast<size_t>(ref.axis)] = true;
+      blocks *= ref.size;
+      out.dims[d].push_back(ref);
+    }
+  }
+  return out;
 }
 
 // Ops through which a value keeps its sharding unchanged on the way to or from a manual
@@ -151,32 +210,6 @@ const ir::Attr* PropagatedSharding(const ir::Module& module, const ir::Block& bo
   return nullptr;
 }
 
-// The sharding of the @main argument that result value `v` is, or is computed from elementwise
-// (through ops of the "elementwise" family on operands of its own shape), as XLA's propagation
-// gives `jit(lambda x: x * 2)` of a sharded x a result sharded like x. Null if none.
-const ir::Attr* ArgumentSharding(const ir::Module& module, const ir::Function& main,
-                                 const ir::Block& body, ir::ValueId v, int depth = 0) {
-  if (depth > 16) return nullptr;
-  for (size_t i = 0; i < body.args.size(); ++i) {
-    if (body.args[i] != v) continue;
-    const ir::Attr* attrs = i < main.arg_attrs.size() ? &main.arg_attrs[i] : nullptr;
-    if (attrs == nullptr || attrs->kind != ir::Attr::Kind::kDict) return nullptr;
-    const ir::Attr* sdy = attrs->Find("sdy.sharding");
-    return sdy != nullptr ? sdy : attrs->Find("mhlo.sharding");
-  }
-  for (const ir::Op& op : body.ops) {
-    if (op.results.size() != 1 || op.results[0] != v) continue;
-    const OpDef* def = kernels::Registry().Find(op.name);
-    if (def == nullptr || def->family != "elementwise") return nullptr;
-    for (ir::ValueId operand : op.operands) {
-      if (module.type_of(operand).dims != module.type_of(v).dims) continue;
-      if (const ir::Attr* s = ArgumentSharding(module, main, body, operand, depth + 1)) return s;
-    }
-    return nullptr;
-  }
-  return nullptr;
-}
-
 // The manual computations `arg` flows into through bridges: (op, operand index).
 std::vector<std::pair<const ir::Op*, size_t>> ManualUses(const ir::Block& body, ir::ValueId arg) {
   std::vector<std::pair<const ir::Op*, size_t>> uses;
@@ -260,6 +293,102 @@ Status LinkDeviceValues(ValueLayout& v, const ir::Block* body, ir::ValueId value
     KILN_ASSIGN_OR_RETURN(bool same, SamePlacement(v, *op, "in_shardings", index, meshes, devices));
     if (same) v.device_links.push_back(op->operands[index]);
   }
+  return Status::Ok();
+}
+
+// The dot_general whose result `v` is, through sharding constraints, bridges and calls (into the
+// callee's return), or null.
+const ir::Op* ProducingDot(const ir::Module& module, const ir::Block& body, ir::ValueId v,
+                           int depth = 0) {
+  if (depth > 16) return nullptr;
+  for (const ir::Op& op : body.ops) {
+    for (size_t k = 0; k < op.results.size(); ++k) {
+      if (op.results[k] != v) continue;
+      if (op.name == "stablehlo.dot_general") return &op;
+      if ((op.name == "sdy.sharding_constraint" || op.name == "sdy.reshard" || IsBridge(op)) &&
+          op.operands.size() == 1) {
+        return ProducingDot(module, body, op.operands[0], depth + 1);
+      }
+      const ir::Block* callee = CalleeBody(module, op);
+      if (callee == nullptr || callee->ops.empty() || k >= callee->ops.back().operands.size()) {
+        return nullptr;
+      }
+      return ProducingDot(module, *callee, callee->ops.back().operands[k], depth + 1);
+    }
+  }
+  return nullptr;
+}
+
+bool SameAxisRefs(const std::vector<lower::AxisRef>& a, const std::vector<lower::AxisRef>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i].axis != b[i].axis || a[i].pre_size != b[i].pre_size || a[i].size != b[i].size) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// An unreduced result that a dot_general makes (`value`, through constraints and calls) whose
+// contracting dims are split, in both operands alike, along exactly the unreduced axes: each
+// device gets the partial sum of its block of them, as on XLA (lower::PartialContraction), instead
+// of the total at the unreduced axes' origin. Any other unreduced result keeps that.
+Status LinkPartialSums(ValueLayout& v, const ir::Module& module, const ir::Block& body,
+                       ir::ValueId value, const ShardingPropagation& propagation,
+                       SpmdLayout& layout) {
+  if (v.sharding.unreduced.empty() || !v.device_links.empty()) return Status::Ok();
+  const ir::Op* dot = ProducingDot(module, body, value);
+  if (dot == nullptr || dot->operands.size() != 2 || dot->results.size() != 1) {
+    return Status::Ok();
+  }
+  const TensorSharding* lhs = propagation.Find(dot->operands[0]);
+  const TensorSharding* rhs = propagation.Find(dot->operands[1]);
+  if (lhs == nullptr || rhs == nullptr || lhs->mesh.axis_names != v.sharding.mesh.axis_names ||
+      lhs->mesh.axis_sizes != v.sharding.mesh.axis_sizes ||
+      lhs->mesh.device_ids != v.sharding.mesh.device_ids ||
+      rhs->mesh.axis_names != lhs->mesh.axis_names ||
+      rhs->mesh.device_ids != lhs->mesh.device_ids) {
+    return Status::Ok();
+  }
+  const ir::Attr* lc_attr = dot->attr("lhs_contracting_dimensions");
+  const ir::Attr* rc_attr = dot->attr("rhs_contracting_dimensions");
+  const auto lc = lc_attr != nullptr ? lc_attr->AsInts() : std::nullopt;
+  const auto rc = rc_attr != nullptr ? rc_attr->AsInts() : std::nullopt;
+  if (!lc.has_value() || !rc.has_value() || lc->size() != rc->size()) return Status::Ok();
+  std::optional<size_t> pair;
+  for (size_t i = 0; i < lc->size(); ++i) {
+    const int64_t l = (*lc)[i], r = (*rc)[i];
+    if (l < 0 || r < 0 || static_cast<size_t>(l) >= lhs->dims.size() ||
+        static_cast<size_t>(r) >= rhs->dims.size()) {
+      return Status::Ok();
+    }
+    const auto& la = lhs->dims[static_cast<size_t>(l)];
+    const auto& ra = rhs->dims[static_cast<size_t>(r)];
+    if (la.empty() && ra.empty()) continue;
+    if (pair.has_value() || !SameAxisRefs(la, ra)) return Status::Ok();
+    pair = i;
+  }
+  if (!pair.has_value()) return Status::Ok();
+  const size_t ldim = static_cast<size_t>((*lc)[*pair]);
+  std::vector<int> axes, unreduced = v.sharding.unreduced;
+  lower::PartialContraction partial;
+  partial.pair = *pair;
+  for (const lower::AxisRef& ref : lhs->dims[ldim]) {
+    if (ref.pre_size != 1 || ref.size != lhs->mesh.axis_sizes[static_cast<size_t>(ref.axis)]) {
+      return Status::Ok();  // sub-axes
+    }
+    axes.push_back(ref.axis);
+    partial.parts *= ref.size;
+  }
+  std::sort(axes.begin(), axes.end());
+  std::sort(unreduced.begin(), unreduced.end());
+  if (axes != unreduced) return Status::Ok();
+  for (int d = 0; d < layout.devices; ++d) {
+    KILN_ASSIGN_OR_RETURN(std::vector<int64_t> coords, lhs->mesh.CoordinatesOf(d));
+    partial.part.push_back(lhs->BlockIndex(coords)[ldim]);
+  }
+  v.device_links.push_back(dot->results[0]);
+  layout.partial_sums[dot->results[0]] = std::move(partial);
   return Status::Ok();
 }
 
@@ -375,31 +504,43 @@ StatusOr<SpmdLayout> PlanPartitions(const ir::Module& module, const ir::Function
                                      ? PropagatedSharding(module, *body, body->args[i], false)
                                      : nullptr;
     const ir::Attr with = WithSharding(given, propagated);
-    const ir::Attr* attrs = &with;
-    KILN_ASSIGN_OR_RETURN(ValueLayout v,
-                          Layout(arg_types[i], attrs, meshes, layout.devices,
-                                 "argument #" + std::to_string(i) + " of @" + main.name));
+    KILN_ASSIGN_OR_RETURN(TensorSharding sharding,
+                          GivenSharding(arg_types[i], &with, meshes, layout.devices,
+                                        "argument #" + std::to_string(i) + " of @" + main.name));
+    KILN_ASSIGN_OR_RETURN(ValueLayout v, Layout(arg_types[i], std::move(sharding), layout.devices));
     if (body != nullptr && i < body->args.size()) {
       KILN_RETURN_IF_ERROR(LinkDeviceValues(v, body, body->args[i], false, meshes, layout.devices));
     }
     layout.args.push_back(std::move(v));
   }
+  // What XLA's propagation would give @main's values (compiler/sharding_propagation.h), from the
+  // arguments' shardings: results left open take theirs from it.
+  std::vector<std::optional<TensorSharding>> seeds;
+  for (const ValueLayout& a : layout.args) seeds.emplace_back(a.sharding);
+  std::optional<ShardingPropagation> forward;
+  if (body != nullptr) forward.emplace(module, meshes, *body, seeds);
   for (size_t i = 0; i < result_types.size(); ++i) {
     const ir::Attr* given = i < main.result_attrs.size() ? &main.result_attrs[i] : nullptr;
-    const ir::Attr* propagated = ret != nullptr && i < ret->operands.size()
-                                     ? PropagatedSharding(module, *body, ret->operands[i], true)
-                                     : nullptr;
-    if (propagated == nullptr && ret != nullptr && i < ret->operands.size()) {
-      propagated = ArgumentSharding(module, main, *body, ret->operands[i]);
-    }
+    const bool returned = ret != nullptr && i < ret->operands.size();
+    const ir::Attr* propagated =
+        returned ? PropagatedSharding(module, *body, ret->operands[i], true) : nullptr;
     const ir::Attr with = WithSharding(given, propagated);
-    const ir::Attr* attrs = &with;
+    const std::string what = "result #" + std::to_string(i) + " of @" + main.name;
+    KILN_ASSIGN_OR_RETURN(TensorSharding sharding,
+                          GivenSharding(result_types[i], &with, meshes, layout.devices, what));
+    const TensorSharding* flowed =
+        returned && forward.has_value() ? forward->Find(ret->operands[i]) : nullptr;
+    if (flowed != nullptr && flowed->mesh.num_devices() == layout.devices) {
+      sharding = ResultSharding(result_types[i], sharding, &with, flowed);
+    }
     KILN_ASSIGN_OR_RETURN(ValueLayout v,
-                          Layout(result_types[i], attrs, meshes, layout.devices,
-                                 "result #" + std::to_string(i) + " of @" + main.name));
+                          Layout(result_types[i], std::move(sharding), layout.devices));
     KILN_RETURN_IF_ERROR(LinkDeviceValues(
         v, body, ret != nullptr && i < ret->operands.size() ? ret->operands[i] : -1, true, meshes,
         layout.devices));
+    if (returned && forward.has_value()) {
+      KILN_RETURN_IF_ERROR(LinkPartialSums(v, module, *body, ret->operands[i], *forward, layout));
+    }
     layout.results.push_back(std::move(v));
   }
   if (body != nullptr) {

@@ -5,19 +5,25 @@
 // each result. Devices share the machine's memory and cores, so nothing is lost by computing
 // globally; what the program fixes is which piece each device holds.
 //
-// A value with an `sdy.sharding` is split as it says (even splits only); a value without one is
-// replicated (every device holds the whole array), which is also what JAX assumes of an
-// executable that reports no shardings.
+// A value with an `sdy.sharding` is split as it says (even splits only). A result without one, or
+// with open dims (`{?}`), takes what XLA's propagation would give it
+// (compiler/sharding_propagation.h: from the arguments, sharding constraints and manual
+// computations forward through the program), so that JAX places and reports it as on XLA; what
+// propagation leaves unsharded is replicated (every device holds the whole array), which is also
+// what JAX assumes of an executable that reports no shardings.
 //
 // Per-device values. A result that a manual computation (shard_map/pmap body) makes is handed to
 // each device from its own instance, as on XLA: with check_vma=False or pmap's out_axes=None a
 // "replicated" result may differ per device, and an unreduced one (`P(..., unreduced={'x'})`) is
 // each device's own partial sum. An unreduced argument taken by a manual computation reaches each
 // instance as its device's partial sum (ValueLayout::device_links, ExecContext::device_values);
-// its other uses see the total. Elsewhere the global view holds only an unreduced value's total,
-// which it splits as the total on the devices at coordinate 0 of the unreduced axes and zeros on
-// the others (XLA's partials there come from its partitioner's local computations: the sums
-// agree, the individual shards may not).
+// its other uses see the total. An unreduced result that a dot_general makes (through sharding
+// constraints and calls) whose contracting dims are split, in both operands alike, along exactly
+// the unreduced axes is each device's partial sum too, as on XLA: the dot's kernel also contracts
+// each device's own blocks (lower::PartialContraction, SpmdLayout::partial_sums). Elsewhere the
+// global view holds only an unreduced value's total, which it splits as the total on the devices
+// at coordinate 0 of the unreduced axes and zeros on the others (XLA's partials there come from
+// its partitioner's local computations: the sums agree, the individual shards may not).
 #pragma once
 
 #include <cstdint>

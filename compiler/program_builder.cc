@@ -132,6 +132,9 @@ class LowerContextImpl final : public LowerContext {
     return builder_.BuildFunction(name);
   }
   bool IsPerDevice(ir::ValueId v) const override { return builder_.IsPerDevice(v); }
+  const lower::PartialContraction* PartialSums(ir::ValueId v) const override {
+    return builder_.PartialSums(v);
+  }
   const ir::Op* Producer(ir::ValueId v) const override {
     auto it = producers_.find(v);
     return it == producers_.end() ? nullptr : it->second;

@@ -46,6 +46,14 @@ class ProgramBuilder {
   // manual computations (compiler/partition.h, LowerContext::IsPerDevice).
   void SetPerDeviceValues(std::set<ir::ValueId> values) { per_device_values_ = std::move(values); }
   bool IsPerDevice(ir::ValueId v) const { return per_device_values_.count(v) != 0; }
+  // The dot_generals whose per-device pieces are partial sums (SpmdLayout::partial_sums).
+  void SetPartialSums(std::map<ir::ValueId, lower::PartialContraction> sums) {
+    partial_sums_ = std::move(sums);
+  }
+  const lower::PartialContraction* PartialSums(ir::ValueId v) const {
+    auto it = partial_sums_.find(v);
+    return it == partial_sums_.end() ? nullptr : &it->second;
+  }
 
  private:
   std::shared_ptr<const ir::Module> module_;
@@ -54,6 +62,7 @@ class ProgramBuilder {
   std::set<std::string, std::less<>> in_progress_;  // detects call cycles
   int depth_ = 0;                                   // bounds region nesting on hostile input
   std::set<ir::ValueId> per_device_values_;
+  std::map<ir::ValueId, lower::PartialContraction> partial_sums_;
 };
 
 }  // namespace kiln::compiler

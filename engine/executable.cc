@@ -207,7 +207,8 @@ Status RunSpmd(const Executable& exe, const std::vector<DeviceWork>& work,
   }
   std::vector<runtime::Array> results;
   // Results made by a manual computation: each device's own instance's value (an unreduced
-  // one's partial sum), written by the manual computation ([result] -> per device; empty for
+  // one's partial sum), written by the manual computation; or by a dot_general, each device's
+  // partial sum (SpmdLayout::partial_sums), written by the dot ([result] -> per device; empty for
   // other results).
   std::vector<std::vector<runtime::Array>> device_results(layout.results.size());
   for (size_t r = 0; r < layout.results.size(); ++r) {

@@ -174,6 +174,11 @@ StatusOr<ir::Attr> Parser::ParseHashAttr() {
     if (mnemonic.empty()) {  // `#stablehlo<precision DEFAULT>`: the older pretty alias form
       KILN_RETURN_IF_ERROR(Expect('<', "after #" + dialect));
       KILN_ASSIGN_OR_RETURN(mnemonic, ParseBareId("an attribute kind"));
+      if (dialect == "sdy" && Peek() == '{') {  // `#sdy<manual_axes{"x"}>`, MLIR's generic print
+        KILN_ASSIGN_OR_RETURN(ir::Attr attr, ParseSdyAttr(mnemonic));
+        KILN_RETURN_IF_ERROR(Expect('>', "to close #sdy<...>"));
+        return attr;
+      }
       KILN_ASSIGN_OR_RETURN(std::string value, ParseBareId("an enum value"));
       KILN_RETURN_IF_ERROR(Expect('>', "to close #" + dialect + "<...>"));
       return ir::Attr::Enum(std::move(value));

@@ -292,7 +292,8 @@ StatusOr<ir::Attr> Parser::ParseSdyAttr(std::string_view mnemonic) {
     return Tagged("sharding_per_value", {{"shardings", ir::Attr::Array(std::move(shardings))}});
   }
   if (mnemonic == "manual_axes") {
-    KILN_RETURN_IF_ERROR(Expect('<', "after #sdy.manual_axes"));
+    // `#sdy.manual_axes<{...}>`, or the body alone inside `#sdy<manual_axes{...}>`.
+    const bool angled = Consume('<');
     KILN_RETURN_IF_ERROR(Expect('{', "to open the manual axes"));
     std::vector<ir::Attr> axes;
     if (!Consume('}')) {
@@ -302,7 +303,7 @@ StatusOr<ir::Attr> Parser::ParseSdyAttr(std::string_view mnemonic) {
       } while (Consume(','));
       KILN_RETURN_IF_ERROR(Expect('}', "to close the manual axes"));
     }
-    KILN_RETURN_IF_ERROR(Expect('>', "to close #sdy.manual_axes"));
+    if (angled) KILN_RETURN_IF_ERROR(Expect('>', "to close #sdy.manual_axes"));
     return Tagged("manual_axes", {{"axes", ir::Attr::Array(std::move(axes))}});
   }
   // Other Shardy attributes (sharding rules, ...) are not interpreted: kept opaque.

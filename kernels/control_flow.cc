@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,7 @@
 #include "engine/flat_program.h"
 #include "engine/run_program.h"
 #include "kernels/families.h"
+#include "kernels/top_k.h"
 #include "lower/op_registry.h"
 #include "lower/program.h"
 #include "runtime/trace.h"
@@ -50,8 +52,13 @@ StatusOr<Kernel> LowerCall(LowerContext& ctx) { return LowerFunctionCall(ctx, "c
 
 // stablehlo.composite names a higher-level op (chlo.erf, chlo.top_k, ...) and carries a
 // decomposition function with the exact semantics; running that function is always correct.
-// Dedicated kernels for hot composites can take over later by matching the `name` attribute.
+// Dedicated kernels take over hot composites by their `name` where they apply: chlo.top_k
+// (kernels/top_k.cc).
 StatusOr<Kernel> LowerComposite(LowerContext& ctx) {
+  const ir::Attr* name = ctx.op().attr("name");
+  if (name != nullptr && name->str == "chlo.top_k") {
+    if (std::optional<Kernel> top_k = LowerTopKComposite(ctx)) return std::move(*top_k);
+  }
   return LowerFunctionCall(ctx, "decomposition");
 }
 

@@ -20,11 +20,13 @@
 #include <vector>
 
 #include "kernels/blas.h"
+#include "kernels/complex_simd.h"
 #include "kernels/dispatch.h"
 #include "kernels/float16.h"
 #include "kernels/gemm.h"
 #include "kernels/lowering.h"
 #include "kernels/scalar_body.h"
+#include "runtime/box_copy.h"
 #include "runtime/parallel.h"
 
 namespace kiln::kernels::dot {
@@ -104,21 +106,50 @@ void PackAxes(const Src* src, const std::vector<int64_t>& sizes,
 // ---------------------------------------------------------------------------------------------
 // Execution.
 
-// Packs `a` per `plan` into a new contiguous buffer of Acc.
+// Packs `a` per `plan` into `into` (Product(plan.pack_sizes) elements), else into `buffer`.
 template <typename Acc>
-StatusOr<std::vector<Acc>> Pack(std::string_view op, const View& a, const OperandPlan& plan) {
-  std::vector<Acc> buffer(static_cast<size_t>(Product(plan.pack_sizes)));
+StatusOr<const Acc*> Pack(std::string_view op, const View& a, const OperandPlan& plan, Acc* into,
+                          std::vector<Acc>& buffer) {
+  if (into == nullptr) {
+    buffer.resize(static_cast<size_t>(Product(plan.pack_sizes)));
+    into = buffer.data();
+  }
   KILN_RETURN_IF_ERROR(DispatchStorage(op, a.dtype, [&]<typename Src>() -> Status {
     PackAxes<Acc, Src, false>(static_cast<const Src*>(a.data()), plan.pack_sizes, plan.pack_strides,
-                              buffer.data());
+                              into);
     return Status::Ok();
   }));
-  return buffer;
+  return into;
+}
+
+// The operand `a` as it is stored, 16-bit floats widened to f32 (OperandPlan::widen), into `into`
+// (its element count), else into `buffer`: a contiguous pass, where packing gathers strided.
+template <typename T>
+const T* Widened(const View& a, T* into, std::vector<T>& buffer) {
+  const int64_t n = a.num_elements();
+  if (into == nullptr) {
+    buffer.resize(static_cast<size_t>(n));
+    into = buffer.data();
+  }
+  if constexpr (std::is_same_v<T, float>) {
+    const auto* src = static_cast<const uint16_t*>(a.data());
+    const bool bf16 = a.dtype == ir::DType::kBF16;
+    runtime::ParallelFor(n, int64_t{1} << 14, [&](int64_t b, int64_t e) {
+      if (bf16) {
+        for (int64_t i = b; i < e; ++i) into[i] = Bf16BitsToFloat(src[i]);
+      } else {
+        for (int64_t i = b; i < e; ++i) into[i] = HalfBitsToFloat(src[i]);
+      }
+    });
+  }
+  return into;
 }
 
 // out[B, M, N] = lhs x rhs in float type T via BLAS.
+// `packs`: memory for the packed operands (DotScratch), or null to allocate it.
 template <typename T>
-Status RunBlasDot(std::string_view op, const DotPlan& p, const View& lhs, const View& rhs, T* out) {
+Status RunBlasDot(std::string_view op, const DotPlan& p, const View& lhs, const View& rhs, T* out,
+                  T* packs = nullptr) {
   std::vector<T> lhs_buf, rhs_buf;
   const T* a = nullptr;
   const T* b = nullptr;
@@ -126,22 +157,35 @@ Status RunBlasDot(std::string_view op, const DotPlan& p, const View& lhs, const 
   int64_t lda = std::max<int64_t>(p.k, 1), ldb = std::max<int64_t>(p.n, 1);
   int64_t a_batch = p.m * p.k, b_batch = p.k * p.n;
   if (p.lhs.direct) {
-    a = lhs.data_as<const T>();
+    if (p.lhs.widen) {
+      a = Widened<T>(lhs, packs, lhs_buf);
+      if (packs != nullptr) packs += lhs.num_elements();
+    } else {
+      a = lhs.data_as<const T>();
+    }
     ta = p.lhs.trans;
     lda = p.lhs.ld;
     a_batch = p.lhs.batch_stride;
   } else {
-    KILN_ASSIGN_OR_RETURN(lhs_buf, Pack<T>(op, lhs, p.lhs));
-    a = lhs_buf.data();
+    KILN_ASSIGN_OR_RETURN(a, Pack<T>(op, lhs, p.lhs, packs, lhs_buf));
+    if (packs != nullptr) packs += Product(p.lhs.pack_sizes);
   }
   if (p.rhs.direct) {
-    b = rhs.data_as<const T>();
+    b = p.rhs.widen ? Widened<T>(rhs, packs, rhs_buf) : rhs.data_as<const T>();
     tb = p.rhs.trans;
     ldb = p.rhs.ld;
     b_batch = p.rhs.batch_stride;
   } else {
-    KILN_ASSIGN_OR_RETURN(rhs_buf, Pack<T>(op, rhs, p.rhs));
-    b = rhs_buf.data();
+    KILN_ASSIGN_OR_RETURN(b, Pack<T>(op, rhs, p.rhs, packs, rhs_buf));
+  }
+  if constexpr (std::is_same_v<T, std::complex<float>>) {
+    // A complex64 vector-vector product (jnp.vdot): cgemm of 1 x 1 costs ~2.5 us over 1024
+    // elements (jnp.vdot in a scan, Zen 4), the AVX2 loop 0.17 (complex_simd.h).
+    if (p.batch == 1 && p.m == 1 && p.n == 1 && (!ta || lda == 1) && (tb || ldb == 1) &&
+        ew::complex_simd::HaveAvx2Fma()) {
+      *out = ew::ComplexDot(a, b, p.k);
+      return Status::Ok();
+    }
   }
   ParallelGemm<T>(p.batch, ta, tb, p.m, p.n, p.k, a, lda, a_batch, b, ldb, b_batch, out);
   return Status::Ok();
@@ -189,8 +233,17 @@ Status RunLoopDot(std::string_view op, const DotPlan& p, const View& lhs, const 
   return Status::Ok();
 }
 
+// Scratch bytes of a dot with a 16-bit float result: the f32 products, then the packed operands.
+size_t DotScratch(const DotPlan& p, int64_t out_elements) {
+  if (p.acc_dtype != ir::DType::kF32 || p.out_dtype == p.acc_dtype) return 0;
+  int64_t floats = out_elements;
+  if (!p.lhs.direct || p.lhs.widen) floats += Product(p.lhs.pack_sizes);
+  if (!p.rhs.direct || p.rhs.widen) floats += Product(p.rhs.pack_sizes);
+  return static_cast<size_t>(floats) * sizeof(float);
+}
+
 Status RunDot(std::string_view op, const DotPlan& p, const View& lhs, const View& rhs,
-              const View& result) {
+              const View& result, std::byte* scratch) {
   if (result.num_elements() == 0) return Status::Ok();
   return Dispatch<ir::kNumbers | ir::kPredicates>(op, p.acc_dtype, [&]<typename T>() -> Status {
     if constexpr (std::is_same_v<T, PredByte>) {
@@ -205,13 +258,25 @@ Status RunDot(std::string_view op, const DotPlan& p, const View& lhs, const View
       if (kIsComplexT<T> || p.out_dtype == p.acc_dtype) {
         return RunBlasDot<T>(op, p, lhs, rhs, result.data_as<T>());
       }
-      // 16-bit float result: accumulate in f32, round once.
-      std::vector<float> tmp(static_cast<size_t>(result.num_elements()));
-      KILN_RETURN_IF_ERROR(RunBlasDot<float>(op, p, lhs, rhs, tmp.data()));
+      // 16-bit float result: accumulate in f32, round once. In the step's scratch (DotScratch):
+      // fresh vectors per run cost page faults (a bf16 attention's [4, 4, 128, 128] scores).
+      const int64_t n = result.num_elements();
+      std::vector<float> own;
+      float* tmp = reinterpret_cast<float*>(scratch);
+      if (tmp == nullptr) {
+        own.resize(static_cast<size_t>(n));
+        tmp = own.data();
+      }
+      KILN_RETURN_IF_ERROR(RunBlasDot<float>(op, p, lhs, rhs, tmp, scratch ? tmp + n : nullptr));
       auto* dst = result.data_as<uint16_t>();
-      bool bf16 = p.out_dtype == ir::DType::kBF16;
-      for (size_t i = 0; i < tmp.size(); ++i)
-        dst[i] = bf16 ? FloatToBf16Bits(tmp[i]) : FloatToHalfBits(tmp[i]);
+      const bool bf16 = p.out_dtype == ir::DType::kBF16;
+      runtime::ParallelFor(n, int64_t{1} << 14, [&](int64_t b, int64_t e) {
+        if (bf16) {
+          for (int64_t i = b; i < e; ++i) dst[i] = FloatToBf16Bits(tmp[i]);
+        } else {
+          for (int64_t i = b; i < e; ++i) dst[i] = FloatToHalfBits(tmp[i]);
+        }
+      });
       return Status::Ok();
     }
   });
@@ -219,16 +284,123 @@ Status RunDot(std::string_view op, const DotPlan& p, const View& lhs, const View
 
 Kernel MakeDotKernel(std::string name, std::shared_ptr<const DotPlan> plan,
                      std::vector<int64_t> lhs_dims, std::vector<int64_t> rhs_dims) {
-  return [name, plan, lhs_dims, rhs_dims](ExecContext&, std::span<const View> in,
-                                          std::span<const View> out) -> Status {
+  int64_t out_elements = plan->batch * plan->m * plan->n;
+  Kernel kernel([name, plan, lhs_dims, rhs_dims](ExecContext& ctx, std::span<const View> in,
+                                                 std::span<const View> out) -> Status {
     if (in.size() < 2 || !in[0].Is(plan->lhs_dtype, lhs_dims) ||
         !in[1].Is(plan->rhs_dtype, rhs_dims)) {
       return Internal("inputs do not match the lowered types");
     }
     const View& result = out[0];
-    KILN_RETURN_IF_ERROR(RunDot(name, *plan, in[0], in[1], result));
+    KILN_RETURN_IF_ERROR(RunDot(name, *plan, in[0], in[1], result, ctx.scratch));
     return Status::Ok();
-  };
+  });
+  kernel.scratch_bytes = DotScratch(*plan, out_elements);
+  return kernel;
+}
+
+constexpr size_t kAlign = 64;
+size_t AlignUp(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
+size_t Bytes(const ir::Type& t) {
+  return AlignUp(static_cast<size_t>(t.num_elements()) *
+                 static_cast<size_t>(ir::DTypeByteSize(t.dtype)));
+}
+
+// A dot_general whose result's per-device pieces are partial sums (lower::PartialContraction):
+// the total in global view, as any dot, then for each device the dot of its blocks of the
+// contracting dims, its piece of which goes into its buffer (ExecContext::device_values).
+// Scratch: [lhs block][rhs block][one device's partial result].
+StatusOr<Kernel> MakePartialDotKernel(std::string name, std::shared_ptr<const DotPlan> plan,
+                                      const ir::Type& lhs, const ir::Type& rhs,
+                                      const ir::Type& result, const std::vector<int64_t>& lhs_batch,
+                                      const std::vector<int64_t>& rhs_batch,
+                                      const std::vector<int64_t>& lhs_contract,
+                                      const std::vector<int64_t>& rhs_contract,
+                                      const lower::PartialContraction& partial, ir::ValueId value) {
+  if (partial.pair >= lhs_contract.size() || partial.pair >= rhs_contract.size() ||
+      partial.parts < 1) {
+    return Internal("a partial-sum dot_general names no contracting dims");
+  }
+  const auto lc = static_cast<size_t>(lhs_contract[partial.pair]);
+  const auto rc = static_cast<size_t>(rhs_contract[partial.pair]);
+  if (lc >= lhs.dims.size() || rc >= rhs.dims.size() || lhs.dims[lc] % partial.parts != 0 ||
+      lhs.dims[lc] != rhs.dims[rc]) {
+    return Internal("a partial-sum dot_general's contracting dims do not split evenly");
+  }
+  const int64_t block = lhs.dims[lc] / partial.parts;
+  ir::Type lhs_block = lhs, rhs_block = rhs;
+  lhs_block.dims[lc] = block;
+  rhs_block.dims[rc] = block;
+  KILN_ASSIGN_OR_RETURN(
+      std::shared_ptr<const DotPlan> block_plan,
+      PlanDot(lhs_block, rhs_block, result, lhs_batch, rhs_batch, lhs_contract, rhs_contract));
+  const size_t lhs_bytes = Bytes(lhs_block);
+  const size_t rhs_bytes = Bytes(rhs_block);
+  // After the blocks and the block's product: the dots' own scratch (16-bit results).
+  const size_t dot_offset = (lhs_bytes + rhs_bytes + Bytes(result) + 63) / 64 * 64;
+  const size_t dot_bytes = std::max(DotScratch(*plan, result.num_elements()),
+                                    DotScratch(*block_plan, result.num_elements()));
+  Kernel k([name, plan, block_plan, lhs, rhs, lhs_block, rhs_block, result, lc, rc, block, partial,
+            value, lhs_bytes, rhs_bytes, dot_offset](ExecContext& ec, std::span<const View> in,
+                                                     std::span<const View> out) -> Status {
+    if (in.size() < 2 || !in[0].Is(lhs.dtype, lhs.dims) || !in[1].Is(rhs.dtype, rhs.dims)) {
+      return Internal("inputs do not match the lowered types");
+    }
+    std::byte* dot_scratch = ec.scratch + dot_offset;
+    KILN_RETURN_IF_ERROR(RunDot(name, *plan, in[0], in[1], out[0], dot_scratch));
+    // Every boundary result this value is (the program may return it more than once).
+    std::vector<const lower::DeviceValues*> results;
+    for (const lower::DeviceValues& p : ec.device_values) {
+      if (p.value != value) continue;
+      if (p.per_device.size() != partial.part.size() || p.offsets.size() != p.per_device.size()) {
+        return Internal(name + ": the per-device pieces of a partial sum do not match its devices");
+      }
+      results.push_back(&p);
+    }
+    if (results.empty())
+      return Internal(name + ": the per-device pieces of a partial sum are missing");
+    std::byte* lhs_mem = ec.scratch;
+    std::byte* rhs_mem = ec.scratch + lhs_bytes;
+    std::byte* out_mem = ec.scratch + lhs_bytes + rhs_bytes;
+    const View out_view = View::Of(result, out_mem);
+    const size_t lhs_elem = static_cast<size_t>(ir::DTypeByteSize(lhs.dtype));
+    const size_t rhs_elem = static_cast<size_t>(ir::DTypeByteSize(rhs.dtype));
+    for (size_t d = 0; d < partial.part.size(); ++d) {
+      bool wanted = false;
+      for (const lower::DeviceValues* p : results)
+        wanted = wanted || p->per_device[d].ptr != nullptr;
+      if (!wanted) continue;  // a device of another process
+      std::vector<int64_t> lhs_at(lhs.dims.size(), 0), rhs_at(rhs.dims.size(), 0);
+      lhs_at[lc] = partial.part[d] * block;
+      rhs_at[rc] = partial.part[d] * block;
+      const std::vector<int64_t> lhs_zero(lhs.dims.size(), 0), rhs_zero(rhs.dims.size(), 0);
+      runtime::CopyBox(static_cast<const std::byte*>(in[0].ptr), lhs.dims, lhs_at, lhs_mem,
+                       lhs_block.dims, lhs_zero, lhs_block.dims, lhs_elem);
+      runtime::CopyBox(static_cast<const std::byte*>(in[1].ptr), rhs.dims, rhs_at, rhs_mem,
+                       rhs_block.dims, rhs_zero, rhs_block.dims, rhs_elem);
+      KILN_RETURN_IF_ERROR(RunDot(name, *block_plan, View::Of(lhs_block, lhs_mem),
+                                  View::Of(rhs_block, rhs_mem), out_view, dot_scratch));
+      const std::vector<int64_t> zero(result.dims.size(), 0);
+      for (const lower::DeviceValues* p : results) {
+        const View& mine = p->per_device[d];
+        const std::vector<int64_t>& at = p->offsets[d];
+        if (mine.ptr == nullptr) continue;
+        if (at.size() != result.dims.size() || mine.dims.size() != result.dims.size()) {
+          return Internal(name + ": a partial sum's piece does not match the result");
+        }
+        for (size_t k = 0; k < at.size(); ++k) {
+          if (at[k] < 0 || at[k] + mine.dims[k] > result.dims[k]) {
+            return Internal(name + ": a partial sum's piece lies outside the result");
+          }
+        }
+        runtime::CopyBox(out_mem, result.dims, at, static_cast<std::byte*>(mine.ptr), mine.dims,
+                         zero, mine.dims, static_cast<size_t>(ir::DTypeByteSize(result.dtype)));
+      }
+    }
+    return Status::Ok();
+  });
+  k.scratch_bytes = dot_offset + dot_bytes;
+  return k;
 }
 
 }  // namespace
@@ -252,6 +424,10 @@ StatusOr<Kernel> LowerDotGeneral(LowerContext& ctx) {
   KILN_ASSIGN_OR_RETURN(
       std::shared_ptr<const DotPlan> plan,
       PlanDot(lhs, rhs, ctx.result_type(0), lhs_batch, rhs_batch, lhs_contract, rhs_contract));
+  if (const lower::PartialContraction* partial = ctx.PartialSums(op.results[0])) {
+    return MakePartialDotKernel(op.name, std::move(plan), lhs, rhs, ctx.result_type(0), lhs_batch,
+                                rhs_batch, lhs_contract, rhs_contract, *partial, op.results[0]);
+  }
   return MakeDotKernel(op.name, std::move(plan), lhs.dims, rhs.dims);
 }
 

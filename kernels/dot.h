@@ -18,10 +18,11 @@ namespace kiln::kernels::dot {
 // after packing its axes, listed in [batch, rows, cols] order, into a contiguous buffer.
 struct OperandPlan {
   std::vector<int64_t> pack_sizes, pack_strides;  // source axes in packed order
-  bool direct = false;                            // usable in place (only when no conversion)
-  bool trans = false;                             // direct: stored as [cols, rows]
-  int64_t ld = 0;                                 // direct: leading dimension
-  int64_t batch_stride = 0;                       // direct: elements between batches
+  bool direct = false;       // usable in place (no conversion, or after `widen`)
+  bool widen = false;        // direct once its 16-bit floats are widened to f32 in their order
+  bool trans = false;        // direct: stored as [cols, rows]
+  int64_t ld = 0;            // direct: leading dimension
+  int64_t batch_stride = 0;  // direct: elements between batches
 };
 
 struct DotPlan {

@@ -166,8 +166,14 @@ StatusOr<std::shared_ptr<const DotPlan>> PlanDot(const ir::Type& lhs, const ir::
   // Operands already in the accumulation type may be read in place by BLAS.
   bool alias_lhs = IsGemmType(*acc) && lhs.dtype == *acc;
   bool alias_rhs = IsGemmType(*acc) && rhs.dtype == *acc;
-  PlanOperand(lhs.dims, lhs_batch, lhs_free, lhs_contract, alias_lhs, plan->lhs);
-  PlanOperand(rhs.dims, rhs_batch, rhs_contract, rhs_free, alias_rhs, plan->rhs);
+  // 16-bit floats into f32 products: widened as stored, then read like f32 operands.
+  auto half = [&](ir::DType t) {
+    return *acc == ir::DType::kF32 && (t == ir::DType::kBF16 || t == ir::DType::kF16);
+  };
+  PlanOperand(lhs.dims, lhs_batch, lhs_free, lhs_contract, alias_lhs || half(lhs.dtype), plan->lhs);
+  PlanOperand(rhs.dims, rhs_batch, rhs_contract, rhs_free, alias_rhs || half(rhs.dtype), plan->rhs);
+  plan->lhs.widen = plan->lhs.direct && half(lhs.dtype);
+  plan->rhs.widen = plan->rhs.direct && half(rhs.dtype);
   return std::shared_ptr<const DotPlan>(std::move(plan));
 }
 

@@ -63,6 +63,25 @@ StatusOr<Kernel> LowerUnaryWith(LowerContext& ctx, Op op) {
                                 .code = code});
         }
       }
+      if constexpr (kIsHalf<T> && std::is_same_v<R, T> && kVectorMathOf<Op> >= 0) {
+        // In f32 by the f32 function, rounded: native code computes these the same way.
+        const auto fn = static_cast<MathFn>(kVectorMathOf<Op>);
+        if (VectorFnOf<float> vf = FindVectorMath<float>(fn)) {
+          lower::MapCode code = MapCodeOf<Op>(in->dtype, out->dtype);
+          if (const void* reg = VectorMathRegister(fn, false)) {
+            code = {lower::MapOp::kVectorCall, in->dtype, out->dtype, reg};
+          }
+          return MakeMapKernel({.name = name,
+                                .out_type = *out,
+                                .in_elements = {n},
+                                .in_widths = {static_cast<int>(sizeof(T))},
+                                .input_order = {},
+                                .chunk = ChunkOf<Op>(),
+                                .range = &HalfVectorRange<T>,
+                                .state = std::make_shared<const VectorFnOf<float>>(vf),
+                                .code = code});
+        }
+      }
       return MakeMapKernel({.name = name,
                             .out_type = *out,
                             .in_elements = {n},

@@ -44,12 +44,23 @@ struct SubtractOp {
 struct MultiplyOp {
   template <typename T>
   static constexpr bool kSupports = kIsFloat<T> || kIsInt<T> || kIsPred<T> || kIsComplex<T>;
+  static int64_t Blocks(const std::complex<float>* a, const std::complex<float>* b,
+                        std::complex<float>* y, int64_t n) {
+    return ComplexMultiplyBlocks(a, b, y, n);
+  }
+  static int64_t Blocks(const std::complex<double>* a, const std::complex<double>* b,
+                        std::complex<double>* y, int64_t n) {
+    return ComplexMultiplyBlocks(a, b, y, n);
+  }
   template <typename C>
   C operator()(C a, C b) const {
     if constexpr (std::is_same_v<C, bool>)
       return a & b;  // pred multiply is AND
     else if constexpr (std::is_integral_v<C>)
       return WrapMul(a, b);
+    else if constexpr (kIsComplex<C>)
+      // No Annex G recovery, FMAs where the CPU has them: as XLA:CPU (complex_arith.h).
+      return ComplexFma() ? ComplexMultiply<true>(a, b) : ComplexMultiply<false>(a, b);
     else
       return a * b;
   }
@@ -58,10 +69,21 @@ struct MultiplyOp {
 struct DivideOp {
   template <typename T>
   static constexpr bool kSupports = kIsFloat<T> || kIsInt<T> || kIsComplex<T>;
+  static int64_t Blocks(const std::complex<float>* a, const std::complex<float>* b,
+                        std::complex<float>* y, int64_t n) {
+    return ComplexDivideBlocks(a, b, y, n);
+  }
+  static int64_t Blocks(const std::complex<double>* a, const std::complex<double>* b,
+                        std::complex<double>* y, int64_t n) {
+    return ComplexDivideBlocks(a, b, y, n);
+  }
   template <typename C>
   C operator()(C a, C b) const {
     if constexpr (std::is_integral_v<C>)
       return IntDiv(a, b);
+    else if constexpr (kIsComplex<C>)
+      // Smith's, FMAs where the CPU has them: as XLA:CPU (complex_arith.h).
+      return ComplexFma() ? ComplexDivide<true>(a, b) : ComplexDivide<false>(a, b);
     else
       return a / b;
   }

@@ -11,6 +11,8 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "kernels/complex_arith.h"
+#include "kernels/complex_simd.h"
 #include "kernels/elementwise_ops.h"
 #include "kernels/lowering.h"
 #include "kernels/strided.h"
@@ -69,6 +71,12 @@ struct RealPart<std::complex<P>> {
 struct AbsOp {
   template <typename T>
   static constexpr bool kSupports = kIsFloat<T> || kIsInt<T> || kIsComplex<T>;
+  static int64_t Blocks(const std::complex<float>* x, float* y, int64_t n) {
+    return ComplexAbsBlocks(x, y, n);
+  }
+  static int64_t Blocks(const std::complex<double>* x, double* y, int64_t n) {
+    return ComplexAbsBlocks(x, y, n);
+  }
   template <typename T>
   using Result = typename RealPart<T>::type;
   template <typename C>
@@ -76,7 +84,7 @@ struct AbsOp {
     if constexpr (std::is_floating_point_v<C>)
       return std::fabs(x);
     else if constexpr (kIsComplex<C>)
-      return std::abs(x);
+      return ComplexFma() ? ComplexAbs<true>(x) : ComplexAbs<false>(x);  // XLA:CPU's formula
     else if constexpr (std::is_signed_v<C>)
       return x < 0 ? WrapNeg(x) : x;  // abs(INT_MIN) = INT_MIN
     else

@@ -5,6 +5,7 @@
 // elementwise files.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -39,6 +40,9 @@ constexpr int64_t kBlock = 16;
 template <typename R, typename T, typename Op>
 KILN_LOOP void UnaryLoop(const T* __restrict x, R* __restrict y, int64_t n, const Op& op) {
   int64_t i = 0;
+  // Ops with hand-vectorised blocks for this type (complex: kernels/complex_simd.h) run them
+  // first; the loops below finish the rest.
+  if constexpr (requires { Op::Blocks(x, y, n); }) i = Op::Blocks(x, y, n);
   for (; i + kBlock <= n; i += kBlock) {
     for (int64_t j = 0; j < kBlock; ++j) y[i + j] = Elem<R>::Store(op(Elem<T>::Load(x[i + j])));
   }
@@ -49,6 +53,7 @@ template <typename R, typename T, typename Op>
 KILN_LOOP void BinaryLoop(const T* __restrict a, const T* __restrict b, R* __restrict y, int64_t n,
                           const Op& op) {
   int64_t i = 0;
+  if constexpr (requires { Op::Blocks(a, b, y, n); }) i = Op::Blocks(a, b, y, n);
   for (; i + kBlock <= n; i += kBlock) {
     for (int64_t j = 0; j < kBlock; ++j) {
       y[i + j] = Elem<R>::Store(op(Elem<T>::Load(a[i + j]), Elem<T>::Load(b[i + j])));
@@ -242,6 +247,24 @@ template <typename T>
 void VectorRange(const void* const* in, void* out, int64_t b, int64_t e, const void* state) {
   (*static_cast<const VectorFnOf<T>*>(state))(static_cast<const T*>(in[0]) + b,
                                               static_cast<T*>(out) + b, e - b);
+}
+
+// A vector function of f32 on 16-bit floats (T: bf16_t, f16_t): each element widened, the f32
+// function applied, the result rounded, as the code generator does (codegen/native_half.h), so a
+// fused run gives the same bits with native code as without.
+template <typename T>
+void HalfVectorRange(const void* const* in, void* out, int64_t b, int64_t e, const void* state) {
+  const auto& fn = *static_cast<const VectorFnOf<float>*>(state);
+  const T* x = static_cast<const T*>(in[0]);
+  T* y = static_cast<T*>(out);
+  constexpr int64_t kChunk = 256;
+  float wide[kChunk], result[kChunk];
+  for (int64_t i = b; i < e; i += kChunk) {
+    const int64_t n = std::min(kChunk, e - i);
+    for (int64_t j = 0; j < n; ++j) wide[j] = Elem<T>::Load(x[i + j]);
+    fn(wide, result, n);
+    for (int64_t j = 0; j < n; ++j) y[i + j] = Elem<T>::Store(result[j]);
+  }
 }
 
 // Lowerings of elementwise_convert.cc, registered with the others (elementwise.cc).

@@ -8,6 +8,7 @@
 
 #include "kernels/dispatch.h"
 #include "kernels/lowering.h"
+#include "runtime/parallel.h"
 
 namespace kiln::kernels::indexing {
 namespace {
@@ -78,6 +79,9 @@ WindowMap MakeWindowMap(const std::vector<int64_t>& x_dims, const std::vector<in
   return MergeTrailing(std::move(m));
 }
 
+// Index vectors per task when ComputeBases splits its work (a few microseconds each).
+constexpr int64_t kBasesPerTask = 1 << 15;
+
 StatusOr<std::vector<int64_t>> ComputeBases(std::string_view op, const IndexGeometry& g,
                                             const View& indices) {
   const bool contiguous = ContiguousIndexVectors(g);
@@ -87,13 +91,58 @@ StatusOr<std::vector<int64_t>> ComputeBases(std::string_view op, const IndexGeom
   KILN_RETURN_IF_ERROR(Dispatch<ir::kIntegers>(op, indices.dtype, [&]<typename T>() -> Status {
     const T* p = indices.data_as<const T>();
     int64_t* out = bases.data();
-    if (contiguous && v == 1 && g.clamp && g.batching.empty()) {  // x[i], take, embeddings
+    if (contiguous && v == 1) {  // x[i], take, embeddings, segment sums, take_along_axis
       const size_t axis = static_cast<size_t>(g.start_map[0]);
       const int64_t limit = g.operand_dims[axis] - g.window_extent[axis];
       const int64_t stride = g.operand_strides[axis];
-      for (int64_t b = 0; b < count; ++b) {
-        out[b] = std::clamp<int64_t>(IndexValue(p[b]), 0, limit) * stride;
+      const bool clamp = g.clamp;
+      // Each base depends on its index (and batch position) only: large index arrays are split
+      // over the threads; a task walks its batch positions from its first one.
+      // The batch position moves along its last dimension within a row of `row` bases; the
+      // batching offset of the other dimensions is constant there.
+      const size_t nb = g.batch_sizes.size();
+      const int64_t row = g.batching.empty() || nb == 0 ? count : g.batch_sizes[nb - 1];
+      int64_t last_stride = 0;
+      for (const auto& [batch_pos, batch_stride] : g.batching) {
+        if (static_cast<size_t>(batch_pos) == nb - 1) last_stride += batch_stride;
       }
+      runtime::ParallelFor(count, kBasesPerTask, [&](int64_t begin, int64_t end) {
+        std::vector<int64_t> pos(g.batching.empty() ? 0 : nb, 0);
+        for (size_t i = pos.size(), rest = static_cast<size_t>(begin); i-- > 0;) {
+          const auto size = static_cast<size_t>(g.batch_sizes[i]);
+          pos[i] = static_cast<int64_t>(rest % size);
+          rest /= size;
+        }
+        for (int64_t b = begin; b < end;) {
+          int64_t row_base = 0, j0 = 0;
+          if (!pos.empty()) {
+            j0 = pos[nb - 1];
+            for (const auto& [batch_pos, batch_stride] : g.batching) {
+              if (static_cast<size_t>(batch_pos) != nb - 1)
+                row_base += pos[batch_pos] * batch_stride;
+            }
+          }
+          const int64_t n = std::min(end - b, row - j0);
+          row_base += j0 * last_stride;
+          if (clamp) {
+            for (int64_t j = 0; j < n; ++j) {
+              out[b + j] = row_base + j * last_stride +
+                           std::clamp<int64_t>(IndexValue(p[b + j]), 0, limit) * stride;
+            }
+          } else {  // a window that does not fit: scatter skips it
+            for (int64_t j = 0; j < n; ++j) {
+              const int64_t start = IndexValue(p[b + j]);
+              out[b + j] =
+                  start < 0 || start > limit ? -1 : row_base + j * last_stride + start * stride;
+            }
+          }
+          b += n;
+          if (!pos.empty()) {  // the next row
+            pos[nb - 1] = row - 1;
+            NextIndex(pos, g.batch_sizes);
+          }
+        }
+      });
       return Status::Ok();
     }
     // The batch multi-index, walked only when batching axes or the index layout need it.

@@ -32,6 +32,67 @@ using lower::Kernel;
 using lower::LowerContext;
 using runtime::View;
 
+// Windows whose trailing axes are trivial (window 1, stride 1, no padding or dilation: pooling
+// over NHWC's spatial axes leaves C, and often more, untouched): the outputs along those axes are
+// `block` contiguous elements reading `block` contiguous inputs at each window position, so each
+// window position adds a whole block, a loop the compiler vectorizes, instead of walking one
+// window per output. Each output still folds its window elements in window order: the same
+// operations in the same order, the same bits. Null when the block is too short to pay.
+constexpr int64_t kMinBlock = 4;
+
+std::optional<Kernel> TypedBlockKernel(const std::string& name,
+                                       const std::vector<ir::Type>& all_types,
+                                       const std::shared_ptr<const WindowPlan>& plan, ReducerKind k,
+                                       ir::DType dtype) {
+  size_t keep = plan->axes.size();
+  int64_t block = 1;
+  while (keep > 0 && plan->axes[keep - 1].trivial()) block *= plan->out_dims[--keep];
+  if (block < kMinBlock || keep == plan->axes.size()) return std::nullopt;
+  auto outer = std::make_shared<WindowPlan>();
+  outer->out_dims.assign(plan->out_dims.begin(),
+                         plan->out_dims.begin() + static_cast<int64_t>(keep));
+  outer->axes.assign(plan->axes.begin(), plan->axes.begin() + static_cast<int64_t>(keep));
+  int64_t outer_count = 1;
+  for (int64_t d : outer->out_dims) outer_count *= d;
+  return Kernel([=](ExecContext&, std::span<const View> in, std::span<const View> out) -> Status {
+    KILN_RETURN_IF_ERROR(CheckArrays(in, all_types));
+    return DispatchReducer(name, k, dtype, [&]<ReducerKind K, typename T>() -> Status {
+      const T* x = in[0].data_as<const T>();
+      const T init = *in[1].data_as<const T>();
+      T* o = out[0].data_as<T>();
+      Status status = Status::Ok();
+      std::mutex status_mu;
+      runtime::ParallelFor(outer_count, std::max<int64_t>(1, 4096 / block),
+                           [&](int64_t begin, int64_t end) {
+                             // The outputs are the accumulators; ForEachWindow visits outputs in
+                             // order from `begin`.
+                             T* acc = o + begin * block;
+                             Status s = ForEachWindow(
+                                 *outer, begin, end,
+                                 [&] {
+                                   for (int64_t j = 0; j < block; ++j) acc[j] = init;
+                                 },
+                                 [&](int64_t off) {
+                                   const T* src = x + off;
+                                   for (int64_t j = 0; j < block; ++j) {
+                                     acc[j] = ReducerFn<K, T>::Apply(acc[j], src[j]);
+                                   }
+                                   return Status::Ok();
+                                 },
+                                 [&](int64_t) {
+                                   acc += block;
+                                   return Status::Ok();
+                                 });
+                             if (!s.ok()) {
+                               std::lock_guard<std::mutex> lock(status_mu);
+                               status = std::move(s);
+                             }
+                           });
+      return status;
+    });
+  });
+}
+
 StatusOr<Kernel> LowerReduceWindow(LowerContext& ctx) {
   const ir::Op& op = ctx.op();
   KILN_ASSIGN_OR_RETURN(ReduceOperands operands, ReadReduceOperands(ctx));
@@ -58,6 +119,9 @@ StatusOr<Kernel> LowerReduceWindow(LowerContext& ctx) {
     ScanWindow scan;
     if (MatchScanWindow(*plan, &scan))
       return TypedScanKernel(name, all_types, plan, scan, k, dtype);
+    if (std::optional<Kernel> blocks = TypedBlockKernel(name, all_types, plan, k, dtype)) {
+      return std::move(*blocks);
+    }
     return Kernel([=](ExecContext&, std::span<const View> in, std::span<const View> out) -> Status {
       KILN_RETURN_IF_ERROR(CheckArrays(in, all_types));
       const View& result = out[0];

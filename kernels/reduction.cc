@@ -125,6 +125,9 @@ void FastRowsDirect(const void* state, const void* x, const void* init, void* ou
   f.rows(f.geometry, x, init, out, b, e);
 }
 
+// Elements of a block of rows widened at a time (16 KiB of f32 on the stack, twice).
+constexpr int64_t kWidenedRowBlock = 4096;
+
 // bf16/f16 maximum and minimum: exact in any order, so they reduce in f32 on the f32 fast path,
 // the operand and initial value widened (exact) into the step's scratch and the results narrowed
 // back (exact: each is one of the values). Interpreting the body per element cost 170 ms for the
@@ -139,6 +142,39 @@ Kernel NarrowMinMaxReduce(ReducerKind kind, ir::DType dtype, const std::vector<i
   const int64_t in_elements = types[0].num_elements();
   const bool bf16 = dtype == ir::DType::kBF16;
   const auto widen = [bf16](uint16_t h) { return bf16 ? Bf16BitsToFloat(h) : HalfBitsToFloat(h); };
+  fast->rows = kind == ReducerKind::kMaximum ? &RunReduceRows<ReducerKind::kMaximum, float>
+                                             : &RunReduceRows<ReducerKind::kMinimum, float>;
+  const ReduceGeometry& g = fast->geometry;
+  if (ReducesContiguousRows(g) && g.inner <= kWidenedRowBlock) {
+    // Rows (softmax's maximum): blocks of whole rows widened into L1 and reduced there, so the
+    // operand is read once and nothing else reaches memory.
+    const int64_t block = kWidenedRowBlock / g.inner;
+    return Kernel([=](ExecContext&, std::span<const View> in, std::span<const View> out) -> Status {
+      KILN_RETURN_IF_ERROR(CheckArrays(in, types));
+      const auto* src = static_cast<const uint16_t*>(in[0].data());
+      auto* dst = static_cast<uint16_t*>(out[0].data());
+      const float init = widen(*static_cast<const uint16_t*>(in[1].data()));
+      const ReduceGeometry& geometry = fast->geometry;
+      runtime::ParallelFor(geometry.outer_kept, block * 4, [&](int64_t b, int64_t e) {
+        float x[kWidenedRowBlock], y[kWidenedRowBlock];
+        for (int64_t r = b; r < e; r += block) {
+          const int64_t rows = std::min(block, e - r);
+          const uint16_t* s = src + r * geometry.inner;
+          const int64_t n = rows * geometry.inner;
+          if (bf16) {
+            for (int64_t i = 0; i < n; ++i) x[i] = Bf16BitsToFloat(s[i]);
+          } else {
+            for (int64_t i = 0; i < n; ++i) x[i] = HalfBitsToFloat(s[i]);
+          }
+          fast->rows(geometry, x, &init, y, 0, rows);
+          for (int64_t i = 0; i < rows; ++i) {
+            dst[r + i] = bf16 ? FloatToBf16Bits(y[i]) : FloatToHalfBits(y[i]);
+          }
+        }
+      });
+      return Status::Ok();
+    });
+  }
   Kernel kernel(
       [=](ExecContext& ctx, std::span<const View> in, std::span<const View> out) -> Status {
         KILN_RETURN_IF_ERROR(CheckArrays(in, types));

@@ -186,9 +186,27 @@ StatusOr<Kernel> LowerScatter(LowerContext& ctx) {
           DispatchReducer(name, k, dtype, [&]<ReducerKind K, typename T>() -> Status {
             T* dst = results[0].data_as<T>();
             const T* upd = in[2].data_as<const T>();
-            ForEachScatter(*p, bases, [&](int64_t o, int64_t u) {
-              dst[o] = ReducerFn<K, T>::Apply(dst[o], upd[u]);
-            });
+            // Consecutive updates of one element (sorted segment ids) combine in a register,
+            // then store once: the same operations in the same order as one at a time, without
+            // a store and reload per update.
+            ForEachRow(
+                p->map, 0, RowCount(p->map),
+                [&](int64_t x, int64_t b0, int64_t bstep, int64_t o0, int64_t ostep, int64_t len) {
+                  int64_t current = -1;
+                  T acc{};
+                  for (int64_t j = 0; j < len; ++j) {
+                    const int64_t base = bases[static_cast<size_t>(b0 + j * bstep)];
+                    if (base < 0) continue;
+                    const int64_t o = base + o0 + j * ostep;
+                    if (o != current) {
+                      if (current >= 0) dst[current] = acc;
+                      current = o;
+                      acc = dst[o];
+                    }
+                    acc = ReducerFn<K, T>::Apply(acc, upd[x + j]);
+                  }
+                  if (current >= 0) dst[current] = acc;
+                });
             return Status::Ok();
           }));
       return Status::Ok();

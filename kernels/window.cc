@@ -47,6 +47,16 @@ WindowRun WindowAxis::At(int64_t o) const {
   if (dim == 0) return run;
   const int64_t base = o * stride - pad_low;  // padded position of window element 0
   const int64_t bd = base_dilation, wd = window_dilation;
+  if (bd == 1) {  // every padded position in range is an element: no congruence to solve
+    const int64_t w_min = base >= 0 ? 0 : (-base + wd - 1) / wd;
+    if (base + w_min * wd > dim - 1) return run;
+    const int64_t w_max = std::min(window - 1, (dim - 1 - base) / wd);
+    if (w_min > w_max) return run;
+    run.n = w_max - w_min + 1;
+    run.first = base + w_min * wd;
+    run.step = wd;
+    return run;
+  }
   const int64_t last = (dim - 1) * bd;  // padded position of the last input element
   if (base > last) return run;
   // Window positions w that land on an element: base + w * wd == 0 (mod bd).

@@ -33,6 +33,8 @@ namespace kiln::lower {
 // sum) or a result a manual computation makes (each device gets its own instance's value, as on
 // XLA, even where the sharding claims replication). It passes straight between the devices'
 // buffers and the manual computation that takes or makes it, instead of through one global array.
+// A dot_general's unreduced result (SpmdLayout::partial_sums) passes the same way, the dot's
+// kernel writing each device's partial sum.
 // `value` is that manual computation's operand or result.
 struct DeviceValues {
   int32_t value = -1;                         // ir::ValueId

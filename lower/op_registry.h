@@ -10,6 +10,7 @@
 #include "ir/module.h"
 #include "lower/kernel.h"
 #include "lower/program.h"
+#include "lower/spmd_layout.h"
 
 namespace kiln::lower {
 
@@ -33,6 +34,9 @@ class LowerContext {
   // Whether `v` is a boundary value of a partitioned program that passes per device
   // (ExecContext::device_values carries it at run time).
   virtual bool IsPerDevice(ir::ValueId /*v*/) const { return false; }
+  // For a dot_general's result whose per-device pieces are partial sums (SpmdLayout::partial_sums),
+  // which block each device contracts; null otherwise.
+  virtual const PartialContraction* PartialSums(ir::ValueId /*v*/) const { return nullptr; }
   // The op of the same block that computes `v`, when the compiler has seen it (not block
   // arguments or captured values): lets a rule specialise on how an operand was made (an argmax
   // whose indices are an iota computes them instead of reading them).

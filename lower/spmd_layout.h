@@ -2,6 +2,8 @@
 // (compiler/partition.h plans it; engine/executable.h assembles and splits the values by it).
 #pragma once
 
+#include <cstdint>
+#include <map>
 #include <vector>
 
 #include "ir/module.h"
@@ -25,6 +27,18 @@ struct ValueLayout {
   bool replicated() const { return sharding.IsReplicated(); }
 };
 
+// A dot_general whose result leaves the program unreduced, each device holding its own partial sum
+// as on XLA: device d contracts only block part[d] of the `parts` equal blocks of the contracting
+// dims lhs_contracting_dimensions[pair] / rhs_contracting_dimensions[pair] (the blocks its
+// operands' shardings give it). The dot's kernel writes each device's partial into the result's
+// per-device pieces (DeviceValues of the dot's result) besides the total it computes in global
+// view.
+struct PartialContraction {
+  size_t pair = 0;
+  int64_t parts = 1;
+  std::vector<int64_t> part;  // per device
+};
+
 struct SpmdLayout {
   int devices = 1;
   std::vector<ValueLayout> args, results;
@@ -34,6 +48,9 @@ struct SpmdLayout {
   // device's data but through its collectives, and a run over several processes runs only its
   // own devices' instances (engine/executable.cc), with nothing exchanged up front.
   bool per_device = false;
+  // Partial sums made by dot_generals (by their result value); these values are results'
+  // device_links.
+  std::map<ir::ValueId, PartialContraction> partial_sums;
 };
 
 }  // namespace kiln::lower

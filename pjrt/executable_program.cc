@@ -6,11 +6,17 @@
 // MHLO and converts to an HloModule whose text as_text() prints. Kiln answers "mlir" with the
 // StableHLO program it compiled, as it was given: Kiln's own plan (fusions, buffers) is not a
 // StableHLO program, and comments in MLIR text would not survive jaxlib's conversion to HLO anyway.
-// A program given as HLO is returned as "hlo_with_config" (the module and a config holding its
-// entry layout, which PyTorch/XLA checks). A program given in another format has no MLIR form,
-// and jaxlib cannot convert Shardy's ops other than sdy.mesh (sdy.manual_computation from
-// shard_map, sdy.sharding_constraint, ...) to HLO: for those UNIMPLEMENTED, which jaxlib treats
-// as "no optimized program" (as_text() is None, layouts are the defaults) where any other error
+// jaxlib cannot convert Shardy's ops other than sdy.mesh (sdy.manual_computation from shard_map,
+// sdy.sharding_constraint, ...): a program with them is exported to the GSPMD form JAX lowered to
+// before Shardy (ir::ExportShardyForHlo: @Sharding / @SPMDFullToShardShape / @SPMDShardToFullShape
+// custom calls, mhlo.sharding strings) and printed as MLIR text (ir::WriteMlirText). That text is
+// the program Kiln runs, in global view: Kiln partitions in its own runtime (compiler/partition.h)
+// and has no per-device program, so as_text() shows no collectives XLA's SPMD partitioner would
+// insert (all-gather, ...). A program given as HLO is returned as "hlo_with_config" (the module
+// and a config holding its entry layout, which PyTorch/XLA checks). A program given in another
+// format has no MLIR form, and a Shardy program the export cannot write exactly (sub-axes,
+// manual computations over part of a mesh, ...): for those UNIMPLEMENTED, which jaxlib treats as
+// "no optimized program" (as_text() is None, layouts are the defaults) where any other error
 // would be raised from as_text().
 //
 // Two calls, as the C API defines them: with program->code NULL the size and format are returned;
@@ -21,11 +27,14 @@
 #include <vector>
 
 #include "ingest/hlo_reader.h"
+#include "ir/mlir_text.h"
 #include "ir/module.h"
+#include "ir/shardy_export.h"
 #include "pjrt/args_check.h"
 #include "pjrt/entry_points.h"
 #include "pjrt/error.h"
 #include "pjrt/executable.h"
+#include "support/thread.h"
 
 namespace kiln::pjrt {
 namespace {
@@ -122,13 +131,25 @@ PJRT_Error* Executable_OptimizedProgram(PJRT_Executable_OptimizedProgram_Args* a
                            "the executable was not compiled from MLIR; Kiln keeps no MLIR form "
                            "of it");
     }
-    if (const std::string op = FirstUnconvertibleOp(*info->exe->module); !op.empty()) {
-      return Unimplemented(Prefix(kFn) + "the program has " + op +
-                           ", which jaxlib cannot convert to HLO");
-    }
     program->format = kMlirFormat;
     program->format_size = sizeof(kMlirFormat) - 1;
-    return CopyOut(kFn, code, *program);
+    const std::string op = FirstUnconvertibleOp(*info->exe->module);
+    if (op.empty()) return CopyOut(kFn, code, *program);
+    // Shardy ops: the program in the GSPMD form jaxlib converts, printed as MLIR text. On a large
+    // stack: both walk regions as deep as the program nests them.
+    std::string text;
+    Status written = RunOnLargeStack([&]() -> Status {
+      KILN_ASSIGN_OR_RETURN(ir::Module exported, ir::ExportShardyForHlo(*info->exe->module));
+      KILN_ASSIGN_OR_RETURN(text, ir::WriteMlirText(exported));
+      return Status::Ok();
+    });
+    if (!written.ok()) {
+      return Unimplemented(Prefix(kFn) + "the program has " + op +
+                           ", which jaxlib cannot convert to HLO, and Kiln cannot write it in "
+                           "the GSPMD form jaxlib converts: " +
+                           std::string(written.message()));
+    }
+    return CopyOut(kFn, text, *program);
   });
 }
 

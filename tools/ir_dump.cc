@@ -1,6 +1,9 @@
 // Prints the ir::Module Kiln reads from a program file, MLIR bytecode (a StableHLO portable
 // artifact) or MLIR text, in ir::PrintModule's form. Comparing the dumps of one program in both
-// encodings checks that the two readers agree. Usage: ir_dump <program file>
+// encodings checks that the two readers agree. With --mlir the module is printed by
+// ir::WriteMlirText instead (StableHLO MLIR text that MLIR's parser and Kiln's text reader read);
+// with --mlir-for-jaxlib after ir::ExportShardyForHlo (what PJRT_Executable_OptimizedProgram
+// returns for Shardy programs). Usage: ir_dump [--mlir | --mlir-for-jaxlib] <program file>
 #include <cstdio>
 #include <fstream>
 #include <iterator>
@@ -8,15 +11,21 @@
 #include <vector>
 
 #include "ingest/text_reader.h"
+#include "ir/mlir_text.h"
+#include "ir/shardy_export.h"
 
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::fprintf(stderr, "usage: ir_dump <program.mlir or program.mlir.bc>\n");
+  const bool export_shardy = argc == 3 && std::string(argv[1]) == "--mlir-for-jaxlib";
+  const bool mlir = argc == 3 && (std::string(argv[1]) == "--mlir" || export_shardy);
+  if (argc != 2 && !mlir) {
+    std::fprintf(stderr,
+                 "usage: ir_dump [--mlir | --mlir-for-jaxlib] <program.mlir or program.mlir.bc>\n");
     return 2;
   }
-  std::ifstream in(argv[1], std::ios::binary);
+  const char* path = argv[argc - 1];
+  std::ifstream in(path, std::ios::binary);
   if (!in) {
-    std::fprintf(stderr, "cannot open %s\n", argv[1]);
+    std::fprintf(stderr, "cannot open %s\n", path);
     return 2;
   }
   const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)),
@@ -25,6 +34,23 @@ int main(int argc, char** argv) {
   if (!module.ok()) {
     std::fprintf(stderr, "%s\n", module.status().ToString().c_str());
     return 1;
+  }
+  if (export_shardy) {
+    kiln::StatusOr<kiln::ir::Module> exported = kiln::ir::ExportShardyForHlo(*module);
+    if (!exported.ok()) {
+      std::fprintf(stderr, "%s\n", exported.status().ToString().c_str());
+      return 1;
+    }
+    module = std::move(exported);
+  }
+  if (mlir) {
+    kiln::StatusOr<std::string> text = kiln::ir::WriteMlirText(*module);
+    if (!text.ok()) {
+      std::fprintf(stderr, "%s\n", text.status().ToString().c_str());
+      return 1;
+    }
+    std::fwrite(text->data(), 1, text->size(), stdout);
+    return 0;
   }
   const std::string text = kiln::ir::PrintModule(*module);
   std::fwrite(text.data(), 1, text.size(), stdout);

@@ -86,8 +86,8 @@ TEST(CodegenTileCacheTest, OtherStructureGetsItsOwnCode) {
   if (!CodeExpected()) GTEST_SKIP() << "no native code on this machine";
   const Built a = Build(DType::kF32, 1024, "stablehlo.negate");
   const std::vector<Built> others = {
-      Build(DType::kF32, 1024, "stablehlo.abs"),         // another op
-      Build(DType::kF64, 1024, "stablehlo.negate"),      // another dtype
+      Build(DType::kF32, 1024, "stablehlo.abs"),          // another op
+      Build(DType::kF64, 1024, "stablehlo.negate"),       // another dtype
       Build(DType::kF32, 1024, "stablehlo.negate", true)  // operands read in another order
   };
   ASSERT_NE(a.plan->native, nullptr);

@@ -244,6 +244,41 @@ TEST(ReduceWindowTest, RandomGeometriesMatchTheSpec) {
   EXPECT_EQ(checked, 400);
 }
 
+// Windows that leave their trailing axes untouched (pooling over NHWC's H and W) reduce whole
+// blocks of those axes per window position (kernels/reduce_window.cc, TypedBlockKernel): random
+// windows on the leading axes, trivial trailing ones of 4 elements or more.
+TEST(ReduceWindowTest, TrailingUntouchedAxesMatchTheSpec) {
+  std::mt19937 rng(20261129);
+  auto add = [](double a, double b) { return a + b; };
+  auto max = [](double a, double b) { return std::max(a, b); };
+  for (int iter = 0; iter < 200; ++iter) {
+    const int lead = std::uniform_int_distribution<int>(1, 2)(rng);
+    const int trail = std::uniform_int_distribution<int>(1, 2)(rng);
+    std::vector<int64_t> dims;
+    for (int d = 0; d < lead; ++d) dims.push_back(std::uniform_int_distribution<int>(0, 7)(rng));
+    for (int d = 0; d < trail; ++d) dims.push_back(std::uniform_int_distribution<int>(4, 9)(rng));
+    WindowConfig c = DrawWindow(rng, dims);
+    for (size_t d = static_cast<size_t>(lead); d < dims.size(); ++d) {
+      c.window[d] = c.strides[d] = c.base_dil[d] = c.win_dil[d] = 1;
+      c.padding[2 * d] = c.padding[2 * d + 1] = 0;
+    }
+    int64_t n = 1;
+    for (int64_t d : dims) n *= d;
+    const std::vector<float> x = RandomFloats(static_cast<size_t>(n), iter);
+    const bool use_max = iter % 2 == 1;
+    std::vector<int64_t> out_dims;
+    const std::vector<double> want =
+        ReferenceWindow(x, dims, c, use_max ? -INFINITY : 0.0, use_max ? +max : +add, out_dims);
+    SCOPED_TRACE("iteration " + std::to_string(iter) + " dims " + ::testing::PrintToString(dims) +
+                 " window " + ::testing::PrintToString(c.window));
+    std::vector<float> got;
+    Status s = RunWindow(x, dims, c, use_max ? "stablehlo.maximum" : "stablehlo.add",
+                         use_max ? -INFINITY : 0.0f, out_dims, &got);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    ExpectNear(got, want, 1e-5, 1e-5);
+  }
+}
+
 // Prefix and suffix windows (cumulative reductions) take the linear-time scan
 // (kernels/window_scan.h for sums); they must equal the windowed definition, including windows
 // shorter than the axis and padding beyond it.

@@ -346,16 +346,21 @@ TEST(PjrtTopology, CompileChecksTheProgramFitsTheTopology) {
   parts.executable = exe;
   ASSERT_PJRT_OK(Api()->PJRT_Executable_NumPartitions(&parts));
   EXPECT_EQ(parts.num_partitions, 4u);
-  // shard_map's sdy.manual_computation has no HLO form jaxlib can make: no optimized program.
+  // jaxlib converts no sdy.manual_computation (shard_map): the optimized program is its GSPMD
+  // form as MLIR text (ir/shardy_export.h), in the two calls of the C API.
   PJRT_Program program{};
   program.struct_size = PJRT_Program_STRUCT_SIZE;
   PJRT_Executable_OptimizedProgram_Args opt{};
   opt.struct_size = PJRT_Executable_OptimizedProgram_Args_STRUCT_SIZE;
   opt.executable = exe;
   opt.program = &program;
-  o = Take(Api()->PJRT_Executable_OptimizedProgram(&opt));
-  EXPECT_EQ(o.code, PJRT_Error_Code_UNIMPLEMENTED);
-  EXPECT_NE(o.message.find("sdy.manual_computation"), std::string::npos) << o.message;
+  ASSERT_PJRT_OK(Api()->PJRT_Executable_OptimizedProgram(&opt));
+  EXPECT_EQ(std::string(program.format, program.format_size), "mlir");
+  std::string text(program.code_size, '\0');
+  program.code = text.data();
+  ASSERT_PJRT_OK(Api()->PJRT_Executable_OptimizedProgram(&opt));
+  EXPECT_NE(text.find("SPMDFullToShardShape"), std::string::npos) << text;
+  EXPECT_EQ(text.find("sdy."), std::string::npos) << text;
   PJRT_Executable_Destroy_Args destroy{};
   destroy.struct_size = PJRT_Executable_Destroy_Args_STRUCT_SIZE;
   destroy.executable = exe;

@@ -129,11 +129,12 @@ def test_compile_without_a_kiln_client_then_load_in_another_process(tmp_path):
     assert "OK [0, 1]" in out.stdout, out.stdout
 
 
-def test_as_text_of_a_program_jaxlib_cannot_convert_is_none():
-    # Shardy's sdy.sharding_constraint has no HLO form jaxlib can make: None, not an error.
+def test_as_text_of_a_shardy_program_is_its_gspmd_form():
+    # Shardy's sdy.sharding_constraint has no HLO form jaxlib makes: Kiln exports it to the
+    # @Sharding custom call JAX's GSPMD lowering has (tests/python/test_as_text.py has more).
     k = get_kiln_device()
     f = jax.jit(lambda x: jax.lax.with_sharding_constraint(x * 2, jax.sharding.SingleDeviceSharding(k)))
     compiled = f.lower(jax.device_put(np.ones(4, np.float32), k)).compile()
-    assert compiled.as_text() is None
+    assert 'custom_call_target="Sharding"' in compiled.as_text()
     np.testing.assert_array_equal(np.asarray(compiled(jax.device_put(np.ones(4, np.float32), k))),
                                   np.full(4, 2.0, np.float32))

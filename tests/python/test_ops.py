@@ -632,6 +632,18 @@ def test_take_along_axis():
           x, i, exact=True)
 
 
+@pytest.mark.parametrize("shape,axis", [((300, 257), 1), ((300, 257), 0), ((7, 40, 301), 2),
+                                        ((7, 40, 301), 1)])
+def test_take_along_axis_large(shape, axis):
+    # Batched gathers (operand_batching_dims) of more than one task's worth of indices: each task
+    # starts mid-row, and rows of the last batch dimension are walked in one loop. Indices out of
+    # range (JAX fills NaN there) and negative ones (counted from the end) included.
+    rng = np.random.default_rng(len(shape) * 10 + axis)
+    x = rng.standard_normal(shape).astype(np.float32)
+    i = rng.integers(-shape[axis] - 2, shape[axis] + 2, shape).astype(np.int32)
+    check(lambda x, i: jnp.take_along_axis(x, i, axis=axis), x, i, exact=True)
+
+
 SCATTER = ["set", "add", "mul", "min", "max"]
 
 
@@ -665,6 +677,23 @@ def test_segment_sum():
     seg = np.array([0, 0, 1, 3, 3, 3, 2, 1, 0, 3], np.int32)
     check(lambda d, s: (jax.ops.segment_sum(d, s, num_segments=4),
                         jax.ops.segment_max(d, s, num_segments=5)), data, seg, kind="reduction")
+
+
+@pytest.mark.parametrize("sort_ids", [True, False])
+def test_segment_ops_large(sort_ids):
+    # 2^17 updates: the bases are computed in several tasks, and runs of equal ids (sorted) combine
+    # in a register; either way each element sees its updates in update order, as on XLA:CPU, so
+    # the sums are bit for bit the same. Ids out of range (negative, >= num_segments) are dropped.
+    rng = np.random.default_rng(7)
+    data = rng.standard_normal(1 << 17).astype(np.float32)
+    seg = rng.integers(-3, 1003, 1 << 17).astype(np.int32)
+    if sort_ids:
+        seg.sort()
+    factors = (1.0 + 1e-3 * data).astype(np.float32)
+    check(lambda d, f, s: (jax.ops.segment_sum(d, s, num_segments=1000),
+                           jax.ops.segment_max(d, s, num_segments=1000),
+                           jax.ops.segment_prod(f, s, num_segments=1000)),
+          data, factors, seg, exact=True)
 
 
 # ================================================================================================

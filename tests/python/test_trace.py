@@ -64,10 +64,17 @@ def test_trace_is_chrome_json_with_families(tmp_path):
     assert {"linalg", "control_flow"} <= families, families
     dots = [e for e in events if e["name"].startswith("stablehlo.dot_general (f32) at ")]
     assert dots and "<string>" in dots[0]["name"]  # the source line of the op
-    # Kiln's own compile time: one event per jitted function, each before its program's steps.
-    compiles = [e for e in events if e["cat"] == "compile"]
-    assert len(compiles) == 2 and all(e["name"] == "PJRT_Client_Compile" for e in compiles)
+    # Kiln's own compile time: one event per jitted function, each before its program's steps,
+    # and its phases inside it (run on the compiling thread, which may not be the caller's).
+    compiles = [e for e in events if e["name"] == "PJRT_Client_Compile"]
+    assert len(compiles) == 2 and all(e["cat"] == "compile" for e in compiles)
     assert compiles[0]["ts"] + compiles[0]["dur"] <= dots[0]["ts"] < compiles[1]["ts"]
+    phases = [e for e in events if e["cat"] == "compile" and e["name"] != "PJRT_Client_Compile"]
+    names = {e["name"] for e in phases}
+    assert {"compile: read program", "compile: verify", "compile: build program"} <= names, names
+    for e in phases:
+        assert any(c["ts"] <= e["ts"]
+                   and e["ts"] + e["dur"] <= c["ts"] + c["dur"] + 1e-3 for c in compiles), e
     # The loop's body steps lie inside the while step on the same thread.
     loop = next(e for e in events if e["name"].startswith("stablehlo.while"))
     inner = [e for e in events if e["tid"] == loop["tid"] and e is not loop
