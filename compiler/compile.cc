@@ -7,6 +7,7 @@
 
 #include "compiler/donation.h"
 #include "compiler/entry_layouts.h"
+#include "compiler/gspmd_manual.h"
 #include "compiler/inline_calls.h"
 #include "compiler/narrow_float.h"
 #include "compiler/program_builder.h"
@@ -151,6 +152,11 @@ std::string Fingerprint(std::span<const uint8_t> code, const ingest::CompileOpti
 StatusOr<std::shared_ptr<const Executable>> CompileModule(std::shared_ptr<const ir::Module> module,
                                                           ingest::CompileOptions options,
                                                           std::string fingerprint) {
+  if (HasGspmdManual(*module)) {  // shard_map / pmap lowered for GSPMD (compiler/gspmd_manual.h)
+    auto rewritten = std::make_shared<ir::Module>(*module);
+    KILN_RETURN_IF_ERROR(RewriteGspmdManual(*rewritten, options.num_partitions));
+    module = std::move(rewritten);
+  }
   {
     runtime::TraceSpan span("compile: verify", "compile");
     KILN_RETURN_IF_ERROR(VerifyModule(*module));

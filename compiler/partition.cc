@@ -6,9 +6,11 @@
 #include <utility>
 
 #include "compiler/sharding_propagation.h"
+#include "lower/hlo_sharding.h"
 
 namespace kiln::compiler {
 
+using lower::HloSharding;
 using lower::MeshTable;
 using lower::ParseSharding;
 using lower::ShardBox;
@@ -25,16 +27,23 @@ StatusOr<TensorSharding> GivenSharding(const ir::Type& type, const ir::Attr* att
                                        const std::string& what) {
   TensorSharding sharding;
   sharding.dims.resize(type.is_tensor() ? type.dims.size() : 0);
-  const ir::Attr* sdy = attrs != nullptr && attrs->kind == ir::Attr::Kind::kDict
-                            ? attrs->Find("sdy.sharding")
-                            : nullptr;
-  if (attrs != nullptr && attrs->kind == ir::Attr::Kind::kDict && attrs->Find("mhlo.sharding")) {
-    return Unimplemented(what +
-                         " has a GSPMD `mhlo.sharding`; Kiln partitions Shardy programs "
-                         "(jax_use_shardy_partitioner=True, JAX's default)");
+  const bool dict = attrs != nullptr && attrs->kind == ir::Attr::Kind::kDict;
+  const ir::Attr* sdy = dict ? attrs->Find("sdy.sharding") : nullptr;
+  // GSPMD's sharding text (jax_use_shardy_partitioner=False, exports saved before Shardy, HLO
+  // programs): a mesh made from its tile assignment (lower/hlo_sharding.h).
+  const ir::Attr* gspmd = dict && sdy == nullptr ? attrs->Find("mhlo.sharding") : nullptr;
+  if (gspmd != nullptr && type.is_tensor()) {
+    if (gspmd->kind != ir::Attr::Kind::kString) {
+      return InvalidArgument(what + ": `mhlo.sharding` is not a string: " + gspmd->ToString());
+    }
+    StatusOr<HloSharding> parsed = lower::ParseHloSharding(gspmd->str);
+    if (!parsed.ok()) return parsed.status().WithContext(what);
+    KILN_ASSIGN_OR_RETURN(sharding, lower::ToTensorSharding(*parsed, type, devices, what));
   }
   if (sdy != nullptr && type.is_tensor()) {
     KILN_ASSIGN_OR_RETURN(sharding, ParseSharding(*sdy, meshes, type, what));
+  }
+  if ((sdy != nullptr || gspmd != nullptr) && type.is_tensor()) {
     if (!sharding.IsReplicated() && sharding.mesh.num_devices() != devices) {
       return Unimplemented(what + " is sharded over mesh " + sharding.mesh.ToString() + " of " +
                            std::to_string(sharding.mesh.num_devices()) +
@@ -85,8 +94,9 @@ TensorSharding ResultSharding(const ir::Type& type, const TensorSharding& given,
   if (propagated == nullptr || !type.is_tensor() || propagated->dims.size() != type.dims.size()) {
     return given;
   }
-  const bool has_given = attrs != nullptr && attrs->kind == ir::Attr::Kind::kDict &&
-                         attrs->Find("sdy.sharding") != nullptr;
+  const bool has_given =
+      attrs != nullptr && attrs->kind == ir::Attr::Kind::kDict &&
+      (attrs->Find("sdy.sharding") != nullptr || attrs->Find("mhlo.sharding") != nullptr);
   if (!has_given) return *propagated;
   if (given.IsReplicated() && given.mesh.axis_names.empty()) return given;
   if (given.mesh.axis_names != propagated->mesh.axis_names ||
@@ -145,9 +155,18 @@ const ir::Attr* PropagatedSharding(const ir::Module& module, const ir::Block& bo
           const ir::Attr* list = outs == nullptr ? nullptr : outs->Find("shardings");
           return list != nullptr && k < list->array.size() ? &list->array[k] : nullptr;
         }
+        if (op.name == "kiln.gspmd_manual_computation") {  // texts (compiler/gspmd_manual.h)
+          const ir::Attr* list = op.attr("out_shardings");
+          return list != nullptr && k < list->array.size() ? &list->array[k] : nullptr;
+        }
         // A sharding constraint's result has its sharding (XLA propagates it on to the result).
         if (op.name == "sdy.sharding_constraint" || op.name == "sdy.reshard") {
           return op.attr("sharding");
+        }
+        // GSPMD's form of a constraint: custom_call @Sharding with an `mhlo.sharding`.
+        if (const ir::Attr* target = op.attr("call_target_name");
+            op.name == "stablehlo.custom_call" && target != nullptr && target->str == "Sharding") {
+          return op.attr("mhlo.sharding");
         }
         const ir::Block* callee = CalleeBody(module, op);
         if (callee == nullptr || callee->ops.empty()) return nullptr;
@@ -176,6 +195,10 @@ const ir::Attr* PropagatedSharding(const ir::Module& module, const ir::Block& bo
           const ir::Attr* ins = op.attr("in_shardings");
           const ir::Attr* list = ins == nullptr ? nullptr : ins->Find("shardings");
           found = list != nullptr && k < list->array.size() ? &list->array[k] : nullptr;
+        } else if (const ir::Attr* target = op.attr("call_target_name");
+                   op.name == "stablehlo.custom_call" && target != nullptr &&
+                   target->str == "Sharding") {
+          found = op.attr("mhlo.sharding");  // GSPMD's annotation, as XLA propagates it
         } else if (const ir::Block* callee = CalleeBody(module, op);
                    callee != nullptr && k < callee->args.size()) {
           found = PropagatedSharding(module, *callee, callee->args[k], false, depth + 1);
@@ -443,12 +466,16 @@ StatusOr<bool> PerDevice(const ir::Module& module, const ir::Block& body, const 
   return true;
 }
 
-// `attrs` with `sdy.sharding` added from `propagated` when it has none.
+// `attrs` with the sharding `propagated` added when it has none: a Shardy sharding (a dictionary)
+// as `sdy.sharding`, a GSPMD one (a string) as `mhlo.sharding`.
 ir::Attr WithSharding(const ir::Attr* attrs, const ir::Attr* propagated) {
   ir::Attr out =
       attrs != nullptr && attrs->kind == ir::Attr::Kind::kDict ? *attrs : ir::Attr::Dict({});
-  if (propagated != nullptr && out.Find("sdy.sharding") == nullptr) {
-    out.dict.emplace_back("sdy.sharding", *propagated);
+  if (propagated != nullptr && out.Find("sdy.sharding") == nullptr &&
+      out.Find("mhlo.sharding") == nullptr) {
+    out.dict.emplace_back(
+        propagated->kind == ir::Attr::Kind::kString ? "mhlo.sharding" : "sdy.sharding",
+        *propagated);
   }
   return out;
 }

@@ -110,10 +110,13 @@ StatusOr<Leaves> Translator::EmitInstruction(const Instruction& inst,
                                              const std::vector<Value>& operands,
                                              const std::vector<Leaves>& params, ir::Block& block,
                                              int depth) {
-  if (inst.tiled_sharding) {
+  // A sharding is where XLA's partitioner places a value, not what it is: Kiln runs the program in
+  // global view and places @main's values by the entry's shardings (Translator::Run). One without
+  // a text form (a named sharding) cannot be carried there.
+  if (inst.tiled_sharding && inst.sharding.empty()) {
     return Unimplemented(Describe(inst) +
-                         " carries a tiled sharding; Kiln's HLO reader runs "
-                         "unpartitioned HLO only");
+                         " carries a named sharding; Kiln's HLO reader takes shardings in "
+                         "OpSharding's tile-assignment form");
   }
   Leaves flat;
   for (const Value& v : operands) flat.insert(flat.end(), v.leaves.begin(), v.leaves.end());

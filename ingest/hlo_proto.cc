@@ -113,6 +113,9 @@ Status DecodeInstructionMessage(const Field& f, Reader sub, Instruction& inst) {
     case 40: {
       KILN_ASSIGN_OR_RETURN(bool tiled, DecodeShardingTiled(sub, 0));
       inst.tiled_sharding |= tiled;
+      StatusOr<std::vector<std::string>> text = DecodeShardingText(sub);
+      if (text.ok()) inst.sharding = std::move(text).value();
+      if (!text.ok() && text.status().code() != StatusCode::kUnimplemented) return text.status();
       return Status::Ok();
     }
     case 49:

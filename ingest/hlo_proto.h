@@ -124,6 +124,8 @@ struct Instruction {
   bool indices_are_sorted = false, unique_indices = false;
   int64_t rng_algorithm = 0;
   bool tiled_sharding = false;  // a sharding other than replicated / maximal / manual
+  // The sharding as HloSharding text per leaf (empty: none, or one without a text form).
+  std::vector<std::string> sharding;
   int64_t k = 0;
   bool largest = false;
   float epsilon = 0.0f;  // batch-norm-*

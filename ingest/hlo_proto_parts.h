@@ -68,6 +68,9 @@ Status DecodeWindow(Reader r, std::vector<WindowDim>& window);
 Status DecodeConvDims(Reader r, ConvDims& c);
 // OpSharding: true if it (or a tuple element) tiles data across devices.
 StatusOr<bool> DecodeShardingTiled(Reader r, int depth);
+// OpSharding as HloSharding's text, one per leaf (a tuple sharding's elements, flattened):
+// what `mhlo.sharding` holds (ingest/hlo_sharding_text.cc). A named sharding is UNIMPLEMENTED.
+StatusOr<std::vector<std::string>> DecodeShardingText(Reader r);
 Status DecodeReplicaGroup(Reader r, std::vector<std::vector<int64_t>>& groups);
 Status DecodeDeviceList(Reader r, std::vector<std::vector<int64_t>>& groups);
 

@@ -112,6 +112,21 @@ Status CheckLayout(const Shape& shape, const std::string& what) {
 }
 
 // Parameter shapes of a computation, by parameter number.
+// `mhlo.sharding` of leaves [first, first + count) of @main's arguments or results from `inst`'s
+// sharding: one per leaf, or one for them all.
+Status SetShardings(const Instruction& inst, size_t first, size_t count,
+                    std::vector<ir::Attr>& attrs) {
+  if (inst.sharding.size() != count && inst.sharding.size() != 1) {
+    return DataLoss(Describe(inst) + " has a sharding of " + std::to_string(inst.sharding.size()) +
+                    " leaves for a value of " + std::to_string(count));
+  }
+  for (size_t k = 0; k < count && first + k < attrs.size(); ++k) {
+    const std::string& text = inst.sharding[inst.sharding.size() == 1 ? 0 : k];
+    attrs[first + k] = ir::Attr::Dict({{"mhlo.sharding", ir::Attr::String(text)}});
+  }
+  return Status::Ok();
+}
+
 StatusOr<std::vector<const Shape*>> ParameterShapes(const Computation& comp) {
   std::vector<const Shape*> shapes;
   for (const Instruction& inst : comp.instructions) {
@@ -362,6 +377,21 @@ Status Translator::Run() {
   for (ir::ValueId v : results) fn.result_types.push_back(out_.type_of(v));
   fn.arg_attrs.resize(fn.arg_types.size());
   fn.result_attrs.resize(fn.result_types.size());
+  // The entry's parameter and root shardings, as `mhlo.sharding` on @main's (flattened) values.
+  std::vector<size_t> first_leaf(params.size() + 1, 0);
+  for (size_t i = 0; i < params.size(); ++i) first_leaf[i + 1] = first_leaf[i] + params[i].size();
+  const int64_t root = entry->root_id.value_or(entry->instructions.back().id);
+  for (const Instruction& inst : entry->instructions) {
+    if (inst.sharding.empty()) continue;
+    if (inst.opcode == "parameter" && inst.parameter_number >= 0 &&
+        static_cast<size_t>(inst.parameter_number) < params.size()) {
+      const size_t p = static_cast<size_t>(inst.parameter_number);
+      KILN_RETURN_IF_ERROR(SetShardings(inst, first_leaf[p], params[p].size(), fn.arg_attrs));
+    }
+    if (inst.id == root) {
+      KILN_RETURN_IF_ERROR(SetShardings(inst, 0, fn.result_types.size(), fn.result_attrs));
+    }
+  }
   ir::Op ret;
   ret.name = "func.return";
   ret.operands = std::move(results);

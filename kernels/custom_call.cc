@@ -98,11 +98,28 @@ StatusOr<Kernel> LowerShardingAnnotation(LowerContext& ctx) {
   return Kernel::Forward(1);
 }
 
+// A LAPACK (or other linear-algebra) target whose operands, results or attributes do not match
+// what it takes (INVALID_ARGUMENT from its lowering rule): XLA checks a custom call's arguments
+// only when the handler runs, so a program holding such a call compiles there (JAX's own tests
+// compile `@lapack_sgetrf_ffi` without operands) and fails when the call executes. Kiln does the
+// same: the call compiles to a kernel that fails with the mismatch, naming the target. Everything
+// else (an element type or a size Kiln does not support) stays a compile-time error.
+StatusOr<Kernel> LowerLinalgCall(LowerContext& ctx, const lower::CustomCallDef& def) {
+  StatusOr<Kernel> kernel = def.lower(ctx);
+  if (kernel.ok() || kernel.status().code() != StatusCode::kInvalidArgument) return kernel;
+  const std::string message =
+      kernel.status().message() + " (XLA checks a call's arguments when it runs; so does Kiln)";
+  return Kernel(
+      [message](lower::ExecContext&, std::span<const runtime::View>,
+                std::span<const runtime::View>) -> Status { return InvalidArgument(message); });
+}
+
 StatusOr<Kernel> LowerCustomCall(LowerContext& ctx) {
   const ir::Op& op = ctx.op();
   const ir::Attr* target = op.attr("call_target_name");
   if (target == nullptr) return InvalidArgument("has no call_target_name");
   const lower::CustomCallDef* def = kernels::Registry().FindCustomCall(target->str);
+  if (def != nullptr && def->family == "linalg") return LowerLinalgCall(ctx, *def);
   if (def != nullptr) return def->lower(ctx);
   // A target a client registered as an XLA FFI handler (kernels/ffi_call.h).
   if (const runtime::FfiHandler* handler = runtime::FindFfiHandler(target->str)) {

@@ -46,6 +46,20 @@ struct BatchSplit {
   int64_t per_task = 0;
 };
 
+// A matrix operand or result the call states row-major (operand_layouts / result_layouts) where
+// the target takes column-major matrices. XLA hands such a call the row-major bytes and the
+// target reads them as column-major ones (a row-major [m, n] array is read as the column-major
+// m x n matrix whose element (i, j) is the array's element i + j * m in storage order); results
+// alike. Kiln does the same: the kernel gets, in scratch, the row-major matrix the target sees,
+// and its row-major result is stored back column-major.
+struct Relayout {
+  bool operand = true;
+  size_t index = 0;
+  int64_t batch = 0, rows = 0, cols = 0;
+  size_t elem_bytes = 0;
+  size_t offset = 0;  // in the scratch after the tasks' slots
+};
+
 // What every call's lowering reads, and the kernel later checks its arrays against.
 struct Call {
   std::string name;  // "stablehlo.custom_call @lapack_sgeqrf_ffi", for messages
@@ -56,6 +70,8 @@ struct Call {
   std::vector<ir::Type> in, out;
   BatchSplit split;
   size_t slot_bytes = 0;  // scratch per task
+  std::vector<Relayout> relayouts;
+  size_t relayout_bytes = 0;  // scratch for them, after the tasks' slots
 };
 
 // Reads a call with `operands` operands and `results` results whose operand `matrix_operand` is a
@@ -68,11 +84,16 @@ StatusOr<Call> ReadCall(const lower::LowerContext& ctx, size_t operands, size_t 
 Status CallError(std::string_view message);
 
 // Operand / result `index` must be `dtype`[batch dims..., trailing...]; two trailing dims make a
-// matrix, which must be column-major (operand_layouts / result_layouts), anything else row-major.
-Status ExpectOperand(const lower::LowerContext& ctx, const Call& call, size_t index,
-                     ir::DType dtype, std::initializer_list<int64_t> trailing);
-Status ExpectResult(const lower::LowerContext& ctx, const Call& call, size_t index, ir::DType dtype,
+// matrix, which must be column-major (operand_layouts / result_layouts) or row-major (then added
+// to call.relayouts), anything else row-major.
+Status ExpectOperand(const lower::LowerContext& ctx, Call& call, size_t index, ir::DType dtype,
+                     std::initializer_list<int64_t> trailing);
+Status ExpectResult(const lower::LowerContext& ctx, Call& call, size_t index, ir::DType dtype,
                     std::initializer_list<int64_t> trailing);
+
+// Copies relayout `r`'s batch of matrices: to the row-major matrices the target sees (an operand,
+// `to_kernel`), or from the kernel's row-major result to the bytes XLA's target would store.
+void ApplyRelayout(const Relayout& r, const std::byte* src, std::byte* dst, bool to_kernel);
 
 // The last two dims of operand `index` (rows, cols), checked to fit LAPACK's 32-bit indexing.
 StatusOr<std::pair<int, int>> MatrixShape(const Call& call, size_t index);
@@ -149,12 +170,32 @@ lower::Kernel MakeKernel(std::shared_ptr<const Plan> plan, Run run) {
     KILN_RETURN_IF_ERROR(CheckArrays(call, in, out));
     if (call.batch == 0) return Status::Ok();
     UseBlasSingleThreaded();
-    return Dispatch<ir::kBlasTypes>(call.name, call.dtype, [&]<typename T>() -> Status {
-      run.template operator()<T>(*plan, ctx.scratch, in, out);
-      return Status::Ok();
-    });
+    if (call.relayouts.empty()) {
+      return Dispatch<ir::kBlasTypes>(call.name, call.dtype, [&]<typename T>() -> Status {
+        run.template operator()<T>(*plan, ctx.scratch, in, out);
+        return Status::Ok();
+      });
+    }
+    std::byte* extra = ctx.scratch + static_cast<size_t>(call.split.tasks) * call.slot_bytes;
+    std::vector<runtime::View> in2(in.begin(), in.end()), out2(out.begin(), out.end());
+    for (const Relayout& r : call.relayouts) {
+      runtime::View& v = r.operand ? in2[r.index] : out2[r.index];
+      if (r.operand) ApplyRelayout(r, static_cast<const std::byte*>(v.ptr), extra + r.offset, true);
+      v.ptr = extra + r.offset;
+    }
+    KILN_RETURN_IF_ERROR(
+        Dispatch<ir::kBlasTypes>(call.name, call.dtype, [&]<typename T>() -> Status {
+          run.template operator()<T>(*plan, ctx.scratch, in2, out2);
+          return Status::Ok();
+        }));
+    for (const Relayout& r : call.relayouts) {
+      if (!r.operand)
+        ApplyRelayout(r, extra + r.offset, static_cast<std::byte*>(out[r.index].ptr), false);
+    }
+    return Status::Ok();
   });
-  kernel.scratch_bytes = static_cast<size_t>(plan->call.split.tasks) * plan->call.slot_bytes;
+  kernel.scratch_bytes = static_cast<size_t>(plan->call.split.tasks) * plan->call.slot_bytes +
+                         plan->call.relayout_bytes;
   return kernel;
 }
 

@@ -2,6 +2,7 @@
 // call, splitting its batch over the pool, checking arrays at run time, and registering the
 // targets of every family.
 #include <algorithm>
+#include <cstring>
 #include <string>
 
 #include "ir/dtype_dispatch.h"
@@ -24,8 +25,8 @@ ir::DType RealOfType(ir::DType t) {
   return t;
 }
 
-Status ExpectArray(const LowerContext& ctx, const Call& call, bool operand, size_t index,
-                   ir::DType dtype, std::initializer_list<int64_t> trailing) {
+Status ExpectArray(const LowerContext& ctx, Call& call, bool operand, size_t index, ir::DType dtype,
+                   std::initializer_list<int64_t> trailing) {
   const ir::Type& t = operand ? call.in.at(index) : call.out.at(index);
   std::vector<int64_t> want = call.batch_dims;
   want.insert(want.end(), trailing.begin(), trailing.end());
@@ -39,9 +40,24 @@ Status ExpectArray(const LowerContext& ctx, const Call& call, bool operand, size
                                                          ? OperandLayout(op, ctx.module(), index)
                                                          : ResultLayout(op, ctx.module(), index));
   const bool matrix = trailing.size() == 2;
+  if (matrix && !IsBatchedColumnMajor(layout) && IsRowMajor(layout)) {
+    Relayout r;
+    r.operand = operand;
+    r.index = index;
+    r.batch = call.batch;
+    r.rows = t.dims[t.dims.size() - 2];
+    r.cols = t.dims.back();
+    r.elem_bytes = static_cast<size_t>(ir::DTypeByteSize(t.dtype));
+    r.offset = call.relayout_bytes;
+    const size_t bytes = static_cast<size_t>(t.num_elements()) * r.elem_bytes;
+    call.relayout_bytes += (bytes + 63) / 64 * 64;
+    call.relayouts.push_back(r);
+    return Status::Ok();
+  }
   if (matrix ? !IsBatchedColumnMajor(layout) : !IsRowMajor(layout)) {
-    return CallError(what + " has layout " + FormatInts(layout) + "; expected " +
-                     (matrix ? "column-major matrices" : "row-major"));
+    return Unimplemented(what + " has layout " + FormatInts(layout) +
+                         "; Kiln's LAPACK targets take " +
+                         (matrix ? "column-major or row-major matrices" : "row-major arrays"));
   }
   return Status::Ok();
 }
@@ -108,14 +124,34 @@ StatusOr<Call> ReadCall(const LowerContext& ctx, size_t operands, size_t results
   return call;
 }
 
-Status ExpectOperand(const LowerContext& ctx, const Call& call, size_t index, ir::DType dtype,
+Status ExpectOperand(const LowerContext& ctx, Call& call, size_t index, ir::DType dtype,
                      std::initializer_list<int64_t> trailing) {
   return ExpectArray(ctx, call, true, index, dtype, trailing);
 }
 
-Status ExpectResult(const LowerContext& ctx, const Call& call, size_t index, ir::DType dtype,
+Status ExpectResult(const LowerContext& ctx, Call& call, size_t index, ir::DType dtype,
                     std::initializer_list<int64_t> trailing) {
   return ExpectArray(ctx, call, false, index, dtype, trailing);
+}
+
+void ApplyRelayout(const Relayout& r, const std::byte* src, std::byte* dst, bool to_kernel) {
+  const size_t e = r.elem_bytes;
+  const int64_t size = r.rows * r.cols;
+  for (int64_t b = 0; b < r.batch; ++b) {
+    const std::byte* s = src + static_cast<size_t>(b * size) * e;
+    std::byte* d = dst + static_cast<size_t>(b * size) * e;
+    for (int64_t i = 0; i < r.rows; ++i) {
+      for (int64_t j = 0; j < r.cols; ++j) {
+        const size_t logical = static_cast<size_t>(i * r.cols + j) * e;
+        const size_t stored = static_cast<size_t>(i + j * r.rows) * e;
+        if (to_kernel) {
+          std::memcpy(d + logical, s + stored, e);
+        } else {
+          std::memcpy(d + stored, s + logical, e);
+        }
+      }
+    }
+  }
 }
 
 StatusOr<std::pair<int, int>> MatrixShape(const Call& call, size_t index) {

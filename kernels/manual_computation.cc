@@ -11,6 +11,9 @@
 // unreduced operand is a total in global view: the instances at the unreduced axes' origin get
 // it, the others zeros.
 //
+// GSPMD's shard_map and pmap arrive as kiln.gspmd_manual_computation (compiler/gspmd_manual.h):
+// every device manual, each value split by its own sharding (kernels/manual_computation_gspmd.cc).
+//
 // A manual computation nested in another's body runs in place in each device's instance
 // (RunNested). Scratch: per instance, [local operands][local results][body frame], 64-byte
 // aligned.
@@ -22,6 +25,7 @@
 
 #include "engine/run_program.h"
 #include "kernels/families.h"
+#include "kernels/manual_plan.h"
 #include "lower/op_registry.h"
 #include "lower/program.h"
 #include "lower/sharding.h"
@@ -37,6 +41,8 @@ using lower::Kernel;
 using lower::LowerContext;
 using lower::ShardBox;
 using lower::TensorSharding;
+using manual::ManualPlan;
+using manual::Piece;
 using runtime::View;
 
 // The sharding restricted to the manual axes (the only ones the body sees split).
@@ -53,34 +59,6 @@ TensorSharding ManualPart(const TensorSharding& s, const std::vector<bool>& manu
                       out.unreduced.end());
   return out;
 }
-
-struct Piece {
-  ShardBox box;
-  bool whole = false;  // the instance uses the global array itself
-  bool zeros = false;  // an unreduced operand's partial sum on a device off the unreduced origin
-  size_t offset = 0;   // of the local buffer in the instance's scratch
-  // Results: the primary holder writes its block, partial holders (along unreduced axes) add
-  // theirs, replicas write nothing.
-  TensorSharding::Holder holder = TensorSharding::Holder::kPrimary;
-};
-
-struct ManualPlan {
-  std::shared_ptr<const lower::Program> body;
-  int devices = 1;
-  std::vector<ir::Type> in_global, out_global;  // operand / result types
-  std::vector<ir::Type> in_local, out_local;    // the body's parameter / result types
-  std::vector<std::vector<Piece>> in, out;      // [device][operand or result]
-  // Nested in another manual computation: the devices that differ from device d only along this
-  // op's manual axes (d's group, d included), and how each device holds each result within its
-  // group (along those axes only).
-  std::vector<std::vector<int>> peers;
-  std::vector<std::vector<TensorSharding::Holder>> group_holders;  // [device][result]
-  // Per operand / result: the boundary value that passes per device, or -1.
-  std::vector<ir::ValueId> in_per_device, out_per_device;
-  size_t frame_offset = 0;
-  size_t instance_bytes = 0;
-  std::string name;
-};
 
 StatusOr<const lower::DeviceValues*> FindDeviceValues(const ExecContext& ec, ir::ValueId value,
                                                       int devices) {
@@ -351,6 +329,8 @@ Status PlanGroups(ManualPlan& plan, const lower::Mesh& mesh, const std::vector<b
   return Status::Ok();
 }
 
+StatusOr<Kernel> FinishManual(LowerContext& ctx, const std::shared_ptr<ManualPlan>& plan);
+
 StatusOr<Kernel> LowerManualComputation(LowerContext& ctx) {
   const ir::Op& op = ctx.op();
   const ir::Module& m = ctx.module();
@@ -358,14 +338,19 @@ StatusOr<Kernel> LowerManualComputation(LowerContext& ctx) {
   const ir::Attr* in_attr = op.attr("in_shardings");
   const ir::Attr* out_attr = op.attr("out_shardings");
   const ir::Attr* axes_attr = op.attr("manual_axes");
-  if (in_attr == nullptr || out_attr == nullptr || axes_attr == nullptr || op.regions.size() != 1 ||
-      op.regions[0].blocks.size() != 1) {
+  const bool gspmd = op.name == "kiln.gspmd_manual_computation";
+  if (in_attr == nullptr || out_attr == nullptr || (axes_attr == nullptr && !gspmd) ||
+      op.regions.size() != 1 || op.regions[0].blocks.size() != 1) {
     return InvalidArgument(op.name + " without shardings, manual axes or a body");
   }
   auto plan = std::make_shared<ManualPlan>();
   plan->name = op.name;
   for (size_t i = 0; i < op.operands.size(); ++i) plan->in_global.push_back(ctx.operand_type(i));
   for (size_t i = 0; i < op.results.size(); ++i) plan->out_global.push_back(ctx.result_type(i));
+  if (gspmd) {
+    KILN_RETURN_IF_ERROR(manual::PlanGspmd(ctx, *plan));
+    return FinishManual(ctx, plan);
+  }
   KILN_ASSIGN_OR_RETURN(
       std::vector<TensorSharding> ins,
       lower::ParseShardingPerValue(*in_attr, meshes, plan->in_global, op.name + " operand"));
@@ -413,7 +398,19 @@ StatusOr<Kernel> LowerManualComputation(LowerContext& ctx) {
   }
 
   KILN_RETURN_IF_ERROR(PlanGroups(*plan, *mesh, manual, outs));
+  plan->ins = std::move(ins);
+  plan->outs = std::move(outs);
+  return FinishManual(ctx, plan);
+}
 
+// The rest of a manual computation's lowering, once its shardings and groups are planned: the
+// body, and each device's pieces.
+StatusOr<Kernel> FinishManual(LowerContext& ctx, const std::shared_ptr<ManualPlan>& plan) {
+  const ir::Op& op = ctx.op();
+  const ir::Module& m = ctx.module();
+  const std::vector<TensorSharding>& ins = plan->ins;
+  const std::vector<TensorSharding>& outs = plan->outs;
+  const bool gspmd = op.name == "kiln.gspmd_manual_computation";
   const ir::Block& block = op.regions[0].blocks[0];
   if (block.args.size() != op.operands.size()) {
     return InvalidArgument("the body takes " + std::to_string(block.args.size()) + " values for " +
@@ -462,6 +459,10 @@ StatusOr<Kernel> LowerManualComputation(LowerContext& ctx) {
       }
       piece.offset = reserve(plan->out_local[r]);
       KILN_ASSIGN_OR_RETURN(piece.holder, outs[r].HolderOf(d));
+      // GSPMD: a result declared replicated is device 0's (each device may compute its own when
+      // check_vma=False; XLA's global value is the first device's).
+      if (gspmd && d != 0 && outs[r].IsReplicated())
+        piece.holder = TensorSharding::Holder::kReplica;
       out_pieces.push_back(std::move(piece));
     }
     plan->in.push_back(std::move(in_pieces));
@@ -483,6 +484,7 @@ namespace kiln::kernels {
 
 void RegisterManualComputation(OpRegistry& registry) {
   registry.Add({"sdy.manual_computation", "sharding", &kernels::LowerManualComputation});
+  registry.Add({"kiln.gspmd_manual_computation", "sharding", &kernels::LowerManualComputation});
 }
 
 }  // namespace kiln::kernels

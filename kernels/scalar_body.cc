@@ -65,11 +65,17 @@ std::optional<ReducerKind> MatchBinaryReducer(const ir::Module& module, const ir
   if (a == b || !IsScalarOf(module, a, dtype) || !IsScalarOf(module, b, dtype)) return std::nullopt;
 
   // Sharding constraints (partially manual shard_map bodies carry them, bridged by casts between
-  // VHLO and builtin tensors) change no value: look through them.
+  // VHLO and builtin tensors; GSPMD's as custom_call @Sharding) change no value: look through
+  // them.
   std::vector<const ir::Op*> ops;
   std::vector<std::pair<ir::ValueId, ir::ValueId>> same;  // the op's result, its operand
   for (const ir::Op& op : block.ops) {
-    if ((op.name == "sdy.sharding_constraint" || op.name == "builtin.unrealized_conversion_cast") &&
+    const ir::Attr* target = op.attr("call_target_name");
+    const bool gspmd_annotation = op.name == "stablehlo.custom_call" && target != nullptr &&
+                                  target->kind == ir::Attr::Kind::kString &&
+                                  target->str == "Sharding";
+    if ((op.name == "sdy.sharding_constraint" || op.name == "builtin.unrealized_conversion_cast" ||
+         gspmd_annotation) &&
         op.operands.size() == 1 && op.results.size() == 1) {
       same.emplace_back(op.results[0], op.operands[0]);
     } else {

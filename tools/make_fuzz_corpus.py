@@ -12,6 +12,8 @@
                           of pjrt/topology.cc: "KILNTOPO", u32 format 1, u32 processes, u64
                           devices per process), read by tests/fuzz/pjrt_topology_fuzzer.cc
   text_reader/<stem>      the fixture's MLIR text (<stem>.mlir)
+  hlo_sharding/<n>        GSPMD sharding texts as JAX writes them in `mhlo.sharding` (SHARDINGS),
+                          read by tests/fuzz/hlo_sharding_fuzzer.cc
 
 Usage: tools/make_fuzz_corpus.py [--check]   (--check: fail if the committed corpus is stale)
 """
@@ -28,6 +30,15 @@ FIXTURES = ROOT / "tests" / "fixtures"
 CORPUS = ROOT / "tests" / "fuzz" / "corpus"
 
 
+SHARDINGS = [
+    "{replicated}", "{manual}", "{maximal device=1}", "{unreduced}", "{devices=[2,2]0,2,1,3}",
+    "{devices=[2,4]<=[8]}", "{devices=[4,1,2]<=[2,4]T(1,0) last_tile_dim_replicate}",
+    "{devices=[2,1,2,2]<=[8] last_tile_dims={manual, replicated}}",
+    "{{replicated}, {devices=[2]0,1}, /*index=2*/{maximal device=0}}",
+    '{devices=[8]<=[8] metadata={op_name="jit(f)/x" source_file="f.py" source_line=3}}',
+]
+
+
 def expected() -> dict[Path, bytes]:
     out: dict[Path, bytes] = {}
     for bc in sorted(FIXTURES.glob("*.mlir.bc")):
@@ -41,6 +52,8 @@ def expected() -> dict[Path, bytes]:
             out[CORPUS / "text_reader" / stem] = text.read_bytes()
     for seed in sorted((CORPUS / "hlo_reader").glob("*")):
         out[seed] = seed.read_bytes()
+    for i, text in enumerate(SHARDINGS):
+        out[CORPUS / "hlo_sharding" / str(i)] = text.encode()
     for counts in ((1,), (4,), (2, 2), (3, 1, 2)):
         name = "x".join(str(n) for n in counts)
         out[CORPUS / "pjrt_topology" / name] = (b"KILNTOPO" + struct.pack("<II", 1, len(counts))

@@ -251,3 +251,54 @@ TEST(HloReader, MutatedJaxModulesAreHandled) {
 
 }  // namespace
 }  // namespace kiln::ingest
+
+namespace kiln::ingest {
+namespace {
+
+// OpSharding: type OTHER with tile dims, then either an iota (reshape dims) or explicit devices.
+Proto TiledSharding(std::vector<int64_t> dims, std::vector<int64_t> devices,
+                    std::vector<int64_t> iota_reshape = {}, bool replicate_last = false) {
+  Proto s;
+  s.Int(1, 3);
+  for (int64_t d : dims) s.Int(3, d);
+  for (int64_t d : devices) s.Int(4, d);
+  if (replicate_last) s.Int(6, 1);
+  for (int64_t d : iota_reshape) s.Int(9, d);
+  return s;
+}
+
+// The entry's parameter and root shardings reach @main as `mhlo.sharding` text, and the program
+// partitions over two devices; interior shardings do not change values.
+TEST(HloReader, EntryShardingsBecomeMhloSharding) {
+  Proto x = Instr("x", "parameter", 1, Shape(kF32, {4, 2}));
+  x.Message(40, TiledSharding({2, 1}, {}, {2}));
+  Proto y = Instr("y", "parameter", 2, Shape(kF32, {4, 2}));
+  y.Int(9, 1);  // parameter_number
+  y.Message(40, TiledSharding({1, 1, 2}, {}, {2}, true));
+  Proto mul = Instr("mul", "multiply", 3, Shape(kF32, {4, 2}), {1, 2});
+  mul.Message(40, TiledSharding({2, 1}, {1, 0}));
+  Proto add = Instr("add", "add", 4, Shape(kF32, {4, 2}), {3, 1});
+  add.Message(40, TiledSharding({1, 2}, {1, 0}));
+  Proto m = Module({Computation("main", 9, {x, y, mul, add}, 4)}, 9);
+  StatusOr<ir::Module> module = ReadHloModule(m.bytes);
+  ASSERT_TRUE(module.ok()) << module.status().ToString();
+  const ir::Function* main = module->MainFunction();
+  ASSERT_NE(main, nullptr);
+  auto text = [](const ir::Attr& attrs) {
+    const ir::Attr* s = attrs.kind == ir::Attr::Kind::kDict ? attrs.Find("mhlo.sharding") : nullptr;
+    return s != nullptr ? s->str : std::string("(none)");
+  };
+  ASSERT_EQ(main->arg_attrs.size(), 2u);
+  EXPECT_EQ(text(main->arg_attrs[0]), "{devices=[2,1]<=[2]}");
+  EXPECT_EQ(text(main->arg_attrs[1]), "{devices=[1,1,2]<=[2] last_tile_dim_replicate}");
+  ASSERT_EQ(main->result_attrs.size(), 1u);
+  EXPECT_EQ(text(main->result_attrs[0]), "{devices=[1,2]1,0}");
+  CompileOptions options;
+  options.num_partitions = 2;
+  auto shared = std::make_shared<const ir::Module>(std::move(module).value());
+  auto exe = compiler::CompileModule(shared, options);
+  EXPECT_TRUE(exe.ok()) << exe.status().ToString();
+}
+
+}  // namespace
+}  // namespace kiln::ingest

@@ -204,7 +204,8 @@ TEST(LapackEigenTest, RefusesMalformedCalls) {
     EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
     EXPECT_NE(s.message().find("compute_left"), std::string::npos) << s.ToString();
   }
-  // Eigenvectors stated row-major: LAPACK's column-major output cannot be handed back as that.
+  // Eigenvectors stated row-major: taken as XLA takes them (the column-major bytes LAPACK writes,
+  // read row-major; kernels/lapack.h, Relayout), not refused.
   {
     OpBuilder b = CustomCall("lapack_dgeev_ffi", {{"compute_left", kN}, {"compute_right", kV}},
                              {Mat(3)}, {Row(2), Row(2), Mat(3), Row(3), Row(1)});
@@ -215,8 +216,7 @@ TEST(LapackEigenTest, RefusesMalformedCalls) {
     b.Result(DType::kC128, {1, 2, 2});
     b.Result(DType::kS32, {1});
     const Status s = lower(b, "lapack_dgeev_ffi");
-    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
-    EXPECT_NE(s.message().find("result #3"), std::string::npos) << s.ToString();
+    EXPECT_TRUE(s.ok()) << s.ToString();
   }
   // Real eigenvectors where geev returns complex ones.
   {

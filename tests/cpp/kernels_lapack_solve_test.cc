@@ -105,7 +105,7 @@ TEST(LapackSolveTest, TridiagonalRefusals) {
   b.Result(DType::kF64, {3, 2});
   b.Result(DType::kS32, {});
   EXPECT_EQ(LowerTarget(b, "lapack_dgtsv_ffi").code(), StatusCode::kInvalidArgument);
-  // The right-hand sides stated row-major.
+  // The right-hand sides stated row-major: taken as XLA takes them (kernels/lapack.h, Relayout).
   OpBuilder r = CustomCall("lapack_sgtsv_ffi", {}, {Row(1), Row(1), Row(1), Row(2)},
                            {Row(1), Row(1), Row(1), Mat(2), Row(0)});
   for (int k = 0; k < 3; ++k) r.Operand(DType::kF32, {3});
@@ -114,8 +114,7 @@ TEST(LapackSolveTest, TridiagonalRefusals) {
   r.Result(DType::kF32, {3, 2});
   r.Result(DType::kS32, {});
   const Status sr = LowerTarget(r, "lapack_sgtsv_ffi");
-  EXPECT_EQ(sr.code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(sr.message().find("operand #3"), std::string::npos) << sr.ToString();
+  EXPECT_TRUE(sr.ok()) << sr.ToString();
 }
 
 TEST(LapackSolveTest, Geqp3PivotsAndOrgqrReconstructs) {

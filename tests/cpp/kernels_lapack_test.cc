@@ -184,7 +184,12 @@ TEST(LapackTest, TriangularSolveTakesOldJaxlibsAlpha) {
 }
 
 TEST(LapackTest, RefusesWrongLayoutsShapesAndTypes) {
-  // Row-major matrices where LAPACK needs column-major.
+  // Row-major matrices where LAPACK reads column-major ones: as XLA does, the target reads the
+  // row-major bytes of A as a column-major matrix (A^T, A being square) and its column-major output
+  // is read back row-major. So the call on A with row-major layouts gives the transpose of the call
+  // on A^T with column-major layouts, and the same pivots.
+  const std::vector<double> a = {4, 3, 6, 3};
+  const std::vector<double> at = {4, 6, 3, 3};
   OpBuilder b("stablehlo.custom_call");
   b.Attr("call_target_name", ir::Attr::String("lapack_dgetrf_ffi"));
   b.Attr("operand_layouts", ir::Attr::Array({IntsAttr({1, 0})}));
@@ -192,9 +197,18 @@ TEST(LapackTest, RefusesWrongLayoutsShapesAndTypes) {
   b.Result(DType::kF64, {2, 2});
   b.Result(DType::kS32, {2});
   b.Result(DType::kS32, {});
-  auto out =
-      RunTarget(b, "lapack_dgetrf_ffi", {MakeArray(DType::kF64, {2, 2}, std::vector<double>(4))});
-  EXPECT_EQ(out.status().code(), StatusCode::kInvalidArgument) << out.status().ToString();
+  auto out = RunTarget(b, "lapack_dgetrf_ffi", {MakeArray(DType::kF64, {2, 2}, a)});
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  OpBuilder c = CustomCall("lapack_dgetrf_ffi", {}, {Mat(2)}, {Mat(2), Row(1), Row(0)});
+  c.Operand(DType::kF64, {2, 2});
+  c.Result(DType::kF64, {2, 2});
+  c.Result(DType::kS32, {2});
+  c.Result(DType::kS32, {});
+  auto want = RunTarget(c, "lapack_dgetrf_ffi", {MakeArray(DType::kF64, {2, 2}, at)});
+  ASSERT_TRUE(want.ok()) << want.status().ToString();
+  const std::vector<double> lu = ToVector<double>((*want)[0]);
+  ExpectClose(ToVector<double>((*out)[0]), {lu[0], lu[2], lu[1], lu[3]}, 1e-12);
+  EXPECT_EQ(ToVector<int32_t>((*out)[1]), ToVector<int32_t>((*want)[1]));
 
   // A pivot result of the wrong length.
   OpBuilder p = CustomCall("lapack_dgetrf_ffi", {}, {Mat(2)}, {Mat(2), Row(1), Row(0)});
@@ -205,7 +219,8 @@ TEST(LapackTest, RefusesWrongLayoutsShapesAndTypes) {
   out = RunTarget(p, "lapack_dgetrf_ffi", {MakeArray(DType::kF64, {3, 3}, std::vector<double>(9))});
   EXPECT_EQ(out.status().code(), StatusCode::kInvalidArgument);
 
-  // Column-major operands but no result layouts (row-major by default): refused, not guessed.
+  // Column-major operands but no result layouts (row-major by default): the results are stored
+  // column-major and read row-major, as XLA does (above).
   OpBuilder r("stablehlo.custom_call");
   r.Attr("call_target_name", ir::Attr::String("lapack_dgetrf_ffi"));
   r.Attr("operand_layouts", Layouts({Mat(2)}));
@@ -214,8 +229,7 @@ TEST(LapackTest, RefusesWrongLayoutsShapesAndTypes) {
   r.Result(DType::kS32, {2});
   r.Result(DType::kS32, {});
   const Status no_results = LowerTarget(r, "lapack_dgetrf_ffi");
-  EXPECT_EQ(no_results.code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(no_results.message().find("result #0"), std::string::npos) << no_results.ToString();
+  EXPECT_TRUE(no_results.ok()) << no_results.ToString();
 
   // Integer matrices for a target whose letter names f32: a malformed call, named as such.
   OpBuilder i = CustomCall("lapack_spotrf_ffi", {{"uplo", 'L'}}, {Mat(2)}, {Mat(2), Row(0)});

@@ -320,23 +320,6 @@ def sharded_jit_propagation():
         assert [s.data.shape for s in k.addressable_shards] == [(4, 6)] * N
 
 
-@case
-def gspmd_program_is_refused_by_name():
-    # Kiln partitions Shardy programs; GSPMD annotations are a compile-time error naming them.
-    jax.config.update("jax_use_shardy_partitioner", False)
-    try:
-        m = mesh_1d("kiln")
-        f = jax.jit(lambda v: v * 2, in_shardings=NamedSharding(m, P("x")))
-        try:
-            f(jax.device_put(np.arange(4.0 * N, dtype=np.float32), NamedSharding(m, P("x"))))
-        except Exception as e:  # JaxRuntimeError
-            assert "UNIMPLEMENTED" in str(e) and "mhlo.sharding" in str(e), str(e)
-        else:
-            raise AssertionError("a GSPMD program compiled")
-    finally:
-        jax.config.update("jax_use_shardy_partitioner", True)
-
-
 def main():
     results = {}
     only = sys.argv[1:]

@@ -25,7 +25,7 @@ CASES = ["pmap_psum", "pmap_collectives_and_axis_index", "pmap_narrow_float_coll
          "shard_map_partially_manual", "unreduced_result_summed_inside_jit",
          "unreduced_boundary_per_device", "nested_shard_map",
          "named_sharding_matmul_2x2", "data_parallel_mlp_step",
-         "sharded_jit_propagation", "gspmd_program_is_refused_by_name"]
+         "sharded_jit_propagation"]
 
 pytestmark = pytest.mark.requires_kiln
 
