@@ -139,9 +139,29 @@ StatusOr<Kernel> LowerBinaryWith(LowerContext& ctx, Op op, bool swap = false) {
   });
 }
 
+// A constant, or a broadcast of one (a splat), as the program writes it.
+bool IsConstantLike(LowerContext& ctx, ir::ValueId v) {
+  const ir::Op* p = ctx.Producer(v);
+  if (p != nullptr && p->name == "stablehlo.broadcast_in_dim" && p->operands.size() == 1) {
+    p = ctx.Producer(p->operands[0]);
+  }
+  return p != nullptr && p->name == "stablehlo.constant";
+}
+
 template <typename Op>
 StatusOr<Kernel> LowerBinary(LowerContext& ctx) {
-  return LowerBinaryWith(ctx, Op{});
+  // XLA canonicalizes a commutative op's constant operand to the right before computing (MLIR's
+  // commutative folding, XLA's algebraic simplifier). For every op but the complex multiply the
+  // order changes no bit; a complex product's imaginary part fma(a.im, b.re, a.re * b.im) is not
+  // symmetric, so Kiln takes the operands in XLA's order to give its bits.
+  bool swap = false;
+  if constexpr (std::is_same_v<Op, MultiplyOp>) {
+    const ir::Op& op = ctx.op();
+    if (op.operands.size() == 2 && ir::IsComplex(ctx.operand_type(0).dtype)) {
+      swap = IsConstantLike(ctx, op.operands[0]) && !IsConstantLike(ctx, op.operands[1]);
+    }
+  }
+  return LowerBinaryWith(ctx, Op{}, swap);
 }
 
 // ---- compare ----

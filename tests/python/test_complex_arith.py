@@ -237,3 +237,15 @@ def test_phase_rotation_scan_with_vdot():
     k, c = run_both(rotate, z, np.float32(3.0))
     np.testing.assert_allclose(k[0], c[0], rtol=1e-3, atol=1e-3)
     np.testing.assert_allclose(k[1], c[1], rtol=1e-3)
+
+
+@pytest.mark.parametrize("constant_first", [True, False])
+def test_product_with_a_constant_in_either_order(constant_first):
+    # XLA moves a commutative op's constant operand to the right before computing; a complex
+    # product's imaginary part (one FMA) is not symmetric, so Kiln takes XLA's order: the same
+    # bits whichever side the program writes the constant on.
+    x = random_complex(1029, 11, scale_exp=3)
+    c = np.complex64(1.5 - 2j)
+    f = (lambda z: jnp.asarray(c) * z) if constant_first else (lambda z: z * jnp.asarray(c))
+    kiln, cpu = run_both(f, x)
+    np.testing.assert_array_equal(np.asarray(kiln).view(np.uint32), np.asarray(cpu).view(np.uint32))
