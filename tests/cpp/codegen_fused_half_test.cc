@@ -23,9 +23,8 @@
 
 #include "engine/fused_run.h"
 #include "lower/fused_plan.h"
+#include "tests/cpp/fused_test_util.h"
 #include "tests/cpp/program_test_util.h"
-
-extern char** environ;
 
 namespace kiln::testing {
 namespace {
@@ -33,27 +32,7 @@ namespace {
 using lower::FusedPlan;
 using lower::Program;
 
-bool EnvIsZero(const char* name) {
-  const char* v = std::getenv(name);
-  return v != nullptr && std::string(v) == "0";
-}
-bool CodeExpected() { return __builtin_cpu_supports("avx2") && !EnvIsZero("KILN_FUSED_JIT"); }
-
-std::shared_ptr<const Program> Interpreted(const Program& p) {
-  auto q = std::make_shared<Program>(p);
-  for (lower::Step& s : q->steps) {
-    if (s.fused == nullptr) continue;
-    auto plan = std::make_shared<FusedPlan>(*s.fused);
-    plan->native = nullptr;
-    plan->native_post = nullptr;
-    s.kernel.fn = [plan](lower::ExecContext&, std::span<const runtime::View> in,
-                         std::span<const runtime::View> out) {
-      return engine::RunFused(*plan, in, out);
-    };
-    s.fused = std::move(plan);
-  }
-  return q;
-}
+bool HalfCodeExpected() { return CodeExpected() && __builtin_cpu_supports("avx2"); }
 
 // A 16-bit code: mostly uniform over all codes, often subnormal or small (products reach f32
 // subnormals), sometimes one of a few values (ties, equal operands).
@@ -150,7 +129,7 @@ TEST(CodegenFusedHalfTest, RandomHalfRunsMatchTheInterpreter) {
       with_code += s.fused->native != nullptr;
     }
     native_runs += with_code;
-    if (CodeExpected()) {
+    if (HalfCodeExpected()) {
       EXPECT_EQ(with_code, fused) << text;
     }
     const std::shared_ptr<const Program> q = Interpreted(*p);
@@ -183,45 +162,25 @@ TEST(CodegenFusedHalfTest, RandomHalfRunsMatchTheInterpreter) {
     }
   }
   std::printf("16-bit runs with native code: %d\n", native_runs);
-  if (CodeExpected()) {
+  if (HalfCodeExpected()) {
     EXPECT_GT(native_runs, 200);
   }
 }
 
-// Reruns the test above in a child process with `var`=0.
-void RerunWith(const char* var) {
-  std::vector<std::string> env_strings;
-  const std::string prefix = std::string(var) + "=";
-  for (char** e = environ; *e != nullptr; ++e) {
-    if (std::string(*e).rfind(prefix, 0) != 0) env_strings.push_back(*e);
-  }
-  env_strings.push_back(prefix + "0");
-  std::vector<char*> envp;
-  for (std::string& s : env_strings) envp.push_back(s.data());
-  envp.push_back(nullptr);
-  std::string exe = "/proc/self/exe";
-  std::string filter = "--gtest_filter=CodegenFusedHalfTest.RandomHalfRunsMatchTheInterpreter";
-  char* argv[] = {exe.data(), filter.data(), nullptr};
-  pid_t pid;
-  ASSERT_EQ(posix_spawn(&pid, exe.c_str(), nullptr, nullptr, argv, envp.data()), 0);
-  int status = 0;
-  ASSERT_EQ(waitpid(pid, &status, 0), pid);
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 0) << "the test failed with " << var << "=0";
-}
+constexpr char kRandomTest[] = "CodegenFusedHalfTest.RandomHalfRunsMatchTheInterpreter";
 
 TEST(CodegenFusedHalfTest, YmmCodeInAChildProcess) {
   if (!__builtin_cpu_supports("avx512f") || EnvIsZero("KILN_FUSED_JIT_AVX512")) {
     GTEST_SKIP() << "this process runs the ymm code already";
   }
-  RerunWith("KILN_FUSED_JIT_AVX512");
+  RerunWithSwitchOff("KILN_FUSED_JIT_AVX512", kRandomTest);
 }
 
 TEST(CodegenFusedHalfTest, IntegerBf16RoundingInAChildProcess) {
   if (!__builtin_cpu_supports("avx512bf16") || EnvIsZero("KILN_FUSED_JIT_AVX512BF16")) {
     GTEST_SKIP() << "this process rounds bf16 by integer instructions already";
   }
-  RerunWith("KILN_FUSED_JIT_AVX512BF16");
+  RerunWithSwitchOff("KILN_FUSED_JIT_AVX512BF16", kRandomTest);
 }
 
 }  // namespace

@@ -18,42 +18,14 @@
 
 #include "engine/fused_run.h"
 #include "lower/fused_plan.h"
+#include "tests/cpp/fused_test_util.h"
 #include "tests/cpp/program_test_util.h"
-
-extern char** environ;
 
 namespace kiln::testing {
 namespace {
 
 using lower::FusedPlan;
 using lower::Program;
-
-bool EnvIsZero(const char* name) {
-  const char* v = std::getenv(name);
-  return v != nullptr && std::string(v) == "0";
-}
-bool CodeExpected() { return __builtin_cpu_supports("avx") && !EnvIsZero("KILN_FUSED_JIT"); }
-bool WideExpected() {
-  return CodeExpected() && __builtin_cpu_supports("avx512f") &&
-         __builtin_cpu_supports("avx512dq") && !EnvIsZero("KILN_FUSED_JIT_AVX512");
-}
-
-// `p` with every fused step's native code taken out: RunFused interprets its members.
-std::shared_ptr<const Program> Interpreted(const Program& p) {
-  auto q = std::make_shared<Program>(p);
-  for (lower::Step& s : q->steps) {
-    if (s.fused == nullptr) continue;
-    auto plan = std::make_shared<FusedPlan>(*s.fused);
-    plan->native = nullptr;
-    plan->native_post = nullptr;
-    s.kernel.fn = [plan](lower::ExecContext&, std::span<const runtime::View> in,
-                         std::span<const runtime::View> out) {
-      return engine::RunFused(*plan, in, out);
-    };
-    s.fused = std::move(plan);
-  }
-  return q;
-}
 
 // Runs of the other 32-bit lane members (EmitInt32Lanes): s32 / u32 divide and remainder (by 0,
 // by -1, INT_MIN / -1: the fill has INT_MIN, INT_MAX, -1, 0 and 1, and splat constants add them),
@@ -197,23 +169,8 @@ TEST(CodegenFusedIntTest, IntegerLaneOpsMatchTheInterpreter) {
 
 TEST(CodegenFusedIntTest, YmmCodeInAChildProcess) {
   if (!WideExpected()) GTEST_SKIP() << "this process runs the ymm code already";
-  std::vector<std::string> env_strings;
-  for (char** e = environ; *e != nullptr; ++e) {
-    if (std::string(*e).rfind("KILN_FUSED_JIT_AVX512=", 0) != 0) env_strings.push_back(*e);
-  }
-  env_strings.push_back("KILN_FUSED_JIT_AVX512=0");
-  std::vector<char*> envp;
-  for (std::string& s : env_strings) envp.push_back(s.data());
-  envp.push_back(nullptr);
-  std::string exe = "/proc/self/exe";
-  std::string filter = "--gtest_filter=CodegenFusedIntTest.IntegerLaneOpsMatchTheInterpreter";
-  char* argv[] = {exe.data(), filter.data(), nullptr};
-  pid_t pid;
-  ASSERT_EQ(posix_spawn(&pid, exe.c_str(), nullptr, nullptr, argv, envp.data()), 0);
-  int status = 0;
-  ASSERT_EQ(waitpid(pid, &status, 0), pid);
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 0) << "the test failed with KILN_FUSED_JIT_AVX512=0";
+  RerunWithSwitchOff("KILN_FUSED_JIT_AVX512",
+                     "CodegenFusedIntTest.IntegerLaneOpsMatchTheInterpreter");
 }
 
 }  // namespace

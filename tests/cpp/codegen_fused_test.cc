@@ -30,9 +30,8 @@
 
 #include "engine/fused_run.h"
 #include "lower/fused_plan.h"
+#include "tests/cpp/fused_test_util.h"
 #include "tests/cpp/program_test_util.h"
-
-extern char** environ;
 
 namespace kiln::testing {
 namespace {
@@ -40,18 +39,6 @@ namespace {
 using lower::FusedPlan;
 using lower::Program;
 namespace fs = std::filesystem;
-
-bool EnvIsZero(const char* name) {
-  const char* v = std::getenv(name);
-  return v != nullptr && std::string(v) == "0";
-}
-// Whether the generator must make code here (fused_native.h: AVX, KILN_FUSED_JIT not 0), and
-// whether that code may be wide.
-bool CodeExpected() { return __builtin_cpu_supports("avx") && !EnvIsZero("KILN_FUSED_JIT"); }
-bool WideExpected() {
-  return CodeExpected() && __builtin_cpu_supports("avx512f") &&
-         __builtin_cpu_supports("avx512dq") && !EnvIsZero("KILN_FUSED_JIT_AVX512");
-}
 
 // A random elementwise program and what the generator should make of it.
 struct Case {
@@ -180,23 +167,6 @@ Case MakeCase(std::mt19937& rng, DType t, std::vector<int64_t> dims, bool rows) 
     return results;
   });
   return c;
-}
-
-// `p` with every fused step's native code taken out: RunFused interprets its members.
-std::shared_ptr<const Program> Interpreted(const Program& p) {
-  auto q = std::make_shared<Program>(p);
-  for (lower::Step& s : q->steps) {
-    if (s.fused == nullptr) continue;
-    auto plan = std::make_shared<FusedPlan>(*s.fused);
-    plan->native = nullptr;
-    plan->native_post = nullptr;
-    s.kernel.fn = [plan](lower::ExecContext&, std::span<const runtime::View> in,
-                         std::span<const runtime::View> out) {
-      return engine::RunFused(*plan, in, out);
-    };
-    s.fused = std::move(plan);
-  }
-  return q;
 }
 
 // The code the generator dumped into `dir` since the last call (deleted): per run, whether it is
@@ -453,25 +423,9 @@ TEST(CodegenFusedTest, IntegerRunsMatchTheInterpreter) {
 
 TEST(CodegenFusedTest, YmmCodeInAChildProcess) {
   if (!WideExpected()) GTEST_SKIP() << "this process runs the ymm code already";
-  std::vector<std::string> env_strings;
-  for (char** e = environ; *e != nullptr; ++e) {
-    if (std::string(*e).rfind("KILN_FUSED_JIT_AVX512=", 0) != 0) env_strings.push_back(*e);
-  }
-  env_strings.push_back("KILN_FUSED_JIT_AVX512=0");
-  std::vector<char*> envp;
-  for (std::string& s : env_strings) envp.push_back(s.data());
-  envp.push_back(nullptr);
-  std::string exe = "/proc/self/exe";
-  std::string filter =
-      "--gtest_filter=CodegenFusedTest.RandomProgramsMatchTheInterpreter:"
-      "CodegenFusedTest.IntegerRunsMatchTheInterpreter";
-  char* argv[] = {exe.data(), filter.data(), nullptr};
-  pid_t pid;
-  ASSERT_EQ(posix_spawn(&pid, exe.c_str(), nullptr, nullptr, argv, envp.data()), 0);
-  int status = 0;
-  ASSERT_EQ(waitpid(pid, &status, 0), pid);
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 0) << "the random test failed with KILN_FUSED_JIT_AVX512=0";
+  RerunWithSwitchOff("KILN_FUSED_JIT_AVX512",
+                     "CodegenFusedTest.RandomProgramsMatchTheInterpreter:"
+                     "CodegenFusedTest.IntegerRunsMatchTheInterpreter");
 }
 
 }  // namespace

@@ -12,18 +12,14 @@
 
 #include "engine/fused_run.h"
 #include "lower/fused_plan.h"
-#include "program_test_util.h"
+#include "tests/cpp/fused_test_util.h"
+#include "tests/cpp/program_test_util.h"
 
 namespace kiln::testing {
 namespace {
 
 using lower::FusedPlan;
 using lower::Program;
-
-bool CodeExpected() {
-  const char* v = std::getenv("KILN_FUSED_JIT");
-  return __builtin_cpu_supports("avx") && !(v != nullptr && std::string(v) == "0");
-}
 
 // The program x * y + x, then `last` of it, over `n` elements of `t`; and its one fused plan.
 struct Built {
@@ -51,18 +47,7 @@ void ExpectSameAsInterpreter(const Program& p, uint32_t seed) {
   Values params(ParamTypes(p)), native(ResultTypes(p)), interpreted(ResultTypes(p));
   FillRandom(params, rng);
   ASSERT_TRUE(RunWithRunner(p, params, native).ok());
-  auto q = std::make_shared<Program>(p);
-  for (lower::Step& s : q->steps) {
-    if (s.fused == nullptr) continue;
-    auto plan = std::make_shared<FusedPlan>(*s.fused);
-    plan->native = nullptr;
-    plan->native_post = nullptr;
-    s.kernel.fn = [plan](lower::ExecContext&, std::span<const runtime::View> in,
-                         std::span<const runtime::View> out) {
-      return engine::RunFused(*plan, in, out);
-    };
-    s.fused = std::move(plan);
-  }
+  const std::shared_ptr<const Program> q = Interpreted(p);
   ASSERT_TRUE(RunWithRunner(*q, params, interpreted).ok());
   for (size_t r = 0; r < native.size(); ++r) {
     EXPECT_EQ(Difference(interpreted, native, r, true), "") << "result " << r;
