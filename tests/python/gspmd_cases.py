@@ -13,16 +13,15 @@ backend against device i of the other). Prints one JSON object: {case: {"ok": bo
 from __future__ import annotations
 
 import contextlib
-import json
 import os
-import sys
-import traceback
 
 import numpy as np
 
 import jax
 import jax.numpy as jnp
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+
+from case_runner import run_cases
 
 N = int(os.environ["KILN_DEVICE_COUNT"])
 RTOL, ATOL = 1e-5, 1e-6
@@ -287,18 +286,7 @@ def partially_manual_shard_map():
 
 
 def main():
-    results = {}
-    only = sys.argv[1:]
-    for name, fn in CASES.items():
-        if only and name not in only:
-            continue
-        try:
-            fn()
-            results[name] = {"ok": True, "detail": ""}
-        except Exception as e:  # reported per case
-            results[name] = {"ok": False, "detail": f"{type(e).__name__}: {e}\n"
-                             + "".join(traceback.format_exc(limit=-3))}
-    print(json.dumps(results))
+    run_cases(CASES)
 
 
 if __name__ == "__main__":

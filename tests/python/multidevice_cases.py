@@ -9,16 +9,15 @@ case can build the same mesh over N Kiln devices and over N CPU devices. Prints 
 
 from __future__ import annotations
 
-import json
 import os
-import sys
-import traceback
 
 import numpy as np
 
 import jax
 import jax.numpy as jnp
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+
+from case_runner import run_cases
 
 N = int(os.environ["KILN_DEVICE_COUNT"])
 AUTO = jax.sharding.AxisType.Auto
@@ -321,18 +320,7 @@ def sharded_jit_propagation():
 
 
 def main():
-    results = {}
-    only = sys.argv[1:]
-    for name, fn in CASES.items():
-        if only and name not in only:
-            continue
-        try:
-            fn()
-            results[name] = {"ok": True, "detail": ""}
-        except Exception as e:  # reported per case
-            results[name] = {"ok": False, "detail": f"{type(e).__name__}: {e}\n"
-                             + "".join(traceback.format_exc(limit=-3))}
-    print(json.dumps(results))
+    run_cases(CASES)
 
 
 if __name__ == "__main__":

@@ -11,15 +11,14 @@ partial sum of an einsum, as XLA:CPU gives it. Prints one JSON object {case: {"o
 
 from __future__ import annotations
 
-import json
-import sys
-import traceback
 
 import numpy as np
 
 import jax
 import jax.numpy as jnp
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+
+from case_runner import run_cases
 
 AUTO = jax.sharding.AxisType.Auto
 
@@ -227,18 +226,7 @@ def unreduced_dot_partial_sums_exported():
 
 
 def main():
-    results = {}
-    only = sys.argv[1:]
-    for name, fn in CASES.items():
-        if only and name not in only:
-            continue
-        try:
-            fn()
-            results[name] = {"ok": True, "detail": ""}
-        except Exception as e:  # reported per case
-            results[name] = {"ok": False, "detail": f"{type(e).__name__}: {e}\n"
-                             + "".join(traceback.format_exc(limit=-3))}
-    print(json.dumps(results))
+    run_cases(CASES)
 
 
 if __name__ == "__main__":
