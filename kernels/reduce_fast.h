@@ -32,6 +32,16 @@ bool UseSimd() {
   return false;
 }
 
+// Whether avx2::ReduceInts serves reducer K on T on this CPU.
+template <ReducerKind K, typename T>
+bool UseSimdInts() {
+  if constexpr ((std::is_same_v<T, int32_t> || std::is_same_v<T, uint32_t>)&&ReduceSimdIntKind(K)) {
+    static const bool available = ReduceSimdAvailable();
+    return available;
+  }
+  return false;
+}
+
 // acc[j] = Apply(acc[j], row[j]) for j in [0, n).
 template <ReducerKind K, typename T>
 void CombineRow(T* acc, const T* row, int64_t n) {
@@ -79,6 +89,10 @@ T FinishLeaf(const T* x, int64_t i, int64_t n, T acc[kLanes]) {
 
 template <ReducerKind K, typename T>
 T ReduceLeaf(const T* x, int64_t n) {
+  if constexpr (std::is_same_v<T, int32_t> || std::is_same_v<T, uint32_t>) {
+    // Any order gives these bits: the lanes' order is not kept.
+    if (UseSimdInts<K, T>()) return avx2::ReduceInts(K, x, n, ReducerFn<K, T>::Identity());
+  }
   T acc[kLanes];
   for (T& a : acc) a = ReducerFn<K, T>::Identity();
   int64_t i = 0;

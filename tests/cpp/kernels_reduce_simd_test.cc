@@ -157,6 +157,69 @@ TEST(ReduceTest, FourRowLoopMatchesTheOneRowLoop) {
   }
 }
 
+// The 32-bit integer folds give the scalar fold's result (wrapping adds and multiplies, signed and
+// unsigned maxima and minima, bitwise ops) for rows of every length from 0 to 100 and of odd
+// lengths past a leaf, with the extremes (wrap-around, the identities) mixed in.
+template <typename T>
+void ExpectIntFoldsMatchScalar() {
+  if (!kernels::ReduceSimdAvailable()) GTEST_SKIP() << "no AVX2 on this CPU";
+  using kernels::ReducerKind;
+  std::mt19937 rng(23);
+  const T specials[] = {std::numeric_limits<T>::min(), std::numeric_limits<T>::max(), T(0), T(1),
+                        static_cast<T>(-1)};
+  std::vector<int> lengths(101);
+  for (int n = 0; n <= 100; ++n) lengths[static_cast<size_t>(n)] = n;
+  for (int n : {333, 2047, 2049, 4099}) lengths.push_back(n);
+  for (ReducerKind kind :
+       {ReducerKind::kAdd, ReducerKind::kMultiply, ReducerKind::kMaximum, ReducerKind::kMinimum,
+        ReducerKind::kAnd, ReducerKind::kOr, ReducerKind::kXor}) {
+    for (int n : lengths) {
+      for (int trial = 0; trial < 4; ++trial) {
+        std::vector<T> x(static_cast<size_t>(n));
+        for (T& v : x) {
+          v = rng() % 6 == 0 ? specials[rng() % 5]
+              : trial % 2    ? static_cast<T>(rng())
+                             : static_cast<T>(static_cast<int32_t>(rng() % 2001) - 1000);
+        }
+        T want = 0, identity = 0;
+        auto fold = [&]<ReducerKind K>() {
+          using F = kernels::ReducerFn<K, T>;
+          identity = want = F::Identity();
+          for (T v : x) want = F::Apply(want, v);
+        };
+        switch (kind) {
+          case ReducerKind::kAdd:
+            fold.template operator()<ReducerKind::kAdd>();
+            break;
+          case ReducerKind::kMultiply:
+            fold.template operator()<ReducerKind::kMultiply>();
+            break;
+          case ReducerKind::kMaximum:
+            fold.template operator()<ReducerKind::kMaximum>();
+            break;
+          case ReducerKind::kMinimum:
+            fold.template operator()<ReducerKind::kMinimum>();
+            break;
+          case ReducerKind::kAnd:
+            fold.template operator()<ReducerKind::kAnd>();
+            break;
+          case ReducerKind::kOr:
+            fold.template operator()<ReducerKind::kOr>();
+            break;
+          default:
+            fold.template operator()<ReducerKind::kXor>();
+            break;
+        }
+        ASSERT_EQ(kernels::avx2::ReduceInts(kind, x.data(), n, identity), want)
+            << kernels::ReducerName(kind) << " n=" << n << " trial " << trial;
+      }
+    }
+  }
+}
+
+TEST(ReduceTest, IntFoldsMatchScalarInt32) { ExpectIntFoldsMatchScalar<int32_t>(); }
+TEST(ReduceTest, IntFoldsMatchScalarUint32) { ExpectIntFoldsMatchScalar<uint32_t>(); }
+
 // The arg-reduction loops (argmax / argmin with iota indices) give each output exactly the
 // sequential fold of JAX's reducer, value and index, for rows side by side and columns in blocks,
 // with ties, NaNs, infinities and signed zeros, from ordinary and NaN initial values.
