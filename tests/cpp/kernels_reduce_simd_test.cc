@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "kernels/families.h"
+#include "kernels/reduce_fast.h"
 #include "kernels/reduce_simd.h"
 #include "kernels_test_util.h"
 
@@ -219,6 +220,64 @@ void ExpectIntFoldsMatchScalar() {
 
 TEST(ReduceTest, IntFoldsMatchScalarInt32) { ExpectIntFoldsMatchScalar<int32_t>(); }
 TEST(ReduceTest, IntFoldsMatchScalarUint32) { ExpectIntFoldsMatchScalar<uint32_t>(); }
+
+// Short rows, alone or under reduced outer axes (ReduceShortRows, several outputs' chains side by
+// side) give each output exactly the one-output loop's bits: init, then each reduced offset's row
+// folded by ReducePairwise, in order. Odd sizes (a last group of fewer than kShortChains outputs),
+// NaNs, infinities and signed zeros, every reducer with a fast path on f32 and f64, and int32 sums.
+template <typename T>
+void ExpectShortRowsMatchTheOneOutputLoop() {
+  using kernels::ReducerKind;
+  namespace r = kernels::reduce;
+  std::mt19937 rng(31);
+  const T specials[] = {std::numeric_limits<T>::quiet_NaN(), std::numeric_limits<T>::infinity(),
+                        -std::numeric_limits<T>::infinity(), T(0), -T(0)};
+  const std::vector<int64_t> shapes[] = {{7, 13, 29}, {37, 53, 29}, {3, 4, 9, 2, 5},
+                                         {2, 17, 3},  {11, 29},     {9, 3}};
+  for (const std::vector<int64_t>& dims : shapes) {
+    // Reduce the first and last axes (and the middle one of the 5-D one).
+    // The 2-D ones: only the last axis (rows, ReduceRows).
+    std::vector<bool> reduced(dims.size(), false);
+    reduced.front() = dims.size() > 2;
+    reduced.back() = true;
+    if (dims.size() == 5) reduced[2] = true;
+    int64_t n = 1;
+    for (int64_t d : dims) n *= d;
+    std::vector<T> x(static_cast<size_t>(n));
+    for (T& v : x) {
+      v = rng() % 50 == 0 ? specials[rng() % 5]
+                          : static_cast<T>(static_cast<int>(rng() % 2001) - 1000) / T(7);
+    }
+    const r::ReduceGeometry g = r::AnalyzeReduce(dims, reduced);
+    ASSERT_LT(g.inner, r::kLanes);
+    auto check = [&]<ReducerKind K>() {
+      using F = kernels::ReducerFn<K, T>;
+      const T init = static_cast<T>(0.5);
+      std::vector<T> got(static_cast<size_t>(g.outer_kept));
+      r::ReduceFast<K, T>(g, x.data(), init, got.data());
+      for (int64_t p = 0; p < g.outer_kept; ++p) {
+        const T* base = x.data() + r::KeptOffset(g, p);
+        T want = init;
+        r::ForEachReducedOffset(g, [&](int64_t off) {
+          want = F::Apply(want, r::ReducePairwise<K, T>(base + off, g.inner));
+        });
+        ASSERT_TRUE(SameBitsOrBothNan(got[static_cast<size_t>(p)], want))
+            << kernels::ReducerName(K) << " output " << p << " of " << g.outer_kept;
+      }
+    };
+    check.template operator()<ReducerKind::kAdd>();
+    check.template operator()<ReducerKind::kMultiply>();
+    check.template operator()<ReducerKind::kMaximum>();
+    check.template operator()<ReducerKind::kMinimum>();
+  }
+}
+
+TEST(ReduceTest, ShortRowsMatchTheOneOutputLoopF32) {
+  ExpectShortRowsMatchTheOneOutputLoop<float>();
+}
+TEST(ReduceTest, ShortRowsMatchTheOneOutputLoopF64) {
+  ExpectShortRowsMatchTheOneOutputLoop<double>();
+}
 
 // The arg-reduction loops (argmax / argmin with iota indices) give each output exactly the
 // sequential fold of JAX's reducer, value and index, for rows side by side and columns in blocks,
