@@ -67,8 +67,9 @@ bool Foldable(const ir::Module& m, const ir::Op& dot, const ir::Op& transpose) {
   const int64_t nl = lhs.rank() - nb - static_cast<int64_t>(lc.size());
   const int64_t nr = rhs.rank() - nb - static_cast<int64_t>(rc.size());
   const ir::Type& result = m.type_of(dot.results[0]);
+  // Operands of one dtype only: a mixed pair might be lowered in one order and not the other.
   if (nl == 0 || nr == 0 || result.rank() != nb + nl + nr || out.rank() != result.rank() ||
-      out.dtype != result.dtype) {
+      out.dtype != result.dtype || lhs.dtype != rhs.dtype) {
     return false;
   }
   const ir::Attr* perm_attr = transpose.attr("permutation");
