@@ -167,6 +167,18 @@ bool TileEmitter::Plan() {
       wide_ = false;
     }
   }
+  // Untiled: the code's pointers are all inputs and outputs, at any element offset.
+  untiled_ = true;
+  for (int m = 0; m < Members(); ++m) {
+    const Member& mem = f_.members[static_cast<size_t>(m)];
+    if (mem.absolute) {
+      const bool one = mem.row_value && mem.in.size() == 1 && mem.in[0].kind == Ref::kInput &&
+                       f_.input_elements[static_cast<size_t>(mem.in[0].index)] == 1;
+      untiled_ = untiled_ && one;
+    } else if (Computes(m) && store_[static_cast<size_t>(m)] && mem.out.kind == Ref::kTemp) {
+      untiled_ = false;
+    }
+  }
   return any;
 }
 
@@ -318,6 +330,7 @@ std::shared_ptr<const lower::NativeTile> BuildNativeTile(const FusedPlan& plan, 
     DumpNativeCode("KILN_FUSED_JIT_DUMP", gen->getCode(), gen->getSize());
     auto native = std::make_shared<lower::NativeTile>();
     native->fn = gen->getCode<void (*)(void* const*, int64_t)>();
+    native->untiled = gen->Untiled();
     native->code = std::move(gen);
     AddTile(key, native);
     return native;

@@ -57,6 +57,8 @@ class TileEmitter : public Xbyak::CodeGenerator {
   // False when a member is not one the generator handles.
   bool Plan();
   void Generate();
+  // After Plan(): lower::NativeTile::untiled.
+  bool Untiled() const { return untiled_; }
 
  private:
   int Members() const { return static_cast<int>(f_.members.size()); }
@@ -159,6 +161,7 @@ class TileEmitter : public Xbyak::CodeGenerator {
   FusedPlan::Splat KnownSplat(const Ref& r, const std::vector<int>& temp_member) const;
   int rcp_count_ = 0;
   Xbyak::Address Rcp(int slot) { return qword[rsp + VB() * (values_ * kWays + 3) + 8 * slot]; }
+  bool untiled_ = false;
   std::vector<bool> store_;  // per member: its result goes to memory (an output, or read later)
   int values_ = 0;
   // Register state while emitting one body.

@@ -226,7 +226,7 @@ std::optional<Step> MakeFusedStep(const Program& p, const std::vector<const void
     const auto* c =
         static_cast<const std::byte*>(constant_of[static_cast<size_t>(fused.inputs[i])]);
     const auto width = static_cast<size_t>(f->input_widths[i]);
-    if (c == nullptr || input_absolute[i] || width > 8) continue;
+    if (c == nullptr || width > 8) continue;
     const auto bytes = static_cast<size_t>(f->input_elements[i]) * width;
     bool same = bytes >= width;
     for (size_t b = width; b < bytes && same; b += width) same = std::memcmp(c, c + b, width) == 0;

@@ -20,6 +20,9 @@ namespace kiln::lower {
 struct NativeTile {
   void (*fn)(void* const* ptrs, int64_t len) = nullptr;
   std::shared_ptr<const void> code;
+  // The code reads and writes no temporary's tile (every index map it reads is a one-element
+  // input's broadcast, every result it stores an output): it may run over many tiles at once.
+  bool untiled = false;
   void Run(void* const* ptrs, int64_t len) const { fn(ptrs, len); }
 };
 
