@@ -198,6 +198,12 @@ int64_t ComplexAbsBlocks(const std::complex<float>* x, float* y, int64_t n) {
   return 0;
 }
 
+int64_t ComplexAddBlocks(const std::complex<float>* a, const std::complex<float>* b,
+                         std::complex<float>* y, int64_t n, bool subtract) {
+  using namespace complex_simd;  // NOLINT
+  return ThePath() >= Path::kAvx2 ? AddAvx2(a, b, y, n, subtract) : 0;
+}
+
 int64_t ComplexMultiplyBlocks(const std::complex<double>* a, const std::complex<double>* b,
                               std::complex<double>* y, int64_t n) {
   using namespace complex_simd;  // NOLINT

@@ -18,6 +18,10 @@ namespace kiln::kernels::elementwise {
 struct AddOp {
   template <typename T>
   static constexpr bool kSupports = kIsFloat<T> || kIsInt<T> || kIsPred<T> || kIsComplex<T>;
+  static int64_t Blocks(const std::complex<float>* a, const std::complex<float>* b,
+                        std::complex<float>* y, int64_t n) {
+    return ComplexAddBlocks(a, b, y, n, false);
+  }
   template <typename C>
   C operator()(C a, C b) const {
     if constexpr (std::is_same_v<C, bool>)
@@ -32,6 +36,10 @@ struct AddOp {
 struct SubtractOp {
   template <typename T>
   static constexpr bool kSupports = kIsFloat<T> || kIsInt<T> || kIsComplex<T>;
+  static int64_t Blocks(const std::complex<float>* a, const std::complex<float>* b,
+                        std::complex<float>* y, int64_t n) {
+    return ComplexAddBlocks(a, b, y, n, true);
+  }
   template <typename C>
   C operator()(C a, C b) const {
     if constexpr (std::is_integral_v<C>)
