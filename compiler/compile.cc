@@ -11,6 +11,7 @@
 #include "compiler/inline_calls.h"
 #include "compiler/narrow_float.h"
 #include "compiler/program_builder.h"
+#include "compiler/spmd_partitioner.h"
 #include "compiler/verifier.h"
 #include "ingest/artifact_reader.h"
 #include "ingest/hlo_reader.h"
@@ -187,6 +188,11 @@ StatusOr<std::shared_ptr<const Executable>> CompileModule(std::shared_ptr<const 
     auto inlined = std::make_shared<ir::Module>(*module);
     InlineElementwiseCalls(*inlined);
     module = std::move(inlined);
+  }
+  // A sharded program whose every op has a rule runs per device (compiler/spmd_partitioner.h).
+  if (layouts.all_row_major) {
+    KILN_ASSIGN_OR_RETURN(std::shared_ptr<ir::Module> partitioned, PartitionSpmd(*module, options));
+    if (partitioned != nullptr) module = std::move(partitioned);
   }
   const ir::Function* main = module->MainFunction();
   auto exe = std::make_shared<Executable>();
