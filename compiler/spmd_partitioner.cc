@@ -304,10 +304,17 @@ StatusOr<std::shared_ptr<ir::Module>> PartitionSpmd(const ir::Module& module,
     }
   }
   // Nothing split at the boundary: the global program is every device's.
-  if (mesh == nullptr || mesh->name.empty() || mesh->num_devices() != options.num_partitions) {
+  if (mesh == nullptr || mesh->num_devices() != options.num_partitions) {
     return std::shared_ptr<ir::Module>();
   }
+  // Shardings are rewritten by name: the mesh must be one of the module's sdy.mesh ops (GSPMD's
+  // `mhlo.sharding` texts make meshes of their own).
   KILN_ASSIGN_OR_RETURN(lower::MeshTable meshes, lower::MeshTable::FromModule(module));
+  const lower::Mesh* named = meshes.Find(mesh->name);
+  if (named == nullptr || named->axis_names != mesh->axis_names ||
+      named->axis_sizes != mesh->axis_sizes || named->device_ids != mesh->device_ids) {
+    return std::shared_ptr<ir::Module>();
+  }
   auto out = std::make_shared<ir::Module>(module);
   ir::Function& fn =
       out->functions[static_cast<size_t>(out->MainFunction() - out->functions.data())];
