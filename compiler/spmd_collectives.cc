@@ -131,7 +131,8 @@ std::vector<std::vector<int64_t>> Rewriter::Groups(const std::vector<int>& axes)
       }
     }
     int64_t index = 0;
-    for (int a : axes) index = index * mesh_.axis_sizes[static_cast<size_t>(a)] + coords[static_cast<size_t>(a)];
+    for (int a : axes)
+      index = index * mesh_.axis_sizes[static_cast<size_t>(a)] + coords[static_cast<size_t>(a)];
     std::vector<int64_t>& members = groups[key];
     members.resize(static_cast<size_t>(width), -1);
     members[static_cast<size_t>(index)] =
@@ -214,10 +215,10 @@ StatusOr<ir::ValueId> Rewriter::SliceLocal(ir::ValueId v, TensorSharding& s,
     const ir::ValueId table =
         Emit("stablehlo.constant", {}, {table_type}, {{"value", I64Literal(offsets[k], {devices})}})
             .results[0];
-    const ir::ValueId entry = Emit("stablehlo.dynamic_slice", {table, index},
-                                   {ir::Type::Tensor(ir::DType::kS64, {1})},
-                                   {{"slice_sizes", I64Literal({1}, {1})}})
-                                  .results[0];
+    const ir::ValueId entry =
+        Emit("stablehlo.dynamic_slice", {table, index}, {ir::Type::Tensor(ir::DType::kS64, {1})},
+             {{"slice_sizes", I64Literal({1}, {1})}})
+            .results[0];
     starts.push_back(Emit("stablehlo.reshape", {entry}, {Scalar(ir::DType::kS64)}).results[0]);
     s.dims[k] = target.dims[k];
   }

@@ -107,8 +107,7 @@ class Walker {
                                  std::vector<ir::Type> types) {
       return Clone(original, std::move(values), std::move(types));
     };
-    KILN_ASSIGN_OR_RETURN(std::vector<Local> results,
-                          spmd::ApplyRule(rw_, op, operands, clone));
+    KILN_ASSIGN_OR_RETURN(std::vector<Local> results, spmd::ApplyRule(rw_, op, operands, clone));
     for (size_t k = 0; k < op.results.size() && k < results.size(); ++k) {
       Bind(op.results[k], std::move(results[k]));
     }
@@ -137,8 +136,7 @@ class Walker {
   }
 
   StatusOr<ir::Region> CloneRegion(const ir::Region& region,
-                                   std::unordered_map<ir::ValueId, ir::ValueId>& inner,
-                                   int depth) {
+                                   std::unordered_map<ir::ValueId, ir::ValueId>& inner, int depth) {
     if (depth > 64) return Unimplemented("regions nested too deeply");
     ir::Module& m = rw_.module();
     ir::Region out;
@@ -218,8 +216,7 @@ Status Rewrite(ir::Module& out, ir::Function& fn, const lower::SpmdLayout& layou
   Walker walker(rw, meshes);
   for (size_t i = 0; i < main_block.args.size(); ++i) {
     const lower::ValueLayout& v = layout.args[i];
-    TensorSharding s =
-        SplitsNothing(v.sharding) ? rw.Replicated(v.global.dims.size()) : v.sharding;
+    TensorSharding s = SplitsNothing(v.sharding) ? rw.Replicated(v.global.dims.size()) : v.sharding;
     const ir::ValueId local = out.AddValue(Rewriter::LocalType(v.global, s));
     body.args.push_back(local);
     walker.Bind(main_block.args[i], {local, std::move(s)});
@@ -247,7 +244,8 @@ Status Rewrite(ir::Module& out, ir::Function& fn, const lower::SpmdLayout& layou
   manual.foreign = true;
   manual.loc = ret.loc;
   manual.operands = main_block.args;
-  for (const lower::ValueLayout& v : layout.results) manual.results.push_back(out.AddValue(v.global));
+  for (const lower::ValueLayout& v : layout.results)
+    manual.results.push_back(out.AddValue(v.global));
   std::vector<ir::Attr> axes;
   for (const std::string& name : mesh.axis_names) axes.push_back(ir::Attr::String(name));
   manual.attrs = {{"in_shardings", ShardingList(rw, layout.args)},
@@ -279,10 +277,11 @@ Status Rewrite(ir::Module& out, ir::Function& fn, const lower::SpmdLayout& layou
 }  // namespace
 
 StatusOr<std::shared_ptr<ir::Module>> PartitionSpmd(const ir::Module& module,
-                                                     const ingest::CompileOptions& options) {
-  if (options.num_replicas != 1 || options.num_partitions <= 1) return std::shared_ptr<ir::Module>();
-  if (const char* env = std::getenv("KILN_SPMD_PARTITIONER"); env != nullptr &&
-                                                              std::string(env) == "0") {
+                                                    const ingest::CompileOptions& options) {
+  if (options.num_replicas != 1 || options.num_partitions <= 1)
+    return std::shared_ptr<ir::Module>();
+  if (const char* env = std::getenv("KILN_SPMD_PARTITIONER");
+      env != nullptr && std::string(env) == "0") {
     return std::shared_ptr<ir::Module>();
   }
   const ir::Function* main = module.MainFunction();
@@ -292,9 +291,8 @@ StatusOr<std::shared_ptr<ir::Module>> PartitionSpmd(const ir::Module& module,
       if (!t.is_tensor() || !t.has_static_shape()) return std::shared_ptr<ir::Module>();
     }
   }
-  KILN_ASSIGN_OR_RETURN(
-      lower::SpmdLayout layout,
-      PlanPartitions(module, *main, main->arg_types, main->result_types, options));
+  KILN_ASSIGN_OR_RETURN(lower::SpmdLayout layout, PlanPartitions(module, *main, main->arg_types,
+                                                                 main->result_types, options));
   if (layout.per_device || !layout.partial_sums.empty()) return std::shared_ptr<ir::Module>();
   const lower::Mesh* mesh = nullptr;
   for (const auto* values : {&layout.args, &layout.results}) {
@@ -318,7 +316,8 @@ StatusOr<std::shared_ptr<ir::Module>> PartitionSpmd(const ir::Module& module,
   auto out = std::make_shared<ir::Module>(module);
   ir::Function& fn =
       out->functions[static_cast<size_t>(out->MainFunction() - out->functions.data())];
-  if (!Rewrite(*out, fn, layout, *mesh, meshes).ok()) return std::shared_ptr<ir::Module>();  // stays global
+  if (!Rewrite(*out, fn, layout, *mesh, meshes).ok())
+    return std::shared_ptr<ir::Module>();  // stays global
   if (!VerifyModule(*out).ok()) return std::shared_ptr<ir::Module>();
   return out;
 }

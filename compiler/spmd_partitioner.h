@@ -48,6 +48,6 @@ namespace kiln::compiler {
 // The per-device form of `module` when every op of @main has a rule, else null (the program stays
 // in global view). Errors are those of PlanPartitions on the original program.
 StatusOr<std::shared_ptr<ir::Module>> PartitionSpmd(const ir::Module& module,
-                                                     const ingest::CompileOptions& options);
+                                                    const ingest::CompileOptions& options);
 
 }  // namespace kiln::compiler

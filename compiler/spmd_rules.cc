@@ -48,16 +48,24 @@ bool SameRefs(const std::vector<AxisRef>& a, const std::vector<AxisRef>& b) {
 // Ops whose result depends on the device that runs them, or that have effects: never copied
 // into the per-device body.
 bool PlaceBound(const ir::Op& op) {
-  static const std::set<std::string_view> kNames = {
-      "stablehlo.all_gather",      "stablehlo.all_reduce",
-      "stablehlo.reduce_scatter",  "stablehlo.all_to_all",
-      "stablehlo.collective_permute", "stablehlo.collective_broadcast",
-      "stablehlo.partition_id",    "stablehlo.replica_id",
-      "stablehlo.custom_call",     "stablehlo.infeed",
-      "stablehlo.outfeed",         "stablehlo.send",
-      "stablehlo.recv",            "stablehlo.rng",
-      "stablehlo.after_all",       "stablehlo.create_token",
-      "func.call",                 "stablehlo.composite"};
+  static const std::set<std::string_view> kNames = {"stablehlo.all_gather",
+                                                    "stablehlo.all_reduce",
+                                                    "stablehlo.reduce_scatter",
+                                                    "stablehlo.all_to_all",
+                                                    "stablehlo.collective_permute",
+                                                    "stablehlo.collective_broadcast",
+                                                    "stablehlo.partition_id",
+                                                    "stablehlo.replica_id",
+                                                    "stablehlo.custom_call",
+                                                    "stablehlo.infeed",
+                                                    "stablehlo.outfeed",
+                                                    "stablehlo.send",
+                                                    "stablehlo.recv",
+                                                    "stablehlo.rng",
+                                                    "stablehlo.after_all",
+                                                    "stablehlo.create_token",
+                                                    "func.call",
+                                                    "stablehlo.composite"};
   if (kNames.count(op.name) != 0 || op.foreign) return true;
   const std::string_view name = op.name;
   if (name.rfind("sdy.", 0) == 0 || name.rfind("kiln.", 0) == 0) return true;
@@ -195,17 +203,16 @@ StatusOr<Results> Reduce(Rewriter& rw, const ir::Op& op, const std::vector<Local
     // Each device starts from the init: an add needs it to be zero.
     if (*kind == kernels::ReducerKind::kAdd) {
       const ir::Op* init = rw.Defining(in[1].value);
-      const ir::Attr* value = init != nullptr && init->name == "stablehlo.constant"
-                                  ? init->attr("value")
-                                  : nullptr;
+      const ir::Attr* value =
+          init != nullptr && init->name == "stablehlo.constant" ? init->attr("value") : nullptr;
       if (value == nullptr || value->kind != ir::Attr::Kind::kElements ||
           std::any_of(value->data.begin(), value->data.end(), [](uint8_t b) { return b != 0; })) {
         return NoRule(op, "a sum over split dims from a nonzero init");
       }
     }
   }
-  KILN_ASSIGN_OR_RETURN(std::vector<ir::ValueId> r, clone(op, {in[0].value, in[1].value},
-                                                          {Rewriter::LocalType(out, target)}));
+  KILN_ASSIGN_OR_RETURN(std::vector<ir::ValueId> r,
+                        clone(op, {in[0].value, in[1].value}, {Rewriter::LocalType(out, target)}));
   ir::ValueId v = r[0];
   if (!axes.empty()) {
     std::sort(axes.begin(), axes.end());
@@ -227,8 +234,8 @@ StatusOr<Results> DotGeneral(Rewriter& rw, const ir::Op& op, const std::vector<L
     return std::all_of(dims.begin(), dims.end(),
                        [&](int64_t d) { return d >= 0 && static_cast<size_t>(d) < rank; });
   };
-  if (lb.size() != rb.size() || lc.size() != rc.size() || !valid(lb, lrank) ||
-      !valid(rb, rrank) || !valid(lc, lrank) || !valid(rc, rrank)) {
+  if (lb.size() != rb.size() || lc.size() != rc.size() || !valid(lb, lrank) || !valid(rb, rrank) ||
+      !valid(lc, lrank) || !valid(rc, rrank)) {
     return NoRule(op, "malformed");
   }
   auto& l = lhs.dims;
@@ -308,7 +315,8 @@ StatusOr<std::vector<Local>> ApplyRule(Rewriter& rw, const ir::Op& op,
     for (ir::ValueId v : op.results) types.push_back(rw.module().type_of(v));
     KILN_ASSIGN_OR_RETURN(std::vector<ir::ValueId> r, clone(op, std::move(values), types));
     Results out;
-    for (size_t k = 0; k < r.size(); ++k) out.push_back({r[k], rw.Replicated(types[k].dims.size())});
+    for (size_t k = 0; k < r.size(); ++k)
+      out.push_back({r[k], rw.Replicated(types[k].dims.size())});
     return out;
   }
   if (op.results.size() != 1 || !op.regions.empty()) {

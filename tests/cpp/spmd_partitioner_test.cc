@@ -142,8 +142,8 @@ TEST(SpmdPartitionerTest, ReduceOverASplitDimIsCombinedAcrossDevices) {
   ASSERT_TRUE(m.ok() && *m != nullptr);
   const ir::Block* body = Body(**m);
   ASSERT_NE(body, nullptr);
-  EXPECT_EQ(OpNames(*body), (Names{"stablehlo.constant", "stablehlo.reduce",
-                                   "stablehlo.all_reduce", "sdy.return"}));
+  EXPECT_EQ(OpNames(*body), (Names{"stablehlo.constant", "stablehlo.reduce", "stablehlo.all_reduce",
+                                   "sdy.return"}));
   EXPECT_EQ((*m)->type_of(body->ops[1].results[0]).dims, (std::vector<int64_t>{2}));
 }
 
