@@ -2,8 +2,9 @@
 // propagation XLA runs: the sharding each value would have, so that a result whose sharding the
 // program leaves open is placed on the devices as XLA places it (and as JAX then reports it).
 //
-// Kiln computes @main in global view whatever the shardings say (compiler/partition.h), so a
-// propagated sharding changes only which piece of a result each device holds, never a value.
+// In global view (compiler/partition.h) a propagated sharding changes only which piece of a result
+// each device holds, never a value; the SPMD partitioner (compiler/spmd_partitioner.h) gives the
+// results of the programs it rewrites the shardings PlanPartitions computes from it.
 //
 // Shardings start at @main's arguments, sharding constraints (`sdy.sharding_constraint`,
 // `sdy.reshard`) and manual computations' results, and flow forward through:
