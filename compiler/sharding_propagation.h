@@ -60,6 +60,15 @@ class ShardingPropagation {
   int64_t visits_ = 0;
 };
 
+// Reshape's rule: the operand's dim splits (`in`, per dim of `from`) as the result's (per dim of
+// `to`). Dims are grouped into runs whose sizes multiply to the same number; a run of one dim
+// keeps its axes, one dim split into several gives its axes to the first of them larger than 1
+// (its blocks stay contiguous when that dim divides evenly), several merged into one take the
+// axes of the first larger than 1 when the others are whole. Any other split is dropped.
+std::vector<std::vector<lower::AxisRef>> ReshapeShardingDims(
+    const std::vector<std::vector<lower::AxisRef>>& in, const std::vector<int64_t>& from,
+    const std::vector<int64_t>& to);
+
 // Whether two shardings place a value alike (same mesh, axes per dim, unreduced axes).
 bool SameSharding(const lower::TensorSharding& a, const lower::TensorSharding& b);
 

@@ -18,6 +18,10 @@
 //   clamp, ...): operands of the result's shape resharded to the first sharded one's sharding;
 //   rank-0 operands pass whole;
 // - broadcast_in_dim and transpose: the operand's splits follow its dims;
+// - reshape: as sharding propagation maps the dims (ReshapeShardingDims), when every split carries
+//   over (each device's piece stays one contiguous block);
+// - slice: split dims taken whole, the others sliced locally; concatenate: operands resharded to
+//   the first split one's sharding, the joined dim whole;
 // - reduce (one operand, a binary add/multiply/max/min/and/or body): local reduce, then all_reduce
 //   over the axes that split reduced dims (an add needs a zero init, a multiply a one);
 // - dot_general: batch dims split alike stay; contracting dims split alike in both operands give
@@ -32,7 +36,7 @@
 // no rule on a sharded operand (the pass does not gather to replicated, which would compute the
 // op on every device), ops that depend on where they run or have effects (collectives,
 // partition_id, custom_call, infeed/outfeed, send/recv, rng, tokens), manual computations
-// (shard_map), unreduced values, sub-axes, meshes with explicit device ids, several meshes,
+// (shard_map), unreduced values, sub-axes, shardings on another mesh than the boundary's,
 // uneven splits (PlanPartitions refuses those anyway), several replicas, entry layouts other than
 // row-major. KILN_SPMD_PARTITIONER=0 in the environment keeps every program in global view.
 #pragma once

@@ -6,6 +6,7 @@
 #include <string_view>
 #include <utility>
 
+#include "compiler/sharding_propagation.h"
 #include "compiler/spmd_rewriter.h"
 #include "kernels/families.h"
 #include "kernels/scalar_body.h"
@@ -47,7 +48,19 @@ bool SameRefs(const std::vector<AxisRef>& a, const std::vector<AxisRef>& b) {
 
 // Ops whose result depends on the device that runs them, or that have effects: never copied
 // into the per-device body.
-bool PlaceBound(const ir::Op& op) {
+bool PlaceBound(const ir::Module& m, const ir::Op& op, int depth = 0) {
+  if (depth > 16) return true;
+  if (op.name == "func.call") {  // inside a region: as placebound as what it calls
+    const ir::Attr* callee = op.attr("callee");
+    const ir::Function* fn = callee != nullptr ? m.FindFunction(callee->str) : nullptr;
+    if (fn == nullptr) return true;
+    for (const ir::Block& block : fn->body.blocks) {
+      for (const ir::Op& inner : block.ops) {
+        if (inner.name != "func.return" && PlaceBound(m, inner, depth + 1)) return true;
+      }
+    }
+    return false;
+  }
   static const std::set<std::string_view> kNames = {"stablehlo.all_gather",
                                                     "stablehlo.all_reduce",
                                                     "stablehlo.reduce_scatter",
@@ -72,7 +85,7 @@ bool PlaceBound(const ir::Op& op) {
   for (const ir::Region& region : op.regions) {
     for (const ir::Block& block : region.blocks) {
       for (const ir::Op& inner : block.ops) {
-        if (inner.name != "stablehlo.return" && PlaceBound(inner)) return true;
+        if (inner.name != "stablehlo.return" && PlaceBound(m, inner, depth + 1)) return true;
       }
     }
   }
@@ -151,6 +164,90 @@ StatusOr<Results> Transpose(Rewriter& rw, const ir::Op& op, const std::vector<Lo
   }
   KILN_ASSIGN_OR_RETURN(std::vector<ir::ValueId> r,
                         clone(op, {in[0].value}, {Rewriter::LocalType(out, target)}));
+  return Results{{r[0], target}};
+}
+
+StatusOr<Results> Reshape(Rewriter& rw, const ir::Op& op, const std::vector<Local>& in,
+                          const CloneFn& clone) {
+  const ir::Type out = rw.module().type_of(op.results[0]);
+  const std::vector<int64_t> from = rw.module().type_of(op.operands[0]).dims;
+  TensorSharding target = rw.Replicated(out.dims.size());
+  target.dims = ReshapeShardingDims(in[0].sharding.dims, from, out.dims);
+  if (target.dims.size() != out.dims.size()) return NoRule(op, "malformed");
+  // Every split must carry over (each device's piece stays one contiguous block).
+  std::vector<int> before, after;
+  for (const auto& refs : in[0].sharding.dims) {
+    for (const AxisRef& ref : refs) before.push_back(ref.axis);
+  }
+  for (size_t d = 0; d < target.dims.size(); ++d) {
+    for (const AxisRef& ref : target.dims[d]) after.push_back(ref.axis);
+    const int64_t blocks = target.BlockCount(d);
+    if (blocks > 1 && out.dims[d] % blocks != 0) return NoRule(op, "an uneven split");
+  }
+  std::sort(before.begin(), before.end());
+  std::sort(after.begin(), after.end());
+  if (before != after) return NoRule(op, "a reshape that moves a split across dims");
+  KILN_ASSIGN_OR_RETURN(std::vector<ir::ValueId> r,
+                        clone(op, {in[0].value}, {Rewriter::LocalType(out, target)}));
+  return Results{{r[0], target}};
+}
+
+StatusOr<Results> Slice(Rewriter& rw, const ir::Op& op, const std::vector<Local>& in,
+                        const CloneFn& clone) {
+  const ir::Type out = rw.module().type_of(op.results[0]);
+  const std::vector<int64_t> from = rw.module().type_of(op.operands[0]).dims;
+  const auto start = Ints(op, "start_indices"), limit = Ints(op, "limit_indices"),
+             strides = Ints(op, "strides");
+  if (!start || !limit || !strides || start->size() != from.size() ||
+      limit->size() != from.size() || strides->size() != from.size()) {
+    return NoRule(op, "malformed");
+  }
+  // Dims that are split must be taken whole; each device slices its piece of the others.
+  const TensorSharding& s = in[0].sharding;
+  std::vector<int64_t> local_limit = *limit;
+  for (size_t d = 0; d < from.size(); ++d) {
+    if (s.dims[d].empty()) continue;
+    if ((*start)[d] != 0 || (*limit)[d] != from[d] || (*strides)[d] != 1) {
+      return NoRule(op, "a slice of a split dim");
+    }
+    local_limit[d] = from[d] / s.BlockCount(d);
+  }
+  ir::Op local = op;
+  for (ir::NamedAttr& a : local.attrs) {
+    if (a.name == "limit_indices") {
+      a.value = I64Literal(local_limit, {static_cast<int64_t>(local_limit.size())});
+    }
+  }
+  TensorSharding target = s;
+  KILN_ASSIGN_OR_RETURN(std::vector<ir::ValueId> r,
+                        clone(local, {in[0].value}, {Rewriter::LocalType(out, target)}));
+  return Results{{r[0], target}};
+}
+
+StatusOr<Results> Concatenate(Rewriter& rw, const ir::Op& op, const std::vector<Local>& in,
+                              const CloneFn& clone) {
+  const ir::Type out = rw.module().type_of(op.results[0]);
+  const ir::Attr* dim_attr = op.attr("dimension");
+  const std::optional<int64_t> axis = dim_attr != nullptr ? dim_attr->AsInt() : std::nullopt;
+  if (!axis.has_value() || *axis < 0 || static_cast<size_t>(*axis) >= out.dims.size()) {
+    return NoRule(op, "malformed");
+  }
+  TensorSharding target = rw.Replicated(out.dims.size());
+  for (const Local& l : in) {
+    if (!SplitsNothing(l.sharding) && l.sharding.dims.size() == out.dims.size()) {
+      target = l.sharding;
+      break;
+    }
+  }
+  target.dims[static_cast<size_t>(*axis)].clear();  // the joined dim is whole
+  std::vector<ir::ValueId> operands;
+  for (const Local& l : in) {
+    if (l.sharding.dims.size() != out.dims.size()) return NoRule(op, "malformed");
+    KILN_ASSIGN_OR_RETURN(Local r, rw.Reshard(l, target));
+    operands.push_back(r.value);
+  }
+  KILN_ASSIGN_OR_RETURN(std::vector<ir::ValueId> r,
+                        clone(op, std::move(operands), {Rewriter::LocalType(out, target)}));
   return Results{{r[0], target}};
 }
 
@@ -305,7 +402,8 @@ StatusOr<Results> DotGeneral(Rewriter& rw, const ir::Op& op, const std::vector<L
 StatusOr<std::vector<Local>> ApplyRule(Rewriter& rw, const ir::Op& op,
                                        const std::vector<Local>& operands, const CloneFn& clone) {
   if (!AllTensors(rw.module(), op)) return NoRule(op, "values that are not tensors");
-  if (PlaceBound(op)) return NoRule(op, "depends on the device or has effects");
+  if (op.name == "func.call" || PlaceBound(rw.module(), op))
+    return NoRule(op, "depends on the device or has effects");
   bool sharded = false;
   for (const Local& l : operands) sharded = sharded || !SplitsNothing(l.sharding);
   if (!sharded) {  // every operand whole: the op runs as it is on every device
@@ -332,6 +430,11 @@ StatusOr<std::vector<Local>> ApplyRule(Rewriter& rw, const ir::Op& op,
   if (op.name == "stablehlo.transpose" && operands.size() == 1) {
     return Transpose(rw, op, operands, clone);
   }
+  if (op.name == "stablehlo.reshape" && operands.size() == 1) {
+    return Reshape(rw, op, operands, clone);
+  }
+  if (op.name == "stablehlo.slice" && operands.size() == 1) return Slice(rw, op, operands, clone);
+  if (op.name == "stablehlo.concatenate") return Concatenate(rw, op, operands, clone);
   const lower::OpDef* def = kernels::Registry().Find(op.name);
   if (def != nullptr && def->family == "elementwise") return Elementwise(rw, op, operands, clone);
   return NoRule(op, "no rule for sharded operands");

@@ -13,11 +13,12 @@
 namespace kiln {
 namespace {
 
-StatusOr<std::shared_ptr<ir::Module>> Partition(const std::string& main) {
+StatusOr<std::shared_ptr<ir::Module>> Partition(const std::string& main,
+                                                const std::string& mesh = "<[\"x\"=2, \"y\"=2]>") {
   const std::string text =
       "module @m attributes {mhlo.num_partitions = 4 : i32, mhlo.num_replicas = 1 : i32} {\n"
-      "  sdy.mesh @mesh = <[\"x\"=2, \"y\"=2]>\n" +
-      main + "}";
+      "  sdy.mesh @mesh = " +
+      mesh + "\n" + main + "}";
   KILN_ASSIGN_OR_RETURN(ir::Module module, ingest::ReadStableHloText(text));
   ingest::CompileOptions options;
   options.num_partitions = 4;
@@ -76,6 +77,17 @@ TEST(SpmdPartitionerTest, FsdpGathersTheRhsContractingDim) {
   EXPECT_EQ((*m)->type_of(body->args[0]).dims, (std::vector<int64_t>{4, 2}));
   EXPECT_EQ((*m)->type_of(body->args[1]).dims, (std::vector<int64_t>{1, 8}));
   EXPECT_EQ((*m)->type_of(body->ops[1].results[0]).dims, (std::vector<int64_t>{4, 8}));
+}
+
+TEST(SpmdPartitionerTest, GroupsFollowTheMeshsDeviceIds) {
+  auto m = Partition(Dot(R"({"x"}, {})", R"({"x"}, {})", R"({"x"}, {})"),
+                     "<[\"x\"=2, \"y\"=2], device_ids=[3, 2, 1, 0]>");
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  ASSERT_NE(*m, nullptr);
+  const ir::Block* body = Body(**m);
+  ASSERT_NE(body, nullptr);
+  // Mesh positions (0, y) and (1, y) hold devices {3, 1} (y = 0) and {2, 0} (y = 1).
+  EXPECT_EQ(body->ops.at(0).attr("replica_groups")->AsInts(), (std::vector<int64_t>{3, 1, 2, 0}));
 }
 
 TEST(SpmdPartitionerTest, HalfTpGathersTheLhsContractingDim) {
@@ -163,6 +175,37 @@ TEST(SpmdPartitionerTest, AnOpWithoutARuleOnASplitOperandStaysGlobal) {
   func.func public @main(%arg0: tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) -> (tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) {
     %0 = stablehlo.reverse %arg0, dims = [0] : tensor<8x4xf32>
     return %0 : tensor<8x4xf32>
+  })");
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  EXPECT_EQ(*m, nullptr);
+}
+
+TEST(SpmdPartitionerTest, ReshapeKeepsASplitThatStaysOneBlock) {
+  auto m = Partition(R"(
+  func.func public @main(%arg0: tensor<8x6xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) -> (tensor<48xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}]>}) {
+    %0 = stablehlo.reshape %arg0 : (tensor<8x6xf32>) -> tensor<48xf32>
+    return %0 : tensor<48xf32>
+  })");
+  ASSERT_TRUE(m.ok() && *m != nullptr);
+  const ir::Block* body = Body(**m);
+  ASSERT_NE(body, nullptr);
+  EXPECT_EQ(OpNames(*body), (Names{"stablehlo.reshape", "sdy.return"}));
+  EXPECT_EQ((*m)->type_of(body->ops[0].results[0]).dims, (std::vector<int64_t>{24}));
+  // Splitting the minor dim of the merged pair would not be one block per device: global.
+  auto moved = Partition(R"(
+  func.func public @main(%arg0: tensor<6x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"x"}]>}) -> (tensor<48xf32>) {
+    %0 = stablehlo.reshape %arg0 : (tensor<6x8xf32>) -> tensor<48xf32>
+    return %0 : tensor<48xf32>
+  })");
+  ASSERT_TRUE(moved.ok()) << moved.status().ToString();
+  EXPECT_EQ(*moved, nullptr);
+}
+
+TEST(SpmdPartitionerTest, SliceOfASplitDimStaysGlobal) {
+  auto m = Partition(R"(
+  func.func public @main(%arg0: tensor<8x6xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) -> (tensor<4x6xf32>) {
+    %0 = stablehlo.slice %arg0 [0:4, 0:6] : (tensor<8x6xf32>) -> tensor<4x6xf32>
+    return %0 : tensor<4x6xf32>
   })");
   ASSERT_TRUE(m.ok()) << m.status().ToString();
   EXPECT_EQ(*m, nullptr);

@@ -33,8 +33,9 @@ def case(fn):
     return fn
 
 
-def mesh(platform, axis_type=AUTO):
-    devices = np.array(jax.devices(platform)[:N]).reshape(2, N // 2)
+def mesh(platform, axis_type=AUTO, reverse=False):
+    devices = jax.devices(platform)[:N]
+    devices = np.array(devices[::-1] if reverse else devices).reshape(2, N // 2)
     return Mesh(devices, ("x", "y"), axis_types=(axis_type, axis_type))
 
 
@@ -44,11 +45,11 @@ def close(got, want):
     np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL)
 
 
-def run(fn, args, specs, axis_type=AUTO, collectives=()):
+def run(fn, args, specs, axis_type=AUTO, collectives=(), reverse=False):
     """Runs jit(fn) on Kiln and on CPU, args placed by `specs`; compares values and shardings."""
     outs = {}
     for platform in ("kiln", "cpu"):
-        m = mesh(platform, axis_type)
+        m = mesh(platform, axis_type, reverse)
         with jax.set_mesh(m):
             placed = [jax.device_put(a, NamedSharding(m, s)) for a, s in zip(args, specs)]
             jitted = jax.jit(fn)
@@ -100,6 +101,15 @@ for _name in DOT_COMBOS:
 
 
 @case
+def fsdp_on_a_reversed_mesh():
+    # The mesh lists the devices in reverse (its sdy.mesh has device_ids): groups follow them.
+    rng = np.random.default_rng(7)
+    a = rng.normal(size=(2 * N, N)).astype(np.float32)
+    run(lambda x, y: jnp.sin(x @ y), [a, a.T], [P("x", None), P("x", None)], EXPLICIT,
+        ("all-gather",), reverse=True)
+
+
+@case
 def elementwise_chain():
     rng = np.random.default_rng(2)
     a = rng.normal(size=(4 * N, 8)).astype(np.float32)
@@ -126,6 +136,19 @@ def reshard_by_constraint():
         return jnp.transpose(y) * 3.0
 
     run(f, [a], [P("x", "y")], collectives=("all-gather",))
+
+
+@case
+def reshape_slice_concatenate():
+    rng = np.random.default_rng(6)
+    a = rng.normal(size=(4 * N, 8)).astype(np.float32)
+
+    def f(x):
+        y = x.reshape(4 * N, 2, 4)            # the split dim kept
+        z = jnp.concatenate([y[:, :, 1:3], y[:, :, :1]], axis=2)  # unsplit dims sliced, joined
+        return z.reshape(4 * N, 6) * 2.0, x.reshape(32 * N)      # merged: the split dim first
+
+    run(f, [a], [P("x")])
 
 
 @case

@@ -2,8 +2,8 @@
 
 The cases (spmd_cases.py) run in a fresh process with KILN_DEVICE_COUNT=N (4 and 8) and N CPU
 devices on a (2, N/2) mesh ('x', 'y'): dot_general with each sharding combination of JAX's
-export_test.py (x_y, x_None, contracting2, fsdp, half_tp) and its gradients, an elementwise chain
-with a resharded operand, reductions over split dims, a sharding constraint that moves the split,
+export_test.py (x_y, x_None, contracting2, fsdp, half_tp) and its gradients (also on a mesh listing the devices in reverse), an elementwise chain
+with a resharded operand, reductions over split dims, a sharding constraint that moves the split, reshapes, slices and concatenations,
 and a data-parallel MLP with its gradient. Each requires the CPU backend's values (rtol 1e-5,
 atol 1e-6), `out.sharding.spec` and shard shapes, and that Kiln ran the per-device program (with
 the all-gather or all-reduce the case needs in `compiled.as_text()`).
@@ -21,9 +21,19 @@ import pytest
 from conftest import SELFCHECK
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-CASES = ["dot_x_y", "dot_x_None", "dot_contracting2", "dot_fsdp", "dot_half_tp",
-         "elementwise_chain", "reductions_over_split_dims", "reshard_by_constraint",
-         "data_parallel_mlp_and_grad"]
+CASES = [
+    "dot_x_y",
+    "dot_x_None",
+    "dot_contracting2",
+    "dot_fsdp",
+    "dot_half_tp",
+    "fsdp_on_a_reversed_mesh",
+    "elementwise_chain",
+    "reductions_over_split_dims",
+    "reshard_by_constraint",
+    "reshape_slice_concatenate",
+    "data_parallel_mlp_and_grad",
+]
 DEVICE_COUNTS = [4, 8]
 
 pytestmark = pytest.mark.requires_kiln
