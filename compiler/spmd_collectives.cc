@@ -198,17 +198,31 @@ StatusOr<ir::ValueId> Rewriter::SliceLocal(ir::ValueId v, TensorSharding& s,
     for (size_t k = 0; k < from.dims.size(); ++k) offsets[k].push_back(box.offsets[k]);
     if (d == 0) local.dims = box.dims;
   }
+  for (size_t k = 0; k < from.dims.size(); ++k) {
+    if (!cut.dims[k].empty()) s.dims[k] = target.dims[k];
+  }
+  // A broadcast scalar (`x + 1`'s 1) is broadcast again at the local shape instead of sliced.
+  if (const ir::Op* def = Defining(v);
+      def != nullptr && def->name == "stablehlo.broadcast_in_dim" && def->operands.size() == 1 &&
+      m_.type_of(def->operands[0]).dims.empty()) {
+    const ir::Op copy = *def;
+    return Emit(copy.name, copy.operands, {local}, copy.attrs).results[0];
+  }
   const ir::ValueId index = PartitionIndex();
-  ir::ValueId zero = -1;
   std::vector<ir::ValueId> starts;
   for (size_t k = 0; k < from.dims.size(); ++k) {
     if (cut.dims[k].empty()) {
-      if (zero < 0) {
-        zero = Emit("stablehlo.constant", {}, {Scalar(ir::DType::kS64)},
-                    {{"value", I64Literal({0}, {})}})
-                   .results[0];
+      if (zero_ < 0) {
+        zero_ = Emit("stablehlo.constant", {}, {Scalar(ir::DType::kS64)},
+                     {{"value", I64Literal({0}, {})}})
+                    .results[0];
       }
-      starts.push_back(zero);
+      starts.push_back(zero_);
+      continue;
+    }
+    auto cached = offsets_.find(offsets[k]);
+    if (cached != offsets_.end()) {
+      starts.push_back(cached->second);
       continue;
     }
     const ir::Type table_type = ir::Type::Tensor(ir::DType::kS64, {devices});
@@ -219,8 +233,10 @@ StatusOr<ir::ValueId> Rewriter::SliceLocal(ir::ValueId v, TensorSharding& s,
         Emit("stablehlo.dynamic_slice", {table, index}, {ir::Type::Tensor(ir::DType::kS64, {1})},
              {{"slice_sizes", I64Literal({1}, {1})}})
             .results[0];
-    starts.push_back(Emit("stablehlo.reshape", {entry}, {Scalar(ir::DType::kS64)}).results[0]);
-    s.dims[k] = target.dims[k];
+    const ir::ValueId start =
+        Emit("stablehlo.reshape", {entry}, {Scalar(ir::DType::kS64)}).results[0];
+    offsets_[offsets[k]] = start;
+    starts.push_back(start);
   }
   std::vector<ir::ValueId> operands = {v};
   operands.insert(operands.end(), starts.begin(), starts.end());

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -67,6 +68,9 @@ class Rewriter {
   ir::Block& body_;
   int64_t next_channel_ = 1;
   ir::ValueId partition_index_ = -1;  // partition_id as tensor<i64>, made once
+  ir::ValueId zero_ = -1;             // tensor<i64> 0, made once
+  // Each device's offset as a tensor<i64>, by the per-device offsets (made once each).
+  std::map<std::vector<int64_t>, ir::ValueId> offsets_;
 };
 
 // An i64 literal of `dims` (row-major `values`).
