@@ -206,6 +206,9 @@ void SetSharding(ir::Attr& attrs, ir::Attr sharding) {
 Status Rewrite(ir::Module& out, ir::Function& fn, const lower::SpmdLayout& layout,
                const lower::Mesh& mesh, const lower::MeshTable& meshes) {
   ir::Block& main_block = fn.body.blocks[0];
+  if (main_block.ops.empty() || main_block.args.size() != layout.args.size()) {
+    return Unimplemented("@main without a body");
+  }
   ir::Block body;
   Rewriter rw(out, mesh, body);
   for (const auto* values : {&layout.args, &layout.results}) {
