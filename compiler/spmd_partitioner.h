@@ -11,7 +11,8 @@
 // op that makes it, forward from the arguments; sharding constraints (sdy.sharding_constraint,
 // sdy.reshard) and the results reshard to theirs. Resharding gathers (all_gather over the axes of
 // every dim whose split changes) then slices locally (dynamic_slice at the device's offset, read
-// from a per-device table indexed by partition_id).
+// from a per-device table indexed by partition_id); a broadcast scalar is broadcast again at the
+// local shape instead.
 //
 // Rules, per op (on local shards; func.call is inlined):
 // - elementwise ops (the registry's "elementwise" family: arithmetic, compare, select, convert,
@@ -22,8 +23,8 @@
 //   over (each device's piece stays one contiguous block);
 // - slice: split dims taken whole, the others sliced locally; concatenate: operands resharded to
 //   the first split one's sharding, the joined dim whole;
-// - reduce (one operand, a binary add/multiply/max/min/and/or body): local reduce, then all_reduce
-//   over the axes that split reduced dims (an add needs a zero init, a multiply a one);
+// - reduce (one operand): local reduce, then all_reduce over the axes that split reduced dims,
+//   for a binary add (from a zero init), max, min, and or or body (others: global view);
 // - dot_general: batch dims split alike stay; contracting dims split alike in both operands give
 //   a local dot and an all_reduce over those axes; a contracting or batch dim split in one operand
 //   only (or differently) is gathered in both (fsdp, half_tp: XLA gathers too); free dims keep
