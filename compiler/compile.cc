@@ -11,6 +11,7 @@
 #include "compiler/inline_calls.h"
 #include "compiler/narrow_float.h"
 #include "compiler/program_builder.h"
+#include "compiler/spmd_partitioner.h"
 #include "compiler/transposed_dots.h"
 #include "compiler/verifier.h"
 #include "ingest/artifact_reader.h"
@@ -193,6 +194,11 @@ StatusOr<std::shared_ptr<const Executable>> CompileModule(std::shared_ptr<const 
     auto folded = std::make_shared<ir::Module>(*module);
     FoldTransposedDots(*folded);
     module = std::move(folded);
+  }
+  // A sharded program whose every op has a rule runs per device (compiler/spmd_partitioner.h).
+  if (layouts.all_row_major) {
+    KILN_ASSIGN_OR_RETURN(std::shared_ptr<ir::Module> partitioned, PartitionSpmd(*module, options));
+    if (partitioned != nullptr) module = std::move(partitioned);
   }
   const ir::Function* main = module->MainFunction();
   auto exe = std::make_shared<Executable>();
