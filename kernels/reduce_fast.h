@@ -278,6 +278,14 @@ void ReduceFast(const ReduceGeometry& g, const T* x, T init, T* out) {
                          });
     return;
   }
+  if (g.outer_reduced == 1) {
+    // Every reduced axis has size 1 (JAX's `all` over the index vector of a gather's bounds
+    // check): out = init op x, element by element, as the row combination below computes it.
+    runtime::ParallelFor(g.input_elements, int64_t{1} << 15, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) out[i] = F::Apply(init, x[i]);
+    });
+    return;
+  }
   // Inner axis kept: combine whole rows; tasks own disjoint column chunks of the output, as wide
   // as an even split over the threads allows (up to kMaxColumnChunk): each row is then read in
   // long runs (with 256-column chunks, 1 KiB per row 8 KiB apart, a f32[2048,2048] column sum
