@@ -306,6 +306,14 @@ StatusOr<Kernel> LowerReduce(LowerContext& ctx) {
       kernel.direct.reduce_all = {*code, dtypes[0], dtypes[0]};
       kernel.direct.reduce_elements = g.inner;
     }
+    // A column reduction of values widened from bf16/f16 codes (JAX reduces those in f32): the
+    // kernel may read the codes instead (compiler/narrow_inputs.h).
+    if (const ir::Op* p = ctx.Producer(op.operands[0]);
+        dtypes[0] == ir::DType::kF32 && p != nullptr && p->name == "stablehlo.convert" &&
+        p->operands.size() == 1) {
+      const ir::DType from = ctx.module().type_of(p->operands[0]).dtype;
+      kernel.narrow_input = WideningColumnReduce(*kind, from, g, all_types);
+    }
     // Rows (the last axis reduced, several rows): fusion may reduce them as they are computed.
     if (g.outer_kept >= 2 && ReducesContiguousRows(g)) {
       kernel.direct.rows = &FastRowsDirect;
