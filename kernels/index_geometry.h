@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <span>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -130,7 +131,12 @@ void ForEachIndexRun(const IndexGeometry& g, int64_t begin, int64_t end, Run&& r
   for (const auto& [batch_pos, batch_stride] : g.batching) {
     if (batch_pos == nb - 1) last_stride += batch_stride;
   }
-  std::vector<int64_t> pos(nb, 0);
+  // The batch multi-index (on the stack for up to 8 batch dimensions: an index map calls this
+  // once per tile).
+  int64_t small[8];
+  std::vector<int64_t> large;
+  if (nb > 8) large.resize(nb);
+  const std::span<int64_t> pos(nb > 8 ? large.data() : small, nb);
   for (size_t i = nb, rest = static_cast<size_t>(begin); i-- > 0;) {
     const auto size = static_cast<size_t>(g.batch_sizes[i]);
     pos[i] = static_cast<int64_t>(rest % size);
