@@ -33,6 +33,16 @@ bool UseSimd() {
   return false;
 }
 
+// Whether avx2::ReduceInts serves reducer K on T on this CPU.
+template <ReducerKind K, typename T>
+bool UseSimdInts() {
+  if constexpr ((std::is_same_v<T, int32_t> || std::is_same_v<T, uint32_t>)&&ReduceSimdIntKind(K)) {
+    static const bool available = ReduceSimdAvailable();
+    return available;
+  }
+  return false;
+}
+
 // acc[j] = Apply(acc[j], row[j]) for j in [0, n).
 template <ReducerKind K, typename T>
 void CombineRow(T* acc, const T* row, int64_t n) {
@@ -80,6 +90,10 @@ T FinishLeaf(const T* x, int64_t i, int64_t n, T acc[kLanes]) {
 
 template <ReducerKind K, typename T>
 T ReduceLeaf(const T* x, int64_t n) {
+  if constexpr (std::is_same_v<T, int32_t> || std::is_same_v<T, uint32_t>) {
+    // Any order gives these bits: the lanes' order is not kept.
+    if (UseSimdInts<K, T>()) return avx2::ReduceInts(K, x, n, ReducerFn<K, T>::Identity());
+  }
   T acc[kLanes];
   for (T& a : acc) a = ReducerFn<K, T>::Identity();
   int64_t i = 0;
@@ -229,6 +243,45 @@ void ReduceColumns(const ReduceGeometry& g, const T* base, T init, T* o, int64_t
       g, [base](int64_t off, int) { return base + off; }, init, o, w, partial);
 }
 
+// Outputs whose fold chains ReduceShortRows runs side by side.
+constexpr int kShortChains = 8;
+
+// Outputs [b, e) of a reduction whose inner axis is reduced, when its rows are shorter than kLanes
+// (a sum over the first and last axes of a small odd 3-D array, or over a short last axis): one
+// output at a time is a chain of dependent scalar operations, so kShortChains outputs advance side
+// by side and their chains overlap. Each output's operations and their order are those of
+// ReduceRows and of ReduceFast's loop over reduced offsets (init, then each reduced offset's row
+// by ReducePairwise, which on such a row is FinishLeaf's short path: a left fold into the
+// identity, then the identity once per level of the lanes' tree; ReduceLeaf for 32-bit integers,
+// whose result any order gives): the same bits.
+template <ReducerKind K, typename T>
+void ReduceShortRows(const ReduceGeometry& g, const T* x, T init, T* out, int64_t b, int64_t e) {
+  using F = ReducerFn<K, T>;
+  for (int64_t p0 = b; p0 < e; p0 += kShortChains) {
+    const int64_t m = std::min<int64_t>(kShortChains, e - p0);
+    const T* base[kShortChains];
+    T acc[kShortChains];
+    for (int q = 0; q < kShortChains; ++q) {
+      base[q] = x + KeptOffset(g, p0 + std::min<int64_t>(q, m - 1));  // spare lanes repeat
+      acc[q] = init;
+    }
+    ForEachReducedOffset(g, [&](int64_t off) {
+      T leaf[kShortChains];
+      for (T& l : leaf) l = F::Identity();
+      for (int64_t i = 0; i < g.inner; ++i) {
+#pragma GCC unroll 8
+        for (int q = 0; q < kShortChains; ++q) leaf[q] = F::Apply(leaf[q], base[q][off + i]);
+      }
+      for (int64_t w = kLanes / 2; w > 0; w /= 2) {
+        for (T& l : leaf) l = F::Apply(l, F::Identity());
+      }
+#pragma GCC unroll 8
+      for (int q = 0; q < kShortChains; ++q) acc[q] = F::Apply(acc[q], leaf[q]);
+    });
+    for (int64_t q = 0; q < m; ++q) out[p0 + q] = acc[q];
+  }
+}
+
 // Rows [b, e) of a reduction whose reduced elements form rows (g.inner_reduced, one reduced-outer
 // index): out[p] = init op fold(row p), the fold ReducePairwise's, whose first leaf is the whole
 // row when it is at most kLeaf long (then kReduceRows rows share a pass over their leaves; the
@@ -236,6 +289,7 @@ void ReduceColumns(const ReduceGeometry& g, const T* base, T init, T* o, int64_t
 template <ReducerKind K, typename T>
 void ReduceRows(const ReduceGeometry& g, const T* x, T init, T* out, int64_t b, int64_t e) {
   using F = ReducerFn<K, T>;
+  if (g.inner < kLanes) return ReduceShortRows<K, T>(g, x, init, out, b, e);  // the same bits
   if constexpr (std::is_same_v<T, float>) {
     if (g.inner <= kLeaf && UseSimd<K, T>()) {
       int64_t p = b;
@@ -279,6 +333,12 @@ void ReduceFast(const ReduceGeometry& g, const T* x, T init, T* out) {
       runtime::ParallelFor(g.outer_kept,
                            std::max<int64_t>(kReduceRows, 32768 / std::max<int64_t>(work, 1)),
                            [&](int64_t b, int64_t e) { ReduceRows<K, T>(g, x, init, out, b, e); });
+      return;
+    }
+    if (g.inner < kLanes) {
+      runtime::ParallelFor(
+          g.outer_kept, std::max<int64_t>(1, 32768 / std::max<int64_t>(work, 1)),
+          [&](int64_t b, int64_t e) { ReduceShortRows<K, T>(g, x, init, out, b, e); });
       return;
     }
     runtime::ParallelFor(g.outer_kept, std::max<int64_t>(1, 32768 / std::max<int64_t>(work, 1)),
