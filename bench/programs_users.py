@@ -343,6 +343,11 @@ def mean_bf16_axis0():
     return (lambda x: jnp.mean(x, axis=0)), (f32(2048, 512).astype(ml_dtypes.bfloat16),)
 
 
+def sum_bf16_axes02_odd():
+    import ml_dtypes
+    return (lambda x: jnp.sum(x, axis=(0, 2))), (f32(37, 301, 65).astype(ml_dtypes.bfloat16),)
+
+
 # ---- prefix scans ----
 
 def cumsum_1m():
@@ -392,6 +397,13 @@ def take_along_axis_rows():
     return (lambda x, i: jnp.take_along_axis(x, i, axis=1)), (f32(512, 300), idx)
 
 
+def take_along_axis_axis0_int32():
+    # e.g. reordering each column of a table by per-column ranks
+    idx = RNG.integers(0, 1000, (1000, 96)).astype(np.int32)
+    return (lambda x, i: jnp.take_along_axis(x, i, axis=0)), \
+        (RNG.integers(-1000, 1000, (1000, 96)).astype(np.int32), idx)
+
+
 # ---- attention ----
 
 def causal_attention(dtype):
@@ -435,6 +447,16 @@ def random_uniform_1m():
 def random_normal_17():
     return (lambda k: jax.random.normal(jax.random.wrap_key_data(k), (17,))), \
         (np.array([0, 5], np.uint32),)
+
+
+def random_randint_100k():
+    return (lambda k: jax.random.randint(jax.random.wrap_key_data(k), (100_000,), 0, 1000)), \
+        (np.array([0, 11], np.uint32),)
+
+
+def random_bits_100k():
+    return (lambda k: jax.random.bits(jax.random.wrap_key_data(k), (100_000,))), \
+        (np.array([0, 13], np.uint32),)
 
 
 def random_permutation_split():
@@ -611,6 +633,7 @@ USER_PROGRAMS = {
     "u_reduce_sum_i32_axis1": (reduce_int32_axis1, True),
     "u_reduce_sum_f64_all": (reduce_f64_all, False),
     "u_mean_bf16_axis0": (mean_bf16_axis0, 3e-2),
+    "u_sum_bf16_axes02_odd": (sum_bf16_axes02_odd, 3e-2),
     "u_cumsum_f32_1m": (cumsum_1m, False),
     "u_cumprod_axis0": (cumprod_axis0, False),
     "u_cummax_rows": (cummax_rows, True),
@@ -620,6 +643,7 @@ USER_PROGRAMS = {
     "u_segment_sum_1m": (segment_sum_1m, False),
     "u_embedding_value_and_grad": (embedding_value_and_grad, False),
     "u_take_along_axis": (take_along_axis_rows, True),
+    "u_take_along_axis0_i32": (take_along_axis_axis0_int32, True),
     "u_causal_attention_f32": (lambda: causal_attention(np.float32), False),
     "u_causal_attention_bf16": (bf16_attention, 3e-2),
     "u_batched_solve_3x3_1000": (batched_solve_3x3_1000, False),
@@ -628,6 +652,8 @@ USER_PROGRAMS = {
     "u_random_uniform_1m": (random_uniform_1m, True),
     "u_random_normal_17": (random_normal_17, False),
     "u_random_permutation_split": (random_permutation_split, True),
+    "u_random_randint_100k": (random_randint_100k, True),
+    "u_random_bits_100k": (random_bits_100k, True),
     "u_gelu_bf16_1m": (gelu_bf16, 3e-2),
     "u_complex64_elementwise": (complex64_elementwise, False),
     "u_int32_bitops_1m": (int32_bitops, True),

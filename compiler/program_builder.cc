@@ -8,6 +8,7 @@
 
 #include "compiler/buffer_plan.h"
 #include "compiler/fusion.h"
+#include "compiler/narrow_inputs.h"
 #include "runtime/array.h"
 #include "runtime/trace.h"
 #include "runtime/view.h"
@@ -340,6 +341,7 @@ StatusOr<std::shared_ptr<const Program>> ProgramBuilder::BuildRegion(
 
   {
     runtime::TraceSpan span("compile: fuse", "compile");
+    UseNarrowInputs(*program);
     FuseElementwise(*program);
   }
   runtime::TraceSpan span("compile: plan buffers", "compile");

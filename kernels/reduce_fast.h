@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <type_traits>
 #include <vector>
 
@@ -199,10 +200,11 @@ constexpr int64_t kColumnChunk = 256;
 constexpr int64_t kMaxColumnChunk = 2048;
 constexpr int64_t kRowBlock = 64;  // rows summed into a partial before joining the output
 
-// Output columns o[0, w) (reading base + each reduced offset), kept-axis position fixed;
-// `partial` holds w elements.
-template <ReducerKind K, typename T>
-void ReduceColumns(const ReduceGeometry& g, const T* base, T init, T* o, int64_t w, T* partial) {
+// Output columns o[0, w), kept-axis position fixed; row_at(off, k) is the w elements of the row
+// at reduced offset `off` (k < kReduceRows: rows pending at once, each needs its own memory when
+// row_at converts); `partial` holds w elements.
+template <ReducerKind K, typename T, typename RowAt>
+void ReduceColumnsOf(const ReduceGeometry& g, RowAt&& row_at, T init, T* o, int64_t w, T* partial) {
   for (int64_t j = 0; j < w; ++j) o[j] = init;
   // Rows combine into the output in order, four at a time. Long columns sum blocks of kRowBlock
   // rows separately (starting from the block's first row), then join them to the output, to
@@ -217,12 +219,12 @@ void ReduceColumns(const ReduceGeometry& g, const T* base, T init, T* o, int64_t
     waiting = 0;
   };
   ForEachReducedOffset(g, [&](int64_t off) {
-    const T* row = base + off;
     if (blocks && rows_in_block == 0) {
+      const T* row = row_at(off, 0);
       std::copy(row, row + w, partial);
     } else {
-      pending[waiting++] = row;
-      if (waiting == kReduceRows) flush();
+      pending[waiting] = row_at(off, waiting);
+      if (++waiting == kReduceRows) flush();
     }
     if (blocks && ++rows_in_block == kRowBlock) {
       flush();
@@ -232,6 +234,13 @@ void ReduceColumns(const ReduceGeometry& g, const T* base, T init, T* o, int64_t
   });
   flush();
   if (rows_in_block > 0) CombineRow<K, T>(o, partial, w);
+}
+
+// ReduceColumnsOf the rows at base + each reduced offset.
+template <ReducerKind K, typename T>
+void ReduceColumns(const ReduceGeometry& g, const T* base, T init, T* o, int64_t w, T* partial) {
+  ReduceColumnsOf<K, T>(
+      g, [base](int64_t off, int) { return base + off; }, init, o, w, partial);
 }
 
 // Outputs whose fold chains ReduceShortRows runs side by side.
@@ -299,6 +308,13 @@ void ReduceRows(const ReduceGeometry& g, const T* x, T init, T* out, int64_t b, 
     out[p] = F::Apply(init, ReducePairwise<K, T>(x + KeptOffset(g, p), g.inner));
 }
 
+// Output columns per task when the inner axis is kept (see ReduceFast).
+inline int64_t ColumnChunkOf(const ReduceGeometry& g) {
+  const int64_t threads = runtime::NumWorkerThreads();
+  const int64_t split = (g.inner + threads - 1) / threads;
+  return std::clamp<int64_t>((split + 15) / 16 * 16, kColumnChunk, kMaxColumnChunk);
+}
+
 template <ReducerKind K, typename T>
 void ReduceFast(const ReduceGeometry& g, const T* x, T init, T* out) {
   using F = ReducerFn<K, T>;
@@ -338,14 +354,20 @@ void ReduceFast(const ReduceGeometry& g, const T* x, T init, T* out) {
                          });
     return;
   }
+  if (g.outer_reduced == 1) {
+    // Every reduced axis has size 1 (JAX's `all` over the index vector of a gather's bounds
+    // check): out = init op x, element by element, as the row combination below computes it.
+    runtime::ParallelFor(g.input_elements, int64_t{1} << 15, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) out[i] = F::Apply(init, x[i]);
+    });
+    return;
+  }
   // Inner axis kept: combine whole rows; tasks own disjoint column chunks of the output, as wide
   // as an even split over the threads allows (up to kMaxColumnChunk): each row is then read in
   // long runs (with 256-column chunks, 1 KiB per row 8 KiB apart, a f32[2048,2048] column sum
   // streamed at a third of XLA:CPU's rate). Each column's order of operations does not depend on
   // the chunking.
-  const int64_t threads = runtime::NumWorkerThreads();
-  const int64_t split = (g.inner + threads - 1) / threads;
-  const int64_t chunk = std::clamp<int64_t>((split + 15) / 16 * 16, kColumnChunk, kMaxColumnChunk);
+  const int64_t chunk = ColumnChunkOf(g);
   int64_t chunks = (g.inner + chunk - 1) / chunk;
   int64_t units = g.outer_kept * chunks;
   int64_t work = g.outer_reduced * std::min(g.inner, chunk);
@@ -361,5 +383,13 @@ void ReduceFast(const ReduceGeometry& g, const T* x, T init, T* out) {
                          }
                        });
 }
+
+// A reduction of f32 values a convert made from bf16 or f16 codes, over a geometry whose inner axis
+// is kept and with several reduced rows (a column sum: jnp.mean(x, axis=0) of bf16), reading the
+// codes and widening each row as it is read: the same bits as ReduceFast over the converted
+// array, without it (kernels/reduce_widen.cc). Null for other reducers, types and geometries.
+std::shared_ptr<const lower::Kernel> WideningColumnReduce(ReducerKind kind, ir::DType narrow,
+                                                          const ReduceGeometry& g,
+                                                          const std::vector<ir::Type>& types);
 
 }  // namespace kiln::kernels::reduce
