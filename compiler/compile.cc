@@ -9,6 +9,7 @@
 #include "compiler/entry_layouts.h"
 #include "compiler/gspmd_manual.h"
 #include "compiler/inline_calls.h"
+#include "compiler/narrow_counters.h"
 #include "compiler/narrow_float.h"
 #include "compiler/program_builder.h"
 #include "compiler/spmd_partitioner.h"
@@ -189,6 +190,11 @@ StatusOr<std::shared_ptr<const Executable>> CompileModule(std::shared_ptr<const 
     auto inlined = std::make_shared<ir::Module>(*module);
     InlineElementwiseCalls(*inlined);
     module = std::move(inlined);
+  }
+  if (HasNarrowableCounters(*module)) {  // jax.random's uint64 counters, in uint32
+    auto narrowed = std::make_shared<ir::Module>(*module);
+    NarrowCounters(*narrowed);
+    module = std::move(narrowed);
   }
   if (options.num_partitions <= 1 && HasTransposedDots(*module)) {  // gradients' dot + transpose
     auto folded = std::make_shared<ir::Module>(*module);
