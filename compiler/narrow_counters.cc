@@ -72,16 +72,21 @@ class BlockNarrower {
   // `m` and `ops` are the module and block the narrower analysed.
   void Rewrite(ir::Module& m, std::vector<ir::Op>& ops,
                std::unordered_map<ir::ValueId, ir::ValueId>& subst) {
+    module_ = &m;
+    // The twins' ops first (they read the original ops), then the block reassembled.
+    std::vector<std::vector<ir::Op>> before(ops.size());
+    std::vector<bool> narrowed(ops.size(), false);
+    for (size_t i = 0; i < ops.size(); ++i) {
+      if (!Narrowable(ops[i])) continue;
+      out_ = &before[i];
+      subst[ops[i].results[0]] = Twin(ops[i].operands[0], ops);
+      narrowed[i] = true;
+    }
     std::vector<ir::Op> old = std::move(ops);
     ops.clear();
-    out_ = &ops;
-    module_ = &m;
-    for (ir::Op& op : old) {
-      if (Narrowable(op)) {
-        subst[op.results[0]] = Twin(op.operands[0], old);
-        continue;
-      }
-      ops.push_back(std::move(op));
+    for (size_t i = 0; i < old.size(); ++i) {
+      for (ir::Op& op : before[i]) ops.push_back(std::move(op));
+      if (!narrowed[i]) ops.push_back(std::move(old[i]));
     }
   }
 

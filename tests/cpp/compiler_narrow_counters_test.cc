@@ -66,8 +66,11 @@ void ExpectSameBits(const std::string& text, bool narrows) {
   ASSERT_EQ(compiler::HasNarrowableCounters(original), narrows);
   compiler::NarrowCounters(narrowed);
   EXPECT_FALSE(compiler::HasNarrowableCounters(narrowed));
-  if (narrows) EXPECT_LT(U64Ops(narrowed), U64Ops(original)) << ir::PrintModule(narrowed);
-  if (!narrows) EXPECT_EQ(ir::PrintModule(narrowed), ir::PrintModule(original));
+  if (narrows) {
+    EXPECT_LT(U64Ops(narrowed), U64Ops(original)) << ir::PrintModule(narrowed);
+  } else {
+    EXPECT_EQ(ir::PrintModule(narrowed), ir::PrintModule(original));
+  }
   for (uint32_t fill : {1u, 0xA5u}) {
     const auto want = RunMain(original, fill);
     const auto got = RunMain(narrowed, fill);
