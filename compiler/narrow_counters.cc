@@ -37,11 +37,17 @@ uint64_t MaskUpTo(uint64_t x) {
 // The ops this pass creates or may remove once their results are unused: elementwise, without
 // regions, never failing at run time.
 bool IsPure(const ir::Op& op) {
-  static constexpr std::string_view kNames[] = {
-      "stablehlo.iota",     "stablehlo.constant",    "stablehlo.broadcast_in_dim",
-      "stablehlo.convert",  "stablehlo.add",         "stablehlo.multiply",
-      "stablehlo.and",      "stablehlo.or",          "stablehlo.xor",
-      "stablehlo.shift_left", "stablehlo.shift_right_logical"};
+  static constexpr std::string_view kNames[] = {"stablehlo.iota",
+                                                "stablehlo.constant",
+                                                "stablehlo.broadcast_in_dim",
+                                                "stablehlo.convert",
+                                                "stablehlo.add",
+                                                "stablehlo.multiply",
+                                                "stablehlo.and",
+                                                "stablehlo.or",
+                                                "stablehlo.xor",
+                                                "stablehlo.shift_left",
+                                                "stablehlo.shift_right_logical"};
   if (!op.regions.empty() || op.results.size() != 1 || op.foreign) return false;
   return std::find(std::begin(kNames), std::end(kNames), op.name) != std::end(kNames);
 }
@@ -132,13 +138,14 @@ class BlockNarrower {
         return std::nullopt;
       }
       const int64_t n = dims[static_cast<size_t>(*d)];
-      return Fact{n > 0 ? static_cast<uint64_t>(n - 1) : 0, n <= 1 ? std::optional<uint64_t>(0)
-                                                                     : std::nullopt};
+      return Fact{n > 0 ? static_cast<uint64_t>(n - 1) : 0,
+                  n <= 1 ? std::optional<uint64_t>(0) : std::nullopt};
     }
     if (op.name == "stablehlo.constant") {
       const ir::Attr* a = op.attr("value");
-      if (a == nullptr || a->kind != ir::Attr::Kind::kElements || a->type.dtype != ir::DType::kU64 ||
-          count <= 0 || a->data.size() != static_cast<size_t>(count) * 8) {
+      if (a == nullptr || a->kind != ir::Attr::Kind::kElements ||
+          a->type.dtype != ir::DType::kU64 || count <= 0 ||
+          a->data.size() != static_cast<size_t>(count) * 8) {
         return std::nullopt;
       }
       Fact f;
@@ -193,8 +200,8 @@ class BlockNarrower {
       if (a.splat && b.splat) f.splat = *a.splat & *b.splat;
     } else if (op.name == "stablehlo.or" || op.name == "stablehlo.xor") {
       f.max = MaskUpTo(std::max(a.max, b.max));
-      if (a.splat && b.splat) f.splat = op.name == "stablehlo.or" ? (*a.splat | *b.splat)
-                                                                   : (*a.splat ^ *b.splat);
+      if (a.splat && b.splat)
+        f.splat = op.name == "stablehlo.or" ? (*a.splat | *b.splat) : (*a.splat ^ *b.splat);
     } else {
       return std::nullopt;
     }
