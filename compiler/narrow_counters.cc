@@ -209,6 +209,23 @@ class BlockNarrower {
     return f;
   }
 
+  // The operand a binary op returns unchanged, because the other is the splat 1 of a multiply,
+  // the splat 0 of an add, or, xor or shift (the shift count only).
+  std::optional<ir::ValueId> IdentityOperand(const ir::Op& op) const {
+    if (op.operands.size() != 2) return std::nullopt;
+    const bool shift =
+        op.name == "stablehlo.shift_left" || op.name == "stablehlo.shift_right_logical";
+    const bool zero_is_identity = shift || op.name == "stablehlo.add" ||
+                                  op.name == "stablehlo.or" || op.name == "stablehlo.xor";
+    const uint64_t identity = op.name == "stablehlo.multiply" ? 1 : 0;
+    if (!zero_is_identity && op.name != "stablehlo.multiply") return std::nullopt;
+    for (size_t k = shift ? 1 : 0; k < 2; ++k) {
+      const Fact* f = FactOf(op.operands[k]);
+      if (f != nullptr && f->splat == identity) return op.operands[1 - k];
+    }
+    return std::nullopt;
+  }
+
   ir::ValueId Emit(const ir::Op& like, std::string name, std::vector<ir::ValueId> operands,
                    const std::vector<int64_t>& dims, std::vector<ir::NamedAttr> attrs) {
     ir::Op op;
@@ -255,6 +272,8 @@ class BlockNarrower {
       twin = Emit(op, op.name, {}, dims, {{"value", value}});
     } else if (op.name == "stablehlo.convert") {
       twin = op.operands[0];  // a ui32 value widened
+    } else if (std::optional<ir::ValueId> same = IdentityOperand(op)) {
+      twin = Twin(*same, old);  // x * 1, x + 0, x >> 0, ...: x itself
     } else {
       std::vector<ir::ValueId> operands;
       for (ir::ValueId o : op.operands) operands.push_back(Twin(o, old));

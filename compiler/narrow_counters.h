@@ -16,12 +16,13 @@
 //   shift_left by c      max = ma << c when c is a splat constant and the result stays below 2^32
 //   shift_right_logical  max = ma >> c for a splat constant c (0 from c >= 64, as StableHLO)
 //   and                  max = min(ma, mb); or, xor: 2^k - 1 for the bit width k of max(ma, mb)
-// Only values with max < 2^32 get a ui32 twin; a value whose max is 0 is the splat 0 (a scalar
-// constant broadcast). For every such value the twin computes the same number in ui32 (no
-// operation wraps, a shift's count is below 32 or the result is the splat 0), so the convert's
-// result equals the twin bit for bit. Uses of the convert's result read the twin; the pure ops
-// left without uses are removed. Blocks are analysed one at a time (a value defined in an
-// enclosing block is unbounded).
+// Only values with max < 2^32 get a ui32 twin; a splat value (0, a shift count, JAX's broadcast 1)
+// is a scalar ui32 constant, broadcast; x * 1, x + 0, x | 0, x ^ 0 and x >> 0 / x << 0 are x's
+// twin itself (JAX's counter is `1 * iota`, so its twin is a ui32 iota). For every such value the
+// twin computes the same number in ui32 (no operation wraps, a shift's count is below 32 or the
+// result is the splat 0), so the convert's result equals the twin bit for bit. Uses of the
+// convert's result read the twin; the pure ops left without uses are removed. Blocks are analysed
+// one at a time (a value defined in an enclosing block is unbounded).
 #pragma once
 
 #include "ir/module.h"
