@@ -61,7 +61,8 @@ class BlockNarrower {
   // Whether ops_[i] is a convert ui64 -> ui32 whose operand fits in 32 bits.
   bool Narrowable(const ir::Op& op) const {
     if (op.name != "stablehlo.convert" || op.operands.size() != 1 || op.results.size() != 1 ||
-        !op.regions.empty() || !IsTensorOf(*m_, op.results[0], ir::DType::kU32)) {
+        !op.regions.empty() || !op.discardable.empty() ||
+        !IsTensorOf(*m_, op.results[0], ir::DType::kU32)) {
       return false;
     }
     auto f = facts_.find(op.operands[0]);
@@ -104,7 +105,10 @@ class BlockNarrower {
 
   void Analyse(size_t index) {
     const ir::Op& op = ops_[index];
-    if (op.results.size() != 1 || !op.regions.empty() || op.foreign) return;
+    // Discardable attributes (shardings, ...) would not carry over to the twin: such ops stay.
+    if (op.results.size() != 1 || !op.regions.empty() || op.foreign || !op.discardable.empty()) {
+      return;
+    }
     const ir::ValueId r = op.results[0];
     if (!IsTensorOf(*m_, r, ir::DType::kU64)) return;
     const std::vector<int64_t> dims = m_->type_of(r).dims;

@@ -21,8 +21,9 @@
 // twin itself (JAX's counter is `1 * iota`, so its twin is a ui32 iota). For every such value the
 // twin computes the same number in ui32 (no operation wraps, a shift's count is below 32 or the
 // result is the splat 0), so the convert's result equals the twin bit for bit. Uses of the
-// convert's result read the twin; the pure ops left without uses are removed. Blocks are analysed
-// one at a time (a value defined in an enclosing block is unbounded).
+// convert's result read the twin; the pure ops left without uses are removed. Ops with discardable
+// attributes (a sharding, ...) stay as they are, since a twin would not carry them. Blocks are
+// analysed one at a time (a value defined in an enclosing block is unbounded).
 #pragma once
 
 #include "ir/module.h"

@@ -171,5 +171,21 @@ func.func @main(%s: tensor<64xui64>) -> (tensor<64xi32>, tensor<64xui32>, tensor
                  false);
 }
 
+// A convert or counter carrying a sharding keeps it: nothing narrows.
+TEST(NarrowCountersTest, OpsWithShardingsStay) {
+  EXPECT_FALSE(compiler::HasNarrowableCounters(Read(R"(
+func.func @main() -> tensor<8xui32> {
+  %0 = stablehlo.iota dim = 0 : tensor<8xui64>
+  %1 = stablehlo.convert %0 {mhlo.sharding = "{replicated}"} : (tensor<8xui64>) -> tensor<8xui32>
+  return %1 : tensor<8xui32>
+})")));
+  EXPECT_FALSE(compiler::HasNarrowableCounters(Read(R"(
+func.func @main() -> tensor<8xui32> {
+  %0 = stablehlo.iota dim = 0 {mhlo.sharding = "{replicated}"} : tensor<8xui64>
+  %1 = stablehlo.convert %0 : (tensor<8xui64>) -> tensor<8xui32>
+  return %1 : tensor<8xui32>
+})")));
+}
+
 }  // namespace
 }  // namespace kiln::testing
