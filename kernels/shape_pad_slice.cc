@@ -127,6 +127,26 @@ StatusOr<int64_t> ClampedOffset(std::span<const View> in, size_t first,
   return offset;
 }
 
+// dynamic_slice's direct form (the start indices were checked to be integer scalars, the box to
+// fit the operand from any clamped start).
+struct SlicePlan {
+  int width;
+  StridedBox box;  // the result's elements from the operand, from the start offset
+  std::vector<int64_t> in_dims, sizes, in_strides;
+};
+void RunDynamicSlice(const void* state, const View* in, const View* out) {
+  const auto& p = *static_cast<const SlicePlan*>(state);
+  int64_t offset = 0;
+  for (size_t i = 0; i < p.in_dims.size(); ++i) {
+    const StatusOr<int64_t> start = ReadScalarInt(in[1 + i]);
+    offset += std::clamp<int64_t>(start.ok() ? *start : 0, 0, p.in_dims[i] - p.sizes[i]) *
+              p.in_strides[i];
+  }
+  StridedBox b = p.box;
+  b.src_offset = offset;
+  CopyBoxBytes(p.width, b, in[0].data(), out[0].data());
+}
+
 }  // namespace
 
 StatusOr<Kernel> LowerDynamicSlice(LowerContext& ctx) {
@@ -157,7 +177,8 @@ StatusOr<Kernel> LowerDynamicSlice(LowerContext& ctx) {
   box.Simplify();  // the start offset is added at run time; simplification does not depend on it
   const ir::Type out_type = *out;
   const int64_t n_in = in->num_elements(), n_out = out->num_elements();
-  return Kernel(
+  auto direct = std::make_shared<const SlicePlan>(SlicePlan{width, box, in_dims, sizes, in_strides});
+  Kernel kernel(
       [name, out_type, width, box = std::move(box), in_dims, in_strides, sizes, n_in, n_out](
           ExecContext&, std::span<const View> in, std::span<const View> out) -> Status {
         KILN_RETURN_IF_ERROR(CheckOutputs(out, 1));
@@ -170,6 +191,8 @@ StatusOr<Kernel> LowerDynamicSlice(LowerContext& ctx) {
         CopyBoxBytes(width, b, in[0].data(), result.data());
         return Status::Ok();
       });
+  kernel.direct = {&RunDynamicSlice, direct};
+  return kernel;
 }
 
 namespace {
