@@ -177,7 +177,8 @@ StatusOr<Kernel> LowerDynamicSlice(LowerContext& ctx) {
   box.Simplify();  // the start offset is added at run time; simplification does not depend on it
   const ir::Type out_type = *out;
   const int64_t n_in = in->num_elements(), n_out = out->num_elements();
-  auto direct = std::make_shared<const SlicePlan>(SlicePlan{width, box, in_dims, sizes, in_strides});
+  auto direct =
+      std::make_shared<const SlicePlan>(SlicePlan{width, box, in_dims, sizes, in_strides});
   Kernel kernel(
       [name, out_type, width, box = std::move(box), in_dims, in_strides, sizes, n_in, n_out](
           ExecContext&, std::span<const View> in, std::span<const View> out) -> Status {
