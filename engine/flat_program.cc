@@ -1,6 +1,7 @@
 #include "engine/flat_program.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <new>
 #include <string>
@@ -40,7 +41,9 @@ bool DirectMap(const Step& step) {
 }  // namespace
 
 std::shared_ptr<const FlatProgram> FlatProgram::Build(std::shared_ptr<const Program> program) {
+  static std::atomic<uint64_t> serials{0};
   auto flat = std::make_shared<FlatProgram>();
+  flat->serial_ = ++serials;
   flat->root_ = std::move(program);
   flat->Inline(*flat->root_, {}, {}, 0, -1, 0);
   size_t offset = AlignUp64(flat->slots_.size() * sizeof(runtime::View));

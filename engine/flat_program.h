@@ -141,14 +141,15 @@ class FlatProgram {
   // ResolveCached's tables.
   struct CachedTable {
     std::thread::id thread;
-    uint64_t used = 0;             // when last returned (cache_clock_)
+    uint64_t used = 0;             // when last returned, by its thread's clock
     std::vector<const void*> key;  // memory, then every parameter's and result's address
     std::unique_ptr<std::byte[]> storage;
     std::byte* table = nullptr;  // 64-byte aligned in storage
   };
   mutable std::mutex cache_mu_;
-  mutable std::vector<std::unique_ptr<CachedTable>> cache_;
-  mutable uint64_t cache_clock_ = 0;
+  mutable std::vector<std::unique_ptr<CachedTable>> cache_;  // live as long as the program
+  // Unique per program built: tells a thread's hints apart (flat_program_cache.cc).
+  uint64_t serial_ = 0;
   size_t temp_bytes_ = 0;  // fused steps' temporaries
   size_t io_views_offset_ = 0, operands_offset_ = 0, temps_offset_ = 0, table_bytes_ = 0;
 };
