@@ -396,4 +396,14 @@ Status NativeLoop::Run(ExecContext& ctx, std::byte* const tables[4], std::byte* 
                            : "in the condition of stablehlo.while");
 }
 
+Status NativeLoop::RunOnce(ExecContext& ctx, std::byte* table, std::byte* memory) const {
+  Status error;
+  std::byte* const tables[4] = {table, table, table, table};
+  const uint8_t pred = 0;
+  int set = 0;
+  const uint64_t failed = fn_(tables, &ctx, &error, &pred, &set, memory);
+  if (failed == 0) return Status::Ok();
+  return body_->StepContext(std::move(error), static_cast<size_t>(failed & 0xffffffffu) - 1);
+}
+
 }  // namespace kiln::engine

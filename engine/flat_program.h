@@ -176,6 +176,10 @@ class NativeLoop {
   Status Run(lower::ExecContext& ctx, std::byte* const tables[4], std::byte* memory,
              const uint8_t* pred, int* set) const;
 
+  // For code made by codegen::BuildNativeOnce (one run of a branch): runs it on `table`, resolved
+  // with the program's memory at `memory`. Errors carry the failing step.
+  Status RunOnce(lower::ExecContext& ctx, std::byte* table, std::byte* memory) const;
+
  private:
   std::shared_ptr<const FlatProgram> cond_, body_;
   std::shared_ptr<const void> code_;

@@ -241,6 +241,7 @@ StatusOr<Kernel> LowerBranches(LowerContext& ctx, bool is_if) {
   }
   std::vector<std::shared_ptr<const Program>> branches;
   std::vector<std::shared_ptr<const engine::FlatProgram>> flat;
+  std::vector<std::shared_ptr<const engine::NativeLoop>> native;  // per branch, or null
   size_t memory = 0, table = 0;
   for (size_t i = 0; i < op.regions.size(); ++i) {
     KILN_ASSIGN_OR_RETURN(std::shared_ptr<const Program> branch, ctx.CompileRegion(i));
@@ -250,16 +251,18 @@ StatusOr<Kernel> LowerBranches(LowerContext& ctx, bool is_if) {
     }
     memory = std::max(memory, branch->total_bytes);
     flat.push_back(engine::FlatProgram::Build(branch));
+    native.push_back(codegen::BuildNativeOnce(flat.back()));
     table = std::max(table, flat.back()->table_bytes());
     branches.push_back(std::move(branch));
   }
   // Scratch: [the branch's memory][a table for its flat program]. A branch runs as a flat program
-  // (as a loop's body does), its table resolved once per thread and set of addresses
+  // (as a loop's body does; as native code made like a loop body's, codegen::BuildNativeOnce, where
+  // it can be made), its table resolved once per thread and set of addresses
   // (FlatProgram::ResolveCached): a case in a loop's body is resolved once, not every iteration.
   // With KILN_TRACE on, branches run through RunProgram, which records every step.
   const size_t table_offset = AlignUp64(memory);
-  Kernel k([branches, flat, is_if, table_offset](ExecContext& ec, std::span<const View> in,
-                                                 std::span<const View> out) -> Status {
+  Kernel k([branches, flat, native, is_if, table_offset](ExecContext& ec, std::span<const View> in,
+                                                         std::span<const View> out) -> Status {
     if (in.empty() || in[0].num_elements() != 1)
       return InvalidArgument("branch selector is not a scalar");
     size_t chosen;
@@ -277,6 +280,7 @@ StatusOr<Kernel> LowerBranches(LowerContext& ctx, bool is_if) {
     KILN_ASSIGN_OR_RETURN(
         std::byte * table,
         flat[chosen]->ResolveCached(in.subspan(1), out, ec.scratch, ec.scratch + table_offset));
+    if (native[chosen] != nullptr) return native[chosen]->RunOnce(ec, table, ec.scratch);
     return flat[chosen]->Run(ec, table);
   });
   k.scratch_bytes = table_offset + table;

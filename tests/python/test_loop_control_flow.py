@@ -9,6 +9,7 @@ solve with its gradient. Each runs on Kiln and on JAX's CPU backend; results mus
 
 from __future__ import annotations
 
+import sys
 import threading
 
 import numpy as np
@@ -19,6 +20,7 @@ import jax.numpy as jnp
 from jax import lax
 
 from conftest import assert_close, check_both, get_cpu_device, get_kiln_device
+from native_code import differing, results_with
 from opdata import F32, F64, rand, x64_if
 
 
@@ -147,3 +149,35 @@ def test_diffrax_adaptive_solve_and_gradient():
     params = (np.float32(1.1), np.float32(1.5))
     check_both(jax.value_and_grad(loss), params, np.array([10.0, 5.0], np.float32),
                rtol=1e-3, atol=1e-3)
+
+
+def _kiln_results() -> dict[str, np.ndarray]:
+    """The programs above (but the threads and diffrax) on Kiln, by name."""
+    kiln = get_kiln_device()
+    out = {}
+
+    def put(name, f, *args):
+        leaves = jax.tree.leaves(jax.jit(f)(*jax.device_put(args, kiln)))
+        out.update({f"{name}-{i}": np.asarray(v) for i, v in enumerate(leaves)})
+    keys = np.asarray(jax.random.key_data(jax.random.split(jax.random.key(3), 64)))
+    put("mcmc", _mcmc_cond_in_scan, rand(F32, (4,)), keys, np.float32(0.5))
+    for limit in (0, 1, 2, 25):
+        put(f"nested-{limit}", _nested, rand(F32, (5,)), np.int32(limit))
+    for n in (0, 1, 7, 40):
+        put(f"switch-{n}", lambda x, n: lax.fori_loop(0, n, lambda i, c: lax.switch(
+            i % 4, [lambda c: c * 1.5 - 0.25, lambda c: c,
+                    lambda c: jnp.full_like(c, 0.5) + jnp.sin(c)], c), x), rand(F32, (3,)),
+            np.int32(n))
+    return out
+
+
+@pytest.mark.requires_kiln
+def test_native_branches_match_the_interpreter_bit_for_bit(tmp_path):
+    # Branches run as native code (codegen::BuildNativeOnce) unless KILN_LOOP_JIT=0.
+    interpreted = results_with(__file__, "KILN_LOOP_JIT", tmp_path)
+    differ = differing(_kiln_results(), interpreted)
+    assert not differ, differ[:20]
+
+
+if __name__ == "__main__":  # the interpreted side of the test above, in a child process
+    np.savez(sys.argv[1], **_kiln_results())
