@@ -221,6 +221,44 @@ def diffrax_dopri5_batch():
     return solve, (f32(32),)
 
 
+def diffrax_vdp_saveat_grad():
+    """A Van der Pol oscillator solved with diffrax's Dopri5 at 20 output times (SaveAt(ts=...)),
+    and the gradient of a fit to those outputs with respect to the damping."""
+    import diffrax
+
+    def loss(mu, y0, target):
+        field = lambda t, y, mu: jnp.stack([y[1], mu * (1.0 - y[0] ** 2) * y[1] - y[0]])
+        ts = jnp.linspace(0.0, 6.0, 20)
+        sol = diffrax.diffeqsolve(diffrax.ODETerm(field), diffrax.Dopri5(), t0=0.0, t1=6.0,
+                                  dt0=0.05, y0=y0, args=mu, saveat=diffrax.SaveAt(ts=ts),
+                                  stepsize_controller=diffrax.PIDController(rtol=1e-5, atol=1e-6),
+                                  max_steps=2048)
+        return jnp.mean((sol.ys - target) ** 2)
+
+    return jax.value_and_grad(loss), (np.float32(1.3), np.array([2.0, 0.0], np.float32),
+                                      f32(20, 2))
+
+
+def metropolis_cond_in_scan():
+    """Random-walk Metropolis whose accept step is a `lax.cond` (not a `where`), counting
+    acceptances: 400 steps over 8 dimensions."""
+    def chain(key, x0):
+        logp = lambda x: -0.5 * jnp.sum(x ** 2) - 0.1 * jnp.sum(x ** 4)
+
+        def step(carry, k):
+            x, lp, n = carry
+            k1, k2 = jax.random.split(k)
+            prop = x + 0.4 * jax.random.normal(k1, x.shape)
+            lp_prop = logp(prop)
+            accept = jnp.log(jax.random.uniform(k2)) < lp_prop - lp
+            x, lp, n = lax.cond(accept, lambda: (prop, lp_prop, n + 1), lambda: (x, lp, n))
+            return (x, lp, n), lp
+        keys = jax.random.split(jax.random.wrap_key_data(key), 400)
+        return lax.scan(step, (x0, logp(x0), jnp.int32(0)), keys)
+
+    return chain, (np.array([0, 11], np.uint32), f32(8))
+
+
 # ---- convolutional networks ----
 
 def _conv(x, w, strides, padding, dn, **kw):
@@ -616,6 +654,8 @@ USER_PROGRAMS = {
     "u_metropolis_scan_random": (metropolis_scan_random, False),
     "u_diffrax_tsit5_grad": (diffrax_tsit5_grad, False),
     "u_diffrax_dopri5_batch": (diffrax_dopri5_batch, False),
+    "u_diffrax_vdp_saveat_grad": (diffrax_vdp_saveat_grad, False),
+    "u_metropolis_cond_in_scan": (metropolis_cond_in_scan, False),
     "u_conv1d_value_and_grad": (conv1d_value_and_grad, False),
     "u_conv2d_nchw_odd_value_and_grad": (conv2d_nchw_odd_value_and_grad, False),
     "u_conv2d_dilated_grouped": (conv2d_dilated_grouped, False),

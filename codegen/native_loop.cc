@@ -112,6 +112,41 @@ void NativeEmitter::Loop(const FlatProgram& cond, const FlatProgram& body) {
   ret();
 }
 
+void NativeEmitter::Once(const FlatProgram& program) {
+  push(rbx);  // the frame Loop() keeps, so the steps are emitted exactly as in a loop's body
+  push(rbp);
+  push(r12);
+  push(r13);
+  push(r15);
+  sub(rsp, 32);
+  mov(r13, rdi);
+  mov(ptr[rsp + 8], rsi);
+  mov(ptr[rsp + 16], rdx);
+  mov(ptr[rsp], r8);
+  mov(r12, r9);
+  mov(r15d, dword[r8]);
+  Forget();
+  mov(rbx, ptr[r13]);
+  Flat(program, 1);
+  xor_(eax, eax);
+  jmp(done_, T_NEAR);
+  L(fail_[1]);
+  mov(rcx, uint64_t{1} << 32);
+  or_(rax, rcx);
+  jmp(done_, T_NEAR);
+  L(fail_[0]);
+  jmp(done_, T_NEAR);
+  L(done_);
+  if (upper_dirty_) vzeroupper();
+  add(rsp, 32);
+  pop(r15);
+  pop(r13);
+  pop(r12);
+  pop(rbp);
+  pop(rbx);
+  ret();
+}
+
 void NativeEmitter::Call(const void* fn) {
   Forget();  // calls clobber xmm registers and may write any memory
   if (upper_dirty_) vzeroupper();
@@ -305,6 +340,21 @@ std::shared_ptr<const NativeLoop> BuildNativeLoop(std::shared_ptr<const FlatProg
     // Xbyak reports failures (no executable memory, ...) by throwing: the loop is then
     // interpreted, as without native code.
     return nullptr;
+  }
+}
+
+std::shared_ptr<const NativeLoop> BuildNativeOnce(std::shared_ptr<const FlatProgram> program) {
+  constexpr size_t kMaxTable = size_t{1} << 30;
+  if (!NativeAllowed() || program->table_bytes() >= kMaxTable) return nullptr;
+  try {
+    auto gen = std::make_shared<NativeEmitter>();
+    gen->Once(*program);
+    gen->readyRE();
+    DumpNativeCode("KILN_LOOP_JIT_DUMP", gen->getCode(), gen->getSize());
+    const auto fn = gen->getCode<NativeLoop::Fn>();
+    return std::make_shared<NativeLoop>(program, program, fn, std::move(gen));
+  } catch (...) {
+    return nullptr;  // as for loops: the branch is then interpreted
   }
 }
 

@@ -15,4 +15,9 @@ std::shared_ptr<const engine::NativeLoop> BuildNativeLoop(
     std::shared_ptr<const engine::FlatProgram> cond,
     std::shared_ptr<const engine::FlatProgram> body);
 
+// One run of a flat program (a case/if branch) as native code, the steps emitted as in a loop's
+// body; run it with NativeLoop::Run (every table entry that program's table), or null as above.
+std::shared_ptr<const engine::NativeLoop> BuildNativeOnce(
+    std::shared_ptr<const engine::FlatProgram> program);
+
 }  // namespace kiln::codegen

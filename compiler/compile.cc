@@ -1,8 +1,11 @@
 #include "compiler/compile.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <map>
 #include <set>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "compiler/donation.h"
@@ -83,10 +86,10 @@ class UnsupportedOpCollector {
   std::set<std::string> reached_;
 };
 
-// Regions nested at most 32 deep (inline runs use the caller's stack, which may be small) and all
-// values together hold at most `budget` bytes. Loops qualify: on small values a loop's iterations
-// cost less than the two thread wake-ups a handoff to the device thread takes (docs/engine.md,
-// "Dispatch"), and XLA:CPU runs such loops on the caller's thread as well.
+// Regions and calls nested at most 32 deep (inline runs use the caller's stack, which may be small)
+// and all values together hold at most `budget` bytes. Loops qualify: on small values a loop's
+// iterations cost less than the two thread wake-ups a handoff to the device thread takes
+// (docs/engine.md, "Dispatch"), and XLA:CPU runs such loops on the caller's thread as well.
 bool IsCheap(const ir::Module& module, uint64_t budget) {
   uint64_t bytes = 0;
   for (const ir::Type& t : module.value_types) {
@@ -96,24 +99,45 @@ bool IsCheap(const ir::Module& module, uint64_t budget) {
     bytes += static_cast<uint64_t>(n) * static_cast<uint64_t>(ir::DTypeByteSize(t.dtype));
     if (bytes > budget) return false;
   }
+  // The nesting of regions and calls (func.call's callee, a composite's decomposition) the run
+  // goes through: each function's depth counted once (memoized), a cycle (invalid; the compiler
+  // refuses it) or a chain past the limit makes the module not cheap. Counting functions instead
+  // would refuse programs of many small helpers (diffrax: 70 functions, nested 10 deep).
   constexpr int kMaxInlineDepth = 32;
-  bool cheap = true;
-  auto visit = [&](auto&& self, const ir::Op& op, int depth) -> void {
-    if (depth > kMaxInlineDepth) cheap = false;
-    if (!cheap) return;
-    for (const ir::Region& r : op.regions) {
-      for (const ir::Block& b : r.blocks) {
-        for (const ir::Op& inner : b.ops) self(self, inner, depth + 1);
+  std::map<std::string_view, const ir::Function*> by_name;
+  for (const ir::Function& fn : module.functions) by_name[fn.name] = &fn;
+  std::map<const ir::Function*, int> depth_of;  // -1: being visited
+  auto function_depth = [&](auto&& self_fn, const ir::Function& fn) -> int {
+    auto [it, fresh] = depth_of.emplace(&fn, -1);
+    if (!fresh) return it->second < 0 ? kMaxInlineDepth + 1 : it->second;
+    int deepest = 0;
+    auto visit = [&](auto&& self, const ir::Op& op, int depth) -> void {
+      if (depth > kMaxInlineDepth) deepest = depth;
+      if (deepest > kMaxInlineDepth) return;
+      for (const char* attr : {"callee", "decomposition"}) {
+        const ir::Attr* target = op.attr(attr);
+        if (target == nullptr) continue;
+        auto callee = by_name.find(target->str);
+        if (callee == by_name.end()) continue;
+        deepest = std::max(deepest, depth + 1 + self_fn(self_fn, *callee->second));
       }
-    }
-  };
-  for (const ir::Function& fn : module.functions) {
+      deepest = std::max(deepest, depth);
+      for (const ir::Region& r : op.regions) {
+        for (const ir::Block& b : r.blocks) {
+          for (const ir::Op& inner : b.ops) self(self, inner, depth + 1);
+        }
+      }
+    };
     for (const ir::Block& b : fn.body.blocks) {
       for (const ir::Op& op : b.ops) visit(visit, op, 0);
     }
+    depth_of[&fn] = deepest;
+    return deepest;
+  };
+  for (const ir::Function& fn : module.functions) {
+    if (function_depth(function_depth, fn) > kMaxInlineDepth) return false;
   }
-  // Function calls nest too: a module with many functions may chain them deeply.
-  return cheap && module.functions.size() <= static_cast<size_t>(kMaxInlineDepth);
+  return true;
 }
 
 // Lists every op the registry cannot compile, so users see the whole gap at once instead of

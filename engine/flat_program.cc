@@ -1,6 +1,7 @@
 #include "engine/flat_program.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <new>
 #include <string>
@@ -40,7 +41,9 @@ bool DirectMap(const Step& step) {
 }  // namespace
 
 std::shared_ptr<const FlatProgram> FlatProgram::Build(std::shared_ptr<const Program> program) {
+  static std::atomic<uint64_t> serials{0};
   auto flat = std::make_shared<FlatProgram>();
+  flat->serial_ = ++serials;
   flat->root_ = std::move(program);
   flat->Inline(*flat->root_, {}, {}, 0, -1, 0);
   size_t offset = AlignUp64(flat->slots_.size() * sizeof(runtime::View));
@@ -391,6 +394,16 @@ Status NativeLoop::Run(ExecContext& ctx, std::byte* const tables[4], std::byte* 
       ->StepContext(std::move(error), index)
       .WithContext(in_body ? "in the body of stablehlo.while"
                            : "in the condition of stablehlo.while");
+}
+
+Status NativeLoop::RunOnce(ExecContext& ctx, std::byte* table, std::byte* memory) const {
+  Status error;
+  std::byte* const tables[4] = {table, table, table, table};
+  const uint8_t pred = 0;
+  int set = 0;
+  const uint64_t failed = fn_(tables, &ctx, &error, &pred, &set, memory);
+  if (failed == 0) return Status::Ok();
+  return body_->StepContext(std::move(error), static_cast<size_t>(failed & 0xffffffffu) - 1);
 }
 
 }  // namespace kiln::engine

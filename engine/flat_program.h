@@ -20,7 +20,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <span>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -47,6 +49,18 @@ class FlatProgram {
   // parameters' and results' types as RunProgram does.
   Status Resolve(std::span<const runtime::View> params, std::span<const runtime::View> results,
                  std::byte* memory, std::byte* table) const;
+
+  // A table resolved for these parameters, results and memory, kept by the program for the
+  // calling thread: a later call with the same addresses (a loop nested in a loop, a branch run
+  // every iteration: their operands are in the enclosing frame, which does not move) returns it
+  // without resolving again. Each thread keeps up to kCachedTables, the least recently used
+  // replaced, so the two tables a loop uses at once (its carry sets) stay valid while it runs;
+  // past kMaxCacheThreads threads, `fallback` (table_bytes(), 64-byte aligned) is resolved and
+  // returned instead.
+  static constexpr size_t kCachedTables = 4, kMaxCacheThreads = 8;
+  StatusOr<std::byte*> ResolveCached(std::span<const runtime::View> params,
+                                     std::span<const runtime::View> results, std::byte* memory,
+                                     std::byte* fallback) const;
 
   // Whether result `index` may be computed in the very memory of parameter `index` (a loop carry
   // updated in place): one step alone reads the parameter (through any views of it), and that
@@ -124,6 +138,18 @@ class FlatProgram {
   std::vector<int32_t> io_;  // flat slots
   std::vector<PtrRef> refs_;
   std::vector<Call> calls_;
+  // ResolveCached's tables.
+  struct CachedTable {
+    std::thread::id thread;
+    uint64_t used = 0;             // when last returned, by its thread's clock
+    std::vector<const void*> key;  // memory, then every parameter's and result's address
+    std::unique_ptr<std::byte[]> storage;
+    std::byte* table = nullptr;  // 64-byte aligned in storage
+  };
+  mutable std::mutex cache_mu_;
+  mutable std::vector<std::unique_ptr<CachedTable>> cache_;  // live as long as the program
+  // Unique per program built: tells a thread's hints apart (flat_program_cache.cc).
+  uint64_t serial_ = 0;
   size_t temp_bytes_ = 0;  // fused steps' temporaries
   size_t io_views_offset_ = 0, operands_offset_ = 0, temps_offset_ = 0, table_bytes_ = 0;
 };
@@ -149,6 +175,10 @@ class NativeLoop {
   // holding the carries. Errors carry the failing step.
   Status Run(lower::ExecContext& ctx, std::byte* const tables[4], std::byte* memory,
              const uint8_t* pred, int* set) const;
+
+  // For code made by codegen::BuildNativeOnce (one run of a branch): runs it on `table`, resolved
+  // with the program's memory at `memory`. Errors carry the failing step.
+  Status RunOnce(lower::ExecContext& ctx, std::byte* table, std::byte* memory) const;
 
  private:
   std::shared_ptr<const FlatProgram> cond_, body_;

@@ -131,11 +131,14 @@ Status RunWhile(const WhilePlan& w, ExecContext& ec, std::span<const View> in,
     const size_t cond_bytes = w.flat_cond->table_bytes(), body_bytes = w.flat_body->table_bytes();
     std::byte* cond_table[2] = {tables, tables + cond_bytes};
     std::byte* body_table[2] = {tables + 2 * cond_bytes, tables + 2 * cond_bytes + body_bytes};
+    // A loop inside another loop (or a branch run in one) finds its tables resolved already.
     for (int t = 0; t < 2; ++t) {
-      KILN_RETURN_IF_ERROR(w.flat_cond->Resolve(params(t), pred_result, sub, cond_table[t]),
-                           "in the condition of stablehlo.while");
-      KILN_RETURN_IF_ERROR(w.flat_body->Resolve(params(t), results(t), sub, body_table[t]),
-                           "in the body of stablehlo.while");
+      KILN_ASSIGN_OR_RETURN(cond_table[t],
+                            w.flat_cond->ResolveCached(params(t), pred_result, sub, cond_table[t]),
+                            "in the condition of stablehlo.while");
+      KILN_ASSIGN_OR_RETURN(body_table[t],
+                            w.flat_body->ResolveCached(params(t), results(t), sub, body_table[t]),
+                            "in the body of stablehlo.while");
     }
     if (w.native != nullptr) {
       std::byte* const all[4] = {cond_table[0], cond_table[1], body_table[0], body_table[1]};
@@ -237,18 +240,29 @@ StatusOr<Kernel> LowerBranches(LowerContext& ctx, bool is_if) {
         name + (is_if ? " predicate must be tensor<i1>" : " index must be tensor<i32>"));
   }
   std::vector<std::shared_ptr<const Program>> branches;
-  size_t scratch = 0;
+  std::vector<std::shared_ptr<const engine::FlatProgram>> flat;
+  std::vector<std::shared_ptr<const engine::NativeLoop>> native;  // per branch, or null
+  size_t memory = 0, table = 0;
   for (size_t i = 0; i < op.regions.size(); ++i) {
     KILN_ASSIGN_OR_RETURN(std::shared_ptr<const Program> branch, ctx.CompileRegion(i));
     if (branch->result_slots.size() != op.results.size()) {
       return InvalidArgument(name + " branch #" + std::to_string(i) +
                              " returns the wrong number of values");
     }
-    scratch = std::max(scratch, branch->total_bytes);
+    memory = std::max(memory, branch->total_bytes);
+    flat.push_back(engine::FlatProgram::Build(branch));
+    native.push_back(codegen::BuildNativeOnce(flat.back()));
+    table = std::max(table, flat.back()->table_bytes());
     branches.push_back(std::move(branch));
   }
-  Kernel k([branches, is_if](ExecContext& ec, std::span<const View> in,
-                             std::span<const View> out) -> Status {
+  // Scratch: [the branch's memory][a table for its flat program]. A branch runs as a flat program
+  // (as a loop's body does; as native code made like a loop body's, codegen::BuildNativeOnce, where
+  // it can be made), its table resolved once per thread and set of addresses
+  // (FlatProgram::ResolveCached): a case in a loop's body is resolved once, not every iteration.
+  // With KILN_TRACE on, branches run through RunProgram, which records every step.
+  const size_t table_offset = AlignUp64(memory);
+  Kernel k([branches, flat, native, is_if, table_offset](ExecContext& ec, std::span<const View> in,
+                                                         std::span<const View> out) -> Status {
     if (in.empty() || in[0].num_elements() != 1)
       return InvalidArgument("branch selector is not a scalar");
     size_t chosen;
@@ -260,9 +274,16 @@ StatusOr<Kernel> LowerBranches(LowerContext& ctx, bool is_if) {
                    ? branches.size() - 1
                    : static_cast<size_t>(index);
     }
-    return engine::RunProgram(*branches[chosen], ec, in.subspan(1), out, ec.scratch);
+    if (runtime::TraceEnabled()) {
+      return engine::RunProgram(*branches[chosen], ec, in.subspan(1), out, ec.scratch);
+    }
+    KILN_ASSIGN_OR_RETURN(
+        std::byte * table,
+        flat[chosen]->ResolveCached(in.subspan(1), out, ec.scratch, ec.scratch + table_offset));
+    if (native[chosen] != nullptr) return native[chosen]->RunOnce(ec, table, ec.scratch);
+    return flat[chosen]->Run(ec, table);
   });
-  k.scratch_bytes = scratch;
+  k.scratch_bytes = table_offset + table;
   return k;
 }
 

@@ -267,7 +267,9 @@ StatusOr<Kernel> LowerSelect(LowerContext& ctx) {
   const int width = ir::DTypeByteSize(out->dtype);
   if (!IsSupportedWidth(width)) return UnsupportedDType(name, out->dtype);
   const int64_t n = out->num_elements();
-  if (scalar_pred) {
+  // A scalar select (one element chosen by a scalar predicate: a loop's counters and flags) is a
+  // map like any other, so loops and fused runs run it without a kernel call.
+  if (scalar_pred && n != 1) {
     return MakeForwardKernel(name, {1, n, n}, {1, width, width},
                              [](std::span<const View> in) -> size_t {
                                return *in[0].data_as<const uint8_t>() != 0 ? 1 : 2;

@@ -2,6 +2,7 @@
 // kernels/shape_ops.cc).
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <span>
 #include <string>
@@ -127,6 +128,36 @@ StatusOr<int64_t> ClampedOffset(std::span<const View> in, size_t first,
   return offset;
 }
 
+// A start index's value (checked at lowering to be an integer scalar); s32 read directly.
+inline int64_t StartIndex(const View& v) {
+  if (v.dtype == ir::DType::kS32) return *static_cast<const int32_t*>(v.data());
+  const StatusOr<int64_t> start = ReadScalarInt(v);
+  return start.ok() ? *start : 0;
+}
+
+// dynamic_slice's direct form (the start indices were checked to be integer scalars, the box to
+// fit the operand from any clamped start).
+struct SlicePlan {
+  int width;
+  StridedBox box;  // the result's elements from the operand, from the start offset
+  std::vector<int64_t> in_dims, sizes, in_strides;
+  size_t run_bytes;  // > 0: the result is this one contiguous run of the operand
+};
+void RunDynamicSlice(const void* state, const View* in, const View* out) {
+  const auto& p = *static_cast<const SlicePlan*>(state);
+  int64_t offset = 0;
+  for (size_t i = 0; i < p.in_dims.size(); ++i) {
+    offset +=
+        std::clamp<int64_t>(StartIndex(in[1 + i]), 0, p.in_dims[i] - p.sizes[i]) * p.in_strides[i];
+  }
+  const std::byte* from = static_cast<const std::byte*>(in[0].data()) + offset * p.width;
+  if (p.run_bytes > 0) {
+    std::memcpy(out[0].data(), from, p.run_bytes);
+  } else {
+    CopyBoxBytes(p.width, p.box, from, out[0].data());
+  }
+}
+
 }  // namespace
 
 StatusOr<Kernel> LowerDynamicSlice(LowerContext& ctx) {
@@ -157,7 +188,12 @@ StatusOr<Kernel> LowerDynamicSlice(LowerContext& ctx) {
   box.Simplify();  // the start offset is added at run time; simplification does not depend on it
   const ir::Type out_type = *out;
   const int64_t n_in = in->num_elements(), n_out = out->num_elements();
-  return Kernel(
+  const bool run = box.dims.empty() ||
+                   (box.dims.size() == 1 && box.src_strides[0] == 1 && box.dst_strides[0] == 1);
+  auto direct = std::make_shared<const SlicePlan>(
+      SlicePlan{width, box, in_dims, sizes, in_strides,
+                run ? static_cast<size_t>(n_out) * static_cast<size_t>(width) : 0});
+  Kernel kernel(
       [name, out_type, width, box = std::move(box), in_dims, in_strides, sizes, n_in, n_out](
           ExecContext&, std::span<const View> in, std::span<const View> out) -> Status {
         KILN_RETURN_IF_ERROR(CheckOutputs(out, 1));
@@ -170,6 +206,8 @@ StatusOr<Kernel> LowerDynamicSlice(LowerContext& ctx) {
         CopyBoxBytes(width, b, in[0].data(), result.data());
         return Status::Ok();
       });
+  kernel.direct = {&RunDynamicSlice, direct};
+  return kernel;
 }
 
 namespace {
@@ -184,8 +222,7 @@ void RunUpdateSlice(const void* state, const View* in, const View* out) {
   const auto& u = *static_cast<const UpdateSlicePlan*>(state);
   int64_t offset = 0;
   for (size_t i = 0; i < u.in_dims.size(); ++i) {
-    const StatusOr<int64_t> start = ReadScalarInt(in[2 + i]);
-    offset += std::clamp<int64_t>(start.ok() ? *start : 0, 0, u.in_dims[i] - u.upd_dims[i]) *
+    offset += std::clamp<int64_t>(StartIndex(in[2 + i]), 0, u.in_dims[i] - u.upd_dims[i]) *
               u.in_strides[i];
   }
   if (out[0].data() != in[0].data())
