@@ -67,9 +67,13 @@ Encoder Writer::Metadata(int32_t loc) const {
   return metadata;
 }
 
-StatusOr<int64_t> Writer::Operand(const Scope& scope, const ir::Op& op, ir::ValueId v) const {
+StatusOr<int64_t> Writer::Operand(Scope& scope, const ir::Op& op, ir::ValueId v) {
   auto it = scope.values.find(v);
   if (it == scope.values.end()) {
+    if (auto c = constants_.find(v); c != constants_.end()) {
+      KILN_RETURN_IF_ERROR(EmitOp(scope, *c->second, 0));
+      return scope.values.at(v);
+    }
     return Unimplemented(Describe(op) + " in computation '" + scope.name + "' uses %" +
                          std::to_string(v) +
                          ", a value of an enclosing region, which this op's HLO computation "
@@ -78,7 +82,7 @@ StatusOr<int64_t> Writer::Operand(const Scope& scope, const ir::Op& op, ir::Valu
   return it->second;
 }
 
-StatusOr<std::vector<int64_t>> Writer::Operands(const Scope& scope, const ir::Op& op) const {
+StatusOr<std::vector<int64_t>> Writer::Operands(Scope& scope, const ir::Op& op) {
   std::vector<int64_t> ids;
   for (ir::ValueId v : op.operands) {
     KILN_ASSIGN_OR_RETURN(int64_t id, Operand(scope, op, v));

@@ -83,9 +83,10 @@ class Writer {
 
   // ---- used by the per-op part ----
   const ir::Module& module() const { return module_; }
-  // The instruction holding `v` in `scope`.
-  StatusOr<int64_t> Operand(const Scope& scope, const ir::Op& op, ir::ValueId v) const;
-  StatusOr<std::vector<int64_t>> Operands(const Scope& scope, const ir::Op& op) const;
+  // The instruction holding `v` in `scope`. A constant of an enclosing scope (JAX's sort
+  // comparators use their function's constants) is written again inside `scope`.
+  StatusOr<int64_t> Operand(Scope& scope, const ir::Op& op, ir::ValueId v);
+  StatusOr<std::vector<int64_t>> Operands(Scope& scope, const ir::Op& op);
   // Adds an instruction to `scope` and returns its id; `fields` holds the opcode's own fields.
   int64_t Add(Scope& scope, std::string_view opcode, const Encoder& shape,
               const std::vector<int64_t>& operands, const Encoder& fields, int32_t loc,
@@ -124,6 +125,7 @@ class Writer {
   std::vector<std::string> computations_;  // serialized, callees before their callers
   std::unordered_map<std::string, int64_t> functions_;
   std::vector<std::string> active_functions_;
+  std::unordered_map<ir::ValueId, const ir::Op*> constants_;  // every stablehlo.constant seen
 };
 
 // "op 'stablehlo.add'" for errors.

@@ -91,6 +91,7 @@ Status Writer::EmitOp(Scope& scope, const ir::Op& op, int depth) {
     if (value == nullptr) return InvalidArgument(Describe(op) + " has no value");
     KILN_ASSIGN_OR_RETURN(Encoder literal, LiteralOf(*value), Describe(op));
     f.Message(8, literal);
+    if (op.results.size() == 1) constants_[op.results[0]] = &op;
     return AddWithResults(scope, op, "constant", operands, f);
   }
   if (name == "optimization_barrier") {  // one tuple operand in HLO
