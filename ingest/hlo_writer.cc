@@ -36,8 +36,8 @@ void ParseLocation(std::string_view text, std::string& file, int64_t& line, std:
     std::string_view rest = where.substr(colon + 1);
     const size_t end = rest.find(':');
     std::string_view digits = rest.substr(0, end);
-    if (!digits.empty() && std::all_of(digits.begin(), digits.end(),
-                                       [](char c) { return c >= '0' && c <= '9'; }) &&
+    if (!digits.empty() &&
+        std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }) &&
         digits.size() < 10) {
       file = std::string(where.substr(0, colon));
       line = std::stoll(std::string(digits));
@@ -266,7 +266,9 @@ StatusOr<int64_t> Writer::Computation(const std::string& base, const ir::Block& 
 }
 
 StatusOr<int64_t> Writer::FunctionComputation(const ir::Op& call, int depth) {
-  const ir::Attr* callee = call.attr("callee");
+  // func.call names its callee; stablehlo.composite its decomposition, which is what it computes.
+  const ir::Attr* callee =
+      call.attr(call.name == "stablehlo.composite" ? "decomposition" : "callee");
   if (callee == nullptr || callee->kind != ir::Attr::Kind::kSymbolRef) {
     return InvalidArgument(Describe(call) + " has no callee");
   }
@@ -282,8 +284,8 @@ StatusOr<int64_t> Writer::FunctionComputation(const ir::Op& call, int depth) {
   }
   active_functions_.push_back(fn->name);
   const ir::Block& body = fn->body.blocks[0];
-  StatusOr<int64_t> id = Computation(fn->name, body, body.args, false, {},
-                                     fn->result_types.size() != 1, depth + 1);
+  StatusOr<int64_t> id =
+      Computation(fn->name, body, body.args, false, {}, fn->result_types.size() != 1, depth + 1);
   active_functions_.pop_back();
   KILN_RETURN_IF_ERROR(id.status(), "function @" + fn->name);
   functions_.emplace(fn->name, *id);

@@ -8,7 +8,9 @@
 // get-tuple-element per result; regions become computations (reduce, sort, scatter, reduce_window,
 // select_and_scatter, all_reduce, reduce_scatter: one parameter per block argument; while: one
 // tuple parameter, with the values its regions capture carried along; if / case: branches take a
-// tuple of the values they capture); func.call becomes `call` of the callee's computation. Shapes
+// tuple of the values they capture); func.call becomes `call` of the callee's computation, and
+// stablehlo.composite `call` of its decomposition. Constants a region uses from its function (JAX's
+// sort comparators) are written again inside the region's computation. Shapes
 // carry row-major layouts (custom calls: their operand and result layouts); constants carry their
 // literal; locations become OpMetadata (op_name, source_file, source_line).
 //

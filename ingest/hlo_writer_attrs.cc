@@ -65,7 +65,8 @@ StatusOr<int64_t> EnumIndex(const ir::Op& op, std::string_view attr, const std::
 Status PrecisionConfig(const ir::Op& op, Encoder& fields) {
   const ir::Attr* a = Present(op, "precision_config");
   if (a == nullptr) return Status::Ok();
-  if (a->kind != ir::Attr::Kind::kArray) return InvalidArgument(Describe(op) + ": precision_config");
+  if (a->kind != ir::Attr::Kind::kArray)
+    return InvalidArgument(Describe(op) + ": precision_config");
   std::vector<int64_t> values;
   for (const ir::Attr& p : a->array) {
     KILN_ASSIGN_OR_RETURN(int64_t v,
@@ -105,9 +106,13 @@ Status WriteWindow(const ir::Op& op, const std::vector<int64_t>& size,
 Status WriteGroups(const ir::Op& op, Encoder& fields) {
   const ir::Attr* a = Present(op, "replica_groups");
   if (a == nullptr) return Status::Ok();
+  if (a->kind != ir::Attr::Kind::kElements) {
+    return Unimplemented(Describe(op) + " with replica_groups " + a->ToString() +
+                         " in Kiln's HLO writer (it writes explicit replica groups)");
+  }
   std::optional<std::vector<int64_t>> flat = a->AsInts();
-  if (!flat || a->kind != ir::Attr::Kind::kElements || a->type.dims.size() != 2) {
-    return InvalidArgument(Describe(op) + " has malformed replica_groups");
+  if (!flat || a->type.dims.size() != 2) {
+    return InvalidArgument(Describe(op) + " has malformed replica_groups " + a->ToString());
   }
   const int64_t rows = a->type.dims[0], width = a->type.dims[1];
   for (int64_t r = 0; r < rows; ++r) {

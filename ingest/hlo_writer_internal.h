@@ -67,7 +67,8 @@ struct Scope {
 };
 
 // ShapeProto of an ir type: tensors with a row-major layout (or `minor_to_major`), tokens, tuples.
-StatusOr<Encoder> ShapeOf(const ir::Type& type, const std::vector<int64_t>* minor_to_major = nullptr);
+StatusOr<Encoder> ShapeOf(const ir::Type& type,
+                          const std::vector<int64_t>* minor_to_major = nullptr);
 // The shape of a list of values: the one type, or a tuple of them when there are not exactly one.
 StatusOr<Encoder> ShapeOfAll(const std::vector<ir::Type>& types);
 // LiteralProto of a dense literal attribute.
@@ -110,7 +111,8 @@ class Writer {
   StatusOr<const ir::Block*> RegionBlock(const ir::Op& op, size_t index) const;
   // Values used in `region` (nested regions included) that it does not define, in first-use order.
   std::vector<ir::ValueId> FreeValues(const ir::Region& region) const;
-  // The computation of function `name` (func.call), written once.
+  // The computation of the function `call` calls (func.call: its callee; stablehlo.composite: its
+  // decomposition), written once.
   StatusOr<int64_t> FunctionComputation(const ir::Op& call, int depth);
 
  private:

@@ -82,6 +82,10 @@ Status Writer::EmitOp(Scope& scope, const ir::Op& op, int depth) {
     }
     return Unimplemented("Kiln's HLO writer cannot write " + Describe(op));
   }
+  if (name == "stablehlo.composite") {  // a call of its decomposition
+    KILN_ASSIGN_OR_RETURN(int64_t callee, FunctionComputation(op, depth));
+    return AddWithResults(scope, op, "call", operands, f, {callee});
+  }
   name.remove_prefix(std::string_view("stablehlo.").size());
   if (auto it = PlainOpcodes().find(name); it != PlainOpcodes().end()) {
     return AddWithResults(scope, op, it->second, operands, f);
@@ -336,7 +340,8 @@ Status Writer::EmitOp(Scope& scope, const ir::Op& op, int depth) {
                            "' with called computations in Kiln's HLO writer");
     }
     if (const ir::Attr* aliases = Present(op, "output_operand_aliases");
-        aliases != nullptr && !(aliases->kind == ir::Attr::Kind::kArray && aliases->array.empty())) {
+        aliases != nullptr &&
+        !(aliases->kind == ir::Attr::Kind::kArray && aliases->array.empty())) {
       return Unimplemented(Describe(op) + " '" + target->str +
                            "' with output_operand_aliases in Kiln's HLO writer");
     }
@@ -344,9 +349,10 @@ Status Writer::EmitOp(Scope& scope, const ir::Op& op, int depth) {
     const std::string api = EnumAttr(op, "api_version");
     KILN_ASSIGN_OR_RETURN(
         int64_t version,
-        EnumIndex(op, "api_version", api.empty() ? "API_VERSION_ORIGINAL" : api,
-                  {"API_VERSION_UNSPECIFIED", "API_VERSION_ORIGINAL", "API_VERSION_STATUS_RETURNING",
-                   "API_VERSION_STATUS_RETURNING_UNIFIED", "API_VERSION_TYPED_FFI"}));
+        EnumIndex(
+            op, "api_version", api.empty() ? "API_VERSION_ORIGINAL" : api,
+            {"API_VERSION_UNSPECIFIED", "API_VERSION_ORIGINAL", "API_VERSION_STATUS_RETURNING",
+             "API_VERSION_STATUS_RETURNING_UNIFIED", "API_VERSION_TYPED_FFI"}));
     if (const ir::Attr* config = Present(op, "backend_config")) {
       if (config->kind == ir::Attr::Kind::kDict) {
         KILN_ASSIGN_OR_RETURN(std::string text, FfiConfigText(op, *config));
@@ -354,27 +360,38 @@ Status Writer::EmitOp(Scope& scope, const ir::Op& op, int depth) {
       } else if (config->kind == ir::Attr::Kind::kString) {
         f.Str(kBackendConfig, config->str);
       } else {
-        return Unimplemented(Describe(op) + " has a backend_config Kiln's HLO writer cannot "
-                                            "write (" +
+        return Unimplemented(Describe(op) +
+                             " has a backend_config Kiln's HLO writer cannot "
+                             "write (" +
                              config->ToString() + ")");
       }
     }
     f.Bool(kCustomCallHasSideEffect, BoolAttr(op, "has_side_effect"));
     f.Int(kCustomCallApiVersion, version);
+    // Layouts when the op has them (StableHLO's default is two empty lists: none).
     const ir::Attr* operand_layouts = Present(op, "operand_layouts");
     const ir::Attr* result_layouts = Present(op, "result_layouts");
+    const auto given = [](const ir::Attr* a) {
+      return a != nullptr && !(a->kind == ir::Attr::Kind::kArray && a->array.empty());
+    };
     std::vector<std::vector<int64_t>> results;
-    if (operand_layouts != nullptr && result_layouts != nullptr) {
+    if (given(operand_layouts)) {
       if (operand_layouts->kind != ir::Attr::Kind::kArray ||
-          result_layouts->kind != ir::Attr::Kind::kArray ||
           operand_layouts->array.size() != op.operands.size()) {
-        return InvalidArgument(Describe(op) + " has malformed operand/result layouts");
+        return InvalidArgument(
+            Describe(op) + " has " + std::to_string(operand_layouts->array.size()) +
+            " operand layouts for " + std::to_string(op.operands.size()) + " operands");
       }
       for (size_t i = 0; i < op.operands.size(); ++i) {
         std::optional<std::vector<int64_t>> m2m = operand_layouts->array[i].AsInts();
         if (!m2m) return InvalidArgument(Describe(op) + ": operand layout");
         KILN_ASSIGN_OR_RETURN(Encoder shape, ShapeOf(module_.type_of(op.operands[i]), &*m2m));
         f.Message(kOperandShapesWithLayout, shape);
+      }
+    }
+    if (given(result_layouts)) {
+      if (result_layouts->kind != ir::Attr::Kind::kArray) {
+        return InvalidArgument(Describe(op) + ": result layouts");
       }
       for (const ir::Attr& layout : result_layouts->array) {
         std::optional<std::vector<int64_t>> m2m = layout.AsInts();

@@ -39,7 +39,8 @@ StatusOr<Encoder> ShapeOf(const ir::Type& type, const std::vector<int64_t>* mino
   const int primitive = PrimitiveOf(type.dtype);
   if (primitive == 0) return Unimplemented("element type of " + type.ToString() + " in HLO");
   if (!type.has_static_shape()) {
-    return Unimplemented("dynamic shape " + type.ToString() + " in HLO (Kiln writes static shapes)");
+    return Unimplemented("dynamic shape " + type.ToString() +
+                         " in HLO (Kiln writes static shapes)");
   }
   shape.Int(2, primitive);
   shape.PackedInts(3, type.dims);

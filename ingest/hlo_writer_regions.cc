@@ -10,17 +10,18 @@ namespace kiln::ingest::hlo_writer {
 
 Status Writer::EmitRegionOp(Scope& scope, const ir::Op& op, int depth) {
   KILN_ASSIGN_OR_RETURN(std::vector<int64_t> operands, Operands(scope, op));
-  const std::string_view name = std::string_view(op.name).substr(std::string_view("stablehlo.").size());
+  const std::string_view name =
+      std::string_view(op.name).substr(std::string_view("stablehlo.").size());
   std::string opcode(name);
   std::replace(opcode.begin(), opcode.end(), '_', '-');
   std::vector<int64_t> called;
   for (size_t r = 0; r < op.regions.size(); ++r) {
     KILN_ASSIGN_OR_RETURN(const ir::Block* block, RegionBlock(op, r));
     const size_t results = block->ops.empty() ? 0 : block->ops.back().operands.size();
-    KILN_ASSIGN_OR_RETURN(int64_t id,
-                          Computation(opcode + "_region", *block, block->args, false, {},
-                                      results != 1, depth + 1),
-                          Describe(op));
+    KILN_ASSIGN_OR_RETURN(
+        int64_t id,
+        Computation(opcode + "_region", *block, block->args, false, {}, results != 1, depth + 1),
+        Describe(op));
     called.push_back(id);
   }
   Encoder f;
@@ -80,7 +81,8 @@ Status Writer::EmitControlFlow(Scope& scope, const ir::Op& op, int depth) {
     KILN_ASSIGN_OR_RETURN(const ir::Block* cond, RegionBlock(op, 0));
     KILN_ASSIGN_OR_RETURN(const ir::Block* body, RegionBlock(op, 1));
     if (cond->args.size() != op.operands.size() || body->args.size() != op.operands.size()) {
-      return InvalidArgument(Describe(op) + " has regions whose arguments differ from its operands");
+      return InvalidArgument(Describe(op) +
+                             " has regions whose arguments differ from its operands");
     }
     // The loop state: the operands, then every value either region captures (carried unchanged).
     std::vector<ir::ValueId> captured = FreeValues(op.regions[0]);
@@ -99,12 +101,13 @@ Status Writer::EmitControlFlow(Scope& scope, const ir::Op& op, int depth) {
     std::vector<ir::ValueId> cond_params = cond->args, body_params = body->args;
     cond_params.insert(cond_params.end(), captured.begin(), captured.end());
     body_params.insert(body_params.end(), captured.begin(), captured.end());
-    KILN_ASSIGN_OR_RETURN(int64_t cond_id, Computation("while_cond", *cond, cond_params, true, {},
-                                                       false, depth + 1),
+    KILN_ASSIGN_OR_RETURN(int64_t cond_id,
+                          Computation("while_cond", *cond, cond_params, true, {}, false, depth + 1),
                           Describe(op));
-    KILN_ASSIGN_OR_RETURN(int64_t body_id, Computation("while_body", *body, body_params, true,
-                                                       captured, true, depth + 1),
-                          Describe(op));
+    KILN_ASSIGN_OR_RETURN(
+        int64_t body_id,
+        Computation("while_body", *body, body_params, true, captured, true, depth + 1),
+        Describe(op));
     // called_computation_ids of a while are {body, condition}.
     const int64_t loop = Add(scope, "while", state, {init}, none, op.loc, {body_id, cond_id});
     for (size_t i = 0; i < op.results.size(); ++i) {
@@ -136,8 +139,9 @@ Status Writer::EmitControlFlow(Scope& scope, const ir::Op& op, int depth) {
     }
     KILN_ASSIGN_OR_RETURN(Encoder shape, ShapeOf(ir::Type::Tuple(types)));
     operands.push_back(Add(scope, "tuple", shape, ids, none, op.loc));
-    KILN_ASSIGN_OR_RETURN(int64_t id, Computation("branch_" + std::to_string(b), *block, captured,
-                                                  true, {}, op.results.size() != 1, depth + 1),
+    KILN_ASSIGN_OR_RETURN(int64_t id,
+                          Computation("branch_" + std::to_string(b), *block, captured, true, {},
+                                      op.results.size() != 1, depth + 1),
                           Describe(op));
     called.push_back(id);
   }

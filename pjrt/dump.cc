@@ -50,8 +50,8 @@ std::string TextOf(const ir::Module& module) {
     StatusOr<std::string> gspmd = ir::WriteMlirText(*exported);
     if (gspmd.ok()) return *std::move(gspmd);
   }
-  return "// Kiln's MLIR writer cannot print this program (" + std::string(text.status().message()) +
-         "); Kiln's IR:\n" + ir::PrintModule(module);
+  return "// Kiln's MLIR writer cannot print this program (" +
+         std::string(text.status().message()) + "); Kiln's IR:\n" + ir::PrintModule(module);
 }
 
 void DumpModule(const ir::Module& module, const std::filesystem::path& stem, bool as_text,

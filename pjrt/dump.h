@@ -4,7 +4,8 @@
 //
 //   module_<id>.<module name>.before_optimizations.txt   the program as Kiln read it
 //   module_<id>.<module name>.after_optimizations.txt    the program Kiln compiled (after its own
-//                                                        rewrites: inlined calls, entry layouts, ...)
+//                                                        rewrites: inlined calls, entry layouts,
+//                                                        ...)
 //
 // as MLIR text (ir::WriteMlirText, the text compiled.as_text() is made from), and with
 // `xla_dump_hlo_as_proto` the same programs as `*.hlo.pb`: an xla.HloProto holding the
