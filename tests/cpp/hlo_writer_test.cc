@@ -168,10 +168,9 @@ void TripOne(const ir::Module& original, const std::string& what, Tally& tally) 
               spelled(main->arg_types) == spelled(was->arg_types) &&
               spelled(main->result_types) == spelled(was->result_types))
       << what << ": the signature of @main changed: ("
-      << (main ? spelled(main->arg_types) + ") -> " + spelled(main->result_types) : "")
-      << " was @" << (was ? was->name + "(" + spelled(was->arg_types) + ") -> " +
-                                spelled(was->result_types)
-                          : "");
+      << (main ? spelled(main->arg_types) + ") -> " + spelled(main->result_types) : "") << " was @"
+      << (was ? was->name + "(" + spelled(was->arg_types) + ") -> " + spelled(was->result_types)
+              : "");
   ExpectExactTrip(*first, what);
   ++tally.written;
 }
@@ -271,26 +270,28 @@ TEST(HloWriter, ConstantsOfEveryElementTypeKeepTheirBits) {
   }
   values.push_back(Literal(ir::DType::kF32, {2, 0}, {}));  // no elements
   const ir::Module m = Constants(values);
-  ASSERT_TRUE(RunOnLargeStack([&]() -> Status {
-                StatusOr<ir::Module> back = Trip(m);
-                EXPECT_TRUE(back.ok()) << back.status().ToString();
-                if (!back.ok()) return Status::Ok();
-                const ir::Block& body = back->functions[0].body.blocks[0];
-                EXPECT_EQ(body.ops.size(), values.size() + 1);
-                if (body.ops.size() != values.size() + 1) return Status::Ok();
-                for (size_t i = 0; i < values.size(); ++i) {
-                  const ir::Attr* v = body.ops[i].attr("value");
-                  EXPECT_TRUE(v != nullptr && v->type == values[i].type &&
-                              v->data == values[i].data)
-                      << values[i].type.ToString();
-                }
-                return Status::Ok();
-              }).ok());
+  ASSERT_TRUE(
+      RunOnLargeStack([&]() -> Status {
+        StatusOr<ir::Module> back = Trip(m);
+        EXPECT_TRUE(back.ok()) << back.status().ToString();
+        if (!back.ok()) return Status::Ok();
+        const ir::Block& body = back->functions[0].body.blocks[0];
+        EXPECT_EQ(body.ops.size(), values.size() + 1);
+        if (body.ops.size() != values.size() + 1) return Status::Ok();
+        for (size_t i = 0; i < values.size(); ++i) {
+          const ir::Attr* v = body.ops[i].attr("value");
+          EXPECT_TRUE(v != nullptr && v->type == values[i].type && v->data == values[i].data)
+              << values[i].type.ToString();
+        }
+        return Status::Ok();
+      }).ok());
 }
 
 TEST(HloWriter, HloProtoWrapsTheModule) {
   const std::string proto = ingest::HloProtoOf("abc");
-  EXPECT_EQ(proto, std::string("\x0a\x03" "abc", 5));
+  EXPECT_EQ(proto, std::string("\x0a\x03"
+                               "abc",
+                               5));
 }
 
 TEST(HloWriter, UnknownOpsAreRefusedByName) {
@@ -317,8 +318,8 @@ TEST(HloWriter, MalformedIrIsAnError) {
   EXPECT_FALSE(ingest::WriteHloModule(empty).ok());
   // A return of a value no op defines.
   ir::Module dangling = Constants({});
-  dangling.functions[0].body.blocks[0].ops.back().operands = {dangling.AddValue(
-      ir::Type::Tensor(ir::DType::kF32, {}))};
+  dangling.functions[0].body.blocks[0].ops.back().operands = {
+      dangling.AddValue(ir::Type::Tensor(ir::DType::kF32, {}))};
   dangling.functions[0].result_types = {ir::Type::Tensor(ir::DType::kF32, {})};
   EXPECT_FALSE(ingest::WriteHloModule(dangling).ok());
 }
