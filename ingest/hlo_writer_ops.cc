@@ -76,6 +76,15 @@ Status Writer::EmitOp(Scope& scope, const ir::Op& op, int depth) {
   Encoder f;
   std::string_view name = op.name;
   if (!name.starts_with("stablehlo.")) {
+    // A cast between equal types (typed PRNG keys as Kiln's IR holds them: key<fry> is its
+    // tensor<2xui32> data) is the value itself, and so is a sharding constraint (shardings are
+    // not written: the proto is the program in global view).
+    if ((name == "builtin.unrealized_conversion_cast" || name == "sdy.sharding_constraint") &&
+        op.operands.size() == 1 && op.results.size() == 1 &&
+        module_.type_of(op.operands[0]) == module_.type_of(op.results[0])) {
+      scope.values[op.results[0]] = operands[0];
+      return Status::Ok();
+    }
     if (name == "func.call") {
       KILN_ASSIGN_OR_RETURN(int64_t callee, FunctionComputation(op, depth));
       return AddWithResults(scope, op, "call", operands, f, {callee});
