@@ -343,6 +343,11 @@ def mean_bf16_axis0():
     return (lambda x: jnp.mean(x, axis=0)), (f32(2048, 512).astype(ml_dtypes.bfloat16),)
 
 
+def sum_bf16_axes02_odd():
+    import ml_dtypes
+    return (lambda x: jnp.sum(x, axis=(0, 2))), (f32(37, 301, 65).astype(ml_dtypes.bfloat16),)
+
+
 # ---- prefix scans ----
 
 def cumsum_1m():
@@ -392,6 +397,13 @@ def take_along_axis_rows():
     return (lambda x, i: jnp.take_along_axis(x, i, axis=1)), (f32(512, 300), idx)
 
 
+def take_along_axis_axis0_int32():
+    # e.g. reordering each column of a table by per-column ranks
+    idx = RNG.integers(0, 1000, (1000, 96)).astype(np.int32)
+    return (lambda x, i: jnp.take_along_axis(x, i, axis=0)), \
+        (RNG.integers(-1000, 1000, (1000, 96)).astype(np.int32), idx)
+
+
 # ---- attention ----
 
 def causal_attention(dtype):
@@ -435,6 +447,16 @@ def random_uniform_1m():
 def random_normal_17():
     return (lambda k: jax.random.normal(jax.random.wrap_key_data(k), (17,))), \
         (np.array([0, 5], np.uint32),)
+
+
+def random_randint_100k():
+    return (lambda k: jax.random.randint(jax.random.wrap_key_data(k), (100_000,), 0, 1000)), \
+        (np.array([0, 11], np.uint32),)
+
+
+def random_bits_100k():
+    return (lambda k: jax.random.bits(jax.random.wrap_key_data(k), (100_000,))), \
+        (np.array([0, 13], np.uint32),)
 
 
 def random_permutation_split():
@@ -494,6 +516,88 @@ def digit_sum_while_int32():
     return run, (RNG.integers(0, 1 << 31, 4096).astype(np.int32),)
 
 
+def gcd_while_int32():
+    """Greatest common divisors of 1000 int32 pairs by Euclid's algorithm: a while_loop until every
+    remainder is 0; the divisor is the carry itself, not a constant."""
+    def run(a, b):
+        def cond(s):
+            return jnp.any(s[1] != 0)
+
+        def body(s):
+            a, b = s
+            safe = jnp.where(b == 0, 1, b)
+            return jnp.where(b == 0, a, b), jnp.where(b == 0, 0, a % safe)
+        return lax.while_loop(cond, body, (a, b))[0]
+
+    return run, (RNG.integers(1, 1 << 30, 1000).astype(np.int32),
+                 RNG.integers(1, 1 << 20, 1000).astype(np.int32))
+
+
+def reverse_digits_while_int32():
+    """Decimal digits of 1000 int32 values reversed (123 -> 321): a while_loop on `% 10` and
+    `// 10` until every value is 0, the result built as r * 10 + digit."""
+    def run(n):
+        def cond(s):
+            return jnp.any(s[0] > 0)
+
+        def body(s):
+            x, r = s
+            return x // 10, r * 10 + x % 10
+        return lax.while_loop(cond, body, (n, jnp.zeros_like(n)))[1]
+
+    return run, (RNG.integers(0, 1_000_000_000, 1000).astype(np.int32),)
+
+
+def popcount_fori_uint32():
+    """Set bits of a xorshift stream over uint32[2048], 32 rounds of a fori_loop: the SWAR popcount
+    (shifts, masks, a multiply) summed into a uint32 carry."""
+    def run(x):
+        def body(i, s):
+            h, total = s
+            h = h ^ (h << 13)
+            h = h ^ (h >> 17)
+            h = h ^ (h << 5)
+            v = h - ((h >> 1) & np.uint32(0x55555555))
+            v = (v & np.uint32(0x33333333)) + ((v >> 2) & np.uint32(0x33333333))
+            v = (((v + (v >> 4)) & np.uint32(0x0F0F0F0F)) * np.uint32(0x01010101)) >> 24
+            return h, total + v
+        return lax.fori_loop(0, 32, body, (x, jnp.zeros_like(x)))[1]
+
+    return run, (np.arange(1, 2049, dtype=np.uint32) * np.uint32(2654435761),)
+
+
+def complex128_rotation_scan():
+    """A complex128 scan of 400 steps over 128 points: multiply by a unit phase, renormalize,
+    collect the mean real part (x64)."""
+    def run(z0, w):
+        def step(z, _):
+            z = z * w
+            return z / jnp.abs(z), jnp.real(z).mean()
+        return lax.scan(step, z0, None, length=400)
+
+    z0 = (f64(128) + 1j * f64(128)).astype(np.complex128)
+    return run, (z0, np.complex128(np.exp(0.003j)))
+
+
+def mandelbrot_while_complex64():
+    """Escape times over complex64[48, 48], a while_loop that stops when every point escaped or
+    after 60 iterations (the condition reads the carry)."""
+    def run(c):
+        def cond(s):
+            z, count, i = s
+            return jnp.logical_and(i < 60, jnp.any(jnp.abs(z) <= 2.0))
+
+        def body(s):
+            z, count, i = s
+            inside = jnp.abs(z) <= 2.0
+            return jnp.where(inside, z * z + c, z), count + inside, i + 1
+        return lax.while_loop(cond, body, (jnp.zeros_like(c), jnp.zeros(c.shape, jnp.int32), 0))[1]
+
+    x = np.linspace(-2.1, 0.7, 48, dtype=np.float32)
+    y = np.linspace(-1.3, 1.3, 48, dtype=np.float32)
+    return run, ((x[None, :] + 1j * y[:, None]).astype(np.complex64),)
+
+
 # name -> (factory, exact): True compares bit for bit (integer results, random bits), False with
 # rtol = atol = 1e-3, a number with that tolerance: bf16 programs (bf16 keeps 8 bits), and the
 # escape-time counts, where one rounding near the set's edge moves a count by one.
@@ -529,6 +633,7 @@ USER_PROGRAMS = {
     "u_reduce_sum_i32_axis1": (reduce_int32_axis1, True),
     "u_reduce_sum_f64_all": (reduce_f64_all, False),
     "u_mean_bf16_axis0": (mean_bf16_axis0, 3e-2),
+    "u_sum_bf16_axes02_odd": (sum_bf16_axes02_odd, 3e-2),
     "u_cumsum_f32_1m": (cumsum_1m, False),
     "u_cumprod_axis0": (cumprod_axis0, False),
     "u_cummax_rows": (cummax_rows, True),
@@ -538,6 +643,7 @@ USER_PROGRAMS = {
     "u_segment_sum_1m": (segment_sum_1m, False),
     "u_embedding_value_and_grad": (embedding_value_and_grad, False),
     "u_take_along_axis": (take_along_axis_rows, True),
+    "u_take_along_axis0_i32": (take_along_axis_axis0_int32, True),
     "u_causal_attention_f32": (lambda: causal_attention(np.float32), False),
     "u_causal_attention_bf16": (bf16_attention, 3e-2),
     "u_batched_solve_3x3_1000": (batched_solve_3x3_1000, False),
@@ -546,13 +652,21 @@ USER_PROGRAMS = {
     "u_random_uniform_1m": (random_uniform_1m, True),
     "u_random_normal_17": (random_normal_17, False),
     "u_random_permutation_split": (random_permutation_split, True),
+    "u_random_randint_100k": (random_randint_100k, True),
+    "u_random_bits_100k": (random_bits_100k, True),
     "u_gelu_bf16_1m": (gelu_bf16, 3e-2),
     "u_complex64_elementwise": (complex64_elementwise, False),
     "u_int32_bitops_1m": (int32_bitops, True),
     "u_f64_elementwise_1m": (f64_elementwise, False),
     "u_hash_fori_u32_4k": (hash_fori_uint32, True),
     "u_digit_sum_while_i32_4k": (digit_sum_while_int32, True),
+    "u_gcd_while_i32_1k": (gcd_while_int32, True),
+    "u_reverse_digits_while_i32_1k": (reverse_digits_while_int32, True),
+    "u_popcount_fori_u32_2k": (popcount_fori_uint32, True),
+    "u_complex128_rotation_scan": (complex128_rotation_scan, False),
+    "u_mandelbrot_while_c64_48": (mandelbrot_while_complex64, 1.0),
 }
 
 X64 = {"u_lorenz_rk4_scan_f64", "u_newton_while_f64", "u_reduce_sum_f64_all",
        "u_batched_cholesky_f64", "u_f64_elementwise_1m"}
+X64.add("u_complex128_rotation_scan")

@@ -71,6 +71,7 @@ bool TileEmitter::Plan() {
   pointer_pred_.assign(static_cast<size_t>(pointers), false);
   rcp_slot_.assign(static_cast<size_t>(pointers), -1);
   rcp_signed_.assign(static_cast<size_t>(pointers), false);
+  divisor_bits_.assign(static_cast<size_t>(pointers), {});
   for (int p = 0; p < pointers; ++p) pointer_value_[static_cast<size_t>(p)] = Members() + p;
   uses_.assign(static_cast<size_t>(values_), {});
   // Which member writes each temporary / output.
@@ -120,7 +121,11 @@ bool TileEmitter::Plan() {
       }
       if (s.value < 0) {
         s.pointer = PointerOf(r);
-        s.scalar = s.scalar || (r.kind == Ref::kInput && r.scalar);
+        // A splat constant is read as a scalar: every element holds its value.
+        const bool splat = r.kind == Ref::kInput &&
+                           static_cast<size_t>(r.index) < f_.input_splat.size() &&
+                           f_.input_splat[static_cast<size_t>(r.index)].known;
+        s.scalar = s.scalar || (r.kind == Ref::kInput && r.scalar) || splat;
         s.value = pointer_value_[static_cast<size_t>(s.pointer)];
         pointer_scalar_[static_cast<size_t>(s.pointer)] = s.scalar;
         if (IsHalfFloat(c.in)) pointer_type_[static_cast<size_t>(s.pointer)] = c.in;
@@ -128,6 +133,12 @@ bool TileEmitter::Plan() {
       }
       uses_[static_cast<size_t>(s.value)].push_back(m);
       reads_.back().push_back(s);
+      if (i == 1 && s.pointer >= 0 && s.scalar && IsInt32Member(c) &&
+          (c.op == MapOp::kDivide || c.op == MapOp::kRemainder)) {
+        // A known divisor (a splat constant, or a broadcast of one): divided by as that number.
+        const FusedPlan::Splat known = KnownSplat(r, temp_member);
+        if (known.known) divisor_bits_[static_cast<size_t>(s.pointer)] = known;
+      }
       if (i == 1 && s.pointer >= 0 && s.scalar && IsInt32Member(c) &&
           (c.op == MapOp::kDivide || c.op == MapOp::kRemainder) &&
           rcp_slot_[static_cast<size_t>(s.pointer)] < 0) {
@@ -156,7 +167,36 @@ bool TileEmitter::Plan() {
       wide_ = false;
     }
   }
+  // Untiled: the code's pointers are all inputs and outputs, at any element offset.
+  untiled_ = true;
+  for (int m = 0; m < Members(); ++m) {
+    const Member& mem = f_.members[static_cast<size_t>(m)];
+    if (mem.absolute) {
+      const bool one = mem.row_value && mem.in.size() == 1 && mem.in[0].kind == Ref::kInput &&
+                       f_.input_elements[static_cast<size_t>(mem.in[0].index)] == 1;
+      untiled_ = untiled_ && one;
+    } else if (Computes(m) && store_[static_cast<size_t>(m)] && mem.out.kind == Ref::kTemp) {
+      untiled_ = false;
+    }
+  }
   return any;
+}
+
+FusedPlan::Splat TileEmitter::KnownSplat(const Ref& r, const std::vector<int>& temp_member) const {
+  auto splat = [&](const Ref& in) -> FusedPlan::Splat {
+    if (in.kind != Ref::kInput || static_cast<size_t>(in.index) >= f_.input_splat.size()) return {};
+    return f_.input_splat[static_cast<size_t>(in.index)];
+  };
+  if (r.kind == Ref::kInput) return splat(r);
+  if (r.kind != Ref::kTemp) return {};
+  const int w = temp_member[static_cast<size_t>(r.index)];
+  if (w < 0) return {};
+  const Member& b = f_.members[static_cast<size_t>(w)];
+  if (!b.absolute || !b.row_value || b.code.op != MapOp::kBroadcast || b.in.size() != 1 ||
+      f_.input_elements[static_cast<size_t>(b.in[0].index)] != 1) {
+    return {};
+  }
+  return splat(b.in[0]);
 }
 
 void TileEmitter::Generate() {
@@ -290,6 +330,7 @@ std::shared_ptr<const lower::NativeTile> BuildNativeTile(const FusedPlan& plan, 
     DumpNativeCode("KILN_FUSED_JIT_DUMP", gen->getCode(), gen->getSize());
     auto native = std::make_shared<lower::NativeTile>();
     native->fn = gen->getCode<void (*)(void* const*, int64_t)>();
+    native->untiled = gen->Untiled();
     native->code = std::move(gen);
     AddTile(key, native);
     return native;

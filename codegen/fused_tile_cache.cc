@@ -29,7 +29,8 @@ namespace {
 static_assert(sizeof(FusedPlan::Member) == 88, "a FusedPlan::Member field: update TileKey");
 static_assert(sizeof(FusedPlan::Ref) == 16, "a FusedPlan::Ref field: update TileKey");
 static_assert(sizeof(MapCode) == 16, "a MapCode field: update TileKey");
-static_assert(sizeof(FusedPlan) == 304, "a FusedPlan field: update TileKey");
+static_assert(sizeof(FusedPlan) == 328, "a FusedPlan field: update TileKey");
+static_assert(sizeof(FusedPlan::Splat) == 16, "a FusedPlan::Splat field: update TileKey");
 
 void AppendKey(std::string& key, int64_t v) {
   key.append(reinterpret_cast<const char*>(&v), sizeof(v));
@@ -70,6 +71,12 @@ std::string TileKey(const FusedPlan& plan, size_t begin, size_t end, bool f64, b
   for (const auto* list : {&plan.input_widths, &plan.temp_widths}) {
     AppendKey(key, static_cast<int64_t>(list->size()));
     for (int v : *list) AppendKey(key, v);
+  }
+  // Splat constants are read as scalars, and divided by as known numbers.
+  AppendKey(key, static_cast<int64_t>(plan.input_splat.size()));
+  for (const FusedPlan::Splat& c : plan.input_splat) {
+    AppendKey(key, c.known);
+    AppendKey(key, static_cast<int64_t>(c.bits));
   }
   AppendKey(key, plan.rows.fn != nullptr);
   AppendRef(key, plan.rows.x);

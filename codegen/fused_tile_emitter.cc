@@ -204,8 +204,12 @@ void TileEmitter::EmitMember(int m, int way, bool masked) {
     const int divisor = reads.size() > 1 ? reads[1].pointer : -1;
     const int slot = divisor >= 0 ? rcp_slot_[static_cast<size_t>(divisor)] : -1;
     const Xbyak::Address rcp = Rcp(std::max(slot, 0));
+    const FusedPlan::Splat known =
+        divisor >= 0 ? divisor_bits_[static_cast<size_t>(divisor)] : FusedPlan::Splat{};
+    const auto bits = static_cast<uint32_t>(known.bits);
     EmitInt32Lanes(*this, mem.code, V(d), V(a), V(b), V(c3), V(kTempReg), temps,
-                   slot >= 0 && Int32LaneTemps(mem.code) > 0 ? &rcp : nullptr);
+                   slot >= 0 && Int32LaneTemps(mem.code) > 0 ? &rcp : nullptr,
+                   known.known && Int32LaneTemps(mem.code) > 0 ? &bits : nullptr);
   } else {
     if ((op == MapOp::kNegate || op == MapOp::kAbs) && !sign_ready_) {
       EmitSignMask(*this, f64_, true, V(kSignReg));

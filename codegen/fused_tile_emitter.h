@@ -57,6 +57,8 @@ class TileEmitter : public Xbyak::CodeGenerator {
   // False when a member is not one the generator handles.
   bool Plan();
   void Generate();
+  // After Plan(): lower::NativeTile::untiled.
+  bool Untiled() const { return untiled_; }
 
  private:
   int Members() const { return static_cast<int>(f_.members.size()); }
@@ -152,8 +154,14 @@ class TileEmitter : public Xbyak::CodeGenerator {
   // s32/u32 divide or remainder), computed before the loop; -1: none. And whether it is signed.
   std::vector<int> rcp_slot_;
   std::vector<bool> rcp_signed_;
+  // Per pointer: the divisor it holds when that is a known constant (KnownSplat).
+  std::vector<FusedPlan::Splat> divisor_bits_;
+  // What a member's operand r is known to hold in every lane: a splat constant input, or the
+  // broadcast of a one-element one (temp_member: the member writing each temporary).
+  FusedPlan::Splat KnownSplat(const Ref& r, const std::vector<int>& temp_member) const;
   int rcp_count_ = 0;
   Xbyak::Address Rcp(int slot) { return qword[rsp + VB() * (values_ * kWays + 3) + 8 * slot]; }
+  bool untiled_ = false;
   std::vector<bool> store_;  // per member: its result goes to memory (an output, or read later)
   int values_ = 0;
   // Register state while emitting one body.

@@ -4,6 +4,9 @@
 // pred and f32 that are instructions. The bits are those of the ops' C++ (elementwise_ops.h).
 #include <xbyak/xbyak.h>
 
+#include <bit>
+#include <cstdint>
+
 #include "codegen/native_ops.h"
 
 namespace kiln::codegen {
@@ -26,6 +29,10 @@ void Invert(Xbyak::CodeGenerator& g, const Xbyak::Xmm& d, const Xbyak::Xmm& t) {
     g.vpcmpeqd(t, t, t);
     g.vpxor(d, d, t);
   }
+}
+
+void Copy(Xbyak::CodeGenerator& g, const Xbyak::Xmm& d, const Xbyak::Xmm& a) {
+  d.isZMM() ? g.vmovdqa32(d, a) : g.vmovdqa(d, a);
 }
 
 // d = a / b or a % b (IntDiv / IntRem): both converted to f64, whose correctly rounded quotient
@@ -155,6 +162,109 @@ void DivRem(Xbyak::CodeGenerator& g, bool remainder, bool is_signed, const Xbyak
   }
 }
 
+// d = a / b or a % b for a divisor known to be 2^k (positive for s32): shifts, no division. Signed
+// quotients round toward zero: negative lanes add 2^k - 1 first (their sign fill shifted right by
+// 32 - k), then shift arithmetically; the remainder is a - (q << k), wrapping as IntRem's. False
+// (nothing emitted) for any other divisor.
+bool DivRemPowerOfTwo(Xbyak::CodeGenerator& g, bool remainder, bool is_signed, uint32_t divisor,
+                      const Xbyak::Xmm& d, const Xbyak::Xmm& a, const Xbyak::Xmm* temps) {
+  if (divisor == 0 || (divisor & (divisor - 1)) != 0 || (is_signed && divisor > (1u << 30))) {
+    return false;
+  }
+  const int k = std::countr_zero(divisor);
+  const bool zmm = d.isZMM();
+  if (k == 0) {  // x / 1 = x, x % 1 = 0
+    if (!remainder) {
+      Copy(g, d, a);
+    } else {
+      zmm ? g.vpxord(d, d, d) : g.vpxor(d, d, d);
+    }
+    return true;
+  }
+  const Xbyak::Xmm& q = remainder ? temps[0] : d;
+  if (!is_signed) {
+    if (!remainder) {
+      g.vpsrld(d, a, static_cast<uint8_t>(k));
+    } else {  // the low k bits
+      g.vpslld(d, a, static_cast<uint8_t>(32 - k));
+      g.vpsrld(d, d, static_cast<uint8_t>(32 - k));
+    }
+    return true;
+  }
+  g.vpsrad(q, a, 31);
+  g.vpsrld(q, q, static_cast<uint8_t>(32 - k));
+  g.vpaddd(q, q, a);
+  g.vpsrad(q, q, static_cast<uint8_t>(k));
+  if (remainder) {
+    g.vpslld(q, q, static_cast<uint8_t>(k));
+    g.vpsubd(d, a, q);
+  }
+  return true;
+}
+
+// d = the high 32 bits of each lane's 64-bit product a * m (signed or unsigned), m holding the
+// multiplier in every lane; t0 and t1 are temporaries. Even lanes multiply in place, odd lanes
+// shifted down; the two halves' high words are merged (k1 is scratch on zmm).
+void MulHigh(Xbyak::CodeGenerator& g, bool is_signed, const Xbyak::Xmm& d, const Xbyak::Xmm& a,
+             const Xbyak::Xmm& m, const Xbyak::Xmm& t0, const Xbyak::Xmm& t1) {
+  is_signed ? g.vpmuldq(t0, a, m) : g.vpmuludq(t0, a, m);
+  g.vpsrlq(t1, a, 32);
+  is_signed ? g.vpmuldq(t1, t1, m) : g.vpmuludq(t1, t1, m);
+  g.vpsrlq(t0, t0, 32);
+  if (d.isZMM()) {
+    g.mov(g.eax, 0xAAAA);
+    g.kmovw(g.k1, g.eax);
+    g.vpblendmd(d | g.k1, t0, t1);
+  } else {
+    g.vpblendd(d, t0, t1, 0xAA);
+  }
+}
+
+// d = a / b or a % b for a divisor known at compile time that is not a power of two (signed: 3 to
+// 2^31 - 1; unsigned: any), b holding it in every lane: a multiplication by its reciprocal scaled
+// to 2^32 + l bits and shifts (Granlund and Montgomery, "Division by invariant integers using
+// multiplication", 1994: for 2^(l-1) < b <= 2^l, the signed quotient is
+// ((a + mulhs(m - 2^32, a)) >> (l - 1)) - (a >> 31) with m = 1 + floor(2^(31 + l) / b); the
+// unsigned one (t + ((a - t) >> 1)) >> (l - 1) with t = mulhu(m, a), m = 1 + floor(2^32 (2^l - b) /
+// b)). Exact for every dividend; the remainder is a - q * b. False (nothing emitted) for other
+// divisors.
+bool DivRemByConstant(Xbyak::CodeGenerator& g, bool remainder, bool is_signed, uint32_t divisor,
+                      const Xbyak::Xmm& d, const Xbyak::Xmm& a, const Xbyak::Xmm& b,
+                      const Xbyak::Xmm* temps) {
+  if (divisor < 3 || (divisor & (divisor - 1)) == 0 || (is_signed && divisor > 0x7fffffffu)) {
+    return false;
+  }
+  const int l = 32 - std::countl_zero(divisor - 1);  // ceil(log2(divisor))
+  const uint64_t m = is_signed ? 1 + (uint64_t{1} << (31 + l)) / divisor
+                               : 1 + (uint64_t{1} << 32) * ((uint64_t{1} << l) - divisor) / divisor;
+  const auto multiplier = static_cast<uint32_t>(m);  // signed: m - 2^32
+  const Xbyak::Xmm &mreg = temps[0], &t0 = temps[1], &t1 = temps[2];
+  g.mov(g.eax, multiplier);
+  if (d.isZMM()) {
+    g.vpbroadcastd(Xbyak::Zmm(mreg.getIdx()), g.eax);
+  } else {
+    g.vmovd(Xbyak::Xmm(mreg.getIdx()), g.eax);
+    g.vpbroadcastd(Xbyak::Ymm(mreg.getIdx()), Xbyak::Xmm(mreg.getIdx()));
+  }
+  MulHigh(g, is_signed, d, a, mreg, t0, t1);
+  if (is_signed) {
+    g.vpaddd(d, d, a);
+    g.vpsrad(d, d, static_cast<uint8_t>(l - 1));
+    g.vpsrad(t0, a, 31);
+    g.vpsubd(d, d, t0);
+  } else {
+    g.vpsubd(t0, a, d);
+    g.vpsrld(t0, t0, 1);
+    g.vpaddd(d, d, t0);
+    g.vpsrld(d, d, static_cast<uint8_t>(l - 1));
+  }
+  if (remainder) {
+    g.vpmulld(t0, d, b);
+    g.vpsubd(d, a, t0);
+  }
+  return true;
+}
+
 // d = the lane mask of compare `op` of s32/u32 lanes a and b.
 void Compare(Xbyak::CodeGenerator& g, MapOp op, bool is_signed, const Xbyak::Xmm& d,
              const Xbyak::Xmm& a, const Xbyak::Xmm& b, const Xbyak::Xmm& t) {
@@ -206,10 +316,6 @@ void NonZero(Xbyak::CodeGenerator& g, const Xbyak::Xmm& d, const Xbyak::Xmm& a,
   Invert(g, d, t);
 }
 
-void Copy(Xbyak::CodeGenerator& g, const Xbyak::Xmm& d, const Xbyak::Xmm& a) {
-  d.isZMM() ? g.vmovdqa32(d, a) : g.vmovdqa(d, a);
-}
-
 }  // namespace
 
 bool Int32LaneMember(const MapCode& c) {
@@ -251,7 +357,8 @@ int Int32LaneTemps(const MapCode& c) {
 
 void EmitInt32Lanes(Xbyak::CodeGenerator& g, const MapCode& c, const Xbyak::Xmm& d,
                     const Xbyak::Xmm& a, const Xbyak::Xmm& b, const Xbyak::Xmm& s,
-                    const Xbyak::Xmm& t, const Xbyak::Xmm* temps, const Xbyak::Address* rcp) {
+                    const Xbyak::Xmm& t, const Xbyak::Xmm* temps, const Xbyak::Address* rcp,
+                    const uint32_t* known) {
   const bool zmm = d.isZMM();
   const bool is_signed = c.in == ir::DType::kS32;
   const MapOp op = c.op;
@@ -317,6 +424,11 @@ void EmitInt32Lanes(Xbyak::CodeGenerator& g, const MapCode& c, const Xbyak::Xmm&
   switch (op) {
     case MapOp::kDivide:
     case MapOp::kRemainder:
+      if (known != nullptr &&
+          (DivRemPowerOfTwo(g, op == MapOp::kRemainder, is_signed, *known, d, a, temps) ||
+           DivRemByConstant(g, op == MapOp::kRemainder, is_signed, *known, d, a, b, temps))) {
+        return;
+      }
       DivRem(g, op == MapOp::kRemainder, is_signed, d, a, b, t, temps, rcp);
       return;
     case MapOp::kAbs:

@@ -67,10 +67,12 @@ int Int32LaneTemps(const lower::MapCode& code);
 // a temporary; `temps` holds Int32LaneTemps(code) more, of d's width. A zmm d uses k1. For divide
 // and remainder by a divisor the same in every lane, `rcp` may address its f64 reciprocal (1 / b
 // converted exactly, rounded once): a multiplication and a correction replace the division.
+// `known`, when the divisor is a constant known at compile time, holds its bits: a power of two
+// then divides with shifts (signed: rounded toward zero by adding 2^k - 1 to negative lanes).
 void EmitInt32Lanes(Xbyak::CodeGenerator& g, const lower::MapCode& code, const Xbyak::Xmm& d,
                     const Xbyak::Xmm& a, const Xbyak::Xmm& b, const Xbyak::Xmm& s,
                     const Xbyak::Xmm& t, const Xbyak::Xmm* temps,
-                    const Xbyak::Address* rcp = nullptr);
+                    const Xbyak::Address* rcp = nullptr, const uint32_t* known = nullptr);
 
 // dst = the sign bit in every f32 (f64) lane of its xmm, or of its ymm when `wide`, or of dst
 // when it is a zmm.

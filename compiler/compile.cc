@@ -11,6 +11,8 @@
 #include "compiler/inline_calls.h"
 #include "compiler/narrow_float.h"
 #include "compiler/program_builder.h"
+#include "compiler/spmd_partitioner.h"
+#include "compiler/transposed_dots.h"
 #include "compiler/verifier.h"
 #include "ingest/artifact_reader.h"
 #include "ingest/hlo_reader.h"
@@ -187,6 +189,16 @@ StatusOr<std::shared_ptr<const Executable>> CompileModule(std::shared_ptr<const 
     auto inlined = std::make_shared<ir::Module>(*module);
     InlineElementwiseCalls(*inlined);
     module = std::move(inlined);
+  }
+  if (options.num_partitions <= 1 && HasTransposedDots(*module)) {  // gradients' dot + transpose
+    auto folded = std::make_shared<ir::Module>(*module);
+    FoldTransposedDots(*folded);
+    module = std::move(folded);
+  }
+  // A sharded program whose every op has a rule runs per device (compiler/spmd_partitioner.h).
+  if (layouts.all_row_major) {
+    KILN_ASSIGN_OR_RETURN(std::shared_ptr<ir::Module> partitioned, PartitionSpmd(*module, options));
+    if (partitioned != nullptr) module = std::move(partitioned);
   }
   const ir::Function* main = module->MainFunction();
   auto exe = std::make_shared<Executable>();

@@ -1,6 +1,7 @@
 #include "compiler/fusion.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -40,10 +41,11 @@ using Member = FusedPlan::Member;
 // `pre`, if not null, is a row reduction of a value complete before the run, which the members
 // read only through index maps broadcasting its result (or an alias of it, `pre_aliases`) along
 // its rows: it joins ahead of the members, or no step is made (nullopt).
-std::optional<Step> MakeFusedStep(const Program& p, const std::vector<size_t>& group,
-                                  size_t post_begin, const std::vector<bool>& used_outside,
-                                  const Step* rows, const std::vector<int32_t>& rows_aliases,
-                                  bool* joined, const Step* pre = nullptr,
+std::optional<Step> MakeFusedStep(const Program& p, const std::vector<const void*>& constant_of,
+                                  const std::vector<size_t>& group, size_t post_begin,
+                                  const std::vector<bool>& used_outside, const Step* rows,
+                                  const std::vector<int32_t>& rows_aliases, bool* joined,
+                                  const Step* pre = nullptr,
                                   const std::vector<int32_t>& pre_aliases = {}) {
   *joined = false;
   auto f = std::make_shared<FusedPlan>();
@@ -218,6 +220,20 @@ std::optional<Step> MakeFusedStep(const Program& p, const std::vector<size_t>& g
     }
   }
   f->chunk = std::max<int64_t>(1, min_chunk / tile);
+  // Inputs that are constants of one repeated value (folded splats: jnp's divisors, `x * 3`).
+  f->input_splat.assign(fused.inputs.size(), {});
+  for (size_t i = 0; i < fused.inputs.size(); ++i) {
+    const auto* c =
+        static_cast<const std::byte*>(constant_of[static_cast<size_t>(fused.inputs[i])]);
+    const auto width = static_cast<size_t>(f->input_widths[i]);
+    if (c == nullptr || width > 8) continue;
+    const auto bytes = static_cast<size_t>(f->input_elements[i]) * width;
+    bool same = bytes >= width;
+    for (size_t b = width; b < bytes && same; b += width) same = std::memcmp(c, c + b, width) == 0;
+    if (!same) continue;
+    f->input_splat[i].known = true;
+    std::memcpy(&f->input_splat[i].bits, c, width);
+  }
   runtime::TraceSpan span("compile: native code", "compile");
   f->native = codegen::BuildNativeTile(*f, 0, f->post_begin);
   if (post) {
@@ -244,6 +260,19 @@ std::optional<Step> MakeFusedStep(const Program& p, const std::vector<size_t>& g
 
 void FuseElementwise(Program& p) {
   const size_t num_steps = p.steps.size();
+  // The bytes of each slot a constant step defines, or a view of one from its start (the steps
+  // move out of p.steps as runs are made; the bytes stay where their kernels keep them).
+  std::vector<const void*> constant_of(static_cast<size_t>(p.num_slots), nullptr);
+  for (const Step& s : p.steps) {
+    if (s.outputs.size() != 1) continue;
+    const auto out = static_cast<size_t>(s.outputs[0]);
+    if (s.kernel.constant != nullptr) {
+      constant_of[out] = s.kernel.constant.get();
+    } else if (!s.kernel.fn && s.kernel.aliases.size() == 1 && s.inputs.size() == 1 &&
+               s.kernel.aliases[0].input == 0 && s.kernel.aliases[0].byte_offset == 0) {
+      constant_of[out] = constant_of[static_cast<size_t>(s.inputs[0])];
+    }
+  }
   // Who reads each slot: the step indices, and whether the program returns it.
   std::vector<std::vector<size_t>> readers(static_cast<size_t>(p.num_slots));
   for (size_t i = 0; i < num_steps; ++i) {
@@ -326,13 +355,15 @@ void FuseElementwise(Program& p) {
       }
       std::vector<size_t> needed;
       if (!fusible(s) || s.kernel.map->elements != n) {
-        // Only elementwise steps of another size and steps on single elements move (not data
-        // movement of arrays, whose in-place and aliasing plans assume their place).
+        // Only elementwise steps of a smaller size and steps on single elements move (not data
+        // movement of arrays, whose in-place and aliasing plans assume their place; not larger
+        // elementwise steps, which a run of their own size fuses: a loop counter's scalar run
+        // ahead of a body's array ops would take them out of their run one by one).
         auto scalar = [&](int32_t slot) {
           return p.slot_types[static_cast<size_t>(slot)].num_elements() == 1;
         };
         const bool movable =
-            (fusible(s) && !s.kernel.map->absolute) ||
+            (fusible(s) && !s.kernel.map->absolute && s.kernel.map->elements < n) ||
             (s.kernel.aliases.empty() && std::all_of(s.inputs.begin(), s.inputs.end(), scalar) &&
              std::all_of(s.outputs.begin(), s.outputs.end(), scalar));
         if (!movable || s.outputs.empty() || !ready(ready, s, needed) ||
@@ -408,12 +439,13 @@ void FuseElementwise(Program& p) {
                     const std::vector<int32_t>& rows_aliases, bool* joined) {
       std::optional<Step> fused;
       if (pre != nullptr) {
-        fused = MakeFusedStep(p, steps, post_begin, outside, rows, rows_aliases, joined, pre,
-                              pre_aliases);
+        fused = MakeFusedStep(p, constant_of, steps, post_begin, outside, rows, rows_aliases,
+                              joined, pre, pre_aliases);
       }
       with_pre = fused.has_value();
       if (!with_pre)
-        fused = MakeFusedStep(p, steps, post_begin, outside, rows, rows_aliases, joined);
+        fused =
+            MakeFusedStep(p, constant_of, steps, post_begin, outside, rows, rows_aliases, joined);
       return fused;
     };
     // Appends it after the hoisted steps: a leading reduction that joined leaves `out`, and the

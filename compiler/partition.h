@@ -1,9 +1,12 @@
 // The partitioning of a multi-device (SPMD) program: how @main's global arguments and results are
-// split over the devices. Kiln runs a partitioned program in global view: Execute assembles each
-// argument from the devices' shards, runs @main once over global arrays (sdy.manual_computation
-// bodies run once per device, kernels/manual_computation.cc), and hands every device its shard of
-// each result. Devices share the machine's memory and cores, so nothing is lost by computing
-// globally; what the program fixes is which piece each device holds.
+// split over the devices. A sharded program whose every op has a rule is first rewritten into a
+// per-device program by the SPMD partitioner (compiler/spmd_partitioner.h: one manual computation
+// over all mesh axes, with collectives), which this plan then runs per device (per_device below).
+// Any other partitioned program runs in global view: Execute assembles each argument from the
+// devices' shards, runs @main once over global arrays (sdy.manual_computation bodies run once per
+// device, kernels/manual_computation.cc), and hands every device its shard of each result. On one
+// machine devices share its memory and cores, so little is lost by computing globally; under
+// jax.distributed every process then computes the whole program.
 //
 // A value with an `sdy.sharding` is split as it says (even splits only). A result without one, or
 // with open dims (`{?}`), takes what XLA's propagation would give it

@@ -1,12 +1,14 @@
 #include "compiler/program_builder.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <limits>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "compiler/buffer_plan.h"
 #include "compiler/fusion.h"
+#include "compiler/narrow_inputs.h"
 #include "runtime/array.h"
 #include "runtime/trace.h"
 #include "runtime/view.h"
@@ -96,6 +98,22 @@ void SimplifyIdentityStep(Step& step, const std::vector<ir::Type>& slot_types,
     step.inputs = {x};
     return;
   }
+}
+
+// select(pred, a, b) with a constant scalar pred (jnp's `_where` on the divisor of `%` and `//`)
+// is a view of the operand it picks, so what reads it may fold too.
+void SimplifyConstantSelect(Step& step, const ir::Op& op,
+                            const std::vector<const void*>& constant_of) {
+  if (op.name != "stablehlo.select" || step.inputs.size() != 3 || step.outputs.size() != 1 ||
+      step.kernel.map != nullptr || !step.kernel.fn) {
+    return;
+  }
+  const void* pred = constant_of[static_cast<size_t>(step.inputs[0])];
+  if (pred == nullptr) return;
+  const int32_t chosen = step.inputs[*static_cast<const uint8_t*>(pred) != 0 ? 1 : 2];
+  step.kernel = Kernel::Alias(0);
+  step.overwritable.clear();
+  step.inputs = {chosen};
 }
 
 void CollectUses(const ir::Op& op, std::unordered_set<ir::ValueId>& defined,
@@ -249,7 +267,15 @@ StatusOr<std::shared_ptr<const Program>> ProgramBuilder::BuildRegion(
     program->param_slots.push_back(slot);
   }
 
-  std::vector<const void*> constant_of;                      // per slot (FoldConstantStep)
+  std::vector<const void*> constant_of;  // per slot (FoldConstantStep)
+  // A captured value the enclosing program made a constant folds here too (jnp's `//` and `%`
+  // inside a while_loop compute their divisor from constants captured from outside the loop).
+  constant_of.resize(static_cast<size_t>(program->num_slots), nullptr);
+  for (ir::ValueId c : captures) {
+    if (auto it = constant_values_.find(c); it != constant_values_.end()) {
+      constant_of[static_cast<size_t>(slot_of[c])] = it->second;
+    }
+  }
   std::unordered_map<ir::ValueId, const ir::Op*> producers;  // LowerContext::Producer
   bool terminated = false;
   for (const ir::Op& op : block.ops) {
@@ -291,8 +317,23 @@ StatusOr<std::shared_ptr<const Program>> ProgramBuilder::BuildRegion(
     constant_of.resize(static_cast<size_t>(program->num_slots), nullptr);
     FoldConstantStep(step, program->slot_types, constant_of);
     SimplifyIdentityStep(step, program->slot_types, constant_of);
+    SimplifyConstantSelect(step, op, constant_of);
     if (step.kernel.constant != nullptr && step.outputs.size() == 1) {
       constant_of[static_cast<size_t>(step.outputs[0])] = step.kernel.constant.get();
+    } else if (!step.kernel.fn && step.kernel.aliases.size() == 1 && step.outputs.size() == 1 &&
+               step.kernel.aliases[0].input >= 0 &&
+               static_cast<size_t>(step.kernel.aliases[0].input) < step.inputs.size()) {
+      // A view of a constant (a reshape, an identity convert) is that constant's bytes.
+      const OutputAlias& a = step.kernel.aliases[0];
+      const void* c = constant_of[static_cast<size_t>(step.inputs[static_cast<size_t>(a.input)])];
+      if (c != nullptr) {
+        constant_of[static_cast<size_t>(step.outputs[0])] =
+            static_cast<const std::byte*>(c) + a.byte_offset;
+      }
+    }
+    if (step.outputs.size() == 1 && op.results.size() == 1 &&
+        constant_of[static_cast<size_t>(step.outputs[0])] != nullptr) {
+      constant_values_[op.results[0]] = constant_of[static_cast<size_t>(step.outputs[0])];
     }
     program->steps.push_back(std::move(step));
   }
@@ -300,6 +341,7 @@ StatusOr<std::shared_ptr<const Program>> ProgramBuilder::BuildRegion(
 
   {
     runtime::TraceSpan span("compile: fuse", "compile");
+    UseNarrowInputs(*program);
     FuseElementwise(*program);
   }
   runtime::TraceSpan span("compile: plan buffers", "compile");

@@ -7,6 +7,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "ir/module.h"
@@ -63,6 +64,9 @@ class ProgramBuilder {
   int depth_ = 0;                                   // bounds region nesting on hostile input
   std::set<ir::ValueId> per_device_values_;
   std::map<ir::ValueId, lower::PartialContraction> partial_sums_;
+  // The bytes of each value a program built so far made a constant (value ids are the module's),
+  // for the regions that capture it: read while building, owned by the programs' steps.
+  std::unordered_map<ir::ValueId, const void*> constant_values_;
 };
 
 }  // namespace kiln::compiler

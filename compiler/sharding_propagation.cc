@@ -80,11 +80,33 @@ int64_t Blocks(const std::vector<AxisRef>& axes) {
   return n;
 }
 
+bool ForwardingCustomCall(const ir::Op& op) {
+  if (op.name != "stablehlo.custom_call") return false;
+  const ir::Attr* target = op.attr("call_target_name");
+  if (target == nullptr) return false;
+  const std::string& t = target->str;
+  return t == "LayoutConstraint" || t == "annotate_device_placement" || t == "MoveToHost" ||
+         t == "MoveToDevice";
+}
+
+const ir::Block* CalleeOf(const ir::Module& module, const ir::Op& op) {
+  const char* key = op.name == "func.call"             ? "callee"
+                    : op.name == "stablehlo.composite" ? "decomposition"
+                                                       : nullptr;
+  const ir::Attr* callee = key != nullptr ? op.attr(key) : nullptr;
+  const ir::Function* fn = callee != nullptr ? module.FindFunction(callee->str) : nullptr;
+  if (fn == nullptr || fn->body.blocks.size() != 1) return nullptr;
+  return &fn->body.blocks[0];
+}
+
+}  // namespace
+
 // Reshape: dims grouped into runs whose sizes multiply to the same number; a run of one dim
 // keeps its axes, one dim split into several gives its axes to the first of them larger than 1
 // (its blocks stay contiguous when that dim divides evenly), several merged into one take the
 // axes of the first larger than 1 when the others are whole.
-Dims ReshapeDims(const Dims& in, const std::vector<int64_t>& from, const std::vector<int64_t>& to) {
+Dims ReshapeShardingDims(const Dims& in, const std::vector<int64_t>& from,
+                         const std::vector<int64_t>& to) {
   Dims out(to.size());
   for (int64_t n : from) {
     if (n == 0) return out;
@@ -128,27 +150,6 @@ Dims ReshapeDims(const Dims& in, const std::vector<int64_t>& from, const std::ve
   }
   return out;
 }
-
-bool ForwardingCustomCall(const ir::Op& op) {
-  if (op.name != "stablehlo.custom_call") return false;
-  const ir::Attr* target = op.attr("call_target_name");
-  if (target == nullptr) return false;
-  const std::string& t = target->str;
-  return t == "LayoutConstraint" || t == "annotate_device_placement" || t == "MoveToHost" ||
-         t == "MoveToDevice";
-}
-
-const ir::Block* CalleeOf(const ir::Module& module, const ir::Op& op) {
-  const char* key = op.name == "func.call"             ? "callee"
-                    : op.name == "stablehlo.composite" ? "decomposition"
-                                                       : nullptr;
-  const ir::Attr* callee = key != nullptr ? op.attr(key) : nullptr;
-  const ir::Function* fn = callee != nullptr ? module.FindFunction(callee->str) : nullptr;
-  if (fn == nullptr || fn->body.blocks.size() != 1) return nullptr;
-  return &fn->body.blocks[0];
-}
-
-}  // namespace
 
 bool SameSharding(const TensorSharding& a, const TensorSharding& b) {
   if (!SameMesh(a.mesh, b.mesh) || a.dims.size() != b.dims.size()) return false;
@@ -346,7 +347,8 @@ void ShardingPropagation::Visit(const ir::Op& op, int depth) {
         results[0] = Usable(in->mesh, std::move(dims), {}, out);
       }
     } else if (name == "stablehlo.reshape" && in.has_value()) {
-      results[0] = Usable(in->mesh, ReshapeDims(in->dims, operand_dims(0), out.dims), {}, out);
+      results[0] =
+          Usable(in->mesh, ReshapeShardingDims(in->dims, operand_dims(0), out.dims), {}, out);
     } else if ((name == "stablehlo.slice" || name == "stablehlo.pad") && in.has_value()) {
       // A dim the op leaves whole keeps its axes.
       const std::vector<int64_t>& from = operand_dims(0);

@@ -2,8 +2,9 @@
 // propagation XLA runs: the sharding each value would have, so that a result whose sharding the
 // program leaves open is placed on the devices as XLA places it (and as JAX then reports it).
 //
-// Kiln computes @main in global view whatever the shardings say (compiler/partition.h), so a
-// propagated sharding changes only which piece of a result each device holds, never a value.
+// In global view (compiler/partition.h) a propagated sharding changes only which piece of a result
+// each device holds, never a value; the SPMD partitioner (compiler/spmd_partitioner.h) gives the
+// results of the programs it rewrites the shardings PlanPartitions computes from it.
 //
 // Shardings start at @main's arguments, sharding constraints (`sdy.sharding_constraint`,
 // `sdy.reshard`) and manual computations' results, and flow forward through:
@@ -58,6 +59,15 @@ class ShardingPropagation {
   std::unordered_map<ir::ValueId, lower::TensorSharding> known_;
   int64_t visits_ = 0;
 };
+
+// Reshape's rule: the operand's dim splits (`in`, per dim of `from`) as the result's (per dim of
+// `to`). Dims are grouped into runs whose sizes multiply to the same number; a run of one dim
+// keeps its axes, one dim split into several gives its axes to the first of them larger than 1
+// (its blocks stay contiguous when that dim divides evenly), several merged into one take the
+// axes of the first larger than 1 when the others are whole. Any other split is dropped.
+std::vector<std::vector<lower::AxisRef>> ReshapeShardingDims(
+    const std::vector<std::vector<lower::AxisRef>>& in, const std::vector<int64_t>& from,
+    const std::vector<int64_t>& to);
 
 // Whether two shardings place a value alike (same mesh, axes per dim, unreduced axes).
 bool SameSharding(const lower::TensorSharding& a, const lower::TensorSharding& b);

@@ -91,9 +91,13 @@ Status RunFused(const FusedPlan& f, std::span<const runtime::View> in,
         m.range(whole, address(m.out, b), b, b + len, m.state.get());
       }
     };
+    // Native code that needs no tile in L1 runs over the chunk's tiles in one call.
+    const bool whole = f.native != nullptr && f.native->untiled && f.native_post == nullptr &&
+                       f.rows.fn == nullptr && f.pre.fn == nullptr && f.post_begin >= members;
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t b = t * f.tile;
-      const int64_t len = std::min(n, b + f.tile) - b;
+      const int64_t len = std::min(n, (whole ? t1 : t + 1) * f.tile) - b;
+      if (whole) t = t1 - 1;
       reduce(f.pre, b, len);
       if (f.native != nullptr) {
         // Index maps into their tiles, then every other member in registers.

@@ -35,13 +35,15 @@ __m128 Select(__m128 m, __m128 t, __m128 f) {
 }
 __m128 Fabs(__m128 x) { return _mm_andnot_ps(_mm_set1_ps(-0.0f), x); }
 
-enum class Path { kScalar, kSse2, kAvx2 };
+enum class Path { kScalar, kSse2, kAvx2, kAvx512 };
 
 Path Choose() {
   const char* env = std::getenv("KILN_COMPLEX_SIMD");
   if (env != nullptr && std::strcmp(env, "off") == 0) return Path::kScalar;
   if (env != nullptr && std::strcmp(env, "sse2") == 0) return Path::kSse2;
-  return HaveAvx2Fma() ? Path::kAvx2 : Path::kSse2;
+  if (!HaveAvx2Fma()) return Path::kSse2;
+  if (env != nullptr && std::strcmp(env, "avx2") == 0) return Path::kAvx2;
+  return HaveAvx512() ? Path::kAvx512 : Path::kAvx2;
 }
 
 Path ThePath() {
@@ -57,6 +59,14 @@ std::complex<float> DivideOneFma(std::complex<float> a, std::complex<float> b) {
 
 std::complex<double> DivideOneFma(std::complex<double> a, std::complex<double> b) {
   return ComplexDivide<true>(a, b);
+}
+
+bool HaveAvx512() {
+  static const bool have = [] {
+    __builtin_cpu_init();
+    return HaveAvx2Fma() && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
+  }();
+  return have;
 }
 
 bool HaveAvx2Fma() {
@@ -122,6 +132,7 @@ int64_t DivideSse2(const C64* a, const C64* b, C64* y, int64_t n) {
 bool DetectComplexFma() {
   using namespace complex_simd;  // NOLINT
   switch (ThePath()) {
+    case Path::kAvx512:
     case Path::kAvx2:
       return true;
     case Path::kSse2:
@@ -141,6 +152,10 @@ int64_t ComplexMultiplyBlocks(const std::complex<float>* a, const std::complex<f
                               std::complex<float>* y, int64_t n) {
   using namespace complex_simd;  // NOLINT
   switch (ThePath()) {
+    case Path::kAvx512: {
+      const int64_t i = MultiplyAvx512(a, b, y, n);
+      return i + MultiplyAvx2(a + i, b + i, y + i, n - i);
+    }
     case Path::kAvx2:
       return MultiplyAvx2(a, b, y, n);
     case Path::kSse2:
@@ -155,6 +170,7 @@ int64_t ComplexDivideBlocks(const std::complex<float>* a, const std::complex<flo
                             std::complex<float>* y, int64_t n) {
   using namespace complex_simd;  // NOLINT
   switch (ThePath()) {
+    case Path::kAvx512:
     case Path::kAvx2:
       return DivideAvx2(a, b, y, n);
     case Path::kSse2:
@@ -168,6 +184,10 @@ int64_t ComplexDivideBlocks(const std::complex<float>* a, const std::complex<flo
 int64_t ComplexAbsBlocks(const std::complex<float>* x, float* y, int64_t n) {
   using namespace complex_simd;  // NOLINT
   switch (ThePath()) {
+    case Path::kAvx512: {
+      const int64_t i = AbsAvx512(x, y, n);
+      return i + AbsAvx2(x + i, y + i, n - i);
+    }
     case Path::kAvx2:
       return AbsAvx2(x, y, n);
     case Path::kSse2:
@@ -178,21 +198,27 @@ int64_t ComplexAbsBlocks(const std::complex<float>* x, float* y, int64_t n) {
   return 0;
 }
 
+int64_t ComplexAddBlocks(const std::complex<float>* a, const std::complex<float>* b,
+                         std::complex<float>* y, int64_t n, bool subtract) {
+  using namespace complex_simd;  // NOLINT
+  return ThePath() >= Path::kAvx2 ? AddAvx2(a, b, y, n, subtract) : 0;
+}
+
 int64_t ComplexMultiplyBlocks(const std::complex<double>* a, const std::complex<double>* b,
                               std::complex<double>* y, int64_t n) {
   using namespace complex_simd;  // NOLINT
-  return ThePath() == Path::kAvx2 ? MultiplyAvx2(a, b, y, n) : 0;
+  return ThePath() >= Path::kAvx2 ? MultiplyAvx2(a, b, y, n) : 0;
 }
 
 int64_t ComplexDivideBlocks(const std::complex<double>* a, const std::complex<double>* b,
                             std::complex<double>* y, int64_t n) {
   using namespace complex_simd;  // NOLINT
-  return ThePath() == Path::kAvx2 ? DivideAvx2(a, b, y, n) : 0;
+  return ThePath() >= Path::kAvx2 ? DivideAvx2(a, b, y, n) : 0;
 }
 
 int64_t ComplexAbsBlocks(const std::complex<double>* x, double* y, int64_t n) {
   using namespace complex_simd;  // NOLINT
-  return ThePath() == Path::kAvx2 ? AbsAvx2(x, y, n) : 0;
+  return ThePath() >= Path::kAvx2 ? AbsAvx2(x, y, n) : 0;
 }
 
 }  // namespace kiln::kernels::ew

@@ -10,7 +10,9 @@
 // with the FMA forms (complex_simd_avx2.cc, built with -ffp-contract=off: only the FMAs written
 // are FMAs), others 4 with SSE2 (baseline x86-64) and the unfused forms. ComplexFma() tells the
 // scalar functions which forms to use. KILN_COMPLEX_SIMD=sse2 takes the SSE2 path and unfused
-// forms everywhere (for tests), =off the scalar loops alone (FMA forms where the CPU has them).
+// forms everywhere (for tests), =off the scalar loops alone (FMA forms where the CPU has them),
+// =avx2 keeps AVX-512 CPUs to the AVX2 forms (complex64 multiply and abs otherwise take 16
+// elements a step there, complex_simd_avx512.cc).
 #pragma once
 
 #include <complex>
@@ -32,6 +34,9 @@ int64_t ComplexMultiplyBlocks(const std::complex<float>* a, const std::complex<f
 int64_t ComplexDivideBlocks(const std::complex<float>* a, const std::complex<float>* b,
                             std::complex<float>* y, int64_t n);
 int64_t ComplexAbsBlocks(const std::complex<float>* x, float* y, int64_t n);
+// a + b (a - b with `subtract`): the parts' IEEE sums as they lie, 8 elements a step on AVX2 CPUs.
+int64_t ComplexAddBlocks(const std::complex<float>* a, const std::complex<float>* b,
+                         std::complex<float>* y, int64_t n, bool subtract);
 // complex128: 4 elements a step on AVX2+FMA CPUs, else none (the scalar functions do all).
 int64_t ComplexMultiplyBlocks(const std::complex<double>* a, const std::complex<double>* b,
                               std::complex<double>* y, int64_t n);
@@ -58,12 +63,21 @@ int64_t MultiplyAvx2(const std::complex<float>* a, const std::complex<float>* b,
 int64_t DivideAvx2(const std::complex<float>* a, const std::complex<float>* b,
                    std::complex<float>* y, int64_t n);
 int64_t AbsAvx2(const std::complex<float>* x, float* y, int64_t n);
+int64_t AddAvx2(const std::complex<float>* a, const std::complex<float>* b, std::complex<float>* y,
+                int64_t n, bool subtract);
 std::complex<float> DotAvx2(const std::complex<float>* a, const std::complex<float>* b, int64_t k);
 int64_t MultiplyAvx2(const std::complex<double>* a, const std::complex<double>* b,
                      std::complex<double>* y, int64_t n);
 int64_t DivideAvx2(const std::complex<double>* a, const std::complex<double>* b,
                    std::complex<double>* y, int64_t n);
 int64_t AbsAvx2(const std::complex<double>* x, double* y, int64_t n);
+// AVX-512 complex64 multiply and abs, 16 elements a step (complex_simd_avx512.cc): the AVX2
+// forms' operations, the same bits. Only where HaveAvx512().
+int64_t MultiplyAvx512(const std::complex<float>* a, const std::complex<float>* b,
+                       std::complex<float>* y, int64_t n);
+int64_t AbsAvx512(const std::complex<float>* x, float* y, int64_t n);
+// Whether the CPU has AVX512F and AVX512DQ besides AVX2 and FMA.
+bool HaveAvx512();
 // ComplexDivide<true>, out of line (for complex_simd_avx2.cc).
 std::complex<float> DivideOneFma(std::complex<float> a, std::complex<float> b);
 std::complex<double> DivideOneFma(std::complex<double> a, std::complex<double> b);

@@ -14,6 +14,7 @@
 
 #include "kernels/elementwise_binary_functors.h"
 #include "kernels/elementwise_functors.h"
+#include "kernels/select_simd.h"
 #include "kernels/vector_math.h"
 #include "lower/kernel.h"
 #include "lower/op_registry.h"
@@ -66,6 +67,10 @@ template <typename W>
 KILN_LOOP void SelectLoop(const uint8_t* __restrict p, const W* __restrict a, const W* __restrict b,
                           W* __restrict y, int64_t n) {
   int64_t i = 0;
+  // AVX2 blends first where the CPU has them (select_simd.h).
+  if constexpr (std::is_same_v<W, uint32_t> || std::is_same_v<W, uint64_t>) {
+    i = SelectBlocks(p, a, b, y, n);
+  }
   for (; i + kBlock <= n; i += kBlock) {
     for (int64_t j = 0; j < kBlock; ++j) {
       // Both loads are unconditional so the vectoriser can turn the choice into a blend.

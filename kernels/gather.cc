@@ -110,6 +110,11 @@ StatusOr<Kernel> LowerGather(LowerContext& ctx) {
   KILN_RETURN_IF_ERROR(DispatchElementSize(elem, []<typename E>() { return Status::Ok(); }));
 
   std::string name = op.name;
+  if (Product(slice_sizes) == 1 && ContiguousIndexVectors(g) && g.vector_size == 1) {
+    // One element per index (take_along_axis, x[i] of a vector): the result is in batch order,
+    // each element read straight from its clamped index, with no table of bases in between.
+    return MakeElementGather(name, g, operand, indices);
+  }
   std::shared_ptr<const GatherPlan> p = std::move(plan);
   return Kernel([name, p, elem](ExecContext&, std::span<const View> in,
                                 std::span<const View> out) -> Status {

@@ -31,22 +31,8 @@ WindowMap MergeTrailing(WindowMap m) {
   return m;
 }
 
-// An index of any integer type as int64 (unsigned values beyond int64 saturate; they are out of
-// range for every operand anyway).
-template <typename T>
-int64_t IndexValue(T v) {
-  if constexpr (std::is_unsigned_v<T> && sizeof(T) == 8) {
-    return v > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())
-               ? std::numeric_limits<int64_t>::max()
-               : static_cast<int64_t>(v);
-  } else {
-    return static_cast<int64_t>(v);
-  }
-}
+}  // namespace
 
-// Whether batch position b's start index vector is indices[b * V .. b * V + V) (V = vector_size):
-// index_vector_dim is the last axis (or implicit), as JAX emits every indexing gather and scatter.
-// ComputeBases then finds each vector without walking a multi-index.
 bool ContiguousIndexVectors(const IndexGeometry& g) {
   if (g.vector_size > 1 && g.vector_stride != 1) return false;
   int64_t stride = g.vector_size;
@@ -56,8 +42,6 @@ bool ContiguousIndexVectors(const IndexGeometry& g) {
   }
   return true;
 }
-
-}  // namespace
 
 WindowMap MakeWindowMap(const std::vector<int64_t>& x_dims, const std::vector<int64_t>& window_axes,
                         const std::vector<int64_t>& window_operand_axes, const IndexGeometry& g) {
@@ -92,56 +76,10 @@ StatusOr<std::vector<int64_t>> ComputeBases(std::string_view op, const IndexGeom
     const T* p = indices.data_as<const T>();
     int64_t* out = bases.data();
     if (contiguous && v == 1) {  // x[i], take, embeddings, segment sums, take_along_axis
-      const size_t axis = static_cast<size_t>(g.start_map[0]);
-      const int64_t limit = g.operand_dims[axis] - g.window_extent[axis];
-      const int64_t stride = g.operand_strides[axis];
-      const bool clamp = g.clamp;
       // Each base depends on its index (and batch position) only: large index arrays are split
-      // over the threads; a task walks its batch positions from its first one.
-      // The batch position moves along its last dimension within a row of `row` bases; the
-      // batching offset of the other dimensions is constant there.
-      const size_t nb = g.batch_sizes.size();
-      const int64_t row = g.batching.empty() || nb == 0 ? count : g.batch_sizes[nb - 1];
-      int64_t last_stride = 0;
-      for (const auto& [batch_pos, batch_stride] : g.batching) {
-        if (static_cast<size_t>(batch_pos) == nb - 1) last_stride += batch_stride;
-      }
+      // over the threads.
       runtime::ParallelFor(count, kBasesPerTask, [&](int64_t begin, int64_t end) {
-        std::vector<int64_t> pos(g.batching.empty() ? 0 : nb, 0);
-        for (size_t i = pos.size(), rest = static_cast<size_t>(begin); i-- > 0;) {
-          const auto size = static_cast<size_t>(g.batch_sizes[i]);
-          pos[i] = static_cast<int64_t>(rest % size);
-          rest /= size;
-        }
-        for (int64_t b = begin; b < end;) {
-          int64_t row_base = 0, j0 = 0;
-          if (!pos.empty()) {
-            j0 = pos[nb - 1];
-            for (const auto& [batch_pos, batch_stride] : g.batching) {
-              if (static_cast<size_t>(batch_pos) != nb - 1)
-                row_base += pos[batch_pos] * batch_stride;
-            }
-          }
-          const int64_t n = std::min(end - b, row - j0);
-          row_base += j0 * last_stride;
-          if (clamp) {
-            for (int64_t j = 0; j < n; ++j) {
-              out[b + j] = row_base + j * last_stride +
-                           std::clamp<int64_t>(IndexValue(p[b + j]), 0, limit) * stride;
-            }
-          } else {  // a window that does not fit: scatter skips it
-            for (int64_t j = 0; j < n; ++j) {
-              const int64_t start = IndexValue(p[b + j]);
-              out[b + j] =
-                  start < 0 || start > limit ? -1 : row_base + j * last_stride + start * stride;
-            }
-          }
-          b += n;
-          if (!pos.empty()) {  // the next row
-            pos[nb - 1] = row - 1;
-            NextIndex(pos, g.batch_sizes);
-          }
-        }
+        VisitScalarIndexBases(g, p, begin, end, [out](int64_t b, int64_t base) { out[b] = base; });
       });
       return Status::Ok();
     }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <type_traits>
 #include <vector>
 
@@ -26,6 +27,16 @@ constexpr int64_t kParallelRow = int64_t{1} << 18;  // rows this long are split 
 template <ReducerKind K, typename T>
 bool UseSimd() {
   if constexpr ((std::is_same_v<T, float> || std::is_same_v<T, double>)&&ReduceSimdKind(K)) {
+    static const bool available = ReduceSimdAvailable();
+    return available;
+  }
+  return false;
+}
+
+// Whether avx2::ReduceInts serves reducer K on T on this CPU.
+template <ReducerKind K, typename T>
+bool UseSimdInts() {
+  if constexpr ((std::is_same_v<T, int32_t> || std::is_same_v<T, uint32_t>)&&ReduceSimdIntKind(K)) {
     static const bool available = ReduceSimdAvailable();
     return available;
   }
@@ -79,6 +90,10 @@ T FinishLeaf(const T* x, int64_t i, int64_t n, T acc[kLanes]) {
 
 template <ReducerKind K, typename T>
 T ReduceLeaf(const T* x, int64_t n) {
+  if constexpr (std::is_same_v<T, int32_t> || std::is_same_v<T, uint32_t>) {
+    // Any order gives these bits: the lanes' order is not kept.
+    if (UseSimdInts<K, T>()) return avx2::ReduceInts(K, x, n, ReducerFn<K, T>::Identity());
+  }
   T acc[kLanes];
   for (T& a : acc) a = ReducerFn<K, T>::Identity();
   int64_t i = 0;
@@ -185,10 +200,11 @@ constexpr int64_t kColumnChunk = 256;
 constexpr int64_t kMaxColumnChunk = 2048;
 constexpr int64_t kRowBlock = 64;  // rows summed into a partial before joining the output
 
-// Output columns o[0, w) (reading base + each reduced offset), kept-axis position fixed;
-// `partial` holds w elements.
-template <ReducerKind K, typename T>
-void ReduceColumns(const ReduceGeometry& g, const T* base, T init, T* o, int64_t w, T* partial) {
+// Output columns o[0, w), kept-axis position fixed; row_at(off, k) is the w elements of the row
+// at reduced offset `off` (k < kReduceRows: rows pending at once, each needs its own memory when
+// row_at converts); `partial` holds w elements.
+template <ReducerKind K, typename T, typename RowAt>
+void ReduceColumnsOf(const ReduceGeometry& g, RowAt&& row_at, T init, T* o, int64_t w, T* partial) {
   for (int64_t j = 0; j < w; ++j) o[j] = init;
   // Rows combine into the output in order, four at a time. Long columns sum blocks of kRowBlock
   // rows separately (starting from the block's first row), then join them to the output, to
@@ -203,12 +219,12 @@ void ReduceColumns(const ReduceGeometry& g, const T* base, T init, T* o, int64_t
     waiting = 0;
   };
   ForEachReducedOffset(g, [&](int64_t off) {
-    const T* row = base + off;
     if (blocks && rows_in_block == 0) {
+      const T* row = row_at(off, 0);
       std::copy(row, row + w, partial);
     } else {
-      pending[waiting++] = row;
-      if (waiting == kReduceRows) flush();
+      pending[waiting] = row_at(off, waiting);
+      if (++waiting == kReduceRows) flush();
     }
     if (blocks && ++rows_in_block == kRowBlock) {
       flush();
@@ -220,6 +236,52 @@ void ReduceColumns(const ReduceGeometry& g, const T* base, T init, T* o, int64_t
   if (rows_in_block > 0) CombineRow<K, T>(o, partial, w);
 }
 
+// ReduceColumnsOf the rows at base + each reduced offset.
+template <ReducerKind K, typename T>
+void ReduceColumns(const ReduceGeometry& g, const T* base, T init, T* o, int64_t w, T* partial) {
+  ReduceColumnsOf<K, T>(
+      g, [base](int64_t off, int) { return base + off; }, init, o, w, partial);
+}
+
+// Outputs whose fold chains ReduceShortRows runs side by side.
+constexpr int kShortChains = 8;
+
+// Outputs [b, e) of a reduction whose inner axis is reduced, when its rows are shorter than kLanes
+// (a sum over the first and last axes of a small odd 3-D array, or over a short last axis): one
+// output at a time is a chain of dependent scalar operations, so kShortChains outputs advance side
+// by side and their chains overlap. Each output's operations and their order are those of
+// ReduceRows and of ReduceFast's loop over reduced offsets (init, then each reduced offset's row
+// by ReducePairwise, which on such a row is FinishLeaf's short path: a left fold into the
+// identity, then the identity once per level of the lanes' tree; ReduceLeaf for 32-bit integers,
+// whose result any order gives): the same bits.
+template <ReducerKind K, typename T>
+void ReduceShortRows(const ReduceGeometry& g, const T* x, T init, T* out, int64_t b, int64_t e) {
+  using F = ReducerFn<K, T>;
+  for (int64_t p0 = b; p0 < e; p0 += kShortChains) {
+    const int64_t m = std::min<int64_t>(kShortChains, e - p0);
+    const T* base[kShortChains];
+    T acc[kShortChains];
+    for (int q = 0; q < kShortChains; ++q) {
+      base[q] = x + KeptOffset(g, p0 + std::min<int64_t>(q, m - 1));  // spare lanes repeat
+      acc[q] = init;
+    }
+    ForEachReducedOffset(g, [&](int64_t off) {
+      T leaf[kShortChains];
+      for (T& l : leaf) l = F::Identity();
+      for (int64_t i = 0; i < g.inner; ++i) {
+#pragma GCC unroll 8
+        for (int q = 0; q < kShortChains; ++q) leaf[q] = F::Apply(leaf[q], base[q][off + i]);
+      }
+      for (int64_t w = kLanes / 2; w > 0; w /= 2) {
+        for (T& l : leaf) l = F::Apply(l, F::Identity());
+      }
+#pragma GCC unroll 8
+      for (int q = 0; q < kShortChains; ++q) acc[q] = F::Apply(acc[q], leaf[q]);
+    });
+    for (int64_t q = 0; q < m; ++q) out[p0 + q] = acc[q];
+  }
+}
+
 // Rows [b, e) of a reduction whose reduced elements form rows (g.inner_reduced, one reduced-outer
 // index): out[p] = init op fold(row p), the fold ReducePairwise's, whose first leaf is the whole
 // row when it is at most kLeaf long (then kReduceRows rows share a pass over their leaves; the
@@ -227,6 +289,7 @@ void ReduceColumns(const ReduceGeometry& g, const T* base, T init, T* o, int64_t
 template <ReducerKind K, typename T>
 void ReduceRows(const ReduceGeometry& g, const T* x, T init, T* out, int64_t b, int64_t e) {
   using F = ReducerFn<K, T>;
+  if (g.inner < kLanes) return ReduceShortRows<K, T>(g, x, init, out, b, e);  // the same bits
   if constexpr (std::is_same_v<T, float>) {
     if (g.inner <= kLeaf && UseSimd<K, T>()) {
       int64_t p = b;
@@ -243,6 +306,13 @@ void ReduceRows(const ReduceGeometry& g, const T* x, T init, T* out, int64_t b, 
   }
   for (int64_t p = b; p < e; ++p)
     out[p] = F::Apply(init, ReducePairwise<K, T>(x + KeptOffset(g, p), g.inner));
+}
+
+// Output columns per task when the inner axis is kept (see ReduceFast).
+inline int64_t ColumnChunkOf(const ReduceGeometry& g) {
+  const int64_t threads = runtime::NumWorkerThreads();
+  const int64_t split = (g.inner + threads - 1) / threads;
+  return std::clamp<int64_t>((split + 15) / 16 * 16, kColumnChunk, kMaxColumnChunk);
 }
 
 template <ReducerKind K, typename T>
@@ -265,6 +335,12 @@ void ReduceFast(const ReduceGeometry& g, const T* x, T init, T* out) {
                            [&](int64_t b, int64_t e) { ReduceRows<K, T>(g, x, init, out, b, e); });
       return;
     }
+    if (g.inner < kLanes) {
+      runtime::ParallelFor(
+          g.outer_kept, std::max<int64_t>(1, 32768 / std::max<int64_t>(work, 1)),
+          [&](int64_t b, int64_t e) { ReduceShortRows<K, T>(g, x, init, out, b, e); });
+      return;
+    }
     runtime::ParallelFor(g.outer_kept, std::max<int64_t>(1, 32768 / std::max<int64_t>(work, 1)),
                          [&](int64_t b, int64_t e) {
                            for (int64_t p = b; p < e; ++p) {
@@ -278,14 +354,20 @@ void ReduceFast(const ReduceGeometry& g, const T* x, T init, T* out) {
                          });
     return;
   }
+  if (g.outer_reduced == 1) {
+    // Every reduced axis has size 1 (JAX's `all` over the index vector of a gather's bounds
+    // check): out = init op x, element by element, as the row combination below computes it.
+    runtime::ParallelFor(g.input_elements, int64_t{1} << 15, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) out[i] = F::Apply(init, x[i]);
+    });
+    return;
+  }
   // Inner axis kept: combine whole rows; tasks own disjoint column chunks of the output, as wide
   // as an even split over the threads allows (up to kMaxColumnChunk): each row is then read in
   // long runs (with 256-column chunks, 1 KiB per row 8 KiB apart, a f32[2048,2048] column sum
   // streamed at a third of XLA:CPU's rate). Each column's order of operations does not depend on
   // the chunking.
-  const int64_t threads = runtime::NumWorkerThreads();
-  const int64_t split = (g.inner + threads - 1) / threads;
-  const int64_t chunk = std::clamp<int64_t>((split + 15) / 16 * 16, kColumnChunk, kMaxColumnChunk);
+  const int64_t chunk = ColumnChunkOf(g);
   int64_t chunks = (g.inner + chunk - 1) / chunk;
   int64_t units = g.outer_kept * chunks;
   int64_t work = g.outer_reduced * std::min(g.inner, chunk);
@@ -301,5 +383,13 @@ void ReduceFast(const ReduceGeometry& g, const T* x, T init, T* out) {
                          }
                        });
 }
+
+// A reduction of f32 values a convert made from bf16 or f16 codes, over a geometry whose inner axis
+// is kept and with several reduced rows (a column sum: jnp.mean(x, axis=0) of bf16), reading the
+// codes and widening each row as it is read: the same bits as ReduceFast over the converted
+// array, without it (kernels/reduce_widen.cc). Null for other reducers, types and geometries.
+std::shared_ptr<const lower::Kernel> WideningColumnReduce(ReducerKind kind, ir::DType narrow,
+                                                          const ReduceGeometry& g,
+                                                          const std::vector<ir::Type>& types);
 
 }  // namespace kiln::kernels::reduce

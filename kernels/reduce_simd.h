@@ -21,6 +21,13 @@ constexpr bool ReduceSimdKind(ReducerKind kind) {
          kind == ReducerKind::kMaximum || kind == ReducerKind::kMinimum;
 }
 
+// Whether `kind` has a 32-bit integer loop (avx2::ReduceInts): the kinds whose fold of wrapping
+// integers gives the same result in every order.
+constexpr bool ReduceSimdIntKind(ReducerKind kind) {
+  return ReduceSimdKind(kind) || kind == ReducerKind::kAnd || kind == ReducerKind::kOr ||
+         kind == ReducerKind::kXor;
+}
+
 // Accumulators per contiguous row: lane j folds elements j, j + kReduceLanes, ... (4 AVX2 vectors
 // of floats, so consecutive adds or maxima do not wait on each other).
 inline constexpr int kReduceLanes = 32;
@@ -40,6 +47,12 @@ int64_t ReduceLanes(ReducerKind kind, const double* x, int64_t n, double lanes[k
 // same bits as the four calls (each row keeps its own lanes and order).
 int64_t ReduceLanes4(ReducerKind kind, const float* const rows[kReduceRows], int64_t n,
                      float lanes[kReduceRows][kReduceLanes]);
+
+// The fold of x[0, n) by `kind` from `identity` (its reducer's identity), on 32-bit integers:
+// lanes side by side, then the lanes and the tail; the result of any order (see
+// ReduceSimdIntKind), so the scalar fold's.
+int32_t ReduceInts(ReducerKind kind, const int32_t* x, int64_t n, int32_t identity);
+uint32_t ReduceInts(ReducerKind kind, const uint32_t* x, int64_t n, uint32_t identity);
 
 // The lanes' tree: lanes[j] = Apply(lanes[j], lanes[j + w]) for j < w, w = kReduceLanes / 2, ...,
 // 1; returns lanes[0]. Levels of at least a vector's width run as vector ops (lane-wise, the same

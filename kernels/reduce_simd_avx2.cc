@@ -7,7 +7,11 @@
 //                   (and b of two equal zeros, as the scalar rule does): one blend puts a back
 //                   where a is NaN;
 //   minimum(a, b):  the same with vminps and a < b.
+// 32-bit integer folds (ReduceInts) combine 32 lanes and then the lanes: every order of wrapping
+// integer adds and multiplies, maxima, minima and bitwise ops gives the same result.
 #include <immintrin.h>
+
+#include <type_traits>
 
 #include "kernels/reduce_simd.h"
 
@@ -313,6 +317,95 @@ void ArgRows8(bool max, const float* x, int64_t len, float init_v, int32_t init_
   } else {
     ArgRows<false>(x, len, init_v, init_i, out_v, out_i);
   }
+}
+
+namespace {
+
+template <typename T, ReducerKind K>
+inline __m256i IntApply(__m256i a, __m256i b) {
+  constexpr bool kSigned = std::is_signed_v<T>;
+  if constexpr (K == ReducerKind::kAdd) return _mm256_add_epi32(a, b);
+  if constexpr (K == ReducerKind::kMultiply) return _mm256_mullo_epi32(a, b);
+  if constexpr (K == ReducerKind::kMaximum) {
+    return kSigned ? _mm256_max_epi32(a, b) : _mm256_max_epu32(a, b);
+  }
+  if constexpr (K == ReducerKind::kMinimum) {
+    return kSigned ? _mm256_min_epi32(a, b) : _mm256_min_epu32(a, b);
+  }
+  if constexpr (K == ReducerKind::kAnd) return _mm256_and_si256(a, b);
+  if constexpr (K == ReducerKind::kOr) return _mm256_or_si256(a, b);
+  if constexpr (K == ReducerKind::kXor) return _mm256_xor_si256(a, b);
+}
+
+// The scalar rule (wrapping, as WrapAdd and WrapMul), written here for ApplyScalar's reason.
+template <typename T, ReducerKind K>
+inline T IntScalar(T a, T b) {
+  const uint32_t ua = static_cast<uint32_t>(a), ub = static_cast<uint32_t>(b);
+  if constexpr (K == ReducerKind::kAdd) return static_cast<T>(ua + ub);
+  if constexpr (K == ReducerKind::kMultiply) return static_cast<T>(ua * ub);
+  if constexpr (K == ReducerKind::kMaximum) return a > b ? a : b;
+  if constexpr (K == ReducerKind::kMinimum) return a < b ? a : b;
+  if constexpr (K == ReducerKind::kAnd) return static_cast<T>(ua & ub);
+  if constexpr (K == ReducerKind::kOr) return static_cast<T>(ua | ub);
+  if constexpr (K == ReducerKind::kXor) return static_cast<T>(ua ^ ub);
+}
+
+// Four vectors of lanes (the adds of a row do not wait on each other), a vector at a time for the
+// rest of whole vectors, then the lanes and the last elements.
+template <typename T, ReducerKind K>
+T Ints(const T* x, int64_t n, T identity) {
+  constexpr int kVectors = 4;
+  __m256i acc[kVectors];
+  for (__m256i& a : acc) a = _mm256_set1_epi32(static_cast<int32_t>(identity));
+  int64_t i = 0;
+  for (; i + 8 * kVectors <= n; i += 8 * kVectors) {
+#pragma GCC unroll 4
+    for (int v = 0; v < kVectors; ++v) {
+      const __m256i y = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + i + 8 * v));
+      acc[v] = IntApply<T, K>(acc[v], y);
+    }
+  }
+  for (; i + 8 <= n; i += 8) {
+    acc[0] = IntApply<T, K>(acc[0], _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + i)));
+  }
+  acc[0] = IntApply<T, K>(IntApply<T, K>(acc[0], acc[1]), IntApply<T, K>(acc[2], acc[3]));
+  alignas(32) T lanes[8];
+  _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), acc[0]);
+  T r = identity;
+  for (T v : lanes) r = IntScalar<T, K>(r, v);
+  for (; i < n; ++i) r = IntScalar<T, K>(r, x[i]);
+  return r;
+}
+
+template <typename T>
+T IntsOfKind(ReducerKind kind, const T* x, int64_t n, T identity) {
+  switch (kind) {
+    case ReducerKind::kAdd:
+      return Ints<T, ReducerKind::kAdd>(x, n, identity);
+    case ReducerKind::kMultiply:
+      return Ints<T, ReducerKind::kMultiply>(x, n, identity);
+    case ReducerKind::kMaximum:
+      return Ints<T, ReducerKind::kMaximum>(x, n, identity);
+    case ReducerKind::kMinimum:
+      return Ints<T, ReducerKind::kMinimum>(x, n, identity);
+    case ReducerKind::kAnd:
+      return Ints<T, ReducerKind::kAnd>(x, n, identity);
+    case ReducerKind::kOr:
+      return Ints<T, ReducerKind::kOr>(x, n, identity);
+    case ReducerKind::kXor:
+      return Ints<T, ReducerKind::kXor>(x, n, identity);
+    default:
+      return identity;
+  }
+}
+
+}  // namespace
+
+int32_t ReduceInts(ReducerKind kind, const int32_t* x, int64_t n, int32_t identity) {
+  return IntsOfKind(kind, x, n, identity);
+}
+uint32_t ReduceInts(ReducerKind kind, const uint32_t* x, int64_t n, uint32_t identity) {
+  return IntsOfKind(kind, x, n, identity);
 }
 
 }  // namespace kiln::kernels::avx2

@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -196,6 +197,44 @@ Kernel NarrowMinMaxReduce(ReducerKind kind, ir::DType dtype, const std::vector<i
   return kernel;
 }
 
+// The bits of the reducer's identity in `dtype` (pred, integers, f32, f64), when it has one.
+std::optional<uint64_t> IdentityBits(ReducerKind kind, ir::DType dtype) {
+  if (dtype == ir::DType::kPred) {
+    if (kind == ReducerKind::kAnd || kind == ReducerKind::kMinimum) return 1;
+    if (kind == ReducerKind::kOr || kind == ReducerKind::kXor || kind == ReducerKind::kMaximum)
+      return 0;
+    return std::nullopt;
+  }
+  if (!ir::IsInteger(dtype) && dtype != ir::DType::kF32 && dtype != ir::DType::kF64)
+    return std::nullopt;
+  std::optional<uint64_t> bits;
+  (void)DispatchReducer("reduce", kind, dtype, [&]<ReducerKind K, typename T>() -> Status {
+    const T identity = ReducerFn<K, T>::Identity();
+    uint64_t b = 0;
+    std::memcpy(&b, &identity, sizeof(T));
+    bits = b;
+    return Status::Ok();
+  });
+  return bits;
+}
+
+// Whether `v` is a scalar constant whose bits are `bits`.
+bool IsScalarConstant(LowerContext& ctx, ir::ValueId v, uint64_t bits) {
+  const ir::Op* p = ctx.Producer(v);
+  if (p == nullptr || p->name != "stablehlo.constant" || p->results.size() != 1) return false;
+  const ir::Attr* value = p->attr("value");
+  const ir::Type& t = ctx.module().type_of(p->results[0]);
+  const size_t width = static_cast<size_t>(ir::DTypeByteSize(t.dtype));
+  if (value == nullptr || value->kind != ir::Attr::Kind::kElements || t.rank() != 0 ||
+      value->data.size() != width || width > sizeof(uint64_t)) {
+    return false;
+  }
+  uint64_t got = 0;
+  std::memcpy(&got, value->data.data(), width);
+  if (t.dtype == ir::DType::kPred) got = got != 0;
+  return got == bits;
+}
+
 StatusOr<Kernel> LowerReduce(LowerContext& ctx) {
   const ir::Op& op = ctx.op();
   KILN_ASSIGN_OR_RETURN(ReduceOperands operands, ReadReduceOperands(ctx));
@@ -224,6 +263,15 @@ StatusOr<Kernel> LowerReduce(LowerContext& ctx) {
 
   // Fast path: one input and a recognised body.
   std::optional<ReducerKind> kind = MatchBinaryReducer(ctx.module(), op.regions[0], dtypes[0]);
+  if (n == 1 && kind && Product(dims) == Product(out_dims)) {
+    // Every reduced axis has size 1 (JAX's `all` over a gather's index vector of one component)
+    // and the initial value is the reducer's identity (init op x is x, bit for bit): the result is
+    // the operand's bytes.
+    const std::optional<uint64_t> identity = IdentityBits(*kind, dtypes[0]);
+    if (identity && IsScalarConstant(ctx, op.operands[1], *identity)) {
+      return Kernel::Alias(0, 0);
+    }
+  }
   if (n == 1 && kind && (*kind == ReducerKind::kMaximum || *kind == ReducerKind::kMinimum) &&
       (dtypes[0] == ir::DType::kBF16 || dtypes[0] == ir::DType::kF16)) {
     int64_t out_elements = 1;
@@ -257,6 +305,14 @@ StatusOr<Kernel> LowerReduce(LowerContext& ctx) {
     if (small_all && code && (dtypes[0] == ir::DType::kF32 || dtypes[0] == ir::DType::kF64)) {
       kernel.direct.reduce_all = {*code, dtypes[0], dtypes[0]};
       kernel.direct.reduce_elements = g.inner;
+    }
+    // A column reduction of values widened from bf16/f16 codes (JAX reduces those in f32): the
+    // kernel may read the codes instead (compiler/narrow_inputs.h).
+    if (const ir::Op* p = ctx.Producer(op.operands[0]);
+        dtypes[0] == ir::DType::kF32 && p != nullptr && p->name == "stablehlo.convert" &&
+        p->operands.size() == 1) {
+      const ir::DType from = ctx.module().type_of(p->operands[0]).dtype;
+      kernel.narrow_input = WideningColumnReduce(*kind, from, g, all_types);
     }
     // Rows (the last axis reduced, several rows): fusion may reduce them as they are computed.
     if (g.outer_kept >= 2 && ReducesContiguousRows(g)) {

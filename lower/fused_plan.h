@@ -20,6 +20,9 @@ namespace kiln::lower {
 struct NativeTile {
   void (*fn)(void* const* ptrs, int64_t len) = nullptr;
   std::shared_ptr<const void> code;
+  // The code reads and writes no temporary's tile (every index map it reads is a one-element
+  // input's broadcast, every result it stores an output): it may run over many tiles at once.
+  bool untiled = false;
   void Run(void* const* ptrs, int64_t len) const { fn(ptrs, len); }
 };
 
@@ -54,6 +57,14 @@ struct FusedPlan {
   std::vector<Member> members;
   std::vector<int64_t> input_elements;  // per fused-step input: n or 1
   std::vector<int> input_widths;
+  // Per fused-step input read element by element or as a scalar: whether it is a constant whose
+  // elements are all the same (a splat the program folded), and their bits (zero-extended). Native
+  // code broadcasts such an input, and divides by it as by that known number.
+  struct Splat {
+    bool known = false;
+    uint64_t bits = 0;
+  };
+  std::vector<Splat> input_splat;
   std::vector<int> temp_widths;
   int64_t elements = 0;
   int64_t tile = 0;   // elements per tile

@@ -249,6 +249,11 @@ struct Kernel {
   int in_place_input = -1;
   // Set for data-movement kernels: their direct form.
   Direct direct;
+  // Set when input 0 is f32 that a convert made from 16-bit float codes (the convert's operand
+  // type): the same work, with the same bits, reading those codes instead and widening them as it
+  // reads. The compiler runs it in place of the pair when nothing else reads the converted values
+  // (compiler/narrow_inputs.h).
+  std::shared_ptr<const Kernel> narrow_input;
 
   Kernel() = default;
   template <typename F, typename = std::enable_if_t<std::is_constructible_v<KernelFn, F&&> &&

@@ -112,6 +112,22 @@ TEST(ComplexSimd, Avx2BlocksGiveTheScalarBits) {
   ExpectAbsBlocksMatch<true>(simd::AbsAvx2, 8, "abs avx2");
 }
 
+TEST(ComplexSimd, Avx2AddAndSubtractGiveTheScalarBits) {
+  if (!simd::HaveAvx2Fma()) GTEST_SKIP() << "no AVX2 and FMA on this CPU";
+  ExpectBinaryBlocksMatch(
+      [](const C* a, const C* b, C* y, int64_t n) { return simd::AddAvx2(a, b, y, n, false); },
+      [](C a, C b) { return a + b; }, 8, "add avx2");
+  ExpectBinaryBlocksMatch(
+      [](const C* a, const C* b, C* y, int64_t n) { return simd::AddAvx2(a, b, y, n, true); },
+      [](C a, C b) { return a - b; }, 8, "subtract avx2");
+}
+
+TEST(ComplexSimd, Avx512BlocksGiveTheScalarBits) {
+  if (!simd::HaveAvx512()) GTEST_SKIP() << "no AVX512F and AVX512DQ on this CPU";
+  ExpectBinaryBlocksMatch(simd::MultiplyAvx512, MulFma, 16, "multiply avx512");
+  ExpectAbsBlocksMatch<true>(simd::AbsAvx512, 16, "abs avx512");
+}
+
 float AbsOf(bool fma, C x) { return fma ? ComplexAbs<true>(x) : ComplexAbs<false>(x); }
 C MulOf(bool fma, C a, C b) { return fma ? MulFma(a, b) : Mul(a, b); }
 C DivOf(bool fma, C a, C b) { return fma ? DivFma(a, b) : Div(a, b); }

@@ -271,6 +271,74 @@ TEST(GatherTest, MovesBytesOfEveryElementSize) {
   }
 }
 
+// Gathers of one element per index (take_along_axis on every axis, x[i] of a vector): the element
+// gather (kernels/gather_element.cc), its vector loop (4-byte elements, int32 indices) and scalar
+// one, against the spec's formula on random shapes (rows not a multiple of 8) and indices (out of
+// range both ways, the int32 extremes); and its index map (MapInfo::absolute) on random ranges.
+template <typename T>
+void CheckElementGathers(DType dtype, uint32_t seed) {
+  std::mt19937 rng(seed);
+  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  for (int trial = 0; trial < 40; ++trial) {
+    const int64_t a = pick(1, 5), b = pick(1, 37), k = pick(1, 37), c = pick(1, 4);
+    GatherConfig cfg;
+    switch (trial % 4) {
+      case 0:  // take_along_axis(x[a, b], i[a, k], axis=1)
+        cfg = {{a, b}, {a, k, 1}, {}, {1}, {0}, {0}, {1}, 2, {1, 1}};
+        break;
+      case 1:  // take_along_axis(x[b, a], i[k, a], axis=0)
+        cfg = {{b, a}, {k, a, 1}, {}, {0}, {1}, {1}, {0}, 2, {1, 1}};
+        break;
+      case 2:  // take_along_axis(x[a, b, c], i[a, k, c], axis=1)
+        cfg = {{a, b, c}, {a, k, c, 1}, {}, {1}, {0, 2}, {0, 2}, {1}, 3, {1, 1, 1}};
+        break;
+      default:  // x[i] of a vector
+        cfg = {{b}, {k * a, 1}, {}, {0}, {}, {}, {0}, 1, {1}};
+        break;
+    }
+    SCOPED_TRACE("trial " + std::to_string(trial) + " operand " +
+                 ::testing::PrintToString(cfg.operand_dims) + " indices " +
+                 ::testing::PrintToString(cfg.index_dims));
+    std::vector<T> x(static_cast<size_t>(Numel(cfg.operand_dims)));
+    for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<T>(i * 7 + 3);
+    const int axis_size = static_cast<int>(cfg.operand_dims[cfg.start_map[0]]);
+    std::vector<int32_t> idx(static_cast<size_t>(Numel(cfg.index_dims)));
+    for (int32_t& v : idx) {
+      const int r = pick(0, 20);
+      v = r == 0 ? INT32_MIN : r == 1 ? INT32_MAX : pick(-3, axis_size + 3);
+    }
+    OpBuilder builder = BuildGather(cfg, dtype);
+    FakeLowerContext ctx(builder);
+    const std::vector<T> want = ReferenceGather(cfg, x, idx);
+    auto out = LowerAndRun(
+        Gather(), ctx,
+        {MakeArray(dtype, cfg.operand_dims, x), MakeArray(DType::kS32, cfg.index_dims, idx)});
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    EXPECT_EQ(ToVector<T>((*out)[0]), want);
+    // The index map: any range of the result, into the start of `got`.
+    FakeLowerContext ctx2(builder);
+    auto kernel = Gather()(ctx2);
+    ASSERT_TRUE(kernel.ok()) << kernel.status().ToString();
+    ASSERT_NE(kernel->map, nullptr);
+    ASSERT_TRUE(kernel->map->absolute);
+    const int64_t n = static_cast<int64_t>(want.size());
+    const int64_t begin = pick(0, static_cast<int>(n - 1)),
+                  end = pick(static_cast<int>(begin) + 1, static_cast<int>(n));
+    std::vector<T> got(static_cast<size_t>(end - begin));
+    const void* in[3] = {x.data(), idx.data(), nullptr};
+    kernel->map->range(in, got.data(), begin, end, kernel->map->state.get());
+    EXPECT_EQ(got, std::vector<T>(want.begin() + begin, want.begin() + end));
+  }
+}
+
+TEST(GatherTest, ElementGathersMatchTheSpecFormula) {
+  CheckElementGathers<float>(DType::kF32, 1);
+  CheckElementGathers<int32_t>(DType::kS32, 2);
+  CheckElementGathers<uint16_t>(DType::kBF16, 3);
+  CheckElementGathers<double>(DType::kF64, 4);
+  CheckElementGathers<uint8_t>(DType::kU8, 5);
+}
+
 TEST(GatherTest, RejectsInvalidDimensionNumbers) {
   GatherConfig good{{8, 3}, {5, 1}, {1}, {0}, {}, {}, {0}, 1, {1, 3}};
   auto expect_invalid = [](GatherConfig c, std::vector<int64_t> result_dims) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "kernels/families.h"
+#include "kernels/reduce_fast.h"
 #include "kernels/reduce_simd.h"
 #include "kernels_test_util.h"
 
@@ -155,6 +156,127 @@ TEST(ReduceTest, FourRowLoopMatchesTheOneRowLoop) {
       }
     }
   }
+}
+
+// The 32-bit integer folds give the scalar fold's result (wrapping adds and multiplies, signed and
+// unsigned maxima and minima, bitwise ops) for rows of every length from 0 to 100 and of odd
+// lengths past a leaf, with the extremes (wrap-around, the identities) mixed in.
+template <typename T>
+void ExpectIntFoldsMatchScalar() {
+  if (!kernels::ReduceSimdAvailable()) GTEST_SKIP() << "no AVX2 on this CPU";
+  using kernels::ReducerKind;
+  std::mt19937 rng(23);
+  const T specials[] = {std::numeric_limits<T>::min(), std::numeric_limits<T>::max(), T(0), T(1),
+                        static_cast<T>(-1)};
+  std::vector<int> lengths(101);
+  for (int n = 0; n <= 100; ++n) lengths[static_cast<size_t>(n)] = n;
+  for (int n : {333, 2047, 2049, 4099}) lengths.push_back(n);
+  for (ReducerKind kind :
+       {ReducerKind::kAdd, ReducerKind::kMultiply, ReducerKind::kMaximum, ReducerKind::kMinimum,
+        ReducerKind::kAnd, ReducerKind::kOr, ReducerKind::kXor}) {
+    for (int n : lengths) {
+      for (int trial = 0; trial < 4; ++trial) {
+        std::vector<T> x(static_cast<size_t>(n));
+        for (T& v : x) {
+          v = rng() % 6 == 0 ? specials[rng() % 5]
+              : trial % 2    ? static_cast<T>(rng())
+                             : static_cast<T>(static_cast<int32_t>(rng() % 2001) - 1000);
+        }
+        T want = 0, identity = 0;
+        auto fold = [&]<ReducerKind K>() {
+          using F = kernels::ReducerFn<K, T>;
+          identity = want = F::Identity();
+          for (T v : x) want = F::Apply(want, v);
+        };
+        switch (kind) {
+          case ReducerKind::kAdd:
+            fold.template operator()<ReducerKind::kAdd>();
+            break;
+          case ReducerKind::kMultiply:
+            fold.template operator()<ReducerKind::kMultiply>();
+            break;
+          case ReducerKind::kMaximum:
+            fold.template operator()<ReducerKind::kMaximum>();
+            break;
+          case ReducerKind::kMinimum:
+            fold.template operator()<ReducerKind::kMinimum>();
+            break;
+          case ReducerKind::kAnd:
+            fold.template operator()<ReducerKind::kAnd>();
+            break;
+          case ReducerKind::kOr:
+            fold.template operator()<ReducerKind::kOr>();
+            break;
+          default:
+            fold.template operator()<ReducerKind::kXor>();
+            break;
+        }
+        ASSERT_EQ(kernels::avx2::ReduceInts(kind, x.data(), n, identity), want)
+            << kernels::ReducerName(kind) << " n=" << n << " trial " << trial;
+      }
+    }
+  }
+}
+
+TEST(ReduceTest, IntFoldsMatchScalarInt32) { ExpectIntFoldsMatchScalar<int32_t>(); }
+TEST(ReduceTest, IntFoldsMatchScalarUint32) { ExpectIntFoldsMatchScalar<uint32_t>(); }
+
+// Short rows, alone or under reduced outer axes (ReduceShortRows, several outputs' chains side by
+// side) give each output exactly the one-output loop's bits: init, then each reduced offset's row
+// folded by ReducePairwise, in order. Odd sizes (a last group of fewer than kShortChains outputs),
+// NaNs, infinities and signed zeros, every reducer with a fast path on f32 and f64, and int32 sums.
+template <typename T>
+void ExpectShortRowsMatchTheOneOutputLoop() {
+  using kernels::ReducerKind;
+  namespace r = kernels::reduce;
+  std::mt19937 rng(31);
+  const T specials[] = {std::numeric_limits<T>::quiet_NaN(), std::numeric_limits<T>::infinity(),
+                        -std::numeric_limits<T>::infinity(), T(0), -T(0)};
+  const std::vector<int64_t> shapes[] = {{7, 13, 29}, {37, 53, 29}, {3, 4, 9, 2, 5},
+                                         {2, 17, 3},  {11, 29},     {9, 3}};
+  for (const std::vector<int64_t>& dims : shapes) {
+    // Reduce the first and last axes (and the middle one of the 5-D one).
+    // The 2-D ones: only the last axis (rows, ReduceRows).
+    std::vector<bool> reduced(dims.size(), false);
+    reduced.front() = dims.size() > 2;
+    reduced.back() = true;
+    if (dims.size() == 5) reduced[2] = true;
+    int64_t n = 1;
+    for (int64_t d : dims) n *= d;
+    std::vector<T> x(static_cast<size_t>(n));
+    for (T& v : x) {
+      v = rng() % 50 == 0 ? specials[rng() % 5]
+                          : static_cast<T>(static_cast<int>(rng() % 2001) - 1000) / T(7);
+    }
+    const r::ReduceGeometry g = r::AnalyzeReduce(dims, reduced);
+    ASSERT_LT(g.inner, r::kLanes);
+    auto check = [&]<ReducerKind K>() {
+      using F = kernels::ReducerFn<K, T>;
+      const T init = static_cast<T>(0.5);
+      std::vector<T> got(static_cast<size_t>(g.outer_kept));
+      r::ReduceFast<K, T>(g, x.data(), init, got.data());
+      for (int64_t p = 0; p < g.outer_kept; ++p) {
+        const T* base = x.data() + r::KeptOffset(g, p);
+        T want = init;
+        r::ForEachReducedOffset(g, [&](int64_t off) {
+          want = F::Apply(want, r::ReducePairwise<K, T>(base + off, g.inner));
+        });
+        ASSERT_TRUE(SameBitsOrBothNan(got[static_cast<size_t>(p)], want))
+            << kernels::ReducerName(K) << " output " << p << " of " << g.outer_kept;
+      }
+    };
+    check.template operator()<ReducerKind::kAdd>();
+    check.template operator()<ReducerKind::kMultiply>();
+    check.template operator()<ReducerKind::kMaximum>();
+    check.template operator()<ReducerKind::kMinimum>();
+  }
+}
+
+TEST(ReduceTest, ShortRowsMatchTheOneOutputLoopF32) {
+  ExpectShortRowsMatchTheOneOutputLoop<float>();
+}
+TEST(ReduceTest, ShortRowsMatchTheOneOutputLoopF64) {
+  ExpectShortRowsMatchTheOneOutputLoop<double>();
 }
 
 // The arg-reduction loops (argmax / argmin with iota indices) give each output exactly the

@@ -113,6 +113,105 @@ TEST(ReduceTest, FloatOpsOverEveryAxisSubsetOf3D) {
   }
 }
 
+// f32 maxima and minima over every axis set of an odd-sized 3-D array (rows long enough for the
+// vector loops, four at a time, and their prefetch) with NaNs, infinities and signed zeros at
+// random places: NaN exactly where a reduced element is NaN, else the extreme value; sums against a
+// float64 reference.
+TEST(ReduceTest, FloatSpecialsOverEveryAxisSubsetOfOdd3D) {
+  const std::vector<int64_t> dims = {7, 9, 133};
+  std::vector<float> x = RandomFloats(7 * 9 * 133, 3, -2.0f, 2.0f);
+  const float specials[] = {NAN, INFINITY, -INFINITY, 0.0f, -0.0f};
+  uint32_t state = 99;
+  for (float& v : x) {
+    state = state * 1664525u + 1013904223u;
+    if (state % 97 == 0) v = specials[(state >> 8) % 5];
+  }
+  struct Case {
+    const char* op;
+    float init;
+    double (*fn)(double, double);
+  };
+  const Case cases[] = {
+      {"stablehlo.maximum", -INFINITY,
+       [](double a, double b) { return std::isnan(a) || std::isnan(b) ? NAN : std::max(a, b); }},
+      {"stablehlo.minimum", INFINITY,
+       [](double a, double b) { return std::isnan(a) || std::isnan(b) ? NAN : std::min(a, b); }},
+      {"stablehlo.add", 0.0f, [](double a, double b) { return a + b; }},
+  };
+  for (const Case& c : cases) {
+    for (const std::vector<int64_t>& axes : AllAxisSubsets(3)) {
+      SCOPED_TRACE(std::string(c.op) + " over " + ::testing::PrintToString(axes));
+      SingleReduce r(DType::kF32, dims, axes, c.op);
+      FakeLowerContext ctx(r.b);
+      auto out = LowerAndRun(Reduce(), ctx,
+                             {MakeArray(DType::kF32, dims, x), Scalar(DType::kF32, c.init)});
+      ASSERT_TRUE(out.ok()) << out.status().ToString();
+      const std::vector<float> got = ToVector<float>((*out)[0]);
+      const std::vector<double> want = ReferenceReduce<float, double>(x, dims, axes, c.init, c.fn);
+      ASSERT_EQ(got.size(), want.size());
+      for (size_t i = 0; i < got.size(); ++i) {
+        if (std::isnan(want[i])) {
+          EXPECT_TRUE(std::isnan(got[i])) << i;
+        } else if (std::isinf(want[i])) {
+          EXPECT_EQ(static_cast<double>(got[i]), want[i]) << i;
+        } else {
+          EXPECT_NEAR(got[i], want[i], 1e-4 * (1 + std::abs(want[i]))) << i;
+        }
+      }
+    }
+  }
+}
+
+// 32-bit integers over every axis set of an odd-sized 3-D array whose rows are long enough for the
+// vector folds (kernels/reduce_simd.h: ReduceInts), with values that wrap around: exactly the
+// sequential fold.
+template <typename T>
+void ExpectWideIntReductions(DType dtype) {
+  const std::vector<int64_t> dims = {5, 9, 67};
+  std::vector<T> x(5 * 9 * 67);
+  uint32_t state = 12345;
+  for (T& v : x) {
+    state = state * 1664525u + 1013904223u;
+    v = static_cast<T>(state % 7 == 0 ? state : state % 201);
+  }
+  const T lo = std::numeric_limits<T>::lowest(), hi = std::numeric_limits<T>::max();
+  x[3] = hi;
+  x[70] = lo;
+  struct Case {
+    const char* op;
+    T init;
+    T (*fn)(T, T);
+  };
+  const Case cases[] = {
+      {"stablehlo.add", T(3),
+       [](T a, T b) {
+         return static_cast<T>(static_cast<uint32_t>(a) + static_cast<uint32_t>(b));
+       }},
+      {"stablehlo.multiply", T(1),
+       [](T a, T b) {
+         return static_cast<T>(static_cast<uint32_t>(a) * static_cast<uint32_t>(b));
+       }},
+      {"stablehlo.maximum", lo, [](T a, T b) { return std::max(a, b); }},
+      {"stablehlo.minimum", hi, [](T a, T b) { return std::min(a, b); }},
+  };
+  for (const Case& c : cases) {
+    for (const std::vector<int64_t>& axes : AllAxisSubsets(3)) {
+      SCOPED_TRACE(std::string(c.op) + " over " + ::testing::PrintToString(axes));
+      SingleReduce r(dtype, dims, axes, c.op);
+      FakeLowerContext ctx(r.b);
+      auto out = LowerAndRun(Reduce(), ctx, {MakeArray(dtype, dims, x), Scalar<T>(dtype, c.init)});
+      ASSERT_TRUE(out.ok()) << out.status().ToString();
+      EXPECT_EQ(ctx.compile_region_calls, 0) << "expected the fast path";
+      EXPECT_EQ(ToVector<T>((*out)[0]), (ReferenceReduce<T, T>(x, dims, axes, c.init, c.fn)));
+    }
+  }
+}
+
+TEST(ReduceTest, Int32OverEveryAxisSubsetOfOdd3D) { ExpectWideIntReductions<int32_t>(DType::kS32); }
+TEST(ReduceTest, Uint32OverEveryAxisSubsetOfOdd3D) {
+  ExpectWideIntReductions<uint32_t>(DType::kU32);
+}
+
 TEST(ReduceTest, IntegerAndPredOverEveryAxisSubset) {
   const std::vector<int64_t> dims = {2, 3, 4};
   std::vector<int32_t> xi(24);

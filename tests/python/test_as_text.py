@@ -7,8 +7,10 @@ prints them as MLIR text (ir/mlir_text.h). The tests check, differentially again
 lowering of the same program (`jax_use_shardy_partitioner` off), that as_text() is an HLO module
 with the same Sharding / SPMDFullToShardShape / SPMDShardToFullShape custom calls and the same
 sharding strings; that the program still runs like the CPU backend; and that the MLIR text Kiln
-returns parses and verifies in jaxlib's MLIR parser. The text is the program in global view: Kiln
-has no per-device program, so no collectives of XLA's SPMD partitioner (all-gather, ...) appear.
+returns parses and verifies in jaxlib's MLIR parser. The text is the program Kiln runs: a sharded
+jit that the SPMD partitioner rewrites (compiler/spmd_partitioner.h; here `constrained` and
+`permuted`) is its per-device program, one manual computation over all mesh axes with the
+collectives it needs, so its text is compared with that instead of JAX's global-view lowering.
 """
 
 from __future__ import annotations
@@ -133,7 +135,7 @@ def _parses_in_jaxlib(text):
         assert module.operation.verify()
 
 
-@pytest.mark.parametrize("name", ["psum_map", "constrained", "nested", "permuted", "permuted_map"])
+@pytest.mark.parametrize("name", ["psum_map", "nested", "permuted_map"])
 def test_as_text_has_the_gspmd_lowerings_custom_calls_and_shardings(four_devices, name):
     case = four_devices[name]
     text = case["as_text"]
@@ -141,6 +143,17 @@ def test_as_text_has_the_gspmd_lowerings_custom_calls_and_shardings(four_devices
     want = _mlir_shardings(case["gspmd"])
     assert want, case["gspmd"]
     assert _hlo_shardings(text) == want, (text, case["gspmd"])
+
+
+@pytest.mark.parametrize("name", ["constrained", "permuted"])
+def test_as_text_of_a_partitioned_jit_is_its_per_device_program(four_devices, name):
+    # The argument split along x, the constraint moves the split to (y, x): each device gathers
+    # its x group's rows, then slices its own block at its partition's offset.
+    text = four_devices[name]["as_text"]
+    assert text and text.startswith("HloModule"), text
+    assert "SPMDFullToShardShape" in text and "SPMDShardToFullShape" in text, text
+    assert "shmap_body" in text and "all-gather(" in text and "partition-id()" in text, text
+    assert "dynamic-slice(" in text, text
 
 
 def test_as_text_of_shard_map_calls_its_body(four_devices):

@@ -124,7 +124,11 @@ MLP = """
         losses.append(float(l))
     # Replicated: every device holds the whole value.
     w = {k: np.asarray(v.addressable_shards[0].data).tolist() for k, v in params.items()}
-    emit(losses=losses, params=w)
+    # The step runs per device (compiler/spmd_partitioner.h): each process computes its own
+    # devices' shards only, the gradients summed by an all-reduce across the processes.
+    text = step.lower(params, x, y).compile().as_text() or ""
+    emit(losses=losses, params=w,
+         per_device="SPMDFullToShardShape" in text and "all-reduce" in text)
     jax.distributed.shutdown()
 """
 
@@ -143,6 +147,7 @@ def test_data_parallel_training_equals_one_process():
         for k in want["params"]:
             np.testing.assert_allclose(got["params"][k], want["params"][k], rtol=1e-5, atol=1e-6)
         assert got["losses"][-1] < got["losses"][0]
+        assert got["per_device"] and want["per_device"]
 
 
 def test_a_dead_peer_is_an_error_not_a_hang():

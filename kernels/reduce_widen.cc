@@ -1,0 +1,221 @@
+// Column reductions of widened bf16/f16 codes (kernels/reduce_fast.h, WideningColumnReduce).
+//
+// JAX reduces bf16 and f16 arrays in f32: `convert` to f32, then `reduce`. Run as two steps, the
+// convert writes the whole f32 array (twice the codes' bytes) and the reduction reads it back; a
+// row reduction joins the convert's fused run (compiler/fusion.h), but a reduction over leading or
+// middle axes does not. This kernel reads the codes, widens each row of a column chunk into L1 as
+// it is read (exact) and combines it exactly as ReduceFast's ReduceColumns does with the converted
+// row, so the result has the same bits; the compiler uses it in place of the pair when nothing
+// else reads the converted array (compiler/narrow_inputs.h).
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "kernels/float16.h"
+#include "kernels/lowering.h"
+#include "kernels/reduce_fast.h"
+#include "runtime/parallel.h"
+
+namespace kiln::kernels::reduce {
+namespace {
+
+using lower::ExecContext;
+using lower::Kernel;
+using runtime::View;
+
+// n codes from `from` widened into `to`. In blocks of 16 (a trip count the vectoriser can prove
+// at -O2) in a function of its own whose __restrict pointers rule out aliasing, as
+// kernels/elementwise_map.h's loops.
+template <bool kBf16>
+float Wide(uint16_t code) {
+  return kBf16 ? Bf16BitsToFloat(code) : HalfBitsToFloat(code);
+}
+
+template <bool kBf16>
+__attribute__((noinline)) void Widen(const uint16_t* __restrict from, float* __restrict to,
+                                     int64_t n) {
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    for (int64_t j = 0; j < 16; ++j) to[i + j] = Wide<kBf16>(from[i + j]);
+  }
+  for (; i < n; ++i) to[i] = Wide<kBf16>(from[i]);
+}
+
+// ---- bf16 with AVX2: codes widened in registers -----------------------------------------------
+// ReduceColumnsOf's walk (rows in turn into the output, or, when there are more than kRowBlock
+// rows, into a block partial that starts from the block's first row and joins the output at the
+// block's end; up to kReduceRows rows combined per pass over the columns), with each row's codes
+// widened in registers as they are read (zero-extend, shift left 16: exact) instead of into a
+// buffer. Each lane applies the reducer as ReducerFn does: vaddps / vmulps (one IEEE operation);
+// maximum / minimum as vmaxps / vminps, which return the second operand when either is NaN, and a
+// blend that keeps a NaN first operand.
+
+template <ReducerKind K>
+__attribute__((target("avx2"))) inline __m256 ApplyLanes(__m256 a, __m256 b) {
+  if constexpr (K == ReducerKind::kAdd) return _mm256_add_ps(a, b);
+  if constexpr (K == ReducerKind::kMultiply) return _mm256_mul_ps(a, b);
+  const __m256 r = K == ReducerKind::kMaximum ? _mm256_max_ps(a, b) : _mm256_min_ps(a, b);
+  return _mm256_blendv_ps(r, a, _mm256_cmp_ps(a, a, _CMP_UNORD_Q));
+}
+
+__attribute__((target("avx2"))) inline __m256 WidenLanes(const uint16_t* codes) {
+  const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(codes));
+  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(c), 16));
+}
+
+// acc[j] = acc[j] op row0[j] op ... op row[m-1][j] (left to right), j < w, 1 <= m <= kReduceRows.
+template <ReducerKind K>
+__attribute__((target("avx2"))) void CombineWidened(float* acc, const uint16_t* const* rows, int m,
+                                                    int64_t w) {
+  using F = ReducerFn<K, float>;
+  int64_t j = 0;
+  for (; j + 8 <= w; j += 8) {
+    __m256 a = _mm256_loadu_ps(acc + j);
+    for (int r = 0; r < m; ++r) a = ApplyLanes<K>(a, WidenLanes(rows[r] + j));
+    _mm256_storeu_ps(acc + j, a);
+  }
+  for (; j < w; ++j) {
+    float a = acc[j];
+    for (int r = 0; r < m; ++r) a = F::Apply(a, Bf16BitsToFloat(rows[r][j]));
+    acc[j] = a;
+  }
+}
+
+// Output columns o[0, w) of the rows at base + offsets[r].
+template <ReducerKind K>
+void ColumnsBf16(const std::vector<int64_t>& offsets, const uint16_t* base, float init, float* o,
+                 int64_t w, float* partial) {
+  for (int64_t j = 0; j < w; ++j) o[j] = init;
+  const bool blocks = static_cast<int64_t>(offsets.size()) > kRowBlock;
+  float* target = blocks ? partial : o;
+  const uint16_t* pending[kReduceRows];
+  int waiting = 0;
+  int64_t rows_in_block = 0;
+  auto flush = [&] {
+    if (waiting > 0) CombineWidened<K>(target, pending, waiting, w);
+    waiting = 0;
+  };
+  for (int64_t off : offsets) {
+    const uint16_t* row = base + off;
+    if (blocks && rows_in_block == 0) {
+      for (int64_t j = 0; j < w; ++j) partial[j] = Bf16BitsToFloat(row[j]);
+    } else {
+      pending[waiting] = row;
+      if (++waiting == kReduceRows) flush();
+    }
+    if (blocks && ++rows_in_block == kRowBlock) {
+      flush();
+      CombineRow<K, float>(o, partial, w);
+      rows_in_block = 0;
+    }
+  }
+  flush();
+  if (rows_in_block > 0) CombineRow<K, float>(o, partial, w);
+}
+
+template <ReducerKind K>
+void RunBf16(const ReduceGeometry& g, const std::vector<int64_t>& offsets, const uint16_t* x,
+             float init, float* out) {
+  const int64_t chunk = ColumnChunkOf(g);
+  const int64_t chunks = (g.inner + chunk - 1) / chunk;
+  const int64_t units = g.outer_kept * chunks;
+  const int64_t work = g.outer_reduced * std::min(g.inner, chunk);
+  runtime::ParallelFor(units, std::max<int64_t>(1, 32768 / std::max<int64_t>(work, 1)),
+                       [&](int64_t b, int64_t e) {
+                         float partial[kMaxColumnChunk];
+                         for (int64_t u = b; u < e; ++u) {
+                           const int64_t p = u / chunks, col = (u % chunks) * chunk;
+                           const int64_t w = std::min(chunk, g.inner - col);
+                           ColumnsBf16<K>(offsets, x + KeptOffset(g, p) + col, init,
+                                          out + p * g.inner + col, w, partial);
+                         }
+                       });
+}
+
+template <ReducerKind K, bool kBf16>
+void RunWidened(const ReduceGeometry& g, const uint16_t* x, float init, float* out) {
+  const int64_t chunk = ColumnChunkOf(g);
+  const int64_t chunks = (g.inner + chunk - 1) / chunk;
+  const int64_t units = g.outer_kept * chunks;
+  const int64_t work = g.outer_reduced * std::min(g.inner, chunk);
+  runtime::ParallelFor(
+      units, std::max<int64_t>(1, 32768 / std::max<int64_t>(work, 1)), [&](int64_t b, int64_t e) {
+        float partial[kMaxColumnChunk];
+        float rows[kReduceRows][kMaxColumnChunk];
+        for (int64_t u = b; u < e; ++u) {
+          const int64_t p = u / chunks, col = (u % chunks) * chunk;
+          const int64_t w = std::min(chunk, g.inner - col);
+          const uint16_t* base = x + KeptOffset(g, p) + col;
+          auto row_at = [&](int64_t off, int k) -> const float* {
+            Widen<kBf16>(base + off, rows[k], w);
+            return rows[k];
+          };
+          ReduceColumnsOf<K, float>(g, row_at, init, out + p * g.inner + col, w, partial);
+        }
+      });
+}
+
+}  // namespace
+
+std::shared_ptr<const Kernel> WideningColumnReduce(ReducerKind kind, ir::DType narrow,
+                                                   const ReduceGeometry& g,
+                                                   const std::vector<ir::Type>& types) {
+  if (narrow != ir::DType::kBF16 && narrow != ir::DType::kF16) return nullptr;
+  if (g.inner_reduced || g.outer_reduced < 2 || g.input_elements == 0) return nullptr;
+  using Fn = void (*)(const ReduceGeometry&, const uint16_t*, float, float*);
+  Fn fn = nullptr;
+  const bool bf16 = narrow == ir::DType::kBF16;
+  switch (kind) {
+    case ReducerKind::kAdd:
+      fn = bf16 ? &RunWidened<ReducerKind::kAdd, true> : &RunWidened<ReducerKind::kAdd, false>;
+      break;
+    case ReducerKind::kMultiply:
+      fn = bf16 ? &RunWidened<ReducerKind::kMultiply, true>
+                : &RunWidened<ReducerKind::kMultiply, false>;
+      break;
+    case ReducerKind::kMaximum:
+      fn = bf16 ? &RunWidened<ReducerKind::kMaximum, true>
+                : &RunWidened<ReducerKind::kMaximum, false>;
+      break;
+    case ReducerKind::kMinimum:
+      fn = bf16 ? &RunWidened<ReducerKind::kMinimum, true>
+                : &RunWidened<ReducerKind::kMinimum, false>;
+      break;
+    default:
+      return nullptr;
+  }
+  // The kernel's inputs: the codes (types[0] with the narrow type) and the f32 initial value.
+  std::vector<ir::Type> in_types = types;
+  in_types[0].dtype = narrow;
+  if (bf16 && ReduceSimdAvailable()) {
+    // Codes widened in registers (AVX2).
+    using StripFn = void (*)(const ReduceGeometry&, const std::vector<int64_t>&, const uint16_t*,
+                             float, float*);
+    StripFn strips = kind == ReducerKind::kAdd        ? &RunBf16<ReducerKind::kAdd>
+                     : kind == ReducerKind::kMultiply ? &RunBf16<ReducerKind::kMultiply>
+                     : kind == ReducerKind::kMaximum  ? &RunBf16<ReducerKind::kMaximum>
+                                                      : &RunBf16<ReducerKind::kMinimum>;
+    auto offsets = std::make_shared<std::vector<int64_t>>();
+    ForEachReducedOffset(g, [&](int64_t off) { offsets->push_back(off); });
+    return std::make_shared<const Kernel>(
+        [g, strips, offsets, in_types](ExecContext&, std::span<const View> in,
+                                       std::span<const View> out) -> Status {
+          KILN_RETURN_IF_ERROR(CheckArrays(in, in_types));
+          strips(g, *offsets, static_cast<const uint16_t*>(in[0].data()),
+                 *static_cast<const float*>(in[1].data()), static_cast<float*>(out[0].data()));
+          return Status::Ok();
+        });
+  }
+  return std::make_shared<const Kernel>([g, fn, in_types](ExecContext&, std::span<const View> in,
+                                                          std::span<const View> out) -> Status {
+    KILN_RETURN_IF_ERROR(CheckArrays(in, in_types));
+    fn(g, static_cast<const uint16_t*>(in[0].data()), *static_cast<const float*>(in[1].data()),
+       static_cast<float*>(out[0].data()));
+    return Status::Ok();
+  });
+}
+
+}  // namespace kiln::kernels::reduce
