@@ -4,7 +4,8 @@
 # runs the libFuzzer harnesses for a fixed time (build/fuzz), builds the manylinux wheel and smoke-tests
 # it in a fresh virtualenv and with the oldest supported jaxlib (scripts/wheel_smoke.sh), then the
 # op tests with programs also compiled from MLIR text, from HLO and from the text Kiln's own writer
-# prints (KILN_PROGRAM_FORMAT=text, hlo, written)
+# prints, and from the HLO its HLO writer makes (KILN_PROGRAM_FORMAT=text, hlo, written,
+# hlo_written)
 # and the Python tests (JAX on Kiln vs JAX's CPU backend). Exits non-zero on any failure; ends with
 # pytest's summary.
 set -euo pipefail
@@ -32,6 +33,12 @@ KILN_PROGRAM_FORMAT=hlo .venv/bin/python -m pytest -q tests/python/test_ops.py \
 # build/dev/ir_dump), parsed by jaxlib's MLIR parser and compiled from that text.
 kiln_log "pytest: op tests with KILN_PROGRAM_FORMAT=written"
 KILN_PROGRAM_FORMAT=written .venv/bin/python -m pytest -q tests/python/test_ops.py \
+  tests/python/test_convolution.py tests/python/test_fft.py tests/python/test_random.py \
+  tests/python/test_narrow_float.py tests/python/test_loops.py
+# And once more written as an HloModuleProto by Kiln's HLO writer (ingest/hlo_writer.h, through
+# build/dev/ir_dump --hlo), read by jaxlib's XlaComputation and compiled as format "hlo".
+kiln_log "pytest: op tests with KILN_PROGRAM_FORMAT=hlo_written"
+KILN_PROGRAM_FORMAT=hlo_written .venv/bin/python -m pytest -q tests/python/test_ops.py \
   tests/python/test_convolution.py tests/python/test_fft.py tests/python/test_random.py \
   tests/python/test_narrow_float.py tests/python/test_loops.py
 kiln_log "pytest: tests/python"

@@ -328,11 +328,11 @@ StatusOr<std::shared_ptr<const Executable>> Compile(CompileRequest request) {
                            "HloModuleProtos (formats \"hlo\", \"hlo_with_config\").");
   }
   ingest::CompileOptions& options = request.options;
-  // XLA's debug options (xla_*) tune XLA's own passes and are accepted and ignored; any other
-  // name is an error, as on XLA.
-  for (const std::string& name : options.option_overrides) {
-    if (name.rfind("xla_", 0) != 0) {
-      return InvalidArgument("No such compile option: '" + name + "'");
+  // XLA's debug options (xla_*) tune XLA's own passes and are accepted and ignored, but for the
+  // dump options the C API serves (pjrt/dump.h); any other name is an error, as on XLA.
+  for (const ingest::OptionOverride& option : options.option_overrides) {
+    if (option.name.rfind("xla_", 0) != 0) {
+      return InvalidArgument("No such compile option: '" + option.name + "'");
     }
   }
   StatusOr<ir::Module> read = [&]() -> StatusOr<ir::Module> {

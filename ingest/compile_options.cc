@@ -3,6 +3,7 @@
 // (ingest/proto_wire.h). Everything else (notably the large DebugOptions) is skipped by wire type.
 #include "ingest/compile_options.h"
 
+#include <cstring>
 #include <string>
 #include <string_view>
 
@@ -30,6 +31,10 @@ constexpr uint32_t kReplicaCount = 1;  // DeviceAssignmentProto
 constexpr uint32_t kComputationCount = 2;
 constexpr uint32_t kComputationDevices = 3;
 constexpr uint32_t kReplicaDeviceIds = 1;  // DeviceAssignmentProto.ComputationDevice
+constexpr uint32_t kOverrideString = 1;    // OptionOverrideProto
+constexpr uint32_t kOverrideBool = 2;
+constexpr uint32_t kOverrideInt = 3;
+constexpr uint32_t kOverrideDouble = 4;
 
 Status Malformed(std::string detail) {
   return InvalidArgument("failed to deserialize CompileOptionsProto: " + std::move(detail));
@@ -157,23 +162,85 @@ Status ParseExecutableBuildOptions(std::span<const uint8_t> message, CompileOpti
   });
 }
 
+// xla.OptionOverrideProto: a oneof of string_field = 1, bool_field = 2, int_field = 3,
+// double_field = 4 (the last one on the wire wins, as protobuf merges a oneof).
+Status ParseOverrideValue(std::span<const uint8_t> message, OptionValue& value) {
+  return ForEachField(message, [&](const Field& f, WireReader& r) -> StatusOr<bool> {
+    if (f.number == kOverrideString && f.type == kLengthDelimited) {
+      KILN_ASSIGN_OR_RETURN(value.s, r.String());
+      value.kind = OptionValue::Kind::kString;
+      return true;
+    }
+    if ((f.number == kOverrideBool || f.number == kOverrideInt) && f.type == kVarint) {
+      KILN_ASSIGN_OR_RETURN(uint64_t v, r.Varint());
+      if (f.number == kOverrideBool) {
+        value.kind = OptionValue::Kind::kBool;
+        value.b = v != 0;
+      } else {
+        value.kind = OptionValue::Kind::kInt;
+        value.i = static_cast<int64_t>(v);
+      }
+      return true;
+    }
+    if (f.number == kOverrideDouble && f.type == proto_wire::kFixed64) {
+      KILN_ASSIGN_OR_RETURN(uint64_t bits, r.Fixed64());
+      std::memcpy(&value.d, &bits, sizeof(bits));
+      value.kind = OptionValue::Kind::kDouble;
+      return true;
+    }
+    return false;
+  });
+}
+
+// A map entry of env_option_overrides: key = 1 (string), value = 2 (OptionOverrideProto).
+Status ParseOverrideEntry(std::span<const uint8_t> entry, OptionOverride& item) {
+  return ForEachField(entry, [&](const Field& e, WireReader& er) -> StatusOr<bool> {
+    if (e.type != kLengthDelimited || (e.number != 1 && e.number != 2)) return false;
+    KILN_ASSIGN_OR_RETURN(std::span<const uint8_t> bytes, er.LengthDelimited());
+    if (e.number == 1) {
+      item.name.assign(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+      return true;
+    }
+    KILN_RETURN_IF_ERROR(ParseOverrideValue(bytes, item.value), "option '" + item.name + "'");
+    return true;
+  });
+}
+
 }  // namespace
+
+const OptionValue* CompileOptions::Override(std::string_view name) const {
+  for (size_t k = option_overrides.size(); k-- > 0;) {
+    if (option_overrides[k].name == name) return &option_overrides[k].value;
+  }
+  return nullptr;
+}
+
+std::optional<std::string> CompileOptions::StringOverride(std::string_view name) const {
+  const OptionValue* v = Override(name);
+  if (v == nullptr || v->kind != OptionValue::Kind::kString) return std::nullopt;
+  return v->s;
+}
+
+bool CompileOptions::BoolOverride(std::string_view name, bool fallback) const {
+  const OptionValue* v = Override(name);
+  if (v == nullptr) return fallback;
+  if (v->kind == OptionValue::Kind::kBool) return v->b;
+  if (v->kind == OptionValue::Kind::kInt) return v->i != 0;
+  if (v->kind == OptionValue::Kind::kString) {
+    if (v->s == "true" || v->s == "True" || v->s == "1") return true;
+    if (v->s == "false" || v->s == "False" || v->s == "0") return false;
+  }
+  return fallback;
+}
 
 StatusOr<CompileOptions> ParseCompileOptions(std::span<const uint8_t> bytes) {
   CompileOptions options;
   const Status parsed = ForEachField(bytes, [&](const Field& f, WireReader& r) -> StatusOr<bool> {
     if (f.number == kEnvOptionOverrides && f.type == kLengthDelimited) {
-      // A map entry: key = 1 (string), value = 2 (OptionOverrideProto, not interpreted).
       KILN_ASSIGN_OR_RETURN(std::span<const uint8_t> entry, r.LengthDelimited());
-      std::string key;
-      KILN_RETURN_IF_ERROR(
-          ForEachField(entry, [&](const Field& e, WireReader& er) -> StatusOr<bool> {
-            if (e.number != 1 || e.type != kLengthDelimited) return false;
-            KILN_ASSIGN_OR_RETURN(std::span<const uint8_t> text, er.LengthDelimited());
-            key.assign(reinterpret_cast<const char*>(text.data()), text.size());
-            return true;
-          }));
-      options.option_overrides.push_back(std::move(key));
+      OptionOverride item;
+      KILN_RETURN_IF_ERROR(ParseOverrideEntry(entry, item));
+      options.option_overrides.push_back(std::move(item));
       return true;
     }
     if (f.number != kExecutableBuildOptions || f.type != kLengthDelimited) return false;

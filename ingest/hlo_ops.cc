@@ -43,6 +43,7 @@ const std::unordered_map<std::string_view, std::string_view>& PlainOps() {
       {"negate", "negate"},
       {"not", "not"},
       {"optimization-barrier", "optimization_barrier"},
+      {"opt-barrier", "optimization_barrier"},  // XLA's name of the opcode
       {"or", "or"},
       {"partition-id", "partition_id"},
       {"popcnt", "popcnt"},

@@ -12,7 +12,6 @@
 
 namespace kiln::ingest {
 namespace hlo {
-namespace {
 
 std::optional<ir::DType> DTypeOf(int primitive) {
   switch (primitive) {
@@ -80,6 +79,8 @@ std::optional<ir::DType> DTypeOf(int primitive) {
       return std::nullopt;
   }
 }
+
+namespace {
 
 // Entry layouts Kiln accepts: none, or a plain dimension order (any permutation). Kiln's buffers
 // are always row-major (PJRT_Buffer_GetMemoryLayout says so) and callers copy through PJRT, so a

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -85,6 +86,10 @@ class Translator {
   int32_t current_loc_ = -1;
   std::vector<const Computation*> active_;  // the computations being emitted, outermost first
 };
+
+// The ir element type of xla.PrimitiveType `primitive`; nullopt for tuples, tokens, opaque and
+// types Kiln does not have.
+std::optional<ir::DType> DTypeOf(int primitive);
 
 // The backend_config text of a typed-FFI custom call (`{name = 1 : ui8, ...}`) as a dictionary.
 StatusOr<ir::Attr> TypedFfiBackendConfig(std::string_view text);

@@ -12,6 +12,7 @@
 #include "ingest/compile_options.h"
 #include "pjrt/args_check.h"
 #include "pjrt/client.h"
+#include "pjrt/dump.h"
 #include "pjrt/entry_points.h"
 #include "pjrt/error.h"
 #include "pjrt/executable.h"
@@ -91,6 +92,7 @@ PJRT_Error* Compile(PJRT_Compile_Args* args) {
       KILN_ASSIGN_OR_RETURN(exe, compiler::Compile({code, format, options}));
       return Status::Ok();
     }));
+    DumpCompiled(*exe, code, format);  // xla_dump_to (pjrt/dump.h)
     auto executable = std::make_unique<PJRT_Executable>(MakeExecutableInfo(
         std::move(exe),
         std::string(reinterpret_cast<const char*>(options_bytes.data()), options_bytes.size()),

@@ -13,6 +13,7 @@
 #include "pjrt/args_check.h"
 #include "pjrt/client.h"
 #include "pjrt/device.h"
+#include "pjrt/dump.h"
 #include "pjrt/entry_points.h"
 #include "pjrt/error.h"
 #include "pjrt/executable.h"
@@ -246,6 +247,7 @@ StatusOr<std::unique_ptr<PJRT_LoadedExecutable>> CompileAndLoad(
     KILN_LOG(kInfo, "compile failed after " + std::to_string(ms) + " ms: " + checked.message());
     return checked;
   }
+  DumpCompiled(*exe, code, format);  // xla_dump_to (pjrt/dump.h)
   KILN_LOG(kInfo, "compiled " + exe->name + ": " + std::to_string(code.size()) + " bytes (" +
                       std::string(format) + "), " +
                       std::to_string(exe->main == nullptr ? 0 : exe->main->steps.size()) +

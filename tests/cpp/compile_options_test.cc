@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +28,11 @@ struct Proto {
     return Varint((uint64_t{field} << 3) | wire_type);
   }
   Proto& Int(uint32_t field, int64_t v) { return Key(field, 0).Varint(static_cast<uint64_t>(v)); }
+  Proto& Str(uint32_t field, const std::string& s) {
+    Key(field, 2).Varint(s.size());
+    bytes.insert(bytes.end(), s.begin(), s.end());
+    return *this;
+  }
   Proto& Message(uint32_t field, const Proto& m) {
     Key(field, 2).Varint(m.bytes.size());
     bytes.insert(bytes.end(), m.bytes.begin(), m.bytes.end());
@@ -148,6 +155,66 @@ TEST(CompileOptions, HugeDeclaredCountsDoNotAllocate) {
   StatusOr<CompileOptions> options = ParseCompileOptions(top.bytes);
   ASSERT_TRUE(options.ok()) << options.status().ToString();
   EXPECT_FALSE(options->has_device_assignment());
+}
+
+// env_option_overrides (field 7): map entries of key = 1 and OptionOverrideProto value = 2
+// (string_field 1, bool_field 2, int_field 3, double_field 4).
+Proto Override(const std::string& name, const Proto& value) {
+  Proto entry;
+  entry.Str(1, name).Message(2, value);
+  return entry;
+}
+
+TEST(CompileOptions, OptionOverridesKeepTheirValues) {
+  Proto s, s2, b, i, d, t, none;
+  s.Str(1, "/tmp/dump");
+  s2.Str(1, "/tmp/dump2");
+  b.Int(2, 1);
+  i.Int(3, -5);
+  d.Key(4, 1);
+  const double value = 0.25;
+  uint64_t bits;
+  std::memcpy(&bits, &value, sizeof(bits));
+  for (int k = 0; k < 8; ++k) d.bytes.push_back(static_cast<uint8_t>(bits >> (8 * k)));
+  t.Str(1, "false");
+  Proto options;
+  options.Message(7, Override("xla_dump_to", s))
+      .Message(7, Override("xla_dump_hlo_as_proto", b))
+      .Message(7, Override("xla_int", i))
+      .Message(7, Override("xla_double", d))
+      .Message(7, Override("xla_dump_hlo_as_text", t))
+      .Message(7, Override("xla_empty", none))
+      .Message(7, Override("xla_dump_to", s2));  // the last one wins
+  StatusOr<CompileOptions> parsed = ParseCompileOptions(options.bytes);
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  ASSERT_EQ(parsed->option_overrides.size(), 7u);
+  EXPECT_EQ(parsed->option_overrides[0].name, "xla_dump_to");
+  EXPECT_EQ(parsed->option_overrides[0].value.s, "/tmp/dump");
+  EXPECT_EQ(parsed->StringOverride("xla_dump_to"), "/tmp/dump2");
+  EXPECT_TRUE(parsed->BoolOverride("xla_dump_hlo_as_proto", false));
+  EXPECT_FALSE(parsed->BoolOverride("xla_dump_hlo_as_text", true));  // "false" as a string
+  EXPECT_TRUE(parsed->BoolOverride("xla_missing", true));
+  const OptionValue* int_value = parsed->Override("xla_int");
+  ASSERT_NE(int_value, nullptr);
+  EXPECT_EQ(int_value->kind, OptionValue::Kind::kInt);
+  EXPECT_EQ(int_value->i, -5);
+  const OptionValue* double_value = parsed->Override("xla_double");
+  ASSERT_NE(double_value, nullptr);
+  EXPECT_EQ(double_value->kind, OptionValue::Kind::kDouble);
+  EXPECT_EQ(double_value->d, 0.25);
+  EXPECT_EQ(parsed->Override("xla_empty")->kind, OptionValue::Kind::kNone);
+  EXPECT_EQ(parsed->StringOverride("xla_int"), std::nullopt);
+}
+
+TEST(CompileOptions, MalformedOptionOverrideIsAnError) {
+  Proto value;
+  value.Key(1, 2).Varint(50);  // a string of 50 bytes that are not there
+  Proto options;
+  options.Message(7, Override("xla_dump_to", value));
+  StatusOr<CompileOptions> parsed = ParseCompileOptions(options.bytes);
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_NE(parsed.status().ToString().find("xla_dump_to"), std::string::npos)
+      << parsed.status().ToString();
 }
 
 }  // namespace

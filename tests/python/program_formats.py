@@ -12,7 +12,8 @@ send the same program in other encodings; with `KILN_PROGRAM_FORMAT=<name>[,<nam
 FORMATS is the registry. "text" is MLIR text as `Lowered.as_text()` prints it (format "mlir").
 An "hlo" entry is added when tests/python/program_formats_hlo.py exists and defines
 `hlo_program(lowered) -> (bytes, b"hlo")`. "written" is the artifact JAX sends printed back as MLIR
-text by Kiln's own writer (program_formats_written.py).
+text by Kiln's own writer (program_formats_written.py); "hlo_written" the same artifact written
+as an HloModuleProto by Kiln's HLO writer and compiled as "hlo" (program_formats_hlo_written.py).
 
 Programs that this path cannot reproduce faithfully are skipped by it (never failed): programs
 with effects (tokens JAX threads through extra arguments), multi-device programs, and (for text)
@@ -61,6 +62,10 @@ except ImportError:
 from program_formats_written import written_program  # noqa: E402,I001  (Kiln's own MLIR writer)
 
 FORMATS["written"] = written_program
+
+from program_formats_hlo_written import hlo_written_program  # noqa: E402,I001  (Kiln's HLO writer)
+
+FORMATS["hlo_written"] = hlo_written_program
 
 
 def selected() -> list[str]:
