@@ -31,6 +31,13 @@ struct F32 {
     const V r = max ? _mm256_max_ps(a, b) : _mm256_min_ps(a, b);
     return _mm256_blendv_ps(r, a, _mm256_cmp_ps(a, a, _CMP_UNORD_Q));
   }
+  // All ones in lanes j < n.
+  static __m256i Mask(int n) {
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  }
+  static V MaskLoad(const T* p, __m256i m) { return _mm256_maskload_ps(p, m); }
+  // b where m is set, else a.
+  static V Blend(V a, V b, __m256i m) { return _mm256_blendv_ps(a, b, _mm256_castsi256_ps(m)); }
 };
 
 struct F64 {
@@ -45,6 +52,11 @@ struct F64 {
     const V r = max ? _mm256_max_pd(a, b) : _mm256_min_pd(a, b);
     return _mm256_blendv_pd(r, a, _mm256_cmp_pd(a, a, _CMP_UNORD_Q));
   }
+  static __m256i Mask(int n) {
+    return _mm256_cmpgt_epi64(_mm256_set1_epi64x(n), _mm256_setr_epi64x(0, 1, 2, 3));
+  }
+  static V MaskLoad(const T* p, __m256i m) { return _mm256_maskload_pd(p, m); }
+  static V Blend(V a, V b, __m256i m) { return _mm256_blendv_pd(a, b, _mm256_castsi256_pd(m)); }
 };
 
 // The scalar rule for the tail of a row, written here rather than taken from ReducerFn: an
@@ -151,6 +163,38 @@ void CombineMany(typename S::T* acc, const typename S::T* const* rows, int64_t n
   }
 }
 
+// Lanes of the rows base + offsets[r], r < rows, in turn: element i of each row into lane
+// i % kReduceLanes (reduce_simd.h: AccumulateRows). The last vector of a row whose length is not
+// a multiple of kWidth is a masked load, and its masked lanes keep the accumulator (a blend), so
+// nothing past the row is read or combined.
+template <typename S, ReducerKind K>
+void Segments(const typename S::T* base, const int64_t* offsets, int64_t rows, int64_t n,
+              typename S::T lanes[kReduceLanes]) {
+  using V = typename S::V;
+  constexpr int kVectors = kReduceLanes / S::kWidth;
+  V acc[kVectors];
+  for (int v = 0; v < kVectors; ++v) acc[v] = S::Load(lanes + v * S::kWidth);
+  const int64_t whole = n / kReduceLanes * kReduceLanes;
+  const int full = static_cast<int>((n - whole) / S::kWidth);  // whole vectors of the tail
+  const int rem = static_cast<int>((n - whole) % S::kWidth);   // elements of the partial one
+  const __m256i mask = S::Mask(rem);
+  for (int64_t r = 0; r < rows; ++r) {
+    const typename S::T* x = base + offsets[r];
+    for (int64_t i = 0; i < whole; i += kReduceLanes) {
+#pragma GCC unroll 8
+      for (int v = 0; v < kVectors; ++v) {
+        acc[v] = Apply<S, K>(acc[v], S::Load(x + i + v * S::kWidth));
+      }
+    }
+    for (int v = 0; v < full; ++v) acc[v] = Apply<S, K>(acc[v], S::Load(x + whole + v * S::kWidth));
+    if (rem != 0) {
+      const V y = S::MaskLoad(x + whole + full * S::kWidth, mask);
+      acc[full] = S::Blend(acc[full], Apply<S, K>(acc[full], y), mask);
+    }
+  }
+  for (int v = 0; v < kVectors; ++v) S::Store(lanes + v * S::kWidth, acc[v]);
+}
+
 // fn.template operator()<K>() for the kind that has a vector loop (reduce_simd.h:
 // ReduceSimdKind, the one case list of this file); R() for any other kind.
 template <typename R, typename Fn>
@@ -181,6 +225,16 @@ int64_t ReduceLanes(ReducerKind kind, const float* x, int64_t n, float lanes[kRe
 }
 int64_t ReduceLanes(ReducerKind kind, const double* x, int64_t n, double lanes[kReduceLanes]) {
   return ForVectorKind<int64_t>(kind, [&]<ReducerKind K>() { return Lanes<F64, K>(x, n, lanes); });
+}
+void AccumulateRows(ReducerKind kind, const float* base, const int64_t* offsets, int64_t rows,
+                    int64_t n, float lanes[kReduceLanes]) {
+  ForVectorKind<void>(kind,
+                      [&]<ReducerKind K>() { Segments<F32, K>(base, offsets, rows, n, lanes); });
+}
+void AccumulateRows(ReducerKind kind, const double* base, const int64_t* offsets, int64_t rows,
+                    int64_t n, double lanes[kReduceLanes]) {
+  ForVectorKind<void>(kind,
+                      [&]<ReducerKind K>() { Segments<F64, K>(base, offsets, rows, n, lanes); });
 }
 float FoldLanes(ReducerKind kind, float lanes[kReduceLanes]) {
   return ForVectorKind<float>(kind, [&]<ReducerKind K>() { return Fold<F32, K>(lanes); });

@@ -158,12 +158,74 @@ void RunWidened(const ReduceGeometry& g, const uint16_t* x, float init, float* o
       });
 }
 
+// A reduction over the last axis and outer axes (UsesSegmentRows<float>): ReduceSegmentRows with
+// each leaf's rows widened into one L1 buffer as they are read (at most kLeaf elements), then
+// folded into the lanes as the converted rows would be: the same operations in the same order.
+template <ReducerKind K, bool kBf16>
+void RunWidenedSegments(const ReduceGeometry& g, const uint16_t* x, float init, float* out) {
+  using F = ReducerFn<K, float>;
+  std::vector<int64_t> offsets;
+  offsets.reserve(static_cast<size_t>(g.outer_reduced));
+  ForEachReducedOffset(g, [&](int64_t off) { offsets.push_back(off); });
+  const int64_t per_leaf = SegmentRowsPerLeaf(g);
+  const int64_t rows = static_cast<int64_t>(offsets.size());
+  std::vector<int64_t> local(static_cast<size_t>(per_leaf));  // rows' offsets in the buffer
+  for (int64_t r = 0; r < per_leaf; ++r) local[static_cast<size_t>(r)] = r * g.inner;
+  runtime::ParallelFor(g.outer_kept, std::max<int64_t>(1, 32768 / (g.outer_reduced * g.inner)),
+                       [&](int64_t b, int64_t e) {
+                         float buffer[kLeaf];
+                         for (int64_t p = b; p < e; ++p) {
+                           const uint16_t* base = x + KeptOffset(g, p);
+                           float acc = init;
+                           for (int64_t r = 0; r < rows; r += per_leaf) {
+                             const int64_t m = std::min(per_leaf, rows - r);
+                             for (int64_t k = 0; k < m; ++k) {
+                               Widen<kBf16>(base + offsets[static_cast<size_t>(r + k)],
+                                            buffer + k * g.inner, g.inner);
+                             }
+                             float lanes[kLanes];
+                             for (float& l : lanes) l = F::Identity();
+                             AccumulateRows<K, float>(buffer, local.data(), m, g.inner, lanes);
+                             acc = F::Apply(acc, FoldTree<K, float>(lanes));
+                           }
+                           out[p] = acc;
+                         }
+                       });
+}
+
+template <ReducerKind K>
+void RunWidenedSegmentsOf(const ReduceGeometry& g, bool bf16, const uint16_t* x, float init,
+                          float* out) {
+  if (bf16) return RunWidenedSegments<K, true>(g, x, init, out);
+  RunWidenedSegments<K, false>(g, x, init, out);
+}
+
 }  // namespace
 
 std::shared_ptr<const Kernel> WideningColumnReduce(ReducerKind kind, ir::DType narrow,
                                                    const ReduceGeometry& g,
                                                    const std::vector<ir::Type>& types) {
   if (narrow != ir::DType::kBF16 && narrow != ir::DType::kF16) return nullptr;
+  if (UsesSegmentRows<float>(g)) {
+    using SegFn = void (*)(const ReduceGeometry&, bool, const uint16_t*, float, float*);
+    SegFn seg = kind == ReducerKind::kAdd        ? &RunWidenedSegmentsOf<ReducerKind::kAdd>
+                : kind == ReducerKind::kMultiply ? &RunWidenedSegmentsOf<ReducerKind::kMultiply>
+                : kind == ReducerKind::kMaximum  ? &RunWidenedSegmentsOf<ReducerKind::kMaximum>
+                : kind == ReducerKind::kMinimum  ? &RunWidenedSegmentsOf<ReducerKind::kMinimum>
+                                                 : nullptr;
+    if (seg == nullptr) return nullptr;
+    std::vector<ir::Type> in_types = types;
+    in_types[0].dtype = narrow;
+    const bool bf16 = narrow == ir::DType::kBF16;
+    return std::make_shared<const Kernel>(
+        [g, seg, bf16, in_types](ExecContext&, std::span<const View> in,
+                                 std::span<const View> out) -> Status {
+          KILN_RETURN_IF_ERROR(CheckArrays(in, in_types));
+          seg(g, bf16, static_cast<const uint16_t*>(in[0].data()),
+              *static_cast<const float*>(in[1].data()), static_cast<float*>(out[0].data()));
+          return Status::Ok();
+        });
+  }
   if (g.inner_reduced || g.outer_reduced < 2 || g.input_elements == 0) return nullptr;
   using Fn = void (*)(const ReduceGeometry&, const uint16_t*, float, float*);
   Fn fn = nullptr;
