@@ -290,17 +290,21 @@ bool UsesSegmentRows(const ReduceGeometry& g) {
          g.outer_reduced > 1 && g.inner >= kLanes && g.inner <= kLeaf && g.input_elements > 0;
 }
 
-// avx2::AccumulateRows (reduce_simd.h) on any CPU: the same operations in the same order.
+// avx2::AccumulateRows (reduce_simd.h) on any CPU: the same operations in the same order for
+// each output.
 template <ReducerKind K, typename T>
-void AccumulateRows(const T* base, const int64_t* offsets, int64_t rows, int64_t n,
-                    T lanes[kLanes]) {
+void AccumulateRows(const T* const* bases, int m, const int64_t* offsets, int64_t rows, int64_t n,
+                    T (*lanes)[kLanes]) {
   if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
-    if (UseSimd<K, T>()) return avx2::AccumulateRows(K, base, offsets, rows, n, lanes);
+    if (UseSimd<K, T>()) return avx2::AccumulateRows(K, bases, m, offsets, rows, n, lanes);
   }
-  for (int64_t r = 0; r < rows; ++r) {
-    const T* x = base + offsets[r];
-    for (int64_t i = 0; i < n; ++i)
-      lanes[i % kLanes] = ReducerFn<K, T>::Apply(lanes[i % kLanes], x[i]);
+  for (int q = 0; q < m; ++q) {
+    for (int64_t r = 0; r < rows; ++r) {
+      const T* x = bases[q] + offsets[r];
+      for (int64_t i = 0; i < n; ++i) {
+        lanes[q][i % kLanes] = ReducerFn<K, T>::Apply(lanes[q][i % kLanes], x[i]);
+      }
+    }
   }
 }
 
@@ -328,22 +332,33 @@ inline int64_t SegmentRowsPerLeaf(const ReduceGeometry& g) {
 // leaves join the initial value left to right: out = init op leaf0 op leaf1 .... One row per
 // output and row (37 x 301 rows of 65 elements for a sum over axes (0, 2) of f32[37, 301, 65]) paid
 // a lane set and a fold each; here a leaf pays them once.
+// Outputs whose lanes ReduceSegmentRows holds at once (8 KiB of f32 lanes).
+constexpr int kSegmentOutputs = 64;
+
 template <ReducerKind K, typename T>
 void ReduceSegmentRows(const ReduceGeometry& g, const T* x, const std::vector<int64_t>& offsets,
                        T init, T* out, int64_t b, int64_t e) {
   using F = ReducerFn<K, T>;
   const int64_t per_leaf = SegmentRowsPerLeaf(g);
   const int64_t rows = static_cast<int64_t>(offsets.size());
-  for (int64_t p = b; p < e; ++p) {
-    const T* base = x + KeptOffset(g, p);
-    T acc = init;
-    for (int64_t r = 0; r < rows; r += per_leaf) {
-      T lanes[kLanes];
-      for (T& l : lanes) l = F::Identity();
-      AccumulateRows<K, T>(base, offsets.data() + r, std::min(per_leaf, rows - r), g.inner, lanes);
-      acc = F::Apply(acc, FoldTree<K, T>(lanes));
+  for (int64_t p0 = b; p0 < e; p0 += kSegmentOutputs) {
+    const int m = static_cast<int>(std::min<int64_t>(kSegmentOutputs, e - p0));
+    const T* bases[kSegmentOutputs];
+    T acc[kSegmentOutputs];
+    for (int q = 0; q < m; ++q) {
+      bases[q] = x + KeptOffset(g, p0 + q);
+      acc[q] = init;
     }
-    out[p] = acc;
+    for (int64_t r = 0; r < rows; r += per_leaf) {
+      T lanes[kSegmentOutputs][kLanes];
+      for (int q = 0; q < m; ++q) {
+        for (T& l : lanes[q]) l = F::Identity();
+      }
+      AccumulateRows<K, T>(bases, m, offsets.data() + r, std::min(per_leaf, rows - r), g.inner,
+                           lanes);
+      for (int q = 0; q < m; ++q) acc[q] = F::Apply(acc[q], FoldTree<K, T>(lanes[q]));
+    }
+    for (int q = 0; q < m; ++q) out[p0 + q] = acc[q];
   }
 }
 

@@ -11,6 +11,7 @@
 // integer adds and multiplies, maxima, minima and bitwise ops gives the same result.
 #include <immintrin.h>
 
+#include <algorithm>
 #include <type_traits>
 
 #include "kernels/reduce_simd.h"
@@ -163,36 +164,48 @@ void CombineMany(typename S::T* acc, const typename S::T* const* rows, int64_t n
   }
 }
 
-// Lanes of the rows base + offsets[r], r < rows, in turn: element i of each row into lane
-// i % kReduceLanes (reduce_simd.h: AccumulateRows). The last vector of a row whose length is not
-// a multiple of kWidth is a masked load, and its masked lanes keep the accumulator (a blend), so
-// nothing past the row is read or combined.
+// For each row offset r < rows and then each output q < m: the row bases[q] + offsets[r] into
+// lanes[q], element i into lane i % kReduceLanes (reduce_simd.h: AccumulateRows). Rows outer, so
+// consecutive outputs' rows (adjacent in memory) stream in order; each output's lanes see its own
+// rows in order. The last vector of a row whose length is not a multiple of kWidth is a masked
+// load, and its masked lanes keep the accumulator (a blend), so nothing past the row is read or
+// combined.
 template <typename S, ReducerKind K>
-void Segments(const typename S::T* base, const int64_t* offsets, int64_t rows, int64_t n,
-              typename S::T lanes[kReduceLanes]) {
+void Segments(const typename S::T* const* bases, int m, const int64_t* offsets, int64_t rows,
+              int64_t n, typename S::T (*lanes)[kReduceLanes]) {
   using V = typename S::V;
   constexpr int kVectors = kReduceLanes / S::kWidth;
-  V acc[kVectors];
-  for (int v = 0; v < kVectors; ++v) acc[v] = S::Load(lanes + v * S::kWidth);
   const int64_t whole = n / kReduceLanes * kReduceLanes;
-  const int full = static_cast<int>((n - whole) / S::kWidth);  // whole vectors of the tail
-  const int rem = static_cast<int>((n - whole) % S::kWidth);   // elements of the partial one
-  const __m256i mask = S::Mask(rem);
+  // The tail block's vectors as masked loads: all of a whole vector's lanes, the first of a partial
+  // one, none past the row (constant indices throughout, so the accumulators stay in registers).
+  __m256i masks[kVectors];
+  for (int v = 0; v < kVectors; ++v) {
+    masks[v] =
+        S::Mask(static_cast<int>(std::clamp<int64_t>(n - whole - v * S::kWidth, 0, S::kWidth)));
+  }
   for (int64_t r = 0; r < rows; ++r) {
-    const typename S::T* x = base + offsets[r];
-    for (int64_t i = 0; i < whole; i += kReduceLanes) {
+    for (int q = 0; q < m; ++q) {
+      const typename S::T* x = bases[q] + offsets[r];
+      V acc[kVectors];
 #pragma GCC unroll 8
-      for (int v = 0; v < kVectors; ++v) {
-        acc[v] = Apply<S, K>(acc[v], S::Load(x + i + v * S::kWidth));
+      for (int v = 0; v < kVectors; ++v) acc[v] = S::Load(lanes[q] + v * S::kWidth);
+      for (int64_t i = 0; i < whole; i += kReduceLanes) {
+#pragma GCC unroll 8
+        for (int v = 0; v < kVectors; ++v) {
+          acc[v] = Apply<S, K>(acc[v], S::Load(x + i + v * S::kWidth));
+        }
       }
-    }
-    for (int v = 0; v < full; ++v) acc[v] = Apply<S, K>(acc[v], S::Load(x + whole + v * S::kWidth));
-    if (rem != 0) {
-      const V y = S::MaskLoad(x + whole + full * S::kWidth, mask);
-      acc[full] = S::Blend(acc[full], Apply<S, K>(acc[full], y), mask);
+      if (whole < n) {
+#pragma GCC unroll 8
+        for (int v = 0; v < kVectors; ++v) {
+          const V y = S::MaskLoad(x + whole + v * S::kWidth, masks[v]);
+          acc[v] = S::Blend(acc[v], Apply<S, K>(acc[v], y), masks[v]);
+        }
+      }
+#pragma GCC unroll 8
+      for (int v = 0; v < kVectors; ++v) S::Store(lanes[q] + v * S::kWidth, acc[v]);
     }
   }
-  for (int v = 0; v < kVectors; ++v) S::Store(lanes + v * S::kWidth, acc[v]);
 }
 
 // fn.template operator()<K>() for the kind that has a vector loop (reduce_simd.h:
@@ -226,15 +239,15 @@ int64_t ReduceLanes(ReducerKind kind, const float* x, int64_t n, float lanes[kRe
 int64_t ReduceLanes(ReducerKind kind, const double* x, int64_t n, double lanes[kReduceLanes]) {
   return ForVectorKind<int64_t>(kind, [&]<ReducerKind K>() { return Lanes<F64, K>(x, n, lanes); });
 }
-void AccumulateRows(ReducerKind kind, const float* base, const int64_t* offsets, int64_t rows,
-                    int64_t n, float lanes[kReduceLanes]) {
-  ForVectorKind<void>(kind,
-                      [&]<ReducerKind K>() { Segments<F32, K>(base, offsets, rows, n, lanes); });
+void AccumulateRows(ReducerKind kind, const float* const* bases, int m, const int64_t* offsets,
+                    int64_t rows, int64_t n, float (*lanes)[kReduceLanes]) {
+  ForVectorKind<void>(
+      kind, [&]<ReducerKind K>() { Segments<F32, K>(bases, m, offsets, rows, n, lanes); });
 }
-void AccumulateRows(ReducerKind kind, const double* base, const int64_t* offsets, int64_t rows,
-                    int64_t n, double lanes[kReduceLanes]) {
-  ForVectorKind<void>(kind,
-                      [&]<ReducerKind K>() { Segments<F64, K>(base, offsets, rows, n, lanes); });
+void AccumulateRows(ReducerKind kind, const double* const* bases, int m, const int64_t* offsets,
+                    int64_t rows, int64_t n, double (*lanes)[kReduceLanes]) {
+  ForVectorKind<void>(
+      kind, [&]<ReducerKind K>() { Segments<F64, K>(bases, m, offsets, rows, n, lanes); });
 }
 float FoldLanes(ReducerKind kind, float lanes[kReduceLanes]) {
   return ForVectorKind<float>(kind, [&]<ReducerKind K>() { return Fold<F32, K>(lanes); });

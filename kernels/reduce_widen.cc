@@ -159,8 +159,11 @@ void RunWidened(const ReduceGeometry& g, const uint16_t* x, float init, float* o
 }
 
 // A reduction over the last axis and outer axes (UsesSegmentRows<float>): ReduceSegmentRows with
-// each leaf's rows widened into one L1 buffer as they are read (at most kLeaf elements), then
-// folded into the lanes as the converted rows would be: the same operations in the same order.
+// each row of a block of outputs widened into an L1 buffer as it is read (at most kWidenedFloats
+// elements), then folded into its output's lanes as the converted row would be: the same
+// operations in the same order.
+constexpr int64_t kWidenedFloats = 8192;  // 32 KiB
+
 template <ReducerKind K, bool kBf16>
 void RunWidenedSegments(const ReduceGeometry& g, const uint16_t* x, float init, float* out) {
   using F = ReducerFn<K, float>;
@@ -169,26 +172,38 @@ void RunWidenedSegments(const ReduceGeometry& g, const uint16_t* x, float init, 
   ForEachReducedOffset(g, [&](int64_t off) { offsets.push_back(off); });
   const int64_t per_leaf = SegmentRowsPerLeaf(g);
   const int64_t rows = static_cast<int64_t>(offsets.size());
-  std::vector<int64_t> local(static_cast<size_t>(per_leaf));  // rows' offsets in the buffer
-  for (int64_t r = 0; r < per_leaf; ++r) local[static_cast<size_t>(r)] = r * g.inner;
+  const int64_t block =
+      std::clamp<int64_t>(kWidenedFloats / g.inner, 1, kSegmentOutputs);  // outputs at once
   runtime::ParallelFor(g.outer_kept, std::max<int64_t>(1, 32768 / (g.outer_reduced * g.inner)),
                        [&](int64_t b, int64_t e) {
-                         float buffer[kLeaf];
-                         for (int64_t p = b; p < e; ++p) {
-                           const uint16_t* base = x + KeptOffset(g, p);
-                           float acc = init;
-                           for (int64_t r = 0; r < rows; r += per_leaf) {
-                             const int64_t m = std::min(per_leaf, rows - r);
-                             for (int64_t k = 0; k < m; ++k) {
-                               Widen<kBf16>(base + offsets[static_cast<size_t>(r + k)],
-                                            buffer + k * g.inner, g.inner);
-                             }
-                             float lanes[kLanes];
-                             for (float& l : lanes) l = F::Identity();
-                             AccumulateRows<K, float>(buffer, local.data(), m, g.inner, lanes);
-                             acc = F::Apply(acc, FoldTree<K, float>(lanes));
+                         float buffer[kWidenedFloats];
+                         const float* wide[kSegmentOutputs];
+                         const uint16_t* bases[kSegmentOutputs];
+                         float acc[kSegmentOutputs];
+                         float lanes[kSegmentOutputs][kLanes];
+                         const int64_t zero = 0;
+                         for (int64_t p0 = b; p0 < e; p0 += block) {
+                           const int m = static_cast<int>(std::min(block, e - p0));
+                           for (int q = 0; q < m; ++q) {
+                             bases[q] = x + KeptOffset(g, p0 + q);
+                             wide[q] = buffer + q * g.inner;
+                             acc[q] = init;
                            }
-                           out[p] = acc;
+                           for (int64_t r0 = 0; r0 < rows; r0 += per_leaf) {
+                             for (int q = 0; q < m; ++q) {
+                               for (float& l : lanes[q]) l = F::Identity();
+                             }
+                             for (int64_t r = r0; r < std::min(rows, r0 + per_leaf); ++r) {
+                               for (int q = 0; q < m; ++q) {
+                                 Widen<kBf16>(bases[q] + offsets[static_cast<size_t>(r)],
+                                              buffer + q * g.inner, g.inner);
+                               }
+                               AccumulateRows<K, float>(wide, m, &zero, 1, g.inner, lanes);
+                             }
+                             for (int q = 0; q < m; ++q)
+                               acc[q] = F::Apply(acc[q], FoldTree<K, float>(lanes[q]));
+                           }
+                           for (int q = 0; q < m; ++q) out[p0 + q] = acc[q];
                          }
                        });
 }
