@@ -198,6 +198,7 @@ void Segments(const typename S::T* const* bases, int m, const int64_t* offsets, 
       if (whole < n) {
 #pragma GCC unroll 8
         for (int v = 0; v < kVectors; ++v) {
+          if (whole + v * S::kWidth >= n) break;  // no lane of this vector or the next in the row
           const V y = S::MaskLoad(x + whole + v * S::kWidth, masks[v]);
           acc[v] = S::Blend(acc[v], Apply<S, K>(acc[v], y), masks[v]);
         }
