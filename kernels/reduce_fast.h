@@ -282,6 +282,86 @@ void ReduceShortRows(const ReduceGeometry& g, const T* x, T init, T* out, int64_
   }
 }
 
+// Whether ReduceFast reduces g by ReduceSegmentRows: the last axis reduced with outer reduced axes
+// too (a sum over axes (0, 2)), rows from kLanes to kLeaf elements, f32 or f64.
+template <typename T>
+bool UsesSegmentRows(const ReduceGeometry& g) {
+  return (std::is_same_v<T, float> || std::is_same_v<T, double>)&&g.inner_reduced &&
+         g.outer_reduced > 1 && g.inner >= kLanes && g.inner <= kLeaf && g.input_elements > 0;
+}
+
+// avx2::AccumulateRows (reduce_simd.h) on any CPU: the same operations in the same order for
+// each output.
+template <ReducerKind K, typename T>
+void AccumulateRows(const T* const* bases, int m, const int64_t* offsets, int64_t rows, int64_t n,
+                    T (*lanes)[kLanes]) {
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    if (UseSimd<K, T>()) return avx2::AccumulateRows(K, bases, m, offsets, rows, n, lanes);
+  }
+  for (int q = 0; q < m; ++q) {
+    for (int64_t r = 0; r < rows; ++r) {
+      const T* x = bases[q] + offsets[r];
+      for (int64_t i = 0; i < n; ++i) {
+        lanes[q][i % kLanes] = ReducerFn<K, T>::Apply(lanes[q][i % kLanes], x[i]);
+      }
+    }
+  }
+}
+
+// The lanes' tree of FinishLeaf: lanes[j] = Apply(lanes[j], lanes[j + w]), w = kLanes / 2, ..., 1.
+template <ReducerKind K, typename T>
+T FoldTree(T lanes[kLanes]) {
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    if (UseSimd<K, T>()) return avx2::FoldLanes(K, lanes);
+  }
+  for (int64_t w = kLanes / 2; w > 0; w /= 2) {
+    for (int64_t j = 0; j < w; ++j) lanes[j] = ReducerFn<K, T>::Apply(lanes[j], lanes[j + w]);
+  }
+  return lanes[0];
+}
+
+// Rows of output p per leaf of ReduceSegmentRows: whole rows, about kLeaf elements.
+inline int64_t SegmentRowsPerLeaf(const ReduceGeometry& g) {
+  return std::max<int64_t>(1, kLeaf / g.inner);
+}
+
+// Outputs [b, e) of a reduction that UsesSegmentRows; offsets lists the reduced offsets in
+// row-major order (ForEachReducedOffset). Each output's reduced rows, in order, are cut into leaves
+// of SegmentRowsPerLeaf whole rows; a leaf's rows all fold into one set of kLanes lanes (element i
+// of a row into lane i % kLanes, AccumulateRows), the lanes fold by FinishLeaf's tree, and the
+// leaves join the initial value left to right: out = init op leaf0 op leaf1 .... One row per
+// output and row (37 x 301 rows of 65 elements for a sum over axes (0, 2) of f32[37, 301, 65]) paid
+// a lane set and a fold each; here a leaf pays them once.
+// Outputs whose lanes ReduceSegmentRows holds at once (8 KiB of f32 lanes).
+constexpr int kSegmentOutputs = 64;
+
+template <ReducerKind K, typename T>
+void ReduceSegmentRows(const ReduceGeometry& g, const T* x, const std::vector<int64_t>& offsets,
+                       T init, T* out, int64_t b, int64_t e) {
+  using F = ReducerFn<K, T>;
+  const int64_t per_leaf = SegmentRowsPerLeaf(g);
+  const int64_t rows = static_cast<int64_t>(offsets.size());
+  for (int64_t p0 = b; p0 < e; p0 += kSegmentOutputs) {
+    const int m = static_cast<int>(std::min<int64_t>(kSegmentOutputs, e - p0));
+    const T* bases[kSegmentOutputs];
+    T acc[kSegmentOutputs];
+    for (int q = 0; q < m; ++q) {
+      bases[q] = x + KeptOffset(g, p0 + q);
+      acc[q] = init;
+    }
+    for (int64_t r = 0; r < rows; r += per_leaf) {
+      T lanes[kSegmentOutputs][kLanes];
+      for (int q = 0; q < m; ++q) {
+        for (T& l : lanes[q]) l = F::Identity();
+      }
+      AccumulateRows<K, T>(bases, m, offsets.data() + r, std::min(per_leaf, rows - r), g.inner,
+                           lanes);
+      for (int q = 0; q < m; ++q) acc[q] = F::Apply(acc[q], FoldTree<K, T>(lanes[q]));
+    }
+    for (int q = 0; q < m; ++q) out[p0 + q] = acc[q];
+  }
+}
+
 // Rows [b, e) of a reduction whose reduced elements form rows (g.inner_reduced, one reduced-outer
 // index): out[p] = init op fold(row p), the fold ReducePairwise's, whose first leaf is the whole
 // row when it is at most kLeaf long (then kReduceRows rows share a pass over their leaves; the
@@ -335,6 +415,15 @@ void ReduceFast(const ReduceGeometry& g, const T* x, T init, T* out) {
                            [&](int64_t b, int64_t e) { ReduceRows<K, T>(g, x, init, out, b, e); });
       return;
     }
+    if (UsesSegmentRows<T>(g)) {
+      std::vector<int64_t> offsets;
+      offsets.reserve(static_cast<size_t>(g.outer_reduced));
+      ForEachReducedOffset(g, [&](int64_t off) { offsets.push_back(off); });
+      runtime::ParallelFor(
+          g.outer_kept, std::max<int64_t>(1, 32768 / work),
+          [&](int64_t b, int64_t e) { ReduceSegmentRows<K, T>(g, x, offsets, init, out, b, e); });
+      return;
+    }
     if (g.inner < kLanes) {
       runtime::ParallelFor(
           g.outer_kept, std::max<int64_t>(1, 32768 / std::max<int64_t>(work, 1)),
@@ -385,9 +474,10 @@ void ReduceFast(const ReduceGeometry& g, const T* x, T init, T* out) {
 }
 
 // A reduction of f32 values a convert made from bf16 or f16 codes, over a geometry whose inner axis
-// is kept and with several reduced rows (a column sum: jnp.mean(x, axis=0) of bf16), reading the
-// codes and widening each row as it is read: the same bits as ReduceFast over the converted
-// array, without it (kernels/reduce_widen.cc). Null for other reducers, types and geometries.
+// is kept and with several reduced rows (a column sum: jnp.mean(x, axis=0) of bf16), or one that
+// UsesSegmentRows (a sum over axes (0, 2)), reading the codes and widening each row as it is read:
+// the same bits as ReduceFast over the converted array, without it (kernels/reduce_widen.cc). Null
+// for other reducers, types and geometries.
 std::shared_ptr<const lower::Kernel> WideningColumnReduce(ReducerKind kind, ir::DType narrow,
                                                           const ReduceGeometry& g,
                                                           const std::vector<ir::Type>& types);

@@ -54,6 +54,16 @@ int64_t ReduceLanes4(ReducerKind kind, const float* const rows[kReduceRows], int
 int32_t ReduceInts(ReducerKind kind, const int32_t* x, int64_t n, int32_t identity);
 uint32_t ReduceInts(ReducerKind kind, const uint32_t* x, int64_t n, uint32_t identity);
 
+// For each output q < m, for each row bases[q] + offsets[r], r < rows, in turn: lanes[q][i %
+// kReduceLanes] = Apply(lanes[q][i % kReduceLanes], row[i]) for i in [0, n), in order (a row's
+// last, partial block into the first lanes only). The rows of one output of a reduction over the
+// last axis and outer axes share its lanes (reduce_fast.h: ReduceSegmentRows); the loop walks
+// rows outer and outputs inner, so m adjacent outputs' rows are read in memory order.
+void AccumulateRows(ReducerKind kind, const float* const* bases, int m, const int64_t* offsets,
+                    int64_t rows, int64_t n, float (*lanes)[kReduceLanes]);
+void AccumulateRows(ReducerKind kind, const double* const* bases, int m, const int64_t* offsets,
+                    int64_t rows, int64_t n, double (*lanes)[kReduceLanes]);
+
 // The lanes' tree: lanes[j] = Apply(lanes[j], lanes[j + w]) for j < w, w = kReduceLanes / 2, ...,
 // 1; returns lanes[0]. Levels of at least a vector's width run as vector ops (lane-wise, the same
 // bits).

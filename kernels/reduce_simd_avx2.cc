@@ -11,6 +11,7 @@
 // integer adds and multiplies, maxima, minima and bitwise ops gives the same result.
 #include <immintrin.h>
 
+#include <algorithm>
 #include <type_traits>
 
 #include "kernels/reduce_simd.h"
@@ -31,6 +32,13 @@ struct F32 {
     const V r = max ? _mm256_max_ps(a, b) : _mm256_min_ps(a, b);
     return _mm256_blendv_ps(r, a, _mm256_cmp_ps(a, a, _CMP_UNORD_Q));
   }
+  // All ones in lanes j < n.
+  static __m256i Mask(int n) {
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  }
+  static V MaskLoad(const T* p, __m256i m) { return _mm256_maskload_ps(p, m); }
+  // b where m is set, else a.
+  static V Blend(V a, V b, __m256i m) { return _mm256_blendv_ps(a, b, _mm256_castsi256_ps(m)); }
 };
 
 struct F64 {
@@ -45,6 +53,11 @@ struct F64 {
     const V r = max ? _mm256_max_pd(a, b) : _mm256_min_pd(a, b);
     return _mm256_blendv_pd(r, a, _mm256_cmp_pd(a, a, _CMP_UNORD_Q));
   }
+  static __m256i Mask(int n) {
+    return _mm256_cmpgt_epi64(_mm256_set1_epi64x(n), _mm256_setr_epi64x(0, 1, 2, 3));
+  }
+  static V MaskLoad(const T* p, __m256i m) { return _mm256_maskload_pd(p, m); }
+  static V Blend(V a, V b, __m256i m) { return _mm256_blendv_pd(a, b, _mm256_castsi256_pd(m)); }
 };
 
 // The scalar rule for the tail of a row, written here rather than taken from ReducerFn: an
@@ -151,6 +164,51 @@ void CombineMany(typename S::T* acc, const typename S::T* const* rows, int64_t n
   }
 }
 
+// For each row offset r < rows and then each output q < m: the row bases[q] + offsets[r] into
+// lanes[q], element i into lane i % kReduceLanes (reduce_simd.h: AccumulateRows). Rows outer, so
+// consecutive outputs' rows (adjacent in memory) stream in order; each output's lanes see its own
+// rows in order. The last vector of a row whose length is not a multiple of kWidth is a masked
+// load, and its masked lanes keep the accumulator (a blend), so nothing past the row is read or
+// combined.
+template <typename S, ReducerKind K>
+void Segments(const typename S::T* const* bases, int m, const int64_t* offsets, int64_t rows,
+              int64_t n, typename S::T (*lanes)[kReduceLanes]) {
+  using V = typename S::V;
+  constexpr int kVectors = kReduceLanes / S::kWidth;
+  const int64_t whole = n / kReduceLanes * kReduceLanes;
+  // The tail block's vectors as masked loads: all of a whole vector's lanes, the first of a partial
+  // one, none past the row (constant indices throughout, so the accumulators stay in registers).
+  __m256i masks[kVectors];
+  for (int v = 0; v < kVectors; ++v) {
+    masks[v] =
+        S::Mask(static_cast<int>(std::clamp<int64_t>(n - whole - v * S::kWidth, 0, S::kWidth)));
+  }
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int q = 0; q < m; ++q) {
+      const typename S::T* x = bases[q] + offsets[r];
+      V acc[kVectors];
+#pragma GCC unroll 8
+      for (int v = 0; v < kVectors; ++v) acc[v] = S::Load(lanes[q] + v * S::kWidth);
+      for (int64_t i = 0; i < whole; i += kReduceLanes) {
+#pragma GCC unroll 8
+        for (int v = 0; v < kVectors; ++v) {
+          acc[v] = Apply<S, K>(acc[v], S::Load(x + i + v * S::kWidth));
+        }
+      }
+      if (whole < n) {
+#pragma GCC unroll 8
+        for (int v = 0; v < kVectors; ++v) {
+          if (whole + v * S::kWidth >= n) break;  // no lane of this vector or the next in the row
+          const V y = S::MaskLoad(x + whole + v * S::kWidth, masks[v]);
+          acc[v] = S::Blend(acc[v], Apply<S, K>(acc[v], y), masks[v]);
+        }
+      }
+#pragma GCC unroll 8
+      for (int v = 0; v < kVectors; ++v) S::Store(lanes[q] + v * S::kWidth, acc[v]);
+    }
+  }
+}
+
 // fn.template operator()<K>() for the kind that has a vector loop (reduce_simd.h:
 // ReduceSimdKind, the one case list of this file); R() for any other kind.
 template <typename R, typename Fn>
@@ -181,6 +239,16 @@ int64_t ReduceLanes(ReducerKind kind, const float* x, int64_t n, float lanes[kRe
 }
 int64_t ReduceLanes(ReducerKind kind, const double* x, int64_t n, double lanes[kReduceLanes]) {
   return ForVectorKind<int64_t>(kind, [&]<ReducerKind K>() { return Lanes<F64, K>(x, n, lanes); });
+}
+void AccumulateRows(ReducerKind kind, const float* const* bases, int m, const int64_t* offsets,
+                    int64_t rows, int64_t n, float (*lanes)[kReduceLanes]) {
+  ForVectorKind<void>(
+      kind, [&]<ReducerKind K>() { Segments<F32, K>(bases, m, offsets, rows, n, lanes); });
+}
+void AccumulateRows(ReducerKind kind, const double* const* bases, int m, const int64_t* offsets,
+                    int64_t rows, int64_t n, double (*lanes)[kReduceLanes]) {
+  ForVectorKind<void>(
+      kind, [&]<ReducerKind K>() { Segments<F64, K>(bases, m, offsets, rows, n, lanes); });
 }
 float FoldLanes(ReducerKind kind, float lanes[kReduceLanes]) {
   return ForVectorKind<float>(kind, [&]<ReducerKind K>() { return Fold<F32, K>(lanes); });

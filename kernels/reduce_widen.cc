@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <vector>
 
@@ -81,6 +82,38 @@ __attribute__((target("avx2"))) void CombineWidened(float* acc, const uint16_t* 
     float a = acc[j];
     for (int r = 0; r < m; ++r) a = F::Apply(a, Bf16BitsToFloat(rows[r][j]));
     acc[j] = a;
+  }
+}
+
+// avx2::AccumulateRows (reduce_simd.h) over bf16 codes, each vector widened in registers: for
+// each row offset r and then each output q < m, the codes bases[q] + offsets[r] into lanes[q],
+// element i into lane i % kLanes; the tail block's codes (fewer than kLanes) one by one into the
+// stored lanes (reading a vector of codes past the row could leave the array). The same
+// operations as on the converted rows.
+template <ReducerKind K>
+__attribute__((target("avx2"))) void SegmentsBf16(const uint16_t* const* bases, int m,
+                                                  const int64_t* offsets, int64_t rows, int64_t n,
+                                                  float (*lanes)[kLanes]) {
+  using F = ReducerFn<K, float>;
+  constexpr int kVectors = kLanes / 8;
+  const int64_t whole = n / kLanes * kLanes;
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int q = 0; q < m; ++q) {
+      const uint16_t* x = bases[q] + offsets[r];
+      __m256 acc[kVectors];
+#pragma GCC unroll 4
+      for (int v = 0; v < kVectors; ++v) acc[v] = _mm256_loadu_ps(lanes[q] + 8 * v);
+      for (int64_t i = 0; i < whole; i += kLanes) {
+#pragma GCC unroll 4
+        for (int v = 0; v < kVectors; ++v)
+          acc[v] = ApplyLanes<K>(acc[v], WidenLanes(x + i + 8 * v));
+      }
+#pragma GCC unroll 4
+      for (int v = 0; v < kVectors; ++v) _mm256_storeu_ps(lanes[q] + 8 * v, acc[v]);
+      for (int64_t j = 0; j < n - whole; ++j) {
+        lanes[q][j] = F::Apply(lanes[q][j], Bf16BitsToFloat(x[whole + j]));
+      }
+    }
   }
 }
 
@@ -158,12 +191,95 @@ void RunWidened(const ReduceGeometry& g, const uint16_t* x, float init, float* o
       });
 }
 
+// A reduction over the last axis and outer axes (UsesSegmentRows<float>): ReduceSegmentRows with
+// each row of a block of outputs widened into an L1 buffer as it is read (at most kWidenedFloats
+// elements), then folded into its output's lanes as the converted row would be: the same
+// operations in the same order.
+constexpr int64_t kWidenedFloats = 8192;  // 32 KiB
+
+template <ReducerKind K, bool kBf16>
+void RunWidenedSegments(const ReduceGeometry& g, const uint16_t* x, float init, float* out) {
+  using F = ReducerFn<K, float>;
+  std::vector<int64_t> offsets;
+  offsets.reserve(static_cast<size_t>(g.outer_reduced));
+  ForEachReducedOffset(g, [&](int64_t off) { offsets.push_back(off); });
+  const int64_t per_leaf = SegmentRowsPerLeaf(g);
+  const int64_t rows = static_cast<int64_t>(offsets.size());
+  const bool direct = kBf16 && ReduceSimdAvailable();  // bf16 widened in registers
+  const int64_t block =                                // outputs at once
+      direct ? kSegmentOutputs : std::clamp<int64_t>(kWidenedFloats / g.inner, 1, kSegmentOutputs);
+  auto task = [&](int64_t b, int64_t e) {
+    float buffer[kWidenedFloats];
+    const float* wide[kSegmentOutputs];
+    const uint16_t* bases[kSegmentOutputs];
+    float acc[kSegmentOutputs];
+    float lanes[kSegmentOutputs][kLanes];
+    const int64_t zero = 0;
+    for (int64_t p0 = b; p0 < e; p0 += block) {
+      const int m = static_cast<int>(std::min(block, e - p0));
+      for (int q = 0; q < m; ++q) {
+        bases[q] = x + KeptOffset(g, p0 + q);
+        wide[q] = buffer + q * g.inner;
+        acc[q] = init;
+      }
+      for (int64_t r0 = 0; r0 < rows; r0 += per_leaf) {
+        const int64_t leaf_rows = std::min(per_leaf, rows - r0);
+        for (int q = 0; q < m; ++q) {
+          for (float& l : lanes[q]) l = F::Identity();
+        }
+        if (direct) {
+          SegmentsBf16<K>(bases, m, offsets.data() + r0, leaf_rows, g.inner, lanes);
+        } else {
+          for (int64_t r = r0; r < r0 + leaf_rows; ++r) {
+            for (int q = 0; q < m; ++q) {
+              Widen<kBf16>(bases[q] + offsets[static_cast<size_t>(r)], buffer + q * g.inner,
+                           g.inner);
+            }
+            AccumulateRows<K, float>(wide, m, &zero, 1, g.inner, lanes);
+          }
+        }
+        for (int q = 0; q < m; ++q) acc[q] = F::Apply(acc[q], FoldTree<K, float>(lanes[q]));
+      }
+      for (int q = 0; q < m; ++q) out[p0 + q] = acc[q];
+    }
+  };
+  runtime::ParallelFor(g.outer_kept, std::max<int64_t>(1, 32768 / (g.outer_reduced * g.inner)),
+                       task);
+}
+
+template <ReducerKind K>
+void RunWidenedSegmentsOf(const ReduceGeometry& g, bool bf16, const uint16_t* x, float init,
+                          float* out) {
+  if (bf16) return RunWidenedSegments<K, true>(g, x, init, out);
+  RunWidenedSegments<K, false>(g, x, init, out);
+}
+
 }  // namespace
 
 std::shared_ptr<const Kernel> WideningColumnReduce(ReducerKind kind, ir::DType narrow,
                                                    const ReduceGeometry& g,
                                                    const std::vector<ir::Type>& types) {
   if (narrow != ir::DType::kBF16 && narrow != ir::DType::kF16) return nullptr;
+  if (UsesSegmentRows<float>(g)) {
+    using SegFn = void (*)(const ReduceGeometry&, bool, const uint16_t*, float, float*);
+    SegFn seg = kind == ReducerKind::kAdd        ? &RunWidenedSegmentsOf<ReducerKind::kAdd>
+                : kind == ReducerKind::kMultiply ? &RunWidenedSegmentsOf<ReducerKind::kMultiply>
+                : kind == ReducerKind::kMaximum  ? &RunWidenedSegmentsOf<ReducerKind::kMaximum>
+                : kind == ReducerKind::kMinimum  ? &RunWidenedSegmentsOf<ReducerKind::kMinimum>
+                                                 : nullptr;
+    if (seg == nullptr) return nullptr;
+    std::vector<ir::Type> in_types = types;
+    in_types[0].dtype = narrow;
+    const bool bf16 = narrow == ir::DType::kBF16;
+    return std::make_shared<const Kernel>(
+        [g, seg, bf16, in_types](ExecContext&, std::span<const View> in,
+                                 std::span<const View> out) -> Status {
+          KILN_RETURN_IF_ERROR(CheckArrays(in, in_types));
+          seg(g, bf16, static_cast<const uint16_t*>(in[0].data()),
+              *static_cast<const float*>(in[1].data()), static_cast<float*>(out[0].data()));
+          return Status::Ok();
+        });
+  }
   if (g.inner_reduced || g.outer_reduced < 2 || g.input_elements == 0) return nullptr;
   using Fn = void (*)(const ReduceGeometry&, const uint16_t*, float, float*);
   Fn fn = nullptr;

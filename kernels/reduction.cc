@@ -306,8 +306,8 @@ StatusOr<Kernel> LowerReduce(LowerContext& ctx) {
       kernel.direct.reduce_all = {*code, dtypes[0], dtypes[0]};
       kernel.direct.reduce_elements = g.inner;
     }
-    // A column reduction of values widened from bf16/f16 codes (JAX reduces those in f32): the
-    // kernel may read the codes instead (compiler/narrow_inputs.h).
+    // A column or segment-row reduction of values widened from bf16/f16 codes (JAX reduces those
+    // in f32): the kernel may read the codes instead (compiler/narrow_inputs.h).
     if (const ir::Op* p = ctx.Producer(op.operands[0]);
         dtypes[0] == ir::DType::kF32 && p != nullptr && p->name == "stablehlo.convert" &&
         p->operands.size() == 1) {

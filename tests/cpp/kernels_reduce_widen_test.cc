@@ -1,7 +1,8 @@
 // Column reductions of widened bf16/f16 codes (kernels/reduce_widen.cc) against ReduceFast over the
 // f32 array a convert makes of the same codes: the same bits, on random shapes and axis sets whose
-// inner axis is kept, every reducer, codes with infinities, NaNs and signed zeros; and the shapes
-// it declines (inner axis reduced, a single reduced row, other types).
+// inner axis is kept or that reduce the last axis with outer ones, every reducer, codes with
+// infinities, NaNs and signed zeros; and the shapes it declines (rows alone, a single reduced
+// row, other types).
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -48,8 +49,10 @@ std::vector<uint16_t> RandomCodes(size_t n, bool bf16, std::mt19937& rng) {
   return codes;
 }
 
+// segments: the last axis reduced too, rows of 32 to 2,100 elements (ReduceSegmentRows' leaves of
+// one or several rows; 2,100 is past kLeaf, which the kernel declines).
 template <ReducerKind K>
-void CheckKind(DType narrow, uint32_t seed, bool specials) {
+void CheckKind(DType narrow, uint32_t seed, bool specials, bool segments = false) {
   std::mt19937 rng(seed);
   auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
   const bool bf16 = narrow == DType::kBF16;
@@ -62,14 +65,24 @@ void CheckKind(DType narrow, uint32_t seed, bool specials) {
     std::vector<bool> reduced(static_cast<size_t>(rank), false);
     std::vector<int64_t> out_dims;
     for (int d = 0; d < rank - 1; ++d) reduced[static_cast<size_t>(d)] = pick(0, 1) == 1;
-    for (int d = 0; d < rank; ++d) {
-      if (!reduced[static_cast<size_t>(d)]) out_dims.push_back(dims[static_cast<size_t>(d)]);
+    if (segments) {  // [reduced, kept, (reduced,) reduced rows]
+      const int lengths[] = {32, 33, 65, 100, 127, 700, 2048, 2100};
+      dims = {pick(2, 9), pick(2, 9), lengths[pick(0, 7)]};
+      if (trial % 5 == 0) dims = {60, 3, lengths[pick(0, 4)]};  // several leaves per output
+      reduced = {true, false, true};
+      if (trial % 4 == 1) {
+        dims.insert(dims.begin() + 2, pick(2, 5));
+        reduced.insert(reduced.begin() + 2, true);
+      }
+    }
+    for (size_t d = 0; d < dims.size(); ++d) {
+      if (!reduced[d]) out_dims.push_back(dims[d]);
     }
     const ReduceGeometry g = AnalyzeReduce(dims, reduced);
     std::vector<ir::Type> types = {ir::Type::Tensor(DType::kF32, dims),
                                    ir::Type::Tensor(DType::kF32, {})};
     auto kernel = kernels::reduce::WideningColumnReduce(K, narrow, g, types);
-    if (g.inner_reduced || g.outer_reduced < 2) {
+    if ((g.inner_reduced || g.outer_reduced < 2) && !kernels::reduce::UsesSegmentRows<float>(g)) {
       EXPECT_EQ(kernel, nullptr);
       continue;
     }
@@ -127,6 +140,18 @@ TEST(ReduceWidenTest, SameBitsAsReducingTheConvertedArray) {
       CheckKind<ReducerKind::kMultiply>(narrow, 12, specials);
       CheckKind<ReducerKind::kMaximum>(narrow, 13, specials);
       CheckKind<ReducerKind::kMinimum>(narrow, 14, specials);
+    }
+  }
+}
+
+TEST(ReduceWidenTest, LastAndOuterAxesSameBitsAsReducingTheConvertedArray) {
+  for (DType narrow : {DType::kBF16, DType::kF16}) {
+    for (bool specials : {false, true}) {
+      SCOPED_TRACE(std::string(ir::DTypeName(narrow)) + (specials ? " with specials" : ""));
+      CheckKind<ReducerKind::kAdd>(narrow, 21, specials, true);
+      CheckKind<ReducerKind::kMultiply>(narrow, 22, specials, true);
+      CheckKind<ReducerKind::kMaximum>(narrow, 23, specials, true);
+      CheckKind<ReducerKind::kMinimum>(narrow, 24, specials, true);
     }
   }
 }
