@@ -102,7 +102,9 @@ TEST(DistributedGloo, PeerThatExitsEarlyFailsTheOthers) {
 }
 
 // Process 2 stays alive but stops taking part: the others' collective ends at the timeout with
-// DeadlineExceeded.
+// DeadlineExceeded. Process 2 stays alive well past the others' 2 s timeout (12 s), so that on a
+// loaded machine, where the others may reach their collective seconds late, it is still there
+// and silent (not gone, which is another error) when their timeout ends.
 TEST(DistributedGloo, SilentPeerTimesOut) {
   auto codes = RunProcesses(
       3,
@@ -112,7 +114,7 @@ TEST(DistributedGloo, SilentPeerTimesOut) {
         auto group = (*network)->Group(std::vector<int>{0, 1, 2});
         if (!group.ok()) return Report("group", group.status());
         if (index == 2) {
-          std::this_thread::sleep_for(std::chrono::seconds(6));
+          std::this_thread::sleep_for(std::chrono::seconds(12));
           return 0;
         }
         int64_t x = index;
