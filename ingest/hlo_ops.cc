@@ -10,9 +10,7 @@
 #include "ingest/hlo_translate.h"
 
 namespace kiln::ingest::hlo {
-namespace {
 
-// HLO opcodes that map to one StableHLO op without attributes.
 const std::unordered_map<std::string_view, std::string_view>& PlainOps() {
   static const auto* table = new std::unordered_map<std::string_view, std::string_view>{
       {"abs", "abs"},
@@ -70,6 +68,8 @@ const std::unordered_map<std::string_view, std::string_view>& PlainOps() {
   };
   return *table;
 }
+
+namespace {
 
 Status Expect(const Instruction& inst, const std::vector<Value>& operands, size_t n) {
   if (operands.size() != n) {

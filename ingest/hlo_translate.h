@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -19,6 +20,10 @@
 #include "support/status.h"
 
 namespace kiln::ingest::hlo {
+
+// HLO opcodes that map to one StableHLO op without attributes (hlo_ops.cc); the HLO writer
+// (hlo_writer_ops.cc) reads the same table backwards.
+const std::unordered_map<std::string_view, std::string_view>& PlainOps();
 
 using Leaves = std::vector<ir::ValueId>;
 

@@ -6,66 +6,23 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "ingest/hlo_translate.h"
 #include "ingest/hlo_writer_internal.h"
 
 namespace kiln::ingest::hlo_writer {
 namespace {
 
 // StableHLO ops written as one HLO instruction of the same operands and no attributes: the
-// reader's PlainOps, read backwards (after_all, optimization_barrier have their own forms).
+// reader's table (hlo::PlainOps) read backwards. optimization_barrier, which the reader takes under
+// two opcodes, has its own form here.
 const std::unordered_map<std::string_view, std::string_view>& PlainOpcodes() {
-  static const auto* table = new std::unordered_map<std::string_view, std::string_view>{
-      {"abs", "abs"},
-      {"add", "add"},
-      {"and", "and"},
-      {"atan2", "atan2"},
-      {"bitcast_convert", "bitcast-convert"},
-      {"cbrt", "cbrt"},
-      {"ceil", "ceil"},
-      {"clamp", "clamp"},
-      {"count_leading_zeros", "count-leading-zeros"},
-      {"complex", "complex"},
-      {"convert", "convert"},
-      {"cosine", "cosine"},
-      {"divide", "divide"},
-      {"dynamic_update_slice", "dynamic-update-slice"},
-      {"exponential", "exponential"},
-      {"exponential_minus_one", "exponential-minus-one"},
-      {"floor", "floor"},
-      {"imag", "imag"},
-      {"is_finite", "is-finite"},
-      {"log", "log"},
-      {"log_plus_one", "log-plus-one"},
-      {"logistic", "logistic"},
-      {"maximum", "maximum"},
-      {"minimum", "minimum"},
-      {"multiply", "multiply"},
-      {"negate", "negate"},
-      {"not", "not"},
-      {"or", "or"},
-      {"partition_id", "partition-id"},
-      {"popcnt", "popcnt"},
-      {"power", "power"},
-      {"real", "real"},
-      {"remainder", "remainder"},
-      {"replica_id", "replica-id"},
-      {"reshape", "reshape"},
-      {"round_nearest_afz", "round-nearest-afz"},
-      {"round_nearest_even", "round-nearest-even"},
-      {"rsqrt", "rsqrt"},
-      {"select", "select"},
-      {"shift_left", "shift-left"},
-      {"shift_right_arithmetic", "shift-right-arithmetic"},
-      {"shift_right_logical", "shift-right-logical"},
-      {"sign", "sign"},
-      {"sine", "sine"},
-      {"sqrt", "sqrt"},
-      {"subtract", "subtract"},
-      {"tan", "tan"},
-      {"tanh", "tanh"},
-      {"xor", "xor"},
-      {"after_all", "after-all"},
-  };
+  static const auto* table = [] {
+    auto* inverse = new std::unordered_map<std::string_view, std::string_view>;
+    for (const auto& [opcode, op] : hlo::PlainOps()) {
+      if (op != "optimization_barrier") inverse->emplace(op, opcode);
+    }
+    return inverse;
+  }();
   return *table;
 }
 

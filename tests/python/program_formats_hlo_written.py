@@ -9,29 +9,13 @@ program_formats.REFUSED.
 """
 from __future__ import annotations
 
-import subprocess
-import tempfile
-
-from program_formats_written import _ir_dump
+from program_formats_written import rewrite_with_ir_dump
 
 
 def hlo_written_program(lowered) -> tuple[bytes, bytes]:
-    from jax._src import xla_bridge
-    from jax._src.lib import _jax
     from jaxlib import _hlo
 
-    version = xla_bridge.backend_stablehlo_version("kiln") or (1, 17, 0)
-    artifact = _jax.mlir.serialize_portable_artifact(
-        lowered.as_text(debug_info=True), ".".join(str(v) for v in version), True)
-    with tempfile.NamedTemporaryFile(suffix=".mlir.bc") as f:
-        f.write(artifact)
-        f.flush()
-        out = subprocess.run([_ir_dump(), "--hlo", f.name], capture_output=True, timeout=300)
-    if out.returncode != 0 and out.stderr.startswith(b"UNIMPLEMENTED"):
-        import program_formats  # noqa: PLC0415
-
-        raise program_formats.NotEncodable(out.stderr.decode())
-    assert out.returncode == 0, f"Kiln's HLO writer failed: {out.stderr.decode()}"
+    proto = rewrite_with_ir_dump(lowered, "--hlo")
     # jaxlib's HLO tooling reads it (HloModule::CreateFromProto) and prints it.
-    assert _hlo.XlaComputation(out.stdout).as_hlo_text().startswith("HloModule ")
-    return out.stdout, b"hlo"
+    assert _hlo.XlaComputation(proto).as_hlo_text().startswith("HloModule ")
+    return proto, b"hlo"

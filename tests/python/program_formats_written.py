@@ -27,11 +27,11 @@ def _ir_dump() -> str:
     raise FileNotFoundError(f"KILN_PROGRAM_FORMAT=written needs one of {candidates}")
 
 
-def written_program(lowered) -> tuple[bytes, bytes]:
+def rewrite_with_ir_dump(lowered, flag: str) -> bytes:
+    """The artifact JAX would send for `lowered`, read by Kiln and written back by `ir_dump FLAG`
+    (its stdout). A refusal by name (UNIMPLEMENTED) raises program_formats.NotEncodable."""
     from jax._src import xla_bridge
-    from jax._src.interpreters import mlir as jax_mlir
     from jax._src.lib import _jax
-    from jax._src.lib.mlir import ir
 
     version = xla_bridge.backend_stablehlo_version("kiln") or (1, 17, 0)
     artifact = _jax.mlir.serialize_portable_artifact(
@@ -39,13 +39,20 @@ def written_program(lowered) -> tuple[bytes, bytes]:
     with tempfile.NamedTemporaryFile(suffix=".mlir.bc") as f:
         f.write(artifact)
         f.flush()
-        out = subprocess.run([_ir_dump(), "--mlir", f.name], capture_output=True, timeout=300)
+        out = subprocess.run([_ir_dump(), flag, f.name], capture_output=True, timeout=300)
     if out.returncode != 0 and out.stderr.startswith(b"UNIMPLEMENTED"):
         import program_formats  # noqa: PLC0415
 
         raise program_formats.NotEncodable(out.stderr.decode())
-    assert out.returncode == 0, f"Kiln's writer failed: {out.stderr.decode()}"
-    text = out.stdout.decode()
+    assert out.returncode == 0, f"Kiln's writer (ir_dump {flag}) failed: {out.stderr.decode()}"
+    return out.stdout
+
+
+def written_program(lowered) -> tuple[bytes, bytes]:
+    from jax._src.interpreters import mlir as jax_mlir
+    from jax._src.lib.mlir import ir
+
+    text = rewrite_with_ir_dump(lowered, "--mlir").decode()
     with jax_mlir.make_ir_context():
         module = ir.Module.parse(text)
         assert module.operation.verify(), "jaxlib's verifier refuses the written text"
