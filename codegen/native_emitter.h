@@ -67,6 +67,9 @@ class NativeEmitter : public Xbyak::CodeGenerator {
   // One run of `program` (a case/if branch), called as a NativeLoop::Fn: tables[0] is its table,
   // `pred` is not read, *set is left as it was; a failed step returns (1 << 32) | (index + 1).
   void Once(const engine::FlatProgram& program);
+  // Loop()'s and Once()'s shared prologue and failure exits + epilogue (native_loop.cc).
+  void Enter(bool pred_in_rbp);
+  void Leave(bool write_set);
   // The steps of one flat program, run on the table in rbx; a failed kernel step jumps to
   // fail_[program_tag] (0: the condition, 1: the body).
   void Flat(const engine::FlatProgram& p, uint32_t program_tag);

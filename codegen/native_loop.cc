@@ -63,21 +63,51 @@ bool NativeAllowed() {
 
 }  // namespace
 
-// fn(tables, ctx, error, pred, set, memory): while (cond) body, from and to *set.
-void NativeEmitter::Loop(const FlatProgram& cond, const FlatProgram& body) {
+// The frame Loop() and Once() share: callee-saved registers, rsp 16-byte aligned at the calls,
+// [rsp]: set, [rsp + 8]: ctx, [rsp + 16]: error; r13 tables, r12 memory, r15d *set (rbp pred).
+void NativeEmitter::Enter(bool pred_in_rbp) {
   push(rbx);
   push(rbp);
   push(r12);
   push(r13);
   push(r15);
-  sub(rsp, 32);  // rsp 16-byte aligned at the calls; [rsp]: set, ctx, error
+  sub(rsp, 32);
   mov(r13, rdi);
   mov(ptr[rsp + 8], rsi);
   mov(ptr[rsp + 16], rdx);
-  mov(rbp, rcx);
+  if (pred_in_rbp) mov(rbp, rcx);
   mov(ptr[rsp], r8);
   mov(r12, r9);
   mov(r15d, dword[r8]);
+}
+
+// The failure exits (a failed step jumps to fail_[tag] with its index + 1 in rax; the body's
+// carry tag 1 in the upper half), done_, and the frame's teardown; write_set stores r15d to *set.
+void NativeEmitter::Leave(bool write_set) {
+  L(fail_[1]);
+  mov(rcx, uint64_t{1} << 32);
+  or_(rax, rcx);
+  jmp(done_, T_NEAR);
+  L(fail_[0]);
+  jmp(done_, T_NEAR);
+  L(done_);
+  if (upper_dirty_) vzeroupper();
+  if (write_set) {
+    mov(rcx, ptr[rsp]);
+    mov(dword[rcx], r15d);
+  }
+  add(rsp, 32);
+  pop(r15);
+  pop(r13);
+  pop(r12);
+  pop(rbp);
+  pop(rbx);
+  ret();
+}
+
+// fn(tables, ctx, error, pred, set, memory): while (cond) body, from and to *set.
+void NativeEmitter::Loop(const FlatProgram& cond, const FlatProgram& body) {
+  Enter(/*pred_in_rbp=*/true);
   Xbyak::Label top, exit;
   L(top);
   Forget();
@@ -90,61 +120,20 @@ void NativeEmitter::Loop(const FlatProgram& cond, const FlatProgram& body) {
   Flat(body, 1);
   xor_(r15d, 1);
   jmp(top, T_NEAR);
-  // A failed kernel step jumps to fail_[tag] with its index + 1 in rax.
-  L(fail_[1]);
-  mov(rcx, uint64_t{1} << 32);
-  or_(rax, rcx);
-  jmp(done_, T_NEAR);
-  L(fail_[0]);
-  jmp(done_, T_NEAR);
   L(exit);
   xor_(eax, eax);
-  L(done_);
-  if (upper_dirty_) vzeroupper();
-  mov(rcx, ptr[rsp]);
-  mov(dword[rcx], r15d);
-  add(rsp, 32);
-  pop(r15);
-  pop(r13);
-  pop(r12);
-  pop(rbp);
-  pop(rbx);
-  ret();
+  jmp(done_, T_NEAR);
+  Leave(/*write_set=*/true);
 }
 
 void NativeEmitter::Once(const FlatProgram& program) {
-  push(rbx);  // the frame Loop() keeps, so the steps are emitted exactly as in a loop's body
-  push(rbp);
-  push(r12);
-  push(r13);
-  push(r15);
-  sub(rsp, 32);
-  mov(r13, rdi);
-  mov(ptr[rsp + 8], rsi);
-  mov(ptr[rsp + 16], rdx);
-  mov(ptr[rsp], r8);
-  mov(r12, r9);
-  mov(r15d, dword[r8]);
+  Enter(/*pred_in_rbp=*/false);  // Loop()'s frame: the steps are emitted as in a body
   Forget();
   mov(rbx, ptr[r13]);
   Flat(program, 1);
   xor_(eax, eax);
   jmp(done_, T_NEAR);
-  L(fail_[1]);
-  mov(rcx, uint64_t{1} << 32);
-  or_(rax, rcx);
-  jmp(done_, T_NEAR);
-  L(fail_[0]);
-  jmp(done_, T_NEAR);
-  L(done_);
-  if (upper_dirty_) vzeroupper();
-  add(rsp, 32);
-  pop(r15);
-  pop(r13);
-  pop(r12);
-  pop(rbp);
-  pop(rbx);
-  ret();
+  Leave(/*write_set=*/false);
 }
 
 void NativeEmitter::Call(const void* fn) {
