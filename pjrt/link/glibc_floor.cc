@@ -15,14 +15,17 @@
 // steady clock with it), here a pthread_cond_timedwait@2.3.2 on the realtime clock until the same
 // moment, and fstat64@2.33 (libstdc++'s file streams), here the old __fxstat64 it used to inline
 // to. std::filesystem (create_directories, for XLA's dump options: pjrt/dump.cc) adds stat and
-// lstat@2.33, here the old __xstat and __lxstat in the same way.
+// lstat@2.33, here the newfstatat system call.
 // scripts/build_wheel.sh checks the result: auditwheel must tag the wheel manylinux_2_28.
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <link.h>
 #include <pthread.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstddef>
@@ -62,10 +65,6 @@ extern "C" int kiln_old_pthread_cond_timedwait(pthread_cond_t* c, pthread_mutex_
 __asm__(".symver kiln_old_pthread_cond_timedwait,pthread_cond_timedwait@GLIBC_2.3.2");
 extern "C" int kiln_old___fxstat64(int version, int fd, struct stat64* buf);
 __asm__(".symver kiln_old___fxstat64,__fxstat64@GLIBC_2.2.5");
-extern "C" int kiln_old___xstat(int version, const char* path, struct stat* buf);
-__asm__(".symver kiln_old___xstat,__xstat@GLIBC_2.2.5");
-extern "C" int kiln_old___lxstat(int version, const char* path, struct stat* buf);
-__asm__(".symver kiln_old___lxstat,__lxstat@GLIBC_2.2.5");
 
 extern "C" {
 
@@ -92,11 +91,14 @@ __attribute__((visibility("hidden"))) int __wrap_pthread_cond_clockwait(
 __attribute__((visibility("hidden"))) int __wrap_fstat64(int fd, struct stat64* buf) {
   return kiln_old___fxstat64(1, fd, buf);
 }
+// stat and lstat are the kernel's newfstatat directly: on x86-64 its struct stat is glibc's. (Not
+// the old __xstat/__lxstat: ASan's runtime intercepts those, and a binary that binds them to
+// their compat version under ASan gets a dropped PLT relocation and does not load.)
 __attribute__((visibility("hidden"))) int __wrap_stat(const char* path, struct stat* buf) {
-  return kiln_old___xstat(1, path, buf);
+  return static_cast<int>(syscall(SYS_newfstatat, AT_FDCWD, path, buf, 0));
 }
 __attribute__((visibility("hidden"))) int __wrap_lstat(const char* path, struct stat* buf) {
-  return kiln_old___lxstat(1, path, buf);
+  return static_cast<int>(syscall(SYS_newfstatat, AT_FDCWD, path, buf, AT_SYMLINK_NOFOLLOW));
 }
 
 // Read by the static libstdc++; 0 means "other threads may exist".

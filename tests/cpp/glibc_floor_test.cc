@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <set>
+#include <string>
 
 // The unit is linked into libkiln_pjrt.so only; the test compiles it in directly.
 #include "pjrt/link/glibc_floor.cc"  // NOLINT(bugprone-suspicious-include)
@@ -63,6 +64,34 @@ TEST(GlibcFloorTest, OldFstatAndTrylockAgree) {
   EXPECT_EQ(__wrap_pthread_mutex_trylock(&m), 0);
   EXPECT_NE(__wrap_pthread_mutex_trylock(&m), 0);  // EBUSY
   pthread_mutex_unlock(&m);
+}
+
+TEST(GlibcFloorTest, StatAndLstatAgreeWithGlibc) {
+  char dir[] = "/tmp/kiln_glibc_floor_XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  const std::string file = std::string(dir) + "/f", link = std::string(dir) + "/l";
+  FILE* f = std::fopen(file.c_str(), "w");
+  ASSERT_NE(f, nullptr);
+  std::fputs("seven b", f);
+  std::fclose(f);
+  ASSERT_EQ(symlink(file.c_str(), link.c_str()), 0);
+  struct stat want {
+  }, got{};
+  ASSERT_EQ(stat(link.c_str(), &want), 0);
+  ASSERT_EQ(__wrap_stat(link.c_str(), &got), 0);
+  EXPECT_EQ(got.st_size, 7);
+  EXPECT_EQ(got.st_ino, want.st_ino);
+  EXPECT_TRUE(S_ISREG(got.st_mode));
+  ASSERT_EQ(lstat(link.c_str(), &want), 0);
+  ASSERT_EQ(__wrap_lstat(link.c_str(), &got), 0);
+  EXPECT_EQ(got.st_ino, want.st_ino);
+  EXPECT_TRUE(S_ISLNK(got.st_mode));
+  errno = 0;
+  EXPECT_EQ(__wrap_stat((std::string(dir) + "/missing").c_str(), &got), -1);
+  EXPECT_EQ(errno, ENOENT);
+  unlink(link.c_str());
+  unlink(file.c_str());
+  rmdir(dir);
 }
 
 TEST(GlibcFloorTest, ClockwaitTimesOutAtTheMonotonicDeadline) {
