@@ -69,11 +69,12 @@ bool TileEmitter::Plan() {
   pointer_scalar_.assign(static_cast<size_t>(pointers), false);
   pointer_type_.assign(static_cast<size_t>(pointers), ir::DType::kInvalid);
   pointer_pred_.assign(static_cast<size_t>(pointers), false);
+  pointer_complex_.assign(static_cast<size_t>(pointers), false);
   rcp_slot_.assign(static_cast<size_t>(pointers), -1);
   rcp_signed_.assign(static_cast<size_t>(pointers), false);
   divisor_bits_.assign(static_cast<size_t>(pointers), {});
   for (int p = 0; p < pointers; ++p) pointer_value_[static_cast<size_t>(p)] = Members() + p;
-  uses_.assign(static_cast<size_t>(values_), {});
+  uses_.assign(static_cast<size_t>(2 * values_), {});  // room for imaginary parts
   // Which member writes each temporary / output.
   std::vector<int> temp_member(f_.temp_widths.size(), -1), out_member(f_.members.size() + 2, -1);
   store_.assign(f_.members.size(), false);
@@ -95,11 +96,18 @@ bool TileEmitter::Plan() {
       pointer_pred_[static_cast<size_t>(PointerOf(mem.out))] = mem.code.out == ir::DType::kPred;
     }
     const MapCode& c = mem.code;
+    if (c.out == ir::DType::kC64) {
+      pointer_complex_[static_cast<size_t>(PointerOf(mem.out))] = true;
+      complex_ = true;
+    }
     const bool known_float =
         IsFloatArithmetic(c.op) || (c.op == MapOp::kVectorCall && c.fn != nullptr);
     const bool half = HalfOf(c) != ir::DType::kInvalid;
     halves_ |= half;
-    if (!(known_float && c.in == t && c.out == t) && !IsInt32Member(c) && !half) return false;
+    if (!(known_float && c.in == t && c.out == t) && !IsInt32Member(c) && !half &&
+        !IsComplexMember(c)) {
+      return false;
+    }
     const int arity = c.op == MapOp::kConvert ? 1 : ArityOf(c.op);
     const int out_width = half ? static_cast<int>(ir::DTypeByteSize(c.out)) : WidthOf(c.out);
     if (mem.out.width != out_width || static_cast<int>(mem.in.size()) != arity) return false;
@@ -130,8 +138,13 @@ bool TileEmitter::Plan() {
         pointer_scalar_[static_cast<size_t>(s.pointer)] = s.scalar;
         if (IsHalfFloat(c.in)) pointer_type_[static_cast<size_t>(s.pointer)] = c.in;
         pointer_pred_[static_cast<size_t>(s.pointer)] = pred;
+        pointer_complex_[static_cast<size_t>(s.pointer)] = OperandType(c, i) == ir::DType::kC64;
       }
       uses_[static_cast<size_t>(s.value)].push_back(m);
+      if (OperandType(c, i) == ir::DType::kC64) {
+        uses_[static_cast<size_t>(Im(s.value))].push_back(m);
+        complex_ = true;
+      }
       reads_.back().push_back(s);
       if (i == 1 && s.pointer >= 0 && s.scalar && IsInt32Member(c) &&
           (c.op == MapOp::kDivide || c.op == MapOp::kRemainder)) {
@@ -159,7 +172,7 @@ bool TileEmitter::Plan() {
   }
   if (f_.rows.fn != nullptr) read_later(f_.rows.x);
   // Called vector functions take and return 8 lanes in ymm0: such runs stay 32 bytes wide.
-  wide_ = avx512_;
+  wide_ = avx512_ && !complex_;  // complex parts are split and joined in ymm only
   for (int m = 0; m < Members(); ++m) {
     const Member& mem = f_.members[static_cast<size_t>(m)];
     if (Computes(m) && mem.code.op == MapOp::kVectorCall &&
@@ -203,7 +216,7 @@ void TileEmitter::Generate() {
   const int lanes = VB() / (f64_ ? 8 : 4);
   // [rsp]: the lane mask; then a slot per key; then the tail's bounce buffer for 16-bit elements;
   // then the predicate buffer and the tail's count; then the divisors' reciprocals.
-  const int frame = VB() * (values_ * kWays + 3) + (8 * rcp_count_ + VB() - 1) / VB() * VB();
+  const int frame = VB() * (Ids() * kWays + 3) + (8 * rcp_count_ + VB() - 1) / VB() * VB();
   push(rbp);
   mov(rbp, rsp);
   push(rbx);
