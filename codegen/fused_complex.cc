@@ -60,10 +60,13 @@ uint8_t CompareImm(MapOp op) {
 }  // namespace
 
 bool TileEmitter::IsComplexMember(const MapCode& c) const {
-  if (f64_ || !ComplexCodeAllowed()) return false;
   using ir::DType;
-  if (c.in == DType::kF32) return IsCompare(c.op) && c.out == DType::kPred;
-  if (c.in != DType::kC64) return false;
+  if (f64_) return false;
+  if (c.in == DType::kF32) {  // predicate lanes need what integer lanes need (IsInt32Member)
+    static const bool lanes = Avx2Available("KILN_FUSED_JIT") && Bmi2Available();
+    return lanes && IsCompare(c.op) && c.out == DType::kPred;
+  }
+  if (c.in != DType::kC64 || !ComplexCodeAllowed()) return false;
   switch (c.op) {
     case MapOp::kAdd:
     case MapOp::kSubtract:
