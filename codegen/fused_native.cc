@@ -96,7 +96,7 @@ bool TileEmitter::Plan() {
       pointer_pred_[static_cast<size_t>(PointerOf(mem.out))] = mem.code.out == ir::DType::kPred;
     }
     const MapCode& c = mem.code;
-    if (c.out == ir::DType::kC64) {
+    if (IsComplex(c.out)) {
       pointer_complex_[static_cast<size_t>(PointerOf(mem.out))] = true;
       complex_ = true;
     }
@@ -138,10 +138,10 @@ bool TileEmitter::Plan() {
         pointer_scalar_[static_cast<size_t>(s.pointer)] = s.scalar;
         if (IsHalfFloat(c.in)) pointer_type_[static_cast<size_t>(s.pointer)] = c.in;
         pointer_pred_[static_cast<size_t>(s.pointer)] = pred;
-        pointer_complex_[static_cast<size_t>(s.pointer)] = OperandType(c, i) == ir::DType::kC64;
+        pointer_complex_[static_cast<size_t>(s.pointer)] = IsComplex(OperandType(c, i));
       }
       uses_[static_cast<size_t>(s.value)].push_back(m);
-      if (OperandType(c, i) == ir::DType::kC64) {
+      if (IsComplex(OperandType(c, i))) {
         uses_[static_cast<size_t>(Im(s.value))].push_back(m);
         complex_ = true;
       }
@@ -328,7 +328,8 @@ std::shared_ptr<const lower::NativeTile> BuildNativeTile(const FusedPlan& plan, 
   bool f64 = false;
   for (size_t i = begin; i < end; ++i) {
     if (!plan.members[i].absolute) {
-      f64 = plan.members[i].code.in == ir::DType::kF64;
+      f64 =
+          plan.members[i].code.in == ir::DType::kF64 || plan.members[i].code.in == ir::DType::kC128;
       break;
     }
   }

@@ -83,7 +83,8 @@ class TileEmitter : public Xbyak::CodeGenerator {
     return ir::DType::kInvalid;
   }
   // A complex64 member (fused_complex.cc: add, subtract, multiply, negate, abs, select, compare
-  // eq/ne) or an f32 compare, in the f32 runs' lanes: a complex value is two registers, its real
+  // eq/ne) or an f32 compare, in the f32 runs' lanes (complex128 add, subtract, multiply, negate
+  // and abs in the f64 runs'): a complex value is two registers, its real
   // and its imaginary parts of the same 8 (16) elements, split when loaded and joined when stored.
   bool IsComplexMember(const MapCode& c) const;
   // The element type of member m's range input i.
@@ -92,8 +93,13 @@ class TileEmitter : public Xbyak::CodeGenerator {
   }
   // Bytes per element of type `t` in memory (a run is all 4-byte lanes, or all f64).
   int WidthOf(ir::DType t) const {
-    return t == ir::DType::kPred ? 1 : t == ir::DType::kC64 ? 8 : f64_ ? 8 : 4;
+    return t == ir::DType::kPred   ? 1
+           : t == ir::DType::kC128 ? 16
+           : t == ir::DType::kC64  ? 8
+           : f64_                  ? 8
+                                   : 4;
   }
+  static bool IsComplex(ir::DType t) { return t == ir::DType::kC64 || t == ir::DType::kC128; }
   // Value ids: members, then pointers (values_ of them); with complex values, the imaginary part
   // of value v is value Im(v) = values_ + v.
   int Ids() const { return complex_ ? 2 * values_ : values_; }

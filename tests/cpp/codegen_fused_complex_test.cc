@@ -48,12 +48,23 @@ float Part(std::mt19937& rng) {
 // NaN in both (which NaN an operation on two of them returns is the instruction's or the
 // compiler's operand order: docs/engine.md, Overview).
 std::string ComplexDifference(const Values& a, const Values& b, size_t i) {
-  if (a.type(i).dtype != DType::kC64) return Difference(a, b, i, true);
+  const DType t = a.type(i).dtype;
+  if (t != DType::kC64 && t != DType::kC128) return Difference(a, b, i, true);
+  const int w = t == DType::kC64 ? 4 : 8;
   for (int64_t k = 0; k < 2 * a.type(i).num_elements(); ++k) {
-    float x, y;
-    std::memcpy(&x, a.Data(i) + 4 * k, 4);
-    std::memcpy(&y, b.Data(i) + 4 * k, 4);
-    if (std::memcmp(&x, &y, 4) == 0 || (std::isnan(x) && std::isnan(y))) continue;
+    double x, y;
+    if (w == 4) {
+      float fx, fy;
+      std::memcpy(&fx, a.Data(i) + 4 * k, 4);
+      std::memcpy(&fy, b.Data(i) + 4 * k, 4);
+      if (std::memcmp(&fx, &fy, 4) == 0) continue;
+      x = fx, y = fy;
+    } else {
+      std::memcpy(&x, a.Data(i) + 8 * k, 8);
+      std::memcpy(&y, b.Data(i) + 8 * k, 8);
+      if (std::memcmp(&x, &y, 8) == 0) continue;
+    }
+    if (std::isnan(x) && std::isnan(y)) continue;
     return "value #" + std::to_string(i) + " element " + std::to_string(k / 2) +
            (k % 2 ? " imaginary part: " : " real part: ") + std::to_string(x) + " vs " +
            std::to_string(y);
@@ -64,10 +75,20 @@ std::string ComplexDifference(const Values& a, const Values& b, size_t i) {
 void Fill(const Values& v, std::mt19937& rng) {
   for (size_t i = 0; i < v.size(); ++i) {
     const int64_t n = v.type(i).num_elements();
-    const int parts = v.type(i).dtype == DType::kC64 ? 2 : 1;
+    const DType t = v.type(i).dtype;
+    const int parts = t == DType::kC64 || t == DType::kC128 ? 2 : 1;
+    const bool wide = t == DType::kC128 || t == DType::kF64;
     for (int64_t k = 0; k < n * parts; ++k) {
       const float f = Part(rng);
-      std::memcpy(v.Data(i) + 4 * k, &f, 4);
+      // f64 parts: the f32 value with low bits of its own, beyond f32's range now and then.
+      const double d = static_cast<double>(f) *
+                       (1.0 + std::ldexp(static_cast<double>(k % 977), -40)) *
+                       (k % 13 == 0 && std::isfinite(f) ? 1e200 : 1.0);
+      if (wide) {
+        std::memcpy(v.Data(i) + 8 * k, &d, 8);
+      } else {
+        std::memcpy(v.Data(i) + 4 * k, &f, 4);
+      }
     }
   }
 }
@@ -75,23 +96,25 @@ void Fill(const Values& v, std::mt19937& rng) {
 // Runs of complex64 add, subtract, multiply, negate, abs, select and compare eq/ne with f32
 // compares (every direction) and f32 members between them, over complex arrays, a complex scalar
 // broadcast, and f32 arrays (tails of every length). One case in four has no complex value: f32
-// compares and selects only.
+// compares and selects only; one in four is complex128 with f64 members (add, subtract,
+// multiply, negate, abs: no predicates in f64 runs).
 TEST(CodegenFusedComplexTest, ComplexMembersMatchTheInterpreter) {
   const bool code_expected = ComplexCodeExpected();
   static const char* const kDirs[] = {"EQ", "NE", "LT", "LE", "GT", "GE"};
   const std::vector<int64_t> sizes = {256, 257, 263, 300, 511, 1024, 1031, 4099};
   std::mt19937 rng(20261129);
   auto uniform = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
-  int native_runs = 0, complex_runs = 0, mismatches = 0;
+  int native_runs = 0, complex_runs = 0, c128_runs = 0, mismatches = 0;
   for (int i = 0; i < 200 && mismatches <= 5; ++i) {
     const std::vector<int64_t> dims = {sizes[static_cast<size_t>(i) % sizes.size()]};
-    const bool no_complex = i % 4 == 3;
+    const bool no_complex = i % 4 == 3, c128 = i % 4 == 2;
+    const DType cxt = c128 ? DType::kC128 : DType::kC64, flt = c128 ? DType::kF64 : DType::kF32;
     ir::Module module;
     const int arrays = no_complex ? 0 : uniform(1, 3), scalars = no_complex ? 0 : uniform(0, 1);
     const int floats = no_complex ? uniform(2, 3) : uniform(0, 1);
-    std::vector<ir::Type> args(static_cast<size_t>(arrays), Ty(DType::kC64, dims));
-    args.insert(args.end(), static_cast<size_t>(scalars), Ty(DType::kC64));
-    args.insert(args.end(), static_cast<size_t>(floats), Ty(DType::kF32, dims));
+    std::vector<ir::Type> args(static_cast<size_t>(arrays), Ty(cxt, dims));
+    args.insert(args.end(), static_cast<size_t>(scalars), Ty(cxt));
+    args.insert(args.end(), static_cast<size_t>(floats), Ty(flt, dims));
     AddFunction(module, "main", args, [&](OpList& b, const std::vector<ValueId>& a) {
       std::vector<ValueId> cx(a.begin(), a.begin() + arrays), fl, bools, made, read;
       for (int k = 0; k < scalars; ++k) {
@@ -118,7 +141,12 @@ TEST(CodegenFusedComplexTest, ComplexMembersMatchTheInterpreter) {
         } else if (kind < 40 && !cx.empty()) {
           keep(cx, b.Unary("stablehlo.negate", pick(cx)));
         } else if (kind < 55 && !cx.empty()) {
-          keep(fl, b.Op("stablehlo.abs", {pick(cx)}, Ty(DType::kF32, dims)));
+          keep(fl, b.Op("stablehlo.abs", {pick(cx)}, Ty(flt, dims)));
+        } else if (kind < 90 && c128) {
+          if (cx.empty()) continue;
+          const ValueId x = pick(cx);
+          keep(cx,
+               b.Binary(uniform(0, 1) ? "stablehlo.subtract" : "stablehlo.multiply", x, pick(cx)));
         } else if (kind < 70 && !fl.empty()) {
           const ValueId x = pick(fl), y = pick(fl);
           keep(bools, b.Compare(kDirs[uniform(0, 5)], x, y));
@@ -154,6 +182,7 @@ TEST(CodegenFusedComplexTest, ComplexMembersMatchTheInterpreter) {
       fused += std::any_of(ms.begin(), ms.end(), [](const auto& m) { return !m.absolute; });
       with_code += s.fused->native != nullptr;
       if (s.fused->native != nullptr && !no_complex) ++complex_runs;
+      if (s.fused->native != nullptr && c128) ++c128_runs;
     }
     native_runs += with_code;
     if (code_expected) {
@@ -174,10 +203,12 @@ TEST(CodegenFusedComplexTest, ComplexMembersMatchTheInterpreter) {
       }
     }
   }
-  std::printf("runs with native code: %d, %d of them complex\n", native_runs, complex_runs);
+  std::printf("runs with native code: %d, %d of them complex, %d complex128\n", native_runs,
+              complex_runs, c128_runs);
   if (code_expected) {
     EXPECT_GT(native_runs, 120);
     EXPECT_GT(complex_runs, 90);
+    EXPECT_GT(c128_runs, 40);
   }
 }
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import jax
 import jax.numpy as jnp
 
 from conftest import run_both
@@ -76,3 +77,34 @@ def test_signed_zeros_and_nan_compares():
     k, c = run_both(lambda a, b: (a == b, a != b, jnp.where(a == b, a * b, -a),
                                   jnp.abs(a) <= jnp.abs(b)), a, b)
     check(k, c)
+
+
+@pytest.mark.parametrize("n", [256, 259, 1031])
+def test_complex128_chain(n):
+    """complex128 add, subtract, multiply, negate and abs in one f64 run (no predicates there):
+    random values of scales 1e-150 to 1e150 and the special pairs, against XLA:CPU (rtol 1e-14 of
+    the element's magnitude, the same NaN and infinity positions)."""
+    with jax.enable_x64(True):
+        rng = np.random.default_rng(n)
+        z = (rng.standard_normal(n) * 10.0 ** rng.uniform(-150, 150, n)
+             + 1j * rng.standard_normal(n) * 10.0 ** rng.uniform(-150, 150, n))
+        w = (rng.standard_normal(n) + 1j * rng.standard_normal(n))
+        sa, sb = pairs_of_specials()
+
+        def chain(z, w):
+            y = z * w - (-z + w)
+            return y, jnp.abs(y) + jnp.abs(z), z * z + w
+        for x, y in ((z, w), (sa.astype(np.complex128), sb.astype(np.complex128))):
+            ks, cs = run_both(chain, x, y)
+            for k, c in zip(ks, cs):
+                assert k.dtype == c.dtype and k.dtype in (np.complex128, np.float64)
+                kk, cc = np.asarray(k, np.complex128), np.asarray(c, np.complex128)
+                with np.errstate(all="ignore"):
+                    scale = np.abs(cc)
+                for pk, pc in ((kk.real, cc.real), (kk.imag, cc.imag)):
+                    assert np.array_equal(np.isnan(pk), np.isnan(pc))
+                    assert np.array_equal(np.isinf(pk), np.isinf(pc))
+                    fin = np.isfinite(pc) & np.isfinite(scale)
+                    err = np.abs(pk[fin] - pc[fin])
+                    assert np.all(err <= np.maximum(1e-14 * scale[fin],
+                                                    np.finfo(np.float64).tiny))
