@@ -7,8 +7,9 @@
 // and, on AVX2 CPUs, s32/u32 members that are integer instructions (EmitInt32Op: wrapping
 // add/subtract/multiply, bitwise ops, shifts, maximum/minimum; JAX's threefry random bits are
 // made of them) beside f32 ones, reading fused-step inputs (whole or scalar), index maps' tiles and
-// each other. Any other member (compares, conversions, 8/16/64-bit integers, ...) leaves the run
-// interpreted.
+// each other; f32 compares into predicate lanes, complex64 members beside f32 ones and complex128
+// members beside f64 ones, each complex value a pair of registers (fused_complex.cc). Any other
+// member (f64 compares, most conversions, 8/16/64-bit integers, ...) leaves the run interpreted.
 //
 // The code: fn(ptrs, len) walks the tile two vectors of 32 bytes at a time (kWays); the rest, one
 // vector at a time, is read and written with vmaskmov (lanes past len are neither read nor
