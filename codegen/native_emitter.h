@@ -81,13 +81,15 @@ class NativeEmitter : public Xbyak::CodeGenerator {
   // RunKernelStep(program, ctx, table, error, index); a failure leaves the loop.
   void CallKernel(const void* fn, const void* program, uint64_t index, uint32_t program_tag);
   // Copies `bytes` from in[0] to out of the Operands entry at `op` unless they are the same;
-  // `roots` holds the register-cache key and base offset of in[0] and of out.
+  // `roots` holds the register-cache key and base offset of in[0] and of out; `f64`: the
+  // elements are f64 (else 4-byte elements are taken for f32).
   void Copy(uint32_t op, uint32_t out_field, uint64_t bytes, const void* copy_fn,
-            const std::pair<uint64_t, uint64_t> roots[2]);
+            const std::pair<uint64_t, uint64_t> roots[2], bool f64);
   // The byte copies of a data-movement step (Direct::pieces) whose views start at `views`;
   // `roots` holds the register-cache key and base offset of each input and then of the output.
+  // `f64`: the output's elements are f64, copied as such through the cache (not as halves).
   void Pieces(const std::vector<lower::BytePiece>& pieces, uint32_t views, uint16_t n_in,
-              const std::vector<std::pair<uint64_t, uint64_t>>& roots);
+              const std::vector<std::pair<uint64_t, uint64_t>>& roots, bool f64);
   // Direct::update inline (native_moves.cc): input 0 the operand, 1 the update, then the start
   // indices, then the output, as views at `views`; `copy_fn(to, from, bytes)` copies the operand
   // when the output is other memory; `roots` as for Pieces.
@@ -122,7 +124,19 @@ class NativeEmitter : public Xbyak::CodeGenerator {
   template <typename At, typename AtOut>
   void FloatPacked(lower::MapOp op, bool f64, int64_t n, uint8_t scalar, At at, AtOut at_out,
                    const OperandKeys& keys);
+  // Builds the `bytes` (16 or 32) vector of f32/f64 elements at (key, offset) in xmm/ymm `to`
+  // when the cache holds any of its elements one by one (they were written one at a time: one
+  // wide load of them would miss store forwarding and stall): cached elements from their
+  // registers, the others loaded one by one from `at()` (element 0's address), xmm3 a temporary.
+  // False (nothing emitted) when no element is cached.
+  template <typename At>
+  bool ComposeVector(int to, uint64_t key, uint64_t offset, int bytes, bool f64, At at);
   int Find(uint64_t key, uint64_t offset, bool f64);
+  // Element (key, offset) taken out of a cached vector holding it (a lane permute, and for the
+  // upper half of a ymm an extract) into a pool register other than pin0, pin1 and the vector's,
+  // which then holds it too; -1 (nothing emitted) when no cached vector holds it. Cheaper than
+  // loading it back from the vector's store.
+  int Extract(uint64_t key, uint64_t offset, bool f64, int pin0, int pin1);
   // The cache register holding the `bytes` (16 or 32) at (key, offset) as one vector, or -1.
   int FindVector(uint64_t key, uint64_t offset, int bytes);
   // The register holding every one of the `count` elements from (key, offset) (a splat's copies),
@@ -133,6 +147,7 @@ class NativeEmitter : public Xbyak::CodeGenerator {
   template <typename At>
   int Fetch(At at, uint64_t key, uint64_t offset, bool f64, int pin0 = -1, int pin1 = -1) {
     int reg = Find(key, offset, f64);
+    if (reg < 0) reg = Extract(key, offset, f64, pin0, pin1);
     if (reg < 0) {
       reg = Allocate(pin0, pin1);
       LoadFloat(Xbyak::Xmm(reg), at(), f64);
@@ -144,7 +159,7 @@ class NativeEmitter : public Xbyak::CodeGenerator {
   // destination is not known at compile time) are the register-cache key and base offset.
   void MoveBytes(const Xbyak::Reg64& src, uint64_t from, const Xbyak::Reg64& dst, uint64_t to,
                  uint64_t bytes, std::pair<uint64_t, uint64_t> in_root,
-                 const std::pair<uint64_t, uint64_t>* out_root);
+                 const std::pair<uint64_t, uint64_t>* out_root, bool f64);
   // Copies one f32/f64 element from `src` (key, offset) to `dst` through a cache register: the one
   // holding it, or one it is loaded into; the register then also stands for the copy.
   void CopyFloat(const Xbyak::RegExp& src, uint64_t src_key, uint64_t src_offset,

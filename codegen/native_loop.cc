@@ -41,6 +41,7 @@
 
 #include "codegen/native_emitter.h"
 #include "engine/flat_program.h"
+#include "ir/dtype.h"
 
 namespace kiln::codegen {
 
@@ -275,7 +276,8 @@ void NativeEmitter::Flat(const FlatProgram& p, uint32_t program_tag) {
           const auto [root, offset] = p.RootOf(p.io_[f.io + static_cast<uint32_t>(k)]);
           roots[k] = {static_cast<uint64_t>(root), offset};
         }
-        Copy(op, out_field, f.scratch, reinterpret_cast<const void*>(&CopyDistinct), roots);
+        const bool f64 = p.template_[static_cast<size_t>(p.io_[f.io + 1])].dtype == ir::DType::kF64;
+        Copy(op, out_field, f.scratch, reinterpret_cast<const void*>(&CopyDistinct), roots, f64);
       } break;
       case FlatProgram::StepKind::kDirect: {
         const auto views = static_cast<uint32_t>(p.io_views_offset_ + f.io * sizeof(runtime::View));
@@ -293,7 +295,8 @@ void NativeEmitter::Flat(const FlatProgram& p, uint32_t program_tag) {
             roots.emplace_back(static_cast<uint64_t>(root), offset);
           }
           if (d.pieces != nullptr) {
-            Pieces(*d.pieces, views, f.n_in, roots);
+            const auto out_slot = static_cast<size_t>(p.io_[f.io + f.n_in]);
+            Pieces(*d.pieces, views, f.n_in, roots, p.template_[out_slot].dtype == ir::DType::kF64);
           } else {
             UpdateSlice(*d.update, views, f.n_in, reinterpret_cast<const void*>(&CopyDistinct),
                         roots);
