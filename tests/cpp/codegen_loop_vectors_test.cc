@@ -28,8 +28,8 @@ std::vector<ValueId> Body(OpList& b, const std::vector<ValueId>& c, DType t, int
   std::vector<ValueId> s, computed, mixed;
   for (int64_t k = 0; k < n; ++k) s.push_back(b.Reshape(b.Slice(a, k, k + 1), {}));
   for (int64_t k = 0; k < n; ++k) {
-    const ValueId x = b.Binary("stablehlo.subtract",
-                               b.Binary("stablehlo.multiply", s[k], s[(k + 1) % n]), s[k]);
+    const ValueId x =
+        b.Binary("stablehlo.subtract", b.Binary("stablehlo.multiply", s[k], s[(k + 1) % n]), s[k]);
     computed.push_back(b.Reshape(x, {1}));
   }
   // Element 0 computed, the others slices of the carry (read from memory).
@@ -62,9 +62,8 @@ TEST(CodegenLoopVectorsTest, ArraysOfScalarsMatchTheInterpreters) {
     auto body = [&](OpList& b, const std::vector<ValueId>& a) { return Body(b, a, t, n); };
     AddFunction(m, "cond", carries, cond);
     AddFunction(m, "body", carries, body);
-    AddFunction(m, "main", carries, [&](OpList& b, const std::vector<ValueId>& a) {
-      return b.While(a, cond, body);
-    });
+    AddFunction(m, "main", carries,
+                [&](OpList& b, const std::vector<ValueId>& a) { return b.While(a, cond, body); });
     const CompiledLoop loop(std::move(m), carries, {});
     ASSERT_TRUE(loop.ok()) << loop.text;
     ASSERT_EQ(loop.native != nullptr, LoopCodeExpected());
