@@ -6,6 +6,7 @@
 #include <xbyak/xbyak.h>
 
 #include <cstdint>
+#include <iterator>
 #include <utility>
 #include <vector>
 
@@ -64,6 +65,17 @@ class NativeEmitter : public Xbyak::CodeGenerator {
   NativeEmitter() : Xbyak::CodeGenerator(4096, Xbyak::AutoGrow) {}
   // fn(tables, ctx, error, pred, set, memory): while (cond) body, from and to *set.
   void Loop(const engine::FlatProgram& cond, const engine::FlatProgram& body);
+  // A carry kept in a register across iterations (Loop()): one f32 or f64 element, its slots in
+  // the condition and the body (cache keys; the byte offsets of their views' pointers in the
+  // tables) and its register.
+  struct CarryReg {
+    int reg;
+    bool f64;
+    uint64_t cond_key, body_key, result_key;
+    uint32_t cond_ptr, result_ptr;
+  };
+  static std::vector<CarryReg> CarryRegisters(const engine::FlatProgram& cond,
+                                              const engine::FlatProgram& body);
   // One run of `program` (a case/if branch), called as a NativeLoop::Fn: tables[0] is its table,
   // `pred` is not read, *set is left as it was; a failed step returns (1 << 32) | (index + 1).
   void Once(const engine::FlatProgram& program);
@@ -172,8 +184,13 @@ class NativeEmitter : public Xbyak::CodeGenerator {
   void Splat(const Xbyak::RegExp& src, uint64_t src_key, uint64_t src_offset,
              const Xbyak::RegExp& dst, uint64_t dst_key, uint64_t dst_offset, int width, bool f64,
              uint64_t count);
-  // A pool register other than `a` and `b`: a free one, else the least recently used one.
+  // A pool register other than `a` and `b` and the carry registers: a free one, else the least
+  // recently used one.
   int Allocate(int a, int b);
+  // Whether `reg` holds a loop carry across iterations (Loop(): the last reserved_ of kPool).
+  bool Reserved(int reg) const {
+    return reserved_ > 0 && reg > kPool[std::size(kPool) - 1 - reserved_];
+  }
   // `reg` now holds these bytes and nothing else / also these bytes (a copy's destination).
   void Remember(uint64_t key, uint64_t offset, int reg, bool f64);
   void Alias(uint64_t key, uint64_t offset, int reg, bool f64);
@@ -196,6 +213,7 @@ class NativeEmitter : public Xbyak::CodeGenerator {
   static constexpr int kPool[] = {4, 5, 6, 8, 9, 10, 11, 12, 13, 14, 15};
   std::vector<Cached> cache_;
   uint64_t clock_ = 0;
+  size_t reserved_ = 0;  // carry registers: xmm15, xmm14, xmm13 (Loop())
   Xbyak::Label done_, fail_[2];
   bool upper_dirty_ = false;
 };

@@ -258,13 +258,13 @@ int NativeEmitter::FindSplat(uint64_t key, uint64_t offset, bool f64, int64_t co
 // A pool register other than `a` and `b`: a free one, else the least recently used one.
 int NativeEmitter::Allocate(int a, int b) {
   for (int reg : kPool) {
-    if (reg == a || reg == b) continue;
+    if (reg == a || reg == b || Reserved(reg)) continue;
     if (std::none_of(cache_.begin(), cache_.end(), [&](const Cached& c) { return c.reg == reg; }))
       return reg;
   }
   auto victim = cache_.end();
   for (auto it = cache_.begin(); it != cache_.end(); ++it) {
-    if (it->reg == a || it->reg == b) continue;
+    if (it->reg == a || it->reg == b || Reserved(it->reg)) continue;
     if (victim == cache_.end() || it->used < victim->used) victim = it;
   }
   const int reg = victim->reg;

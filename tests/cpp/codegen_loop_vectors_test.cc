@@ -6,7 +6,7 @@
 // taken out of the cached vector: NativeEmitter::Extract). f32 vectors of 4 and 8 elements, f64
 // of 2 and 4 (16- and 32-byte vectors), from random values and from a palette of signed zeros,
 // NaNs and infinities, run four ways (loop_test_util.h); the same bits but for which NaN comes
-// out of an op on two NaNs.
+// out of an op on two NaNs. And scalar carries kept in registers from one iteration to the next.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -78,6 +78,59 @@ TEST(CodegenLoopVectorsTest, ArraysOfScalarsMatchTheInterpreters) {
       std::memcpy(init.Data(0), &start, 4);
       const std::string d = CheckLoop(loop, init, captures, stats);
       ASSERT_EQ(d, "") << "run " << run << "\n" << loop.text;
+    }
+    EXPECT_GT(stats.iterations, 40);
+  }
+}
+
+// Scalar f32 and f64 carries kept in registers across iterations (NativeEmitter::Loop): two
+// carries that trade places (one's result is the other's register), one read by the condition,
+// with and without a call (a function the code calls, which clobbers every register) in the
+// condition or the body.
+TEST(CodegenLoopVectorsTest, CarriesInRegistersMatchTheInterpreters) {
+  const Watchdog watchdog(60);
+  for (int call_in = 0; call_in < 3; ++call_in) {  // none, in the condition, in the body
+    const std::vector<ir::Type> carries = {Ty(DType::kS32), Ty(DType::kF32), Ty(DType::kF32),
+                                           Ty(DType::kF64), Ty(DType::kF64)};
+    ir::Module m;
+    auto cond = [&](OpList& b, const std::vector<ValueId>& a) {
+      ValueId z = a[3];
+      if (call_in == 1) z = b.Unary("stablehlo.sine", z);
+      const ValueId more = b.Compare("LT", a[0], b.Constant(Ty(DType::kS32), {7}));
+      const ValueId small = b.Compare("LT", z, b.Constant(Ty(DType::kF64), {1e6}));
+      return std::vector<ValueId>{b.Binary("stablehlo.and", more, small)};
+    };
+    auto body = [&](OpList& b, const std::vector<ValueId>& a) {
+      const ValueId x = a[1], y = a[2];
+      ValueId z =
+          b.Binary("stablehlo.add",
+                   b.Binary("stablehlo.multiply", a[3], b.Constant(Ty(DType::kF64), {0.999})),
+                   b.Constant(Ty(DType::kF64), {1.0}));
+      if (call_in == 2) z = b.Binary("stablehlo.add", z, b.Unary("stablehlo.sine", a[4]));
+      const ValueId w = b.Binary("stablehlo.subtract", a[4], z);
+      const ValueId y2 =
+          b.Binary("stablehlo.subtract",
+                   b.Binary("stablehlo.multiply", x, b.Constant(Ty(DType::kF32), {1.5})), y);
+      return std::vector<ValueId>{b.Binary("stablehlo.add", a[0], b.Constant(Ty(DType::kS32), {1})),
+                                  y, y2, z, w};
+    };
+    AddFunction(m, "cond", carries, cond);
+    AddFunction(m, "body", carries, body);
+    AddFunction(m, "main", carries,
+                [&](OpList& b, const std::vector<ValueId>& a) { return b.While(a, cond, body); });
+    const CompiledLoop loop(std::move(m), carries, {});
+    ASSERT_TRUE(loop.ok()) << loop.text;
+    ASSERT_EQ(loop.native != nullptr, LoopCodeExpected());
+    LoopStats stats;
+    std::mt19937 rng(5);
+    const Values captures(std::vector<ir::Type>{});
+    for (int run = 0; run < 40; ++run) {
+      Values init(carries);
+      FillRandom(init, rng, 20, run % 2 == 1);
+      const int32_t start = run % 5 == 0 ? 7 : run % 4;  // zero trips, or up to seven
+      std::memcpy(init.Data(0), &start, 4);
+      const std::string d = CheckLoop(loop, init, captures, stats);
+      ASSERT_EQ(d, "") << "call in " << call_in << ", run " << run << "\n" << loop.text;
     }
     EXPECT_GT(stats.iterations, 40);
   }
