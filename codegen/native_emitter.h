@@ -65,14 +65,14 @@ class NativeEmitter : public Xbyak::CodeGenerator {
   NativeEmitter() : Xbyak::CodeGenerator(4096, Xbyak::AutoGrow) {}
   // fn(tables, ctx, error, pred, set, memory): while (cond) body, from and to *set.
   void Loop(const engine::FlatProgram& cond, const engine::FlatProgram& body);
-  // A carry kept in a register across iterations (Loop()): one f32 or f64 element, its slots in
-  // the condition and the body (cache keys; the byte offsets of their views' pointers in the
-  // tables) and its register.
+  // An element of a carry kept in a register across iterations (Loop()): an f32 or f64 element
+  // (byte `offset` into the carry), its slots in the condition and the body (cache keys; the byte
+  // offsets of their views' pointers in the tables) and its register.
   struct CarryReg {
     int reg;
     bool f64;
     uint64_t cond_key, body_key, result_key;
-    uint32_t cond_ptr, result_ptr;
+    uint32_t cond_ptr, result_ptr, offset;
   };
   static std::vector<CarryReg> CarryRegisters(const engine::FlatProgram& cond,
                                               const engine::FlatProgram& body);

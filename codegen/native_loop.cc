@@ -106,13 +106,14 @@ void NativeEmitter::Leave(bool write_set) {
   ret();
 }
 
-// Up to three carries of one f32 or f64 element that the condition and the body read as
-// parameters and the body writes as a result of its own.
+// The elements (three at most, of carries of at most three f32 or f64 elements) of carries the
+// condition and the body read as parameters and the body writes as a result of its own.
 std::vector<NativeEmitter::CarryReg> NativeEmitter::CarryRegisters(const FlatProgram& cond,
                                                                    const FlatProgram& body) {
   constexpr auto kView = static_cast<uint32_t>(sizeof(runtime::View));
   constexpr auto kPtr = static_cast<uint32_t>(offsetof(runtime::View, ptr));
   constexpr size_t kMaxCarryRegs = 3;
+  constexpr int64_t kMaxCarryElements = 3;
   auto slot_of = [](const FlatProgram& p, FlatProgram::SlotKind kind, size_t index) -> int64_t {
     for (size_t s = 0; s < p.slots_.size(); ++s) {
       if (p.slots_[s].kind == kind && static_cast<size_t>(p.slots_[s].index) == index) {
@@ -129,17 +130,25 @@ std::vector<NativeEmitter::CarryReg> NativeEmitter::CarryRegisters(const FlatPro
     const int64_t r = slot_of(body, FlatProgram::SlotKind::kResult, i);
     if (c < 0 || b < 0 || r < 0) continue;
     const runtime::View& v = body.template_[static_cast<size_t>(r)];
-    if (v.elements != 1 || (v.dtype != ir::DType::kF32 && v.dtype != ir::DType::kF64)) continue;
-    const runtime::View& cv = cond.template_[static_cast<size_t>(c)];
-    const runtime::View& bv = body.template_[static_cast<size_t>(b)];
-    if (cv.elements != 1 || cv.dtype != v.dtype || bv.elements != 1 || bv.dtype != v.dtype) {
+    if (v.elements > kMaxCarryElements ||
+        out.size() + static_cast<size_t>(v.elements) > kMaxCarryRegs ||
+        (v.dtype != ir::DType::kF32 && v.dtype != ir::DType::kF64)) {
       continue;
     }
-    const int reg = kPool[std::size(kPool) - 1 - out.size()];
-    out.push_back({reg, v.dtype == ir::DType::kF64, static_cast<uint64_t>(c),
-                   static_cast<uint64_t>(b), static_cast<uint64_t>(r),
-                   static_cast<uint32_t>(c) * kView + kPtr,
-                   static_cast<uint32_t>(r) * kView + kPtr});
+    const runtime::View& cv = cond.template_[static_cast<size_t>(c)];
+    const runtime::View& bv = body.template_[static_cast<size_t>(b)];
+    if (cv.elements != v.elements || cv.dtype != v.dtype || bv.elements != v.elements ||
+        bv.dtype != v.dtype) {
+      continue;
+    }
+    const bool f64 = v.dtype == ir::DType::kF64;
+    for (int64_t e = 0; e < v.elements; ++e) {
+      const int reg = kPool[std::size(kPool) - 1 - out.size()];
+      out.push_back({reg, f64, static_cast<uint64_t>(c), static_cast<uint64_t>(b),
+                     static_cast<uint64_t>(r), static_cast<uint32_t>(c) * kView + kPtr,
+                     static_cast<uint32_t>(r) * kView + kPtr,
+                     static_cast<uint32_t>(e * (f64 ? 8 : 4))});
+    }
   }
   return out;
 }
@@ -160,30 +169,35 @@ void NativeEmitter::Loop(const FlatProgram& cond, const FlatProgram& body) {
     mov(rbx, ptr[r13 + r15 * 8]);
     for (const CarryReg& c : carries) {
       mov(rax, ptr[rbx + c.cond_ptr]);
-      LoadFloat(Xbyak::Xmm(c.reg), rax, c.f64);
+      LoadFloat(Xbyak::Xmm(c.reg), rax + c.offset, c.f64);
     }
   }
   L(top);
   Forget();
-  for (const CarryReg& c : carries) Remember(c.cond_key, 0, c.reg, c.f64);
+  for (const CarryReg& c : carries) Remember(c.cond_key, c.offset, c.reg, c.f64);
   mov(rbx, ptr[r13 + r15 * 8]);
   Flat(cond, 0);
   cmp(byte[rbp], 0);
   je(exit, T_NEAR);
   std::vector<bool> held;
-  for (const CarryReg& c : carries) held.push_back(Find(c.cond_key, 0, c.f64) == c.reg);
+  for (const CarryReg& c : carries) held.push_back(Find(c.cond_key, c.offset, c.f64) == c.reg);
   Forget();  // the cache's keys are the condition's
   for (size_t k = 0; k < carries.size(); ++k) {
-    if (held[k]) Remember(carries[k].body_key, 0, carries[k].reg, carries[k].f64);
+    if (held[k]) Remember(carries[k].body_key, carries[k].offset, carries[k].reg, carries[k].f64);
   }
   mov(rbx, ptr[r13 + r15 * 8 + 16]);
   Flat(body, 1);
   // The results into the carry registers: directly, or through xmm0-2 first when one result's
   // register is another carry's.
+  // Elements in vector registers only are taken out first (which may evict another element's
+  // register: that one is then loaded).
+  for (const CarryReg& c : carries) {
+    if (Find(c.result_key, c.offset, c.f64) < 0) Extract(c.result_key, c.offset, c.f64, -1, -1);
+  }
   std::vector<int> from;
   bool crossed = false;
   for (const CarryReg& c : carries) {
-    from.push_back(Find(c.result_key, 0, c.f64));
+    from.push_back(Find(c.result_key, c.offset, c.f64));
     crossed = crossed || (from.back() >= 0 && Reserved(from.back()) && from.back() != c.reg);
   }
   for (size_t k = 0; k < carries.size(); ++k) {
@@ -194,7 +208,7 @@ void NativeEmitter::Loop(const FlatProgram& cond, const FlatProgram& body) {
       vmovaps(t, Xbyak::Xmm(from[k]));
     } else {
       mov(rax, ptr[rbx + c.result_ptr]);
-      LoadFloat(t, rax, c.f64);
+      LoadFloat(t, rax + c.offset, c.f64);
     }
   }
   for (size_t k = 0; k < carries.size() && crossed; ++k) {
