@@ -680,6 +680,38 @@ def mandelbrot_while_complex64():
     return run, ((x[None, :] + 1j * y[:, None]).astype(np.complex64),)
 
 
+def kepler_newton_fori_f64():
+    """Kepler's equation E - e sin E = M solved for one orbit position by 40 Newton steps in a
+    float64 fori_loop over a scalar carry (scalar sin and cos in the body; x64)."""
+    def solve(m, e):
+        def newton(i, ecc_anomaly):
+            f = ecc_anomaly - e * jnp.sin(ecc_anomaly) - m
+            return ecc_anomaly - f / (1.0 - e * jnp.cos(ecc_anomaly))
+        return lax.fori_loop(0, 40, newton, m)
+
+    return solve, (np.float64(1.3), np.float64(0.7))
+
+
+def projectile_drag_while_f32():
+    """A projectile with quadratic drag stepped by semi-implicit Euler until it lands or after
+    20,000 steps: a while_loop over an int32 counter and float32[3] position and velocity, whose
+    condition reads the carry."""
+    def fly(x0, v0):
+        def cond(s):
+            i, x, _ = s
+            return jnp.logical_and(i < 20000, x[2] >= 0.0)
+
+        def body(s):
+            i, x, v = s
+            dt = jnp.float32(1e-3)
+            a = jnp.array([0.0, 0.0, -9.81], jnp.float32) - 0.02 * jnp.linalg.norm(v) * v
+            v = v + dt * a
+            return i + 1, x + dt * v, v
+        return lax.while_loop(cond, body, (jnp.int32(0), x0, v0))
+
+    return fly, (np.array([0.0, 0.0, 0.0], np.float32), np.array([30.0, 5.0, 40.0], np.float32))
+
+
 # name -> (factory, exact): True compares bit for bit (integer results, random bits), False with
 # rtol = atol = 1e-3, a number with that tolerance: bf16 programs (bf16 keeps 8 bits), and the
 # escape-time counts, where one rounding near the set's edge moves a count by one.
@@ -753,9 +785,12 @@ USER_PROGRAMS = {
     "u_julia_fori_c64_40": (lambda: julia_fori_complex64(40), 1.0),
     "u_phasor_chain_c64_64k": (phasor_chain_complex64, False),
     "u_damped_scan_c128_512": (damped_oscillators_scan_complex128, False),
+    "u_kepler_newton_fori_f64": (kepler_newton_fori_f64, False),
+    "u_projectile_drag_while_f32": (projectile_drag_while_f32, False),
 }
 
 X64 = {"u_lorenz_rk4_scan_f64", "u_newton_while_f64", "u_reduce_sum_f64_all",
        "u_batched_cholesky_f64", "u_f64_elementwise_1m"}
 X64.add("u_complex128_rotation_scan")
 X64.add("u_damped_scan_c128_512")
+X64.add("u_kepler_newton_fori_f64")

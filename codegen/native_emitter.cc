@@ -288,6 +288,53 @@ void NativeEmitter::Map(Form form, const MapCode& code, int64_t n, uint8_t scala
 // Float arithmetic on n elements: 32-byte chunks in ymm, then 16-byte chunks in xmm, then one
 // element at a time. xmm0/xmm1 hold the operands, xmm2 the result, xmm3 a temporary and xmm7
 // the sign mask of negate/abs.
+template <typename At>
+bool NativeEmitter::ComposeVector(int to, uint64_t key, uint64_t offset, int bytes, bool f64,
+                                  At at) {
+  const int width = f64 ? 8 : 4;
+  const int count = bytes / width;
+  int regs[8];
+  bool any = false;
+  for (int k = 0; k < count; ++k) {
+    regs[k] = Find(key, offset + static_cast<uint64_t>(k * width), f64);
+    any = any || regs[k] >= 0;
+  }
+  if (!any) return false;
+  // Nothing is allocated below, so the registers found stay as they are.
+  bool have_base = false;
+  Xbyak::RegExp base;
+  auto mem = [&](int k) -> Xbyak::RegExp {
+    if (!have_base) {
+      base = at();
+      have_base = true;
+    }
+    return base + static_cast<size_t>(k * width);
+  };
+  const int per_half = 16 / width;
+  for (int half = 0; half * per_half < count; ++half) {
+    const Xbyak::Xmm d(half == 0 ? to : 3);
+    const int k0 = half * per_half;
+    if (f64) {
+      if (regs[k0] >= 0 && regs[k0 + 1] >= 0) {
+        vunpcklpd(d, Xbyak::Xmm(regs[k0]), Xbyak::Xmm(regs[k0 + 1]));
+        continue;
+      }
+      regs[k0] >= 0 ? vmovaps(d, Xbyak::Xmm(regs[k0])) : vmovsd(d, qword[mem(k0)]);
+      regs[k0 + 1] >= 0 ? vunpcklpd(d, d, Xbyak::Xmm(regs[k0 + 1]))
+                        : vmovhpd(d, d, qword[mem(k0 + 1)]);
+      continue;
+    }
+    regs[k0] >= 0 ? vmovaps(d, Xbyak::Xmm(regs[k0])) : vmovss(d, dword[mem(k0)]);
+    for (int k = 1; k < per_half; ++k) {
+      const auto lane = static_cast<uint8_t>(k << 4);
+      regs[k0 + k] >= 0 ? vinsertps(d, d, Xbyak::Xmm(regs[k0 + k]), lane)
+                        : vinsertps(d, d, dword[mem(k0 + k)], lane);
+    }
+  }
+  if (bytes == 32) vinsertf128(Xbyak::Ymm(to), Xbyak::Ymm(to), xmm3, 1);
+  return true;
+}
+
 template <typename At, typename AtOut>
 void NativeEmitter::FloatPacked(MapOp op, bool f64, int64_t n, uint8_t scalar, At at, AtOut at_out,
                                 const OperandKeys& keys) {
@@ -363,6 +410,9 @@ void NativeEmitter::FloatPacked(MapOp op, bool f64, int64_t n, uint8_t scalar, A
           const int from = avx2 ? FindSplat(keys.key[r], off, f64, count) : -1;
           if (from >= 0) {
             broadcast(r, from);
+            reg = r;
+          } else if (ComposeVector(r, keys.key[r], off, bytes, f64,
+                                   [&] { return at(r, j, width); })) {
             reg = r;
           } else {
             reg = Allocate(regs[0], regs[1]);

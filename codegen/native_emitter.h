@@ -6,6 +6,7 @@
 #include <xbyak/xbyak.h>
 
 #include <cstdint>
+#include <iterator>
 #include <utility>
 #include <vector>
 
@@ -64,6 +65,17 @@ class NativeEmitter : public Xbyak::CodeGenerator {
   NativeEmitter() : Xbyak::CodeGenerator(4096, Xbyak::AutoGrow) {}
   // fn(tables, ctx, error, pred, set, memory): while (cond) body, from and to *set.
   void Loop(const engine::FlatProgram& cond, const engine::FlatProgram& body);
+  // An element of a carry kept in a register across iterations (Loop()): an f32 or f64 element
+  // (byte `offset` into the carry), its slots in the condition and the body (cache keys; the byte
+  // offsets of their views' pointers in the tables) and its register.
+  struct CarryReg {
+    int reg;
+    bool f64;
+    uint64_t cond_key, body_key, result_key;
+    uint32_t cond_ptr, result_ptr, offset;
+  };
+  static std::vector<CarryReg> CarryRegisters(const engine::FlatProgram& cond,
+                                              const engine::FlatProgram& body);
   // One run of `program` (a case/if branch), called as a NativeLoop::Fn: tables[0] is its table,
   // `pred` is not read, *set is left as it was; a failed step returns (1 << 32) | (index + 1).
   void Once(const engine::FlatProgram& program);
@@ -81,13 +93,15 @@ class NativeEmitter : public Xbyak::CodeGenerator {
   // RunKernelStep(program, ctx, table, error, index); a failure leaves the loop.
   void CallKernel(const void* fn, const void* program, uint64_t index, uint32_t program_tag);
   // Copies `bytes` from in[0] to out of the Operands entry at `op` unless they are the same;
-  // `roots` holds the register-cache key and base offset of in[0] and of out.
+  // `roots` holds the register-cache key and base offset of in[0] and of out; `f64`: the
+  // elements are f64 (else 4-byte elements are taken for f32).
   void Copy(uint32_t op, uint32_t out_field, uint64_t bytes, const void* copy_fn,
-            const std::pair<uint64_t, uint64_t> roots[2]);
+            const std::pair<uint64_t, uint64_t> roots[2], bool f64);
   // The byte copies of a data-movement step (Direct::pieces) whose views start at `views`;
   // `roots` holds the register-cache key and base offset of each input and then of the output.
+  // `f64`: the output's elements are f64, copied as such through the cache (not as halves).
   void Pieces(const std::vector<lower::BytePiece>& pieces, uint32_t views, uint16_t n_in,
-              const std::vector<std::pair<uint64_t, uint64_t>>& roots);
+              const std::vector<std::pair<uint64_t, uint64_t>>& roots, bool f64);
   // Direct::update inline (native_moves.cc): input 0 the operand, 1 the update, then the start
   // indices, then the output, as views at `views`; `copy_fn(to, from, bytes)` copies the operand
   // when the output is other memory; `roots` as for Pieces.
@@ -122,7 +136,19 @@ class NativeEmitter : public Xbyak::CodeGenerator {
   template <typename At, typename AtOut>
   void FloatPacked(lower::MapOp op, bool f64, int64_t n, uint8_t scalar, At at, AtOut at_out,
                    const OperandKeys& keys);
+  // Builds the `bytes` (16 or 32) vector of f32/f64 elements at (key, offset) in xmm/ymm `to`
+  // when the cache holds any of its elements one by one (they were written one at a time: one
+  // wide load of them would miss store forwarding and stall): cached elements from their
+  // registers, the others loaded one by one from `at()` (element 0's address), xmm3 a temporary.
+  // False (nothing emitted) when no element is cached.
+  template <typename At>
+  bool ComposeVector(int to, uint64_t key, uint64_t offset, int bytes, bool f64, At at);
   int Find(uint64_t key, uint64_t offset, bool f64);
+  // Element (key, offset) taken out of a cached vector holding it (a lane permute, and for the
+  // upper half of a ymm an extract) into a pool register other than pin0, pin1 and the vector's,
+  // which then holds it too; -1 (nothing emitted) when no cached vector holds it. Cheaper than
+  // loading it back from the vector's store.
+  int Extract(uint64_t key, uint64_t offset, bool f64, int pin0, int pin1);
   // The cache register holding the `bytes` (16 or 32) at (key, offset) as one vector, or -1.
   int FindVector(uint64_t key, uint64_t offset, int bytes);
   // The register holding every one of the `count` elements from (key, offset) (a splat's copies),
@@ -133,6 +159,7 @@ class NativeEmitter : public Xbyak::CodeGenerator {
   template <typename At>
   int Fetch(At at, uint64_t key, uint64_t offset, bool f64, int pin0 = -1, int pin1 = -1) {
     int reg = Find(key, offset, f64);
+    if (reg < 0) reg = Extract(key, offset, f64, pin0, pin1);
     if (reg < 0) {
       reg = Allocate(pin0, pin1);
       LoadFloat(Xbyak::Xmm(reg), at(), f64);
@@ -144,7 +171,7 @@ class NativeEmitter : public Xbyak::CodeGenerator {
   // destination is not known at compile time) are the register-cache key and base offset.
   void MoveBytes(const Xbyak::Reg64& src, uint64_t from, const Xbyak::Reg64& dst, uint64_t to,
                  uint64_t bytes, std::pair<uint64_t, uint64_t> in_root,
-                 const std::pair<uint64_t, uint64_t>* out_root);
+                 const std::pair<uint64_t, uint64_t>* out_root, bool f64);
   // Copies one f32/f64 element from `src` (key, offset) to `dst` through a cache register: the one
   // holding it, or one it is loaded into; the register then also stands for the copy.
   void CopyFloat(const Xbyak::RegExp& src, uint64_t src_key, uint64_t src_offset,
@@ -157,8 +184,13 @@ class NativeEmitter : public Xbyak::CodeGenerator {
   void Splat(const Xbyak::RegExp& src, uint64_t src_key, uint64_t src_offset,
              const Xbyak::RegExp& dst, uint64_t dst_key, uint64_t dst_offset, int width, bool f64,
              uint64_t count);
-  // A pool register other than `a` and `b`: a free one, else the least recently used one.
+  // A pool register other than `a` and `b` and the carry registers: a free one, else the least
+  // recently used one.
   int Allocate(int a, int b);
+  // Whether `reg` holds a loop carry across iterations (Loop(): the last reserved_ of kPool).
+  bool Reserved(int reg) const {
+    return reserved_ > 0 && reg > kPool[std::size(kPool) - 1 - reserved_];
+  }
   // `reg` now holds these bytes and nothing else / also these bytes (a copy's destination).
   void Remember(uint64_t key, uint64_t offset, int reg, bool f64);
   void Alias(uint64_t key, uint64_t offset, int reg, bool f64);
@@ -181,6 +213,7 @@ class NativeEmitter : public Xbyak::CodeGenerator {
   static constexpr int kPool[] = {4, 5, 6, 8, 9, 10, 11, 12, 13, 14, 15};
   std::vector<Cached> cache_;
   uint64_t clock_ = 0;
+  size_t reserved_ = 0;  // carry registers: xmm15, xmm14, xmm13 (Loop())
   Xbyak::Label done_, fail_[2];
   bool upper_dirty_ = false;
 };

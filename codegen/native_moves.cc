@@ -27,7 +27,7 @@ constexpr auto kPtr = static_cast<uint32_t>(offsetof(runtime::View, ptr));
 
 // Copies `bytes` from in[0] to out of the Operands entry at `op` unless they are the same.
 void NativeEmitter::Copy(uint32_t op, uint32_t out_field, uint64_t bytes, const void* copy_fn,
-                         const std::pair<uint64_t, uint64_t> roots[2]) {
+                         const std::pair<uint64_t, uint64_t> roots[2], bool f64) {
   const auto [in_key, in_base] = roots[0];
   const auto [out_key, out_base] = roots[1];
   ForgetKey(out_key);
@@ -43,22 +43,24 @@ void NativeEmitter::Copy(uint32_t op, uint32_t out_field, uint64_t bytes, const 
   }
   Xbyak::Label skip;
   if (bytes % 4 == 0) {
-    // f32 elements, most likely (a small carry): through the register cache, as Pieces does.
-    // Every element is in a register before the branch, so the cache holds on both of its paths
-    // (when the two are the same memory, the copy's registers hold its bytes too).
-    const auto elements = static_cast<int>(bytes / 4);
+    // f32 elements, most likely (a small carry), or f64 ones: through the register cache, as
+    // Pieces does. Every element is in a register before the branch, so the cache holds on both of
+    // its paths (when the two are the same memory, the copy's registers hold its bytes too).
+    const bool wide = f64 && bytes % 8 == 0;
+    const uint64_t width = wide ? 8 : 4;
+    const auto elements = static_cast<int>(bytes / width);
     int regs[8];
     for (int i = 0; i < elements; ++i) {
-      const uint64_t at = static_cast<uint64_t>(i) * 4;
-      regs[i] = Fetch([&] { return rax + static_cast<size_t>(at); }, in_key, in_base + at, false);
+      const uint64_t at = static_cast<uint64_t>(i) * width;
+      regs[i] = Fetch([&] { return rax + static_cast<size_t>(at); }, in_key, in_base + at, wide);
     }
     cmp(rax, rsi);
     je(skip, T_NEAR);
     for (int i = 0; i < elements; ++i)
-      StoreFloat(rsi + static_cast<size_t>(i * 4), Xbyak::Xmm(regs[i]), false);
+      StoreFloat(rsi + static_cast<size_t>(i * width), Xbyak::Xmm(regs[i]), wide);
     L(skip);
     for (int i = 0; i < elements; ++i)
-      Alias(out_key, out_base + static_cast<uint64_t>(i) * 4, regs[i], false);
+      Alias(out_key, out_base + static_cast<uint64_t>(i) * width, regs[i], wide);
     return;
   }
   cmp(rax, rsi);
@@ -85,7 +87,7 @@ void NativeEmitter::Copy(uint32_t op, uint32_t out_field, uint64_t bytes, const 
 
 // The byte copies of a data-movement step (Direct::pieces) whose views start at `views`.
 void NativeEmitter::Pieces(const std::vector<BytePiece>& pieces, uint32_t views, uint16_t n_in,
-                           const std::vector<std::pair<uint64_t, uint64_t>>& roots) {
+                           const std::vector<std::pair<uint64_t, uint64_t>>& roots, bool f64) {
   const auto [out_key, out_base] = roots[n_in];
   ForgetKey(out_key);
   mov(rsi, ptr[rbx + views + n_in * kView + kPtr]);
@@ -109,28 +111,28 @@ void NativeEmitter::Pieces(const std::vector<BytePiece>& pieces, uint32_t views,
       }
       if (run * p.bytes >= 16) {
         const auto [in_key, in_base] = roots[p.input];
-        const bool f64 = p.bytes == 8 && Find(in_key, in_base + p.from, true) >= 0;
+        const bool wide = p.bytes == 8 && (f64 || Find(in_key, in_base + p.from, true) >= 0);
         Splat(rax + static_cast<size_t>(p.from), in_key, in_base + p.from,
               rsi + static_cast<size_t>(p.to), out_key, out_base + p.to, static_cast<int>(p.bytes),
-              f64, run);
+              wide, run);
         i += run - 1;
         continue;
       }
     }
     // Inputs and the output never overlap (the kernel contract): copy front to back.
-    MoveBytes(rax, p.from, rsi, p.to, p.bytes, roots[p.input], &roots[n_in]);
+    MoveBytes(rax, p.from, rsi, p.to, p.bytes, roots[p.input], &roots[n_in], f64);
   }
 }
 
 // `bytes` from src + from to dst + to: 32- and 16-byte chunks through ymm0/xmm0, whole 4- and
-// 8-byte elements through the register cache (f32, or f64 when the cache holds one there: a few
-// scalars, most likely, which their readers then take from the registers that computed them; if
-// they are not floats, readers only miss the cache), the rest through r8. The destination's
-// elements are recorded in the cache when `out_root` is given (a place known at compile time),
-// not otherwise.
+// 8-byte elements through the register cache (f32, or f64 when `f64_elements` says so or the cache
+// holds one there: a few scalars, most likely, which their readers then take from the registers
+// that computed them; if they are not floats, readers only miss the cache), the rest through r8.
+// The destination's elements are recorded in the cache when `out_root` is given (a place known at
+// compile time), not otherwise.
 void NativeEmitter::MoveBytes(const Xbyak::Reg64& src, uint64_t from, const Xbyak::Reg64& dst,
                               uint64_t to, uint64_t bytes, std::pair<uint64_t, uint64_t> in_root,
-                              const std::pair<uint64_t, uint64_t>* out_root) {
+                              const std::pair<uint64_t, uint64_t>* out_root, bool f64_elements) {
   const auto [in_key, in_base] = in_root;
   uint64_t at = 0;
   while (at < bytes) {
@@ -148,7 +150,8 @@ void NativeEmitter::MoveBytes(const Xbyak::Reg64& src, uint64_t from, const Xbya
       at += 16;
     } else if (left % 4 == 0) {
       const uint64_t element = in_base + from + at;
-      const bool f64 = left >= 8 && Find(in_key, element, true) >= 0;
+      const bool f64 =
+          left >= 8 && ((f64_elements && (from + at) % 8 == 0) || Find(in_key, element, true) >= 0);
       if (out_root != nullptr) {
         CopyFloat(s, in_key, element, d, out_root->first, out_root->second + to + at, f64);
       } else {
@@ -266,7 +269,7 @@ void NativeEmitter::UpdateSlice(const UpdateSliceCode& code, uint32_t views, uin
   }
   mov(rdx, ptr[rbx + views + kView + kPtr]);
   add(rsi, rdi);
-  MoveBytes(rdx, 0, rsi, 0, code.update_bytes, roots[1], nullptr);  // a place known only now
+  MoveBytes(rdx, 0, rsi, 0, code.update_bytes, roots[1], nullptr, false);  // a place known only now
 }
 
 }  // namespace kiln::codegen

@@ -202,6 +202,40 @@ int NativeEmitter::Find(uint64_t key, uint64_t offset, bool f64) {
   return -1;
 }
 
+int NativeEmitter::Extract(uint64_t key, uint64_t offset, bool f64, int pin0, int pin1) {
+  const uint64_t width = f64 ? 8 : 4;
+  int vreg = -1;
+  uint64_t at = 0;
+  for (Cached& c : cache_) {
+    if (c.key == key && c.bytes > 0 && offset >= c.offset &&
+        offset + width <= c.offset + static_cast<uint64_t>(c.bytes) &&
+        (offset - c.offset) % width == 0) {
+      c.used = ++clock_;
+      vreg = c.reg;
+      at = offset - c.offset;
+      break;
+    }
+  }
+  if (vreg < 0 || pin1 >= 0) return -1;  // Allocate keeps two registers: pin0 and the vector
+  const int reg = Allocate(pin0, vreg);
+  Xbyak::Xmm src(vreg);
+  const Xbyak::Xmm dst(reg);
+  if (at >= 16) {
+    vextractf128(dst, Xbyak::Ymm(vreg), 1);
+    src = dst;
+    at -= 16;
+  }
+  if (at == 0) {
+    if (src.getIdx() != reg) vmovaps(dst, src);
+  } else if (f64) {
+    vpermilpd(dst, src, 1);
+  } else {
+    vpermilps(dst, src, static_cast<uint8_t>(at / 4));
+  }
+  cache_.push_back({key, offset, reg, f64, ++clock_});
+  return reg;
+}
+
 int NativeEmitter::FindVector(uint64_t key, uint64_t offset, int bytes) {
   for (Cached& c : cache_) {
     if (c.key == key && c.offset == offset && c.bytes == bytes) {
@@ -224,13 +258,13 @@ int NativeEmitter::FindSplat(uint64_t key, uint64_t offset, bool f64, int64_t co
 // A pool register other than `a` and `b`: a free one, else the least recently used one.
 int NativeEmitter::Allocate(int a, int b) {
   for (int reg : kPool) {
-    if (reg == a || reg == b) continue;
+    if (reg == a || reg == b || Reserved(reg)) continue;
     if (std::none_of(cache_.begin(), cache_.end(), [&](const Cached& c) { return c.reg == reg; }))
       return reg;
   }
   auto victim = cache_.end();
   for (auto it = cache_.begin(); it != cache_.end(); ++it) {
-    if (it->reg == a || it->reg == b) continue;
+    if (it->reg == a || it->reg == b || Reserved(it->reg)) continue;
     if (victim == cache_.end() || it->used < victim->used) victim = it;
   }
   const int reg = victim->reg;

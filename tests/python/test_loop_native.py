@@ -132,9 +132,22 @@ def _rk4(y, h):
     return y + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
 
 
+def _gathered(x, y, n):
+    """Vector ops on arrays built from n scalars (jnp.array([...]) in a loop body): the elements,
+    stored one at a time, are read back as one 16- or 32-byte vector, composed from the registers
+    holding them (NativeEmitter::ComposeVector), some elements cached and some loaded."""
+    n = min(n, x.shape[0] - 1)
+    computed = jnp.stack([x[k] * y[k] - x[k + 1] for k in range(n)])
+    mixed = jnp.stack([x[0] * 2.0] + [y[k] for k in range(1, n)])
+    return computed * mixed + computed - jnp.stack([x[n - 1 - k] for k in range(n)])
+
+
 # Chains of small steps whose intermediates live in the loop's frame and in fused steps'
 # temporaries, read back from registers (the register cache) and addressed without pointers.
 CHAINS = {
+    "gathered2": lambda x, y: _gathered(x, y, 2),
+    "gathered4": lambda x, y: _gathered(x, y, 4),
+    "gathered8": lambda x, y: _gathered(x, y, 8),
     "rk4": lambda x, y: _rk4(x[:3], 0.01),
     "mixed": lambda x, y: jnp.maximum(jnp.sqrt(jnp.abs(x * y + 1.5)) - x / (y * y + 2.0),
                                       -(x - y) * 0.5) * jnp.where(x > y, x, y + 1.0),
