@@ -1,7 +1,7 @@
 // stablehlo.reduce_window and stablehlo.select_and_scatter.
 //
 // Windows come from kernels/window.h: per axis an arithmetic progression of input indices, so the
-// cost is what the windows contain and nothing is tabulated. Single-operand windows with a known
+// cost is what the windows contain and nothing is tabulated per window. Single-operand windows with a known
 // body (add, multiply, maximum, ...) run typed loops in parallel over the outputs, each output
 // folded in window order. Windows that are prefixes or suffixes along one axis (cumulative
 // reductions) run in linear time (kernels/reduce_window_scan.h). Other bodies run element by
