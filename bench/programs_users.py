@@ -710,3 +710,8 @@ USER_PROGRAMS = {
 X64 = {"u_lorenz_rk4_scan_f64", "u_newton_while_f64", "u_reduce_sum_f64_all",
        "u_batched_cholesky_f64", "u_f64_elementwise_1m"}
 X64.add("u_complex128_rotation_scan")
+
+from programs_users_nn import NN_PROGRAMS, NN_X64  # noqa: E402  (more NN / linear algebra)
+
+USER_PROGRAMS.update(NN_PROGRAMS)
+X64 |= NN_X64
