@@ -206,10 +206,27 @@ void Rewrite(const ir::Module& m, const Index& index, std::vector<ir::Op>& ops) 
   ops = std::move(kept);
 }
 
+// Whether `ops` hold a pad anywhere (regions included): most programs have none, and then no
+// index is built.
+bool AnyPad(const std::vector<ir::Op>& ops) {
+  for (const ir::Op& op : ops) {
+    if (op.name == "stablehlo.pad") return true;
+    for (const ir::Region& r : op.regions) {
+      for (const ir::Block& b : r.blocks) {
+        if (AnyPad(b.ops)) return true;
+      }
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 bool HasPaddedWindows(const ir::Module& module) {
   for (const ir::Function& f : module.functions) {
+    bool pads = false;
+    for (const ir::Block& b : f.body.blocks) pads = pads || AnyPad(b.ops);
+    if (!pads) continue;
     const Index index = Scan(module, f);
     for (const ir::Block& b : f.body.blocks) {
       if (AnyPair(module, index, b.ops)) return true;
