@@ -617,6 +617,50 @@ def complex128_rotation_scan():
     return run, (z0, np.complex128(np.exp(0.003j)))
 
 
+
+def julia_fori_complex64(n):
+    """Julia-set escape times over a complex64[n, n] grid: a fori_loop of 80 steps with a fixed c,
+    each `where(abs(z) < 2, z * z + c, z)`, and the count of points still inside."""
+    def run(z0):
+        c = jnp.complex64(-0.8 + 0.156j)
+
+        def body(i, s):
+            z, count = s
+            inside = jnp.abs(z) < 2.0
+            return jnp.where(inside, z * z + c, z), count + inside.astype(jnp.int32)
+        return lax.fori_loop(0, 80, body, (z0, jnp.zeros(z0.shape, jnp.int32)))[1]
+
+    x = np.linspace(-1.6, 1.6, n, dtype=np.float32)
+    y = np.linspace(-1.0, 1.0, n, dtype=np.float32)
+    return run, ((x[None, :] + 1j * y[:, None]).astype(np.complex64),)
+
+
+def phasor_chain_complex64():
+    """A complex64 elementwise chain over [64k]: phasors exp(1j * theta) applied to amplitudes,
+    the interference with the conjugate, and the power."""
+    theta = (f32(1 << 16) * np.float32(np.pi)).astype(np.float32)
+    a = (f32(1 << 16) + 1j * f32(1 << 16)).astype(np.complex64)
+
+    def run(theta, a):
+        s = a * jnp.exp(1j * theta)
+        field = s + 0.5 * jnp.conj(s) - a
+        return jnp.abs(field) ** 2 + jnp.real(s * a)
+    return run, (theta, a)
+
+
+def damped_oscillators_scan_complex128():
+    """A complex128 scan of 300 steps over 512 damped driven oscillators: z = z * w + f, the
+    mean |z| collected per step (x64)."""
+    def run(z0, w, f):
+        def step(z, _):
+            z = z * w + f
+            return z, jnp.abs(z).mean()
+        return lax.scan(step, z0, None, length=300)
+
+    z0 = (f64(512) + 1j * f64(512)).astype(np.complex128)
+    w = (0.995 * np.exp(1j * np.linspace(0.001, 0.1, 512))).astype(np.complex128)
+    return run, (z0, w, np.complex128(0.01 + 0.002j))
+
 def mandelbrot_while_complex64():
     """Escape times over complex64[48, 48], a while_loop that stops when every point escaped or
     after 60 iterations (the condition reads the carry)."""
@@ -705,11 +749,16 @@ USER_PROGRAMS = {
     "u_popcount_fori_u32_2k": (popcount_fori_uint32, True),
     "u_complex128_rotation_scan": (complex128_rotation_scan, False),
     "u_mandelbrot_while_c64_48": (mandelbrot_while_complex64, 1.0),
+    "u_julia_fori_c64_128": (lambda: julia_fori_complex64(128), 1.0),
+    "u_julia_fori_c64_40": (lambda: julia_fori_complex64(40), 1.0),
+    "u_phasor_chain_c64_64k": (phasor_chain_complex64, False),
+    "u_damped_scan_c128_512": (damped_oscillators_scan_complex128, False),
 }
 
 X64 = {"u_lorenz_rk4_scan_f64", "u_newton_while_f64", "u_reduce_sum_f64_all",
        "u_batched_cholesky_f64", "u_f64_elementwise_1m"}
 X64.add("u_complex128_rotation_scan")
+X64.add("u_damped_scan_c128_512")
 
 from programs_users_nn import NN_PROGRAMS, NN_X64  # noqa: E402  (more NN / linear algebra)
 

@@ -7,8 +7,9 @@
 // and, on AVX2 CPUs, s32/u32 members that are integer instructions (EmitInt32Op: wrapping
 // add/subtract/multiply, bitwise ops, shifts, maximum/minimum; JAX's threefry random bits are
 // made of them) beside f32 ones, reading fused-step inputs (whole or scalar), index maps' tiles and
-// each other. Any other member (compares, conversions, 8/16/64-bit integers, ...) leaves the run
-// interpreted.
+// each other; f32 compares into predicate lanes, complex64 members beside f32 ones and complex128
+// members beside f64 ones, each complex value a pair of registers (fused_complex.cc). Any other
+// member (f64 compares, most conversions, 8/16/64-bit integers, ...) leaves the run interpreted.
 //
 // The code: fn(ptrs, len) walks the tile two vectors of 32 bytes at a time (kWays); the rest, one
 // vector at a time, is read and written with vmaskmov (lanes past len are neither read nor
@@ -69,11 +70,12 @@ bool TileEmitter::Plan() {
   pointer_scalar_.assign(static_cast<size_t>(pointers), false);
   pointer_type_.assign(static_cast<size_t>(pointers), ir::DType::kInvalid);
   pointer_pred_.assign(static_cast<size_t>(pointers), false);
+  pointer_complex_.assign(static_cast<size_t>(pointers), false);
   rcp_slot_.assign(static_cast<size_t>(pointers), -1);
   rcp_signed_.assign(static_cast<size_t>(pointers), false);
   divisor_bits_.assign(static_cast<size_t>(pointers), {});
   for (int p = 0; p < pointers; ++p) pointer_value_[static_cast<size_t>(p)] = Members() + p;
-  uses_.assign(static_cast<size_t>(values_), {});
+  uses_.assign(static_cast<size_t>(2 * values_), {});  // room for imaginary parts
   // Which member writes each temporary / output.
   std::vector<int> temp_member(f_.temp_widths.size(), -1), out_member(f_.members.size() + 2, -1);
   store_.assign(f_.members.size(), false);
@@ -95,11 +97,18 @@ bool TileEmitter::Plan() {
       pointer_pred_[static_cast<size_t>(PointerOf(mem.out))] = mem.code.out == ir::DType::kPred;
     }
     const MapCode& c = mem.code;
+    if (IsComplex(c.out)) {
+      pointer_complex_[static_cast<size_t>(PointerOf(mem.out))] = true;
+      complex_ = true;
+    }
     const bool known_float =
         IsFloatArithmetic(c.op) || (c.op == MapOp::kVectorCall && c.fn != nullptr);
     const bool half = HalfOf(c) != ir::DType::kInvalid;
     halves_ |= half;
-    if (!(known_float && c.in == t && c.out == t) && !IsInt32Member(c) && !half) return false;
+    if (!(known_float && c.in == t && c.out == t) && !IsInt32Member(c) && !half &&
+        !IsComplexMember(c)) {
+      return false;
+    }
     const int arity = c.op == MapOp::kConvert ? 1 : ArityOf(c.op);
     const int out_width = half ? static_cast<int>(ir::DTypeByteSize(c.out)) : WidthOf(c.out);
     if (mem.out.width != out_width || static_cast<int>(mem.in.size()) != arity) return false;
@@ -130,8 +139,13 @@ bool TileEmitter::Plan() {
         pointer_scalar_[static_cast<size_t>(s.pointer)] = s.scalar;
         if (IsHalfFloat(c.in)) pointer_type_[static_cast<size_t>(s.pointer)] = c.in;
         pointer_pred_[static_cast<size_t>(s.pointer)] = pred;
+        pointer_complex_[static_cast<size_t>(s.pointer)] = IsComplex(OperandType(c, i));
       }
       uses_[static_cast<size_t>(s.value)].push_back(m);
+      if (IsComplex(OperandType(c, i))) {
+        uses_[static_cast<size_t>(Im(s.value))].push_back(m);
+        complex_ = true;
+      }
       reads_.back().push_back(s);
       if (i == 1 && s.pointer >= 0 && s.scalar && IsInt32Member(c) &&
           (c.op == MapOp::kDivide || c.op == MapOp::kRemainder)) {
@@ -159,7 +173,7 @@ bool TileEmitter::Plan() {
   }
   if (f_.rows.fn != nullptr) read_later(f_.rows.x);
   // Called vector functions take and return 8 lanes in ymm0: such runs stay 32 bytes wide.
-  wide_ = avx512_;
+  wide_ = avx512_ && !complex_;  // complex parts are split and joined in ymm only
   for (int m = 0; m < Members(); ++m) {
     const Member& mem = f_.members[static_cast<size_t>(m)];
     if (Computes(m) && mem.code.op == MapOp::kVectorCall &&
@@ -203,7 +217,7 @@ void TileEmitter::Generate() {
   const int lanes = VB() / (f64_ ? 8 : 4);
   // [rsp]: the lane mask; then a slot per key; then the tail's bounce buffer for 16-bit elements;
   // then the predicate buffer and the tail's count; then the divisors' reciprocals.
-  const int frame = VB() * (values_ * kWays + 3) + (8 * rcp_count_ + VB() - 1) / VB() * VB();
+  const int frame = VB() * (Ids() * kWays + 3) + (8 * rcp_count_ + VB() - 1) / VB() * VB();
   push(rbp);
   mov(rbp, rsp);
   push(rbx);
@@ -315,7 +329,8 @@ std::shared_ptr<const lower::NativeTile> BuildNativeTile(const FusedPlan& plan, 
   bool f64 = false;
   for (size_t i = begin; i < end; ++i) {
     if (!plan.members[i].absolute) {
-      f64 = plan.members[i].code.in == ir::DType::kF64;
+      f64 =
+          plan.members[i].code.in == ir::DType::kF64 || plan.members[i].code.in == ir::DType::kC128;
       break;
     }
   }

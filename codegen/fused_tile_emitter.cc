@@ -54,7 +54,8 @@ int TileEmitter::NextUse(int key, int at) const {
 void TileEmitter::Spill(int reg, int at) {
   const int k = reg_value_[reg];
   if (k < 0) return;
-  if (k / kWays < Members() && !in_slot_[static_cast<size_t>(k)] && NextUse(k, at) != INT32_MAX) {
+  if (Base(k / kWays) < Members() && !in_slot_[static_cast<size_t>(k)] &&
+      NextUse(k, at) != INT32_MAX) {
     vmovaps(Slot(k), V(reg));
     in_slot_[static_cast<size_t>(k)] = true;
   }
@@ -89,8 +90,22 @@ int TileEmitter::Get(int value, int way, int pin0, int pin1, bool masked, int at
   if (value_reg_[static_cast<size_t>(key)] >= 0) return value_reg_[static_cast<size_t>(key)];
   const int reg = Allocate(pin0, pin1, at);
   const Xbyak::Xmm y = V(reg);
-  if (value < Members()) {
+  if (Base(value) < Members()) {
     vmovaps(y, Slot(key));
+  } else if (pointer_complex_[static_cast<size_t>(Base(value) - Members())]) {
+    // Both parts come from the same loads: the other one too, unless it is in a register already.
+    const bool imag = value >= values_;
+    const int other = imag ? Base(value) : Im(value);
+    const int other_key = Key(other, way);
+    int other_reg = value_reg_[static_cast<size_t>(other_key)];
+    const bool fresh = other_reg < 0;
+    if (fresh) other_reg = Allocate(pin0, pin1, at, reg);
+    const int keep = fresh ? other_reg : -1;  // -1: not loaded again
+    LoadComplex(Base(value) - Members(), way, imag ? keep : reg, imag ? reg : keep, masked);
+    if (fresh) {
+      value_reg_[static_cast<size_t>(other_key)] = other_reg;
+      reg_value_[other_reg] = other_key;
+    }
   } else {
     const int p = value - Members();
     const ir::DType half = pointer_type_[static_cast<size_t>(p)];
@@ -139,8 +154,8 @@ int TileEmitter::Get(int value, int way, int pin0, int pin1, bool masked, int at
 void TileEmitter::Body(bool masked, int ways) {
   ways_ = ways;
   std::fill(std::begin(reg_value_), std::end(reg_value_), -1);
-  value_reg_.assign(static_cast<size_t>(values_ * kWays), -1);
-  in_slot_.assign(static_cast<size_t>(values_ * kWays), false);
+  value_reg_.assign(static_cast<size_t>(Ids() * kWays), -1);
+  in_slot_.assign(static_cast<size_t>(Ids() * kWays), false);
   mask_loaded_ = false;
   sign_ready_ = sign_hoisted_;
   for (int m = 0; m < Members(); ++m) {
@@ -152,6 +167,10 @@ void TileEmitter::Body(bool masked, int ways) {
 // Member m of way `way`: its result in a register (and stored, when it leaves the run).
 void TileEmitter::EmitMember(int m, int way, bool masked) {
   const Member& mem = f_.members[static_cast<size_t>(m)];
+  if (IsComplexMember(mem.code)) {
+    EmitComplexMember(m, way, masked);
+    return;
+  }
   const int at = m * ways_ + way;
   const std::vector<Source>& reads = reads_[static_cast<size_t>(m)];
   const MapOp op = mem.code.op;
@@ -285,7 +304,7 @@ void TileEmitter::LoadPred(int reg, int p, int way, bool masked) {
     L(copy);
     dec(rcx);
     movzx(edx, byte[rax + rcx]);
-    mov(ptr[rsp + rcx + VB() * (values_ * kWays + 2)], dl);
+    mov(ptr[rsp + rcx + VB() * (Ids() * kWays + 2)], dl);
     jnz(copy);
     vpmovzxbd(Xbyak::Ymm(reg), PredBuffer());
   } else if (wide_) {
@@ -333,7 +352,7 @@ void TileEmitter::StorePred(int reg, int p, int way, bool masked) {
   Xbyak::Label copy;
   L(copy);
   dec(rcx);
-  movzx(edx, byte[rsp + rcx + VB() * (values_ * kWays + 2)]);
+  movzx(edx, byte[rsp + rcx + VB() * (Ids() * kWays + 2)]);
   mov(byte[rax + rcx], dl);
   jnz(copy);
 }

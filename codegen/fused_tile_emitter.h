@@ -82,12 +82,34 @@ class TileEmitter : public Xbyak::CodeGenerator {
     if (c.in == ir::DType::kF32 && IsHalfFloat(c.out) && HalfCodeAvailable(c.out)) return c.out;
     return ir::DType::kInvalid;
   }
+  // A complex64 member (fused_complex.cc: add, subtract, multiply, negate, abs, select, compare
+  // eq/ne) or an f32 compare, in the f32 runs' lanes (complex128 add, subtract, multiply, negate
+  // and abs in the f64 runs'): a complex value is two registers, its real
+  // and its imaginary parts of the same 8 (16) elements, split when loaded and joined when stored.
+  bool IsComplexMember(const MapCode& c) const;
   // The element type of member m's range input i.
   static ir::DType OperandType(const MapCode& c, size_t i) {
     return c.op == MapOp::kSelect && i == 0 ? ir::DType::kPred : c.in;
   }
   // Bytes per element of type `t` in memory (a run is all 4-byte lanes, or all f64).
-  int WidthOf(ir::DType t) const { return t == ir::DType::kPred ? 1 : f64_ ? 8 : 4; }
+  int WidthOf(ir::DType t) const {
+    return t == ir::DType::kPred   ? 1
+           : t == ir::DType::kC128 ? 16
+           : t == ir::DType::kC64  ? 8
+           : f64_                  ? 8
+                                   : 4;
+  }
+  static bool IsComplex(ir::DType t) { return t == ir::DType::kC64 || t == ir::DType::kC128; }
+  // Value ids: members, then pointers (values_ of them); with complex values, the imaginary part
+  // of value v is value Im(v) = values_ + v.
+  int Ids() const { return complex_ ? 2 * values_ : values_; }
+  int Im(int v) const { return v + values_; }
+  int Base(int v) const { return v >= values_ ? v - values_ : v; }
+  // Member m as a complex member (fused_complex.cc), and complex pointer p's parts of way `way`
+  // loaded into registers / stored from them.
+  void EmitComplexMember(int m, int way, bool masked);
+  void LoadComplex(int p, int way, int re, int im, bool masked);
+  void StoreComplex(int p, int way, int re, int im, bool masked, int at);
   // Members this code computes: [begin_, end_) and not index maps.
   bool Computes(int m) const {
     return m >= begin_ && m < end_ && !f_.members[static_cast<size_t>(m)].absolute;
@@ -110,7 +132,7 @@ class TileEmitter : public Xbyak::CodeGenerator {
   // Values are held per way (the vector at byte offset VB() * way of the iteration): key = value *
   // kWays + way. A scalar input is the same in every way and has one key (way 0).
   int Key(int value, int way) const {
-    const int p = value - Members();
+    const int p = Base(value) - Members();
     const bool shared = p >= 0 && pointer_scalar_[static_cast<size_t>(p)];
     return value * kWays + (shared ? 0 : way);
   }
@@ -120,8 +142,8 @@ class TileEmitter : public Xbyak::CodeGenerator {
   void LoadPred(int reg, int p, int way, bool masked);
   void StorePred(int reg, int p, int way, bool masked);
   // The stack bytes a masked predicate load or store goes through, and the lane count there.
-  Xbyak::Address PredBuffer() { return ptr[rsp + VB() * (values_ * kWays + 2)]; }
-  Xbyak::Address TailCount() { return ptr[rsp + VB() * (values_ * kWays + 2) + 16]; }
+  Xbyak::Address PredBuffer() { return ptr[rsp + VB() * (Ids() * kWays + 2)]; }
+  Xbyak::Address TailCount() { return ptr[rsp + VB() * (Ids() * kWays + 2) + 16]; }
   int NextUse(int key, int at) const;
   void Spill(int reg, int at);
   void EnsureMask();
@@ -129,7 +151,7 @@ class TileEmitter : public Xbyak::CodeGenerator {
   // offset), or, under the tail's mask, the bounce buffer (`load`: filled from the pointer first).
   Xbyak::Address HalfAddress(int p, int way, bool masked, bool load);
   void HalfBounceOut(int p);
-  int Bounce() const { return VB() * (values_ * kWays + 1); }
+  int Bounce() const { return VB() * (Ids() * kWays + 1); }
   // Bytes per vector, and vector register r: zmm when the code is wide, else ymm.
   int VB() const { return wide_ ? 64 : 32; }
   Xbyak::Xmm V(int r) const {
@@ -150,6 +172,8 @@ class TileEmitter : public Xbyak::CodeGenerator {
   std::vector<ir::DType> pointer_type_;  // per pointer: its elements' type when 16-bit floats
   bool halves_ = false;                  // some member computes 16-bit floats
   std::vector<bool> pointer_pred_;
+  std::vector<bool> pointer_complex_;  // per pointer: complex64 elements
+  bool complex_ = false;               // some value is complex
   // Per pointer: the stack slot of the f64 reciprocal of the divisor it holds (a scalar read by an
   // s32/u32 divide or remainder), computed before the loop; -1: none. And whether it is signed.
   std::vector<int> rcp_slot_;
@@ -160,7 +184,7 @@ class TileEmitter : public Xbyak::CodeGenerator {
   // broadcast of a one-element one (temp_member: the member writing each temporary).
   FusedPlan::Splat KnownSplat(const Ref& r, const std::vector<int>& temp_member) const;
   int rcp_count_ = 0;
-  Xbyak::Address Rcp(int slot) { return qword[rsp + VB() * (values_ * kWays + 3) + 8 * slot]; }
+  Xbyak::Address Rcp(int slot) { return qword[rsp + VB() * (Ids() * kWays + 3) + 8 * slot]; }
   bool untiled_ = false;
   std::vector<bool> store_;  // per member: its result goes to memory (an output, or read later)
   int values_ = 0;

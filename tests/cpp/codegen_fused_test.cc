@@ -100,11 +100,16 @@ class Generator {
       c_.calls = true;
       v = b_.Unary(Uniform(0, 1) ? "stablehlo.log" : "stablehlo.sine", Operand());
     } else {  // members the generator leaves to the interpreter
+      const bool handled = c_.handled;
       c_.handled = false;
       const ValueId a = Operand(), b = Operand();
       switch (Uniform(0, 2)) {
-        case 0:
+        case 0:  // f32 compares and selects are native code on AVX2 + BMI2 CPUs
           v = b_.Select(b_.Compare(kCompare[Uniform(0, 5)], a, b), a, Operand());
+          if (t_ == DType::kF32 && __builtin_cpu_supports("avx2") &&
+              __builtin_cpu_supports("bmi2")) {
+            c_.handled = handled;
+          }
           break;
         case 1:
           v = b_.Convert(b_.Convert(a, t_ == DType::kF32 ? DType::kF64 : DType::kF32), t_);

@@ -1,0 +1,222 @@
+// The fused-run code generator's complex64 members and f32 compares (codegen/fused_complex.cc)
+// against the interpreter, as codegen_fused_int_test.cc checks the integer lane members: random
+// programs compiled and fused by the compiler, run once as compiled and once with every fused
+// step's native code taken out; the same bits. Complex runs are ymm code; f32 compares without
+// complex values are zmm code on a CPU with AVX-512, and YmmCodeInAChildProcess reruns the test
+// with KILN_FUSED_JIT_AVX512=0 for their ymm code.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "lower/fused_plan.h"
+#include "tests/cpp/fused_test_util.h"
+#include "tests/cpp/program_test_util.h"
+
+namespace kiln::testing {
+namespace {
+
+using lower::Program;
+
+bool ComplexCodeExpected() {
+  const char* simd = std::getenv("KILN_COMPLEX_SIMD");
+  return CodeExpected() && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi2") &&
+         __builtin_cpu_supports("fma") && (simd == nullptr || std::string(simd) != "sse2");
+}
+
+// A float part: ordinary values of magnitudes 1e-30 to 1e30 (squares that overflow and underflow
+// in a naive abs), and now and then a special one (NaN, infinities, signed zeros, subnormals,
+// the largest finite values).
+float Part(std::mt19937& rng) {
+  const int kind = std::uniform_int_distribution<int>(0, 9)(rng);
+  if (kind < 2) return SpecialFloat<float>(rng, 100);
+  if (kind == 2) return PaletteFloat<float>(rng);
+  static const float kScales[] = {1e-30f, 1e-3f, 1.0f, 1.0f, 2.0f, 1e3f, 1e30f};
+  const float scale = kScales[std::uniform_int_distribution<int>(0, 6)(rng)];
+  return std::normal_distribution<float>(0.0f, 1.0f)(rng) * scale;
+}
+
+// "" when value i of `a` and `b` are equal, complex values as pairs of floats: the same bits, or
+// NaN in both (which NaN an operation on two of them returns is the instruction's or the
+// compiler's operand order: docs/engine.md, Overview).
+std::string ComplexDifference(const Values& a, const Values& b, size_t i) {
+  const DType t = a.type(i).dtype;
+  if (t != DType::kC64 && t != DType::kC128) return Difference(a, b, i, true);
+  const int w = t == DType::kC64 ? 4 : 8;
+  for (int64_t k = 0; k < 2 * a.type(i).num_elements(); ++k) {
+    double x, y;
+    if (w == 4) {
+      float fx, fy;
+      std::memcpy(&fx, a.Data(i) + 4 * k, 4);
+      std::memcpy(&fy, b.Data(i) + 4 * k, 4);
+      if (std::memcmp(&fx, &fy, 4) == 0) continue;
+      x = fx, y = fy;
+    } else {
+      std::memcpy(&x, a.Data(i) + 8 * k, 8);
+      std::memcpy(&y, b.Data(i) + 8 * k, 8);
+      if (std::memcmp(&x, &y, 8) == 0) continue;
+    }
+    if (std::isnan(x) && std::isnan(y)) continue;
+    return "value #" + std::to_string(i) + " element " + std::to_string(k / 2) +
+           (k % 2 ? " imaginary part: " : " real part: ") + std::to_string(x) + " vs " +
+           std::to_string(y);
+  }
+  return "";
+}
+
+void Fill(const Values& v, std::mt19937& rng) {
+  for (size_t i = 0; i < v.size(); ++i) {
+    const int64_t n = v.type(i).num_elements();
+    const DType t = v.type(i).dtype;
+    const int parts = t == DType::kC64 || t == DType::kC128 ? 2 : 1;
+    const bool wide = t == DType::kC128 || t == DType::kF64;
+    for (int64_t k = 0; k < n * parts; ++k) {
+      const float f = Part(rng);
+      // f64 parts: the f32 value with low bits of its own, beyond f32's range now and then.
+      const double d = static_cast<double>(f) *
+                       (1.0 + std::ldexp(static_cast<double>(k % 977), -40)) *
+                       (k % 13 == 0 && std::isfinite(f) ? 1e200 : 1.0);
+      if (wide) {
+        std::memcpy(v.Data(i) + 8 * k, &d, 8);
+      } else {
+        std::memcpy(v.Data(i) + 4 * k, &f, 4);
+      }
+    }
+  }
+}
+
+// Runs of complex64 add, subtract, multiply, negate, abs, select and compare eq/ne with f32
+// compares (every direction) and f32 members between them, over complex arrays, a complex scalar
+// broadcast, and f32 arrays (tails of every length). One case in four has no complex value: f32
+// compares and selects only; one in four is complex128 with f64 members (add, subtract,
+// multiply, negate, abs: no predicates in f64 runs).
+TEST(CodegenFusedComplexTest, ComplexMembersMatchTheInterpreter) {
+  const bool code_expected = ComplexCodeExpected();
+  static const char* const kDirs[] = {"EQ", "NE", "LT", "LE", "GT", "GE"};
+  const std::vector<int64_t> sizes = {256, 257, 263, 300, 511, 1024, 1031, 4099};
+  std::mt19937 rng(20261129);
+  auto uniform = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  int native_runs = 0, complex_runs = 0, c128_runs = 0, mismatches = 0;
+  for (int i = 0; i < 200 && mismatches <= 5; ++i) {
+    const std::vector<int64_t> dims = {sizes[static_cast<size_t>(i) % sizes.size()]};
+    const bool no_complex = i % 4 == 3, c128 = i % 4 == 2;
+    const DType cxt = c128 ? DType::kC128 : DType::kC64, flt = c128 ? DType::kF64 : DType::kF32;
+    ir::Module module;
+    const int arrays = no_complex ? 0 : uniform(1, 3), scalars = no_complex ? 0 : uniform(0, 1);
+    const int floats = no_complex ? uniform(2, 3) : uniform(0, 1);
+    std::vector<ir::Type> args(static_cast<size_t>(arrays), Ty(cxt, dims));
+    args.insert(args.end(), static_cast<size_t>(scalars), Ty(cxt));
+    args.insert(args.end(), static_cast<size_t>(floats), Ty(flt, dims));
+    AddFunction(module, "main", args, [&](OpList& b, const std::vector<ValueId>& a) {
+      std::vector<ValueId> cx(a.begin(), a.begin() + arrays), fl, bools, made, read;
+      for (int k = 0; k < scalars; ++k) {
+        cx.push_back(b.Broadcast(a[static_cast<size_t>(arrays + k)], dims, {}));
+      }
+      for (int k = 0; k < floats; ++k) fl.push_back(a[static_cast<size_t>(arrays + scalars + k)]);
+      auto pick = [&](std::vector<ValueId>& pool) {
+        const int last = static_cast<int>(pool.size()) - 1;
+        const ValueId v = pool[static_cast<size_t>(uniform(0, 1) ? last : uniform(0, last))];
+        read.push_back(v);
+        return v;
+      };
+      auto keep = [&](std::vector<ValueId>& pool, ValueId v) {
+        pool.push_back(v);
+        made.push_back(v);
+      };
+      const int steps = uniform(3, 14);
+      for (int k = 0; k < steps; ++k) {
+        const int kind = uniform(0, 99);
+        if (kind < 35 && !cx.empty()) {
+          static const char* const kBinary[] = {"add", "subtract", "multiply", "multiply"};
+          const ValueId x = pick(cx), y = pick(cx);
+          keep(cx, b.Binary(std::string("stablehlo.") + kBinary[uniform(0, 3)], x, y));
+        } else if (kind < 40 && !cx.empty()) {
+          keep(cx, b.Unary("stablehlo.negate", pick(cx)));
+        } else if (kind < 55 && !cx.empty()) {
+          keep(fl, b.Op("stablehlo.abs", {pick(cx)}, Ty(flt, dims)));
+        } else if (kind < 90 && c128) {
+          if (cx.empty()) continue;
+          const ValueId x = pick(cx);
+          keep(cx,
+               b.Binary(uniform(0, 1) ? "stablehlo.subtract" : "stablehlo.multiply", x, pick(cx)));
+        } else if (kind < 70 && !fl.empty()) {
+          const ValueId x = pick(fl), y = pick(fl);
+          keep(bools, b.Compare(kDirs[uniform(0, 5)], x, y));
+        } else if (kind < 75 && !cx.empty()) {
+          const ValueId x = pick(cx), y = pick(cx);
+          keep(bools, b.Compare(uniform(0, 1) ? "EQ" : "NE", x, y));
+        } else if (kind < 90 && !bools.empty()) {
+          const ValueId p = pick(bools);
+          std::vector<ValueId>& pool = cx.empty() || uniform(0, 2) == 0 ? fl : cx;
+          if (pool.empty()) continue;
+          const ValueId x = pick(pool);
+          keep(pool, b.Select(p, x, pick(pool)));
+        } else if (!fl.empty()) {
+          const ValueId x = pick(fl);
+          keep(fl, b.Binary(uniform(0, 1) ? "stablehlo.add" : "stablehlo.multiply", x, pick(fl)));
+        }
+      }
+      std::vector<ValueId> results;
+      for (ValueId v : made) {
+        if (std::find(read.begin(), read.end(), v) == read.end()) results.push_back(v);
+      }
+      if (results.empty()) results.push_back(no_complex ? fl.back() : cx.back());
+      return results;
+    });
+    const std::string text = ir::PrintModule(module);
+    const Compiled compiled = CompileFunctions(std::move(module), {"main"});
+    const std::shared_ptr<const Program> p = compiled.programs[0];
+    ASSERT_NE(p, nullptr);
+    int fused = 0, with_code = 0;
+    for (const lower::Step& s : p->steps) {
+      if (s.fused == nullptr) continue;
+      const auto& ms = s.fused->members;
+      fused += std::any_of(ms.begin(), ms.end(), [](const auto& m) { return !m.absolute; });
+      with_code += s.fused->native != nullptr;
+      if (s.fused->native != nullptr && !no_complex) ++complex_runs;
+      if (s.fused->native != nullptr && c128) ++c128_runs;
+    }
+    native_runs += with_code;
+    if (code_expected) {
+      EXPECT_EQ(with_code, fused) << text;
+    }
+    const std::shared_ptr<const Program> q = Interpreted(*p);
+    for (int run = 0; run < 2; ++run) {
+      Values params(ParamTypes(*p)), native(ResultTypes(*p)), interpreted(ResultTypes(*p));
+      Fill(params, rng);
+      ASSERT_TRUE(RunWithRunner(*p, params, native).ok());
+      ASSERT_TRUE(RunWithRunner(*q, params, interpreted).ok());
+      for (size_t r = 0; r < native.size(); ++r) {
+        const std::string d = ComplexDifference(interpreted, native, r);
+        if (d.empty()) continue;
+        ++mismatches;
+        ADD_FAILURE() << "case " << i << " run " << run << ": " << d << "\n" << text;
+        break;
+      }
+    }
+  }
+  std::printf("runs with native code: %d, %d of them complex, %d complex128\n", native_runs,
+              complex_runs, c128_runs);
+  if (code_expected) {
+    EXPECT_GT(native_runs, 120);
+    EXPECT_GT(complex_runs, 90);
+    EXPECT_GT(c128_runs, 40);
+  }
+}
+
+TEST(CodegenFusedComplexTest, YmmCodeInAChildProcess) {
+  if (!WideExpected()) GTEST_SKIP() << "this process runs the ymm code already";
+  RerunWithSwitchOff("KILN_FUSED_JIT_AVX512",
+                     "CodegenFusedComplexTest.ComplexMembersMatchTheInterpreter");
+}
+
+}  // namespace
+}  // namespace kiln::testing
