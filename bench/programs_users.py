@@ -794,3 +794,8 @@ X64 = {"u_lorenz_rk4_scan_f64", "u_newton_while_f64", "u_reduce_sum_f64_all",
 X64.add("u_complex128_rotation_scan")
 X64.add("u_damped_scan_c128_512")
 X64.add("u_kepler_newton_fori_f64")
+
+from programs_users_nn import NN_PROGRAMS, NN_X64  # noqa: E402  (more NN / linear algebra)
+
+USER_PROGRAMS.update(NN_PROGRAMS)
+X64 |= NN_X64

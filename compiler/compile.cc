@@ -16,6 +16,7 @@
 #include "compiler/narrow_float.h"
 #include "compiler/program_builder.h"
 #include "compiler/spmd_partitioner.h"
+#include "compiler/padded_windows.h"
 #include "compiler/transposed_dots.h"
 #include "compiler/verifier.h"
 #include "ingest/artifact_reader.h"
@@ -219,6 +220,11 @@ StatusOr<std::shared_ptr<const Executable>> CompileModule(std::shared_ptr<const 
     auto narrowed = std::make_shared<ir::Module>(*module);
     NarrowCounters(*narrowed);
     module = std::move(narrowed);
+  }
+  if (options.num_partitions <= 1 && HasPaddedWindows(*module)) {  // avg_pool gradients
+    auto folded = std::make_shared<ir::Module>(*module);
+    FoldPaddedWindows(*folded);
+    module = std::move(folded);
   }
   if (options.num_partitions <= 1 && HasTransposedDots(*module)) {  // gradients' dot + transpose
     auto folded = std::make_shared<ir::Module>(*module);

@@ -23,6 +23,7 @@
 #include "kernels/complex_simd.h"
 #include "kernels/dispatch.h"
 #include "kernels/float16.h"
+#include "kernels/half_round.h"
 #include "kernels/gemm.h"
 #include "kernels/lowering.h"
 #include "kernels/scalar_body.h"
@@ -272,7 +273,7 @@ Status RunDot(std::string_view op, const DotPlan& p, const View& lhs, const View
       const bool bf16 = p.out_dtype == ir::DType::kBF16;
       runtime::ParallelFor(n, int64_t{1} << 14, [&](int64_t b, int64_t e) {
         if (bf16) {
-          for (int64_t i = b; i < e; ++i) dst[i] = FloatToBf16Bits(tmp[i]);
+          RoundToBf16(tmp + b, dst + b, e - b);
         } else {
           for (int64_t i = b; i < e; ++i) dst[i] = FloatToHalfBits(tmp[i]);
         }

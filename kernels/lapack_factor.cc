@@ -8,8 +8,8 @@
 //                                     entry is nonzero on entry leads (LAPACK's rule)
 //   orgqr (a[m, n], tau[k])        -> q[m, n]  m >= n >= k
 //   ormqr (a, tau[k], c; left, transpose) -> c_out  op(Q) c or c op(Q), op = ^T / ^H if transpose
-// Real matrices of order up to 8 are LU-factored by SmallGetrf (kernels/lapack_small.h) instead
-// of one LAPACK call each.
+// Real matrices of order up to 8 are LU-factored by SmallGetrf and Cholesky-factored by SmallPotrf
+// (kernels/lapack_small.h) instead of one LAPACK call each.
 #include <algorithm>
 #include <memory>
 #include <type_traits>
@@ -62,15 +62,26 @@ StatusOr<Kernel> LowerPotrf(LowerContext& ctx) {
                       const T* a = in[0].data_as<const T>();
                       T* a_out = out[0].data_as<T>();
                       int* info = out[1].data_as<int>();
-                      ForEachTask(p.call, scratch,
-                                  [&](std::byte* slot, int64_t begin, int64_t end) {
-                                    T* w = InSlot<T>(slot, p.a);
-                                    for (int64_t b = begin; b < end; ++b) {
-                                      ToColumnMajor(a + b * size, n, n, w, ld);
-                                      potrf(p.uplo, n, w, ld, &info[b]);
-                                      FromColumnMajor(w, ld, n, n, a_out + b * size);
-                                    }
-                                  });
+                      ForEachTask(
+                          p.call, scratch, [&](std::byte* slot, int64_t begin, int64_t end) {
+                            if constexpr (std::is_floating_point_v<T>) {
+                              if (n <= kSmallOrder) {
+                                if (a != a_out) {
+                                  std::copy(a + begin * size, a + end * size, a_out + begin * size);
+                                }
+                                for (int64_t b = begin; b < end; ++b) {
+                                  SmallPotrf(p.uplo, n, a_out + b * size, &info[b]);
+                                }
+                                return;
+                              }
+                            }
+                            T* w = InSlot<T>(slot, p.a);
+                            for (int64_t b = begin; b < end; ++b) {
+                              ToColumnMajor(a + b * size, n, n, w, ld);
+                              potrf(p.uplo, n, w, ld, &info[b]);
+                              FromColumnMajor(w, ld, n, n, a_out + b * size);
+                            }
+                          });
                     });
 }
 

@@ -83,4 +83,37 @@ void SmallGetrf(int m, int n, T* a, int* ipiv, int* info) {
   }
 }
 
+// Cholesky factorization of the `uplo` triangle of row-major n x n `a` in place (xPOTF2's
+// column-by-column order): 'L' makes l with a = l l^T in the lower triangle, 'U' its transpose
+// u = l^T (a = u^T u) in the upper one; the other triangle is not read or written. info is the
+// 1-based order of the first leading minor that is not positive definite (its pivot left on the
+// diagonal and the factorization stopped there, as LAPACK does), or 0. A NaN pivot is not caught:
+// it flows on into the rest of the factor with info 0, as in OpenBLAS's potrf, which XLA:CPU's
+// jaxlib and Kiln's larger matrices call (reference LAPACK's xPOTF2 would stop there).
+template <typename T>
+void SmallPotrf(char uplo, int n, T* a, int* info) {
+  // l(i, j), i >= j, lives at a[i * n + j] ('L') or a[j * n + i] ('U').
+  const int64_t row = uplo == 'L' ? n : 1, col = uplo == 'L' ? 1 : n;
+  *info = 0;
+  for (int j = 0; j < n; ++j) {
+    T* lj = a + j * row;  // row j of l
+    T d = lj[j * col];
+    for (int k = 0; k < j; ++k) d -= lj[k * col] * lj[k * col];
+    if (d <= T(0)) {
+      lj[j * col] = d;
+      *info = j + 1;
+      return;
+    }
+    d = std::sqrt(d);
+    lj[j * col] = d;
+    const T r = T(1) / d;
+    for (int i = j + 1; i < n; ++i) {
+      T* li = a + i * row;
+      T s = li[j * col];
+      for (int k = 0; k < j; ++k) s -= li[k * col] * lj[k * col];
+      li[j * col] = s * r;
+    }
+  }
+}
+
 }  // namespace kiln::kernels::lapack

@@ -1,7 +1,8 @@
 // stablehlo.reduce_window and stablehlo.select_and_scatter.
 //
 // Windows come from kernels/window.h: per axis an arithmetic progression of input indices, so the
-// cost is what the windows contain and nothing is tabulated. Single-operand windows with a known
+// cost is what the windows contain and nothing is tabulated per window (except the block offsets of
+// small pools, TypedBlockKernel). Single-operand windows with a known
 // body (add, multiply, maximum, ...) run typed loops in parallel over the outputs, each output
 // folded in window order. Windows that are prefixes or suffixes along one axis (cumulative
 // reductions) run in linear time (kernels/reduce_window_scan.h). Other bodies run element by
@@ -54,12 +55,51 @@ std::optional<Kernel> TypedBlockKernel(const std::string& name,
   outer->axes.assign(plan->axes.begin(), plan->axes.begin() + static_cast<int64_t>(keep));
   int64_t outer_count = 1;
   for (int64_t d : outer->out_dims) outer_count *= d;
+  // Small pools (pooling layers: a few thousand window positions of a few elements) list every
+  // window's block offsets at plan time, in window order, so the kernel runs one tight loop per
+  // output instead of walking the window; larger ones walk as below.
+  int64_t window_elements = 1;
+  for (const WindowAxis& a : outer->axes) window_elements *= a.window;
+  constexpr int64_t kMaxListed = int64_t{1} << 17;  // 1 MiB of offsets
+  auto listed = std::make_shared<std::vector<int64_t>>();  // offsets, then outer_count + 1 starts
+  if (outer_count > 0 && window_elements <= kMaxListed / outer_count) {
+    std::vector<int64_t> offsets, starts;
+    starts.reserve(static_cast<size_t>(outer_count) + 1);
+    Status s = ForEachWindow(
+        *outer, 0, outer_count, [&] { starts.push_back(static_cast<int64_t>(offsets.size())); },
+        [&](int64_t off) {
+          offsets.push_back(off);
+          return Status::Ok();
+        },
+        [&](int64_t) { return Status::Ok(); });
+    if (s.ok()) {
+      starts.push_back(static_cast<int64_t>(offsets.size()));
+      offsets.insert(offsets.end(), starts.begin(), starts.end());
+      *listed = std::move(offsets);
+    }
+  }
   return Kernel([=](ExecContext&, std::span<const View> in, std::span<const View> out) -> Status {
     KILN_RETURN_IF_ERROR(CheckArrays(in, all_types));
     return DispatchReducer(name, k, dtype, [&]<ReducerKind K, typename T>() -> Status {
       const T* x = in[0].data_as<const T>();
       const T init = *in[1].data_as<const T>();
       T* o = out[0].data_as<T>();
+      if (!listed->empty()) {
+        const int64_t* offsets = listed->data();
+        const int64_t* starts = offsets + (listed->size() - static_cast<size_t>(outer_count) - 1);
+        runtime::ParallelFor(
+            outer_count, std::max<int64_t>(1, 4096 / block), [&](int64_t begin, int64_t end) {
+              for (int64_t p = begin; p < end; ++p) {
+                T* acc = o + p * block;
+                for (int64_t j = 0; j < block; ++j) acc[j] = init;
+                for (int64_t w = starts[p]; w < starts[p + 1]; ++w) {
+                  const T* src = x + offsets[w];
+                  for (int64_t j = 0; j < block; ++j) acc[j] = ReducerFn<K, T>::Apply(acc[j], src[j]);
+                }
+              }
+            });
+        return Status::Ok();
+      }
       Status status = Status::Ok();
       std::mutex status_mu;
       runtime::ParallelFor(outer_count, std::max<int64_t>(1, 4096 / block),

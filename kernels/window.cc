@@ -124,6 +124,10 @@ StatusOr<WindowPlan> PlanWindow(const ir::Op& op, const std::vector<int64_t>& di
     const __int128 count = (padded <= 0 || span > padded) ? 0 : (padded - span) / a.stride + 1;
     if (count > kLimit) return InvalidArgument("the window count is too large");
     a.count = static_cast<int64_t>(count);
+    if (a.count <= WindowAxis::kTabulatedRuns) {
+      a.runs.reserve(static_cast<size_t>(a.count));
+      for (int64_t o = 0; o < a.count; ++o) a.runs.push_back(a.At(o));
+    }
     plan.out_dims.push_back(a.count);
     plan.axes.push_back(a);
   }

@@ -1,4 +1,4 @@
-// Windows of stablehlo.reduce_window and stablehlo.select_and_scatter, without tables.
+// Windows of stablehlo.reduce_window and stablehlo.select_and_scatter, without per-window tables.
 //
 // Along one axis, the window of output position o reads the input positions
 //   p = o * stride + w * window_dilation - padding_low,   w in [0, window)
@@ -30,7 +30,14 @@ struct WindowAxis {
   int64_t count = 0;      // output size
   int64_t in_stride = 1;  // row-major element stride of this axis in the input
 
+  // At(o) for every output position o, filled by PlanWindow for axes of up to kTabulatedRuns
+  // outputs (pooling's few dozen): ForEachWindow then looks each axis's run up instead of solving
+  // it with divisions for every output. Longer axes (a cumsum's 2^20) are solved per output.
+  static constexpr int64_t kTabulatedRuns = 4096;
+  std::vector<WindowRun> runs;
+
   WindowRun At(int64_t o) const;
+  WindowRun Run(int64_t o) const { return runs.empty() ? At(o) : runs[static_cast<size_t>(o)]; }
   // Window 1, stride 1, no padding or dilation: output position o reads input o only.
   bool trivial() const;
 };
@@ -75,7 +82,7 @@ Status ForEachWindow(const WindowPlan& plan, int64_t begin_out, int64_t end_out,
     begin();
     bool empty = false;
     for (size_t d = 0; d < rank; ++d) {
-      runs[d] = plan.axes[d].At(out_idx[d]);
+      runs[d] = plan.axes[d].Run(out_idx[d]);
       empty |= runs[d].n == 0;
       pos[d] = 0;
       base[d] = runs[d].first * plan.axes[d].in_stride;

@@ -186,3 +186,18 @@ def test_small_triangular_solves_every_variant(side, lower, transpose, unit):
     check(lambda a, b: jax.lax.linalg.triangular_solve(
         a, b, left_side=side == "left", lower=lower, transpose_a=transpose, unit_diagonal=unit),
         a, b, dtype=np.float64)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("n", [1, 2, 4, 7, 8, 9])
+def test_small_cholesky_orders_and_failures(n, dtype):
+    # Orders up to 8 are factored by Kiln's own loops (kernels/lapack_small.h: SmallPotrf), 9 by
+    # LAPACK. Batch members that are not positive definite (a negative pivot at order 1 or at the
+    # last order) come out as NaNs where the CPU backend's do; cho_factor(lower=False) and
+    # cho_solve use the factor too. Tolerance rtol(dtype) (2e-4 f32, 1e-10 f64).
+    a = spd(dtype, n, batch=(6,))
+    a[1, 0, 0] = -1.0
+    a[2, n - 1, n - 1] = -1000.0
+    check(jnp.linalg.cholesky, a, dtype=dtype)
+    b = sample(dtype, (6, n, 3), seed=9)
+    check(lambda a, b: jsl.cho_solve(jsl.cho_factor(a, lower=False), b), a, b, dtype=dtype)
