@@ -391,6 +391,10 @@ void FuseElementwise(Program& p) {
       }
       group.push_back(j);
     }
+    // A trailing index map (a broadcast whose reader the member limit cut off) is read by no
+    // member: as the run's last member its tile would be written out in full, and native code
+    // refuses such a run. It starts the next run instead, beside its reader.
+    while (group.size() > 1 && p.steps[group.back()].kernel.map->absolute) group.pop_back();
     // Trailing passive and hoisted steps belong after the run, not inside it.
     while (!passive.empty() && passive.back() > group.back()) passive.pop_back();
     while (!hoisted.empty() && hoisted.back() > group.back()) hoisted.pop_back();
