@@ -79,10 +79,7 @@ class Flattener {
     for (ir::ValueId& v : op.operands) v = Resolve(v);
     const ir::Function* f =
         flattened_ops_ < kFlattenBudget ? FlattenCallee(*source_, op, depth) : nullptr;
-    if (f == nullptr) {
-      for (ir::Region& r : op.regions) {
-        for (ir::Block& b : r.blocks) b.ops = Rewrite(std::move(b.ops), depth);
-      }
+    if (f == nullptr) {  // (regions are left alone: loops inline their calls their own way)
       out.push_back(std::move(op));
       return;
     }
@@ -108,35 +105,25 @@ class Flattener {
   size_t flattened_ops_ = 0;
 };
 
-bool AnyIn(const std::vector<ir::Function>& functions, const std::vector<ir::Op>& ops) {
-  for (const ir::Op& op : ops) {
-    if (FlattenCallee(functions, op, 0) != nullptr) return true;
-    for (const ir::Region& r : op.regions) {
-      for (const ir::Block& b : r.blocks) {
-        if (AnyIn(functions, b.ops)) return true;
-      }
-    }
-  }
-  return false;
-}
-
 }  // namespace
 
 bool HasFlattenableCalls(const ir::Module& module) {
-  for (const ir::Function& f : module.functions) {
-    for (const ir::Block& b : f.body.blocks) {
-      if (AnyIn(module.functions, b.ops)) return true;
-    }
+  const ir::Function* main = module.MainFunction();
+  if (main == nullptr || main->body.blocks.size() != 1) return false;
+  for (const ir::Op& op : main->body.blocks[0].ops) {
+    if (FlattenCallee(module.functions, op, 0) != nullptr) return true;
   }
   return false;
 }
 
 void FlattenCalls(ir::Module& module) {
+  const ir::Function* main = module.MainFunction();
+  if (main == nullptr || main->body.blocks.size() != 1) return;
   const std::vector<ir::Function> source = module.functions;
   Flattener flattener(module, &source);
-  for (ir::Function& f : module.functions) {
-    for (ir::Block& b : f.body.blocks) b.ops = flattener.Rewrite(std::move(b.ops), 0);
-  }
+  ir::Block& block =
+      module.functions[static_cast<size_t>(main - module.functions.data())].body.blocks[0];
+  block.ops = flattener.Rewrite(std::move(block.ops), 0);
 }
 
 }  // namespace kiln::compiler

@@ -9,8 +9,11 @@
 // the bits-to-float step after the call. compiler/inline_calls.h inlines only callees of at most
 // 64 elementwise ops.
 //
-// This pass (before lowering, for programs not partitioned over devices) replaces a `func.call`
-// by a copy of its callee's ops (fresh values, source locations kept; the call's results become
+// This pass (before lowering, for programs not partitioned over devices) replaces a `func.call` in
+// @main's block (not in a region: a loop's body inlines its calls itself, engine/flat_program.h,
+// and `u_metropolis_scan_random` measured slower with its body flattened, on a loaded machine) by
+// a copy of its
+// callee's ops (fresh values, source locations kept; the call's results become
 // the values the callee returns) when the callee is one block of at most kMaxFlattenedOps ops
 // ending in func.return, with as many arguments and results as the call, and the call has no
 // discardable attributes. Copies are flattened in turn, to kMaxCallDepth levels of calls; after
@@ -29,10 +32,11 @@ inline constexpr size_t kMaxFlattenedOps = 256;
 inline constexpr int kMaxCallDepth = 8;
 inline constexpr size_t kFlattenBudget = 20000;
 
-// Whether some function of `module` has a call FlattenCalls would flatten.
+// Whether @main has a call FlattenCalls would flatten.
 bool HasFlattenableCalls(const ir::Module& module);
 
-// Flattens those calls in every function (callees are read as they were before the pass).
+// Flattens those calls in @main's block, and the calls in the copies (callees are read as they were
+// before the pass).
 void FlattenCalls(ir::Module& module);
 
 }  // namespace kiln::compiler
