@@ -11,13 +11,13 @@
 //
 // This pass (before lowering, for programs not partitioned over devices) replaces a `func.call` in
 // @main's block (not in a region: a loop's body inlines its calls itself, engine/flat_program.h,
-// and `u_metropolis_scan_random` measured slower with its body flattened, on a loaded machine) by
-// a copy of its callee's ops (fresh values, source locations kept; the call's results become the
-// values the callee returns) when the callee is one block of at most kMaxFlattenedOps ops ending in
-// func.return, with as many arguments and results as the call, and the call has no discardable
-// attributes. Copies are flattened in turn, to kMaxCallDepth levels of calls; after kFlattenBudget
-// copied ops in a module, calls stay calls. Each copy computes, op for op, what the callee
-// computed, so results are the same bits; only the call frame leaves run-time error messages.
+// and flattening there was not shown to help on the loaded machine) by a copy of its callee's ops
+// (fresh values, source locations kept; the call's results become the values the callee returns)
+// when the callee is one block of at most kMaxFlattenedOps ops ending in func.return, with as many
+// arguments and results as the call, and the call has no discardable attributes. Copies are
+// flattened in turn, to kMaxCallDepth levels of calls; after kFlattenBudget copied ops in a module,
+// calls stay calls. Each copy computes, op for op, what the callee computed, so results are the
+// same bits; only the call frame leaves run-time error messages.
 #pragma once
 
 #include <cstddef>
