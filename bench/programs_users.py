@@ -504,6 +504,27 @@ def random_permutation_split():
     return shuffle, (np.array([0, 9], np.uint32), f32(10000))
 
 
+def random_bernoulli_1k():
+    # dropout-style mask, as `jax.random.bernoulli(key, p, shape)` documents it
+    return (lambda k: jax.random.bernoulli(jax.random.wrap_key_data(k), 0.25, (1000,))), \
+        (np.array([0, 17], np.uint32),)
+
+
+def random_categorical_logits():
+    # sampling one class per row from logits, e.g. a policy or a language model's next token
+    def sample(k, logits):
+        return jax.random.categorical(jax.random.wrap_key_data(k), logits, axis=-1)
+    return sample, (np.array([0, 19], np.uint32), f32(64, 10))
+
+
+def random_split_normal_vmap():
+    # one key per example: split, then a vmapped draw (e.g. per-example noise)
+    def noise(k):
+        keys = jax.random.split(jax.random.wrap_key_data(k), 8)
+        return jax.vmap(lambda kk: jax.random.normal(kk, (16,)))(keys)
+    return noise, (np.array([0, 23], np.uint32),)
+
+
 # ---- elementwise math in other dtypes ----
 
 def gelu_bf16():
@@ -770,6 +791,9 @@ USER_PROGRAMS = {
     "u_random_permutation_split": (random_permutation_split, True),
     "u_random_randint_100k": (random_randint_100k, True),
     "u_random_bits_100k": (random_bits_100k, True),
+    "u_random_bernoulli_1k": (random_bernoulli_1k, True),
+    "u_random_categorical_64x10": (random_categorical_logits, True),
+    "u_random_split_normal_vmap": (random_split_normal_vmap, False),
     "u_gelu_bf16_1m": (gelu_bf16, 3e-2),
     "u_complex64_elementwise": (complex64_elementwise, False),
     "u_int32_bitops_1m": (int32_bitops, True),

@@ -10,6 +10,7 @@
 
 #include "compiler/donation.h"
 #include "compiler/entry_layouts.h"
+#include "compiler/flatten_calls.h"
 #include "compiler/gspmd_manual.h"
 #include "compiler/inline_calls.h"
 #include "compiler/narrow_counters.h"
@@ -210,6 +211,12 @@ StatusOr<std::shared_ptr<const Executable>> CompileModule(std::shared_ptr<const 
     auto widened = std::make_shared<ir::Module>(*module);
     ComputeInF32(*widened);
     module = std::move(widened);
+  }
+  if (options.num_partitions <= 1 && options.num_replicas <= 1 &&
+      HasFlattenableCalls(*module)) {  // jax.random's chain of calls: one block
+    auto flat = std::make_shared<ir::Module>(*module);
+    FlattenCalls(*flat);
+    module = std::move(flat);
   }
   if (HasInlinableCalls(*module)) {  // jnp's elementwise helpers: fused with their callers
     auto inlined = std::make_shared<ir::Module>(*module);
