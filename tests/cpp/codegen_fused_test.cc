@@ -409,7 +409,8 @@ TEST(CodegenFusedTest, IntegerRunsMatchTheInterpreter) {
       // @main's runs under 256 elements get code only with kMinMembersWhenSmall members or more.
       for (const lower::Step& s : p->steps) {
         if (s.fused != nullptr && s.fused->native != nullptr) {
-          EXPECT_GE(s.fused->members.size(), static_cast<size_t>(codegen::fused_detail::kMinMembersWhenSmall))
+          EXPECT_GE(s.fused->members.size(),
+                    static_cast<size_t>(codegen::fused_detail::kMinMembersWhenSmall))
               << text;
         }
       }
