@@ -17,6 +17,7 @@
 
 #include "kernels/float16.h"
 #include "kernels/lowering.h"
+#include "kernels/reduce_blocks.h"
 #include "kernels/reduce_fast.h"
 #include "runtime/parallel.h"
 
@@ -152,6 +153,25 @@ void ColumnsBf16(const std::vector<int64_t>& offsets, const uint16_t* base, floa
 template <ReducerKind K>
 void RunBf16(const ReduceGeometry& g, const std::vector<int64_t>& offsets, const uint16_t* x,
              float init, float* out) {
+  if (SplitsRowBlocks(g, sizeof(float))) {
+    ReduceColumnBlocks<K, float>(
+        g, init, out,
+        [&](const int64_t* offs, int64_t rows, int64_t p, int64_t col, int64_t w, float* partial) {
+          const uint16_t* base = x + KeptOffset(g, p) + col;
+          for (int64_t j = 0; j < w; ++j) partial[j] = Bf16BitsToFloat(base[offs[0] + j]);
+          const uint16_t* pending[kReduceRows];
+          int waiting = 0;
+          for (int64_t r = 1; r < rows; ++r) {
+            pending[waiting] = base + offs[r];
+            if (++waiting == kReduceRows) {
+              CombineWidened<K>(partial, pending, waiting, w);
+              waiting = 0;
+            }
+          }
+          if (waiting > 0) CombineWidened<K>(partial, pending, waiting, w);
+        });
+    return;
+  }
   const int64_t chunk = ColumnChunkOf(g);
   const int64_t chunks = (g.inner + chunk - 1) / chunk;
   const int64_t units = g.outer_kept * chunks;
