@@ -98,12 +98,25 @@ bool IsCheap(const ir::Module& module, uint64_t budget, uint64_t argument_budget
   // @main's arguments count against argument_budget: a program that reads large arguments into
   // small values (a reduction, a slice) does one pass over them.
   std::vector<bool> argument(module.value_types.size(), false);
-  if (const ir::Function* main = module.MainFunction(); main != nullptr) {
-    for (const ir::Block& b : main->body.blocks) {
-      for (ir::ValueId v : b.args) {
-        if (v >= 0 && static_cast<size_t>(v) < argument.size()) argument[static_cast<size_t>(v)] = true;
+  const ir::Function* main = module.MainFunction();
+  if (main != nullptr && !main->body.blocks.empty()) {
+    for (ir::ValueId v : main->body.blocks[0].args) {  // the entry block's: the function's
+      if (v >= 0 && static_cast<size_t>(v) < argument.size()) {
+        argument[static_cast<size_t>(v)] = true;
       }
-      break;  // the entry block's arguments are the function's
+    }
+    // An argument's bf16/f16 -> f32 convert counts as the argument: reductions read the codes in
+    // its place (compiler/narrow_inputs.h), so it is mostly never made.
+    for (const ir::Op& op : main->body.blocks[0].ops) {
+      if (op.name != "stablehlo.convert" || op.operands.size() != 1 || op.results.size() != 1) {
+        continue;
+      }
+      const auto in = static_cast<size_t>(op.operands[0]), out = static_cast<size_t>(op.results[0]);
+      if (in >= argument.size() || out >= argument.size() || !argument[in]) continue;
+      const ir::DType from = module.value_types[in].dtype, to = module.value_types[out].dtype;
+      if ((from == ir::DType::kBF16 || from == ir::DType::kF16) && to == ir::DType::kF32) {
+        argument[out] = true;
+      }
     }
   }
   uint64_t bytes = 0, argument_bytes = 0;
@@ -112,7 +125,8 @@ bool IsCheap(const ir::Module& module, uint64_t budget, uint64_t argument_budget
     if (!t.is_tensor()) continue;
     const int64_t n = t.num_elements();
     if (n < 0) return false;
-    const uint64_t size = static_cast<uint64_t>(n) * static_cast<uint64_t>(ir::DTypeByteSize(t.dtype));
+    const uint64_t size =
+        static_cast<uint64_t>(n) * static_cast<uint64_t>(ir::DTypeByteSize(t.dtype));
     if (argument[i]) {
       argument_bytes += size;
       if (argument_bytes > argument_budget) return false;

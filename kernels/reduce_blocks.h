@@ -116,22 +116,22 @@ void ReduceColumnBlocks(const ReduceGeometry& g, T init, T* out, Block&& block) 
 // ReduceColumnBlocks over the rows of x itself.
 template <ReducerKind K, typename T>
 void ReduceColumnBlocksOf(const ReduceGeometry& g, const T* x, T init, T* out) {
-  ReduceColumnBlocks<K, T>(g, init, out,
-                           [&](const int64_t* offs, int64_t rows, int64_t p, int64_t col,
-                               int64_t w, T* partial) {
-                             const T* base = x + KeptOffset(g, p) + col;
-                             std::copy(base + offs[0], base + offs[0] + w, partial);
-                             const T* pending[kReduceRows];
-                             int waiting = 0;
-                             for (int64_t r = 1; r < rows; ++r) {
-                               pending[waiting] = base + offs[r];
-                               if (++waiting == kReduceRows) {
-                                 CombineRows<K, T>(partial, pending, waiting, w);
-                                 waiting = 0;
-                               }
-                             }
-                             if (waiting > 0) CombineRows<K, T>(partial, pending, waiting, w);
-                           });
+  ReduceColumnBlocks<K, T>(
+      g, init, out,
+      [&](const int64_t* offs, int64_t rows, int64_t p, int64_t col, int64_t w, T* partial) {
+        const T* base = x + KeptOffset(g, p) + col;
+        std::copy(base + offs[0], base + offs[0] + w, partial);
+        const T* pending[kReduceRows];
+        int waiting = 0;
+        for (int64_t r = 1; r < rows; ++r) {
+          pending[waiting] = base + offs[r];
+          if (++waiting == kReduceRows) {
+            CombineRows<K, T>(partial, pending, waiting, w);
+            waiting = 0;
+          }
+        }
+        if (waiting > 0) CombineRows<K, T>(partial, pending, waiting, w);
+      });
 }
 
 }  // namespace kiln::kernels::reduce

@@ -93,8 +93,8 @@ __attribute__((target("avx2"))) void CombineWidened(float* acc, const uint16_t* 
 // no shuffle), interleaved back into column order at the end. The same operations per column as
 // CombineWidened.
 template <ReducerKind K>
-__attribute__((target("avx2"))) void BlockBf16(const uint16_t* base, const int64_t* offs,
-                                               int64_t n, int64_t w, float* partial) {
+__attribute__((target("avx2"))) void BlockBf16(const uint16_t* base, const int64_t* offs, int64_t n,
+                                               int64_t w, float* partial) {
   constexpr int kGroups = 4;  // 16 columns each
   const __m256i high = _mm256_set1_epi32(static_cast<int>(0xffff0000u));
   int64_t j = 0;

@@ -1,8 +1,6 @@
 // Column reductions split over blocks of rows (kernels/reduce_blocks.h): the same bits as
 // ReduceFast's column walk, for every reducer, f32 and f64, several reduced axes, long and odd
 // columns, NaNs, infinities and signed zeros.
-#include "kernels/reduce_blocks.h"
-
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -13,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/reduce_blocks.h"
 #include "kernels/reduce_fast.h"
 #include "runtime/parallel.h"
 
@@ -131,8 +130,8 @@ TEST(ReduceBlocksTest, SplitsOnlyLongColumnsWithFewColumnTasks) {
   using kernels::reduce::SplitsRowBlocks;
   EXPECT_TRUE(SplitsRowBlocks(AnalyzeReduce({2048, 512}, {true, false}), 4));
   EXPECT_TRUE(SplitsRowBlocks(AnalyzeReduce({2048, 2048}, {true, false}), 4));
-  EXPECT_FALSE(SplitsRowBlocks(AnalyzeReduce({64, 512}, {true, false}), 4));      // one block
-  EXPECT_FALSE(SplitsRowBlocks(AnalyzeReduce({2048, 512}, {false, true}), 4));    // rows
+  EXPECT_FALSE(SplitsRowBlocks(AnalyzeReduce({64, 512}, {true, false}), 4));    // one block
+  EXPECT_FALSE(SplitsRowBlocks(AnalyzeReduce({2048, 512}, {false, true}), 4));  // rows
   EXPECT_FALSE(SplitsRowBlocks(AnalyzeReduce({64, 300, 16}, {false, true, false}), 4));
   EXPECT_FALSE(SplitsRowBlocks(AnalyzeReduce({1 << 16, 4096}, {true, false}), 4));  // scratch
 }
