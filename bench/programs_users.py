@@ -386,6 +386,19 @@ def sum_bf16_axes02_odd():
     return (lambda x: jnp.sum(x, axis=(0, 2))), (f32(37, 301, 65).astype(ml_dtypes.bfloat16),)
 
 
+def var_bf16_axes02_odd():
+    import ml_dtypes
+    return (lambda x: jnp.var(x, axis=(0, 2))), (f32(37, 129, 65).astype(ml_dtypes.bfloat16),)
+
+
+def max_f64_axis1_odd():
+    return (lambda x: jnp.max(x, axis=1)), (f64(37, 129, 65),)
+
+
+def logsumexp_axis0_odd():
+    return (lambda x: jax.nn.logsumexp(x, axis=0)), (f32(*ODD),)
+
+
 # ---- prefix scans ----
 
 def cumsum_1m():
@@ -771,6 +784,9 @@ USER_PROGRAMS = {
     "u_reduce_sum_f64_all": (reduce_f64_all, False),
     "u_mean_bf16_axis0": (mean_bf16_axis0, 3e-2),
     "u_sum_bf16_axes02_odd": (sum_bf16_axes02_odd, 3e-2),
+    "u_var_bf16_axes02_odd": (var_bf16_axes02_odd, 3e-2),
+    "u_max_f64_axis1_odd": (max_f64_axis1_odd, True),
+    "u_logsumexp_axis0_odd": (logsumexp_axis0_odd, False),
     "u_cumsum_f32_1m": (cumsum_1m, False),
     "u_cumprod_axis0": (cumprod_axis0, False),
     "u_cummax_rows": (cummax_rows, True),
@@ -823,3 +839,4 @@ from programs_users_nn import NN_PROGRAMS, NN_X64  # noqa: E402  (more NN / line
 
 USER_PROGRAMS.update(NN_PROGRAMS)
 X64 |= NN_X64
+X64.add("u_max_f64_axis1_odd")
