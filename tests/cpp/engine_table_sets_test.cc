@@ -2,8 +2,6 @@
 // addresses and found again with one lookup; a failed resolve forgotten; a leased entry never
 // replaced (a nested loop's lookups while the outer one runs), a one-run entry when every way is
 // leased; owners and threads with entries of their own.
-#include "engine/table_sets.h"
-
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -11,6 +9,8 @@
 #include <memory>
 #include <thread>
 #include <vector>
+
+#include "engine/table_sets.h"
 
 namespace kiln::testing {
 namespace {
@@ -47,8 +47,9 @@ TEST(TableSetsTest, ResolvedOnceThenFoundForTheSameAddresses) {
   for (int round = 0; round < 3; ++round) {
     for (const auto* key : {key_a, key_b}) {
       TableSets::Lease lease;
-      ASSERT_TRUE(sets.Get(std::span<const void* const>(key, 2),
-                           [&](std::byte* const* t) { return r(key, t, 3); }, &lease)
+      ASSERT_TRUE(sets.Get(
+                          std::span<const void* const>(key, 2),
+                          [&](std::byte* const* t) { return r(key, t, 3); }, &lease)
                       .ok());
       for (int t = 0; t < 3; ++t) EXPECT_EQ(Tag(lease.tables()[t]), key[0]);
       EXPECT_EQ(lease.tables()[1] - lease.tables()[0], 64);
@@ -75,7 +76,9 @@ TEST(TableSetsTest, AFailedResolveIsForgotten) {
   EXPECT_EQ(calls, 2);
   Resolver r;
   TableSets::Lease lease;
-  ASSERT_TRUE(sets.Get(key, [&](std::byte* const* t) { return r(key, t, 1); }, &lease).ok());
+  ASSERT_TRUE(sets.Get(
+                      key, [&](std::byte* const* t) { return r(key, t, 1); }, &lease)
+                  .ok());
   EXPECT_EQ(Tag(lease.tables()[0]), key[0]);
 }
 
@@ -86,19 +89,25 @@ TEST(TableSetsTest, LeasedTablesAreNeverReplaced) {
   const void* first[] = {&a};
   Resolver r;
   TableSets::Lease outer;
-  ASSERT_TRUE(sets.Get(first, [&](std::byte* const* t) { return r(first, t, 1); }, &outer).ok());
+  ASSERT_TRUE(sets.Get(
+                      first, [&](std::byte* const* t) { return r(first, t, 1); }, &outer)
+                  .ok());
   std::vector<std::byte> keys(TableSets::kSets * (TableSets::kWays + 1) * 8);
   for (size_t i = 0; i < keys.size(); i += 8) {
     const void* key[] = {&keys[i]};
     TableSets::Lease inner;
-    ASSERT_TRUE(sets.Get(key, [&](std::byte* const* t) { return r(key, t, 1); }, &inner).ok());
+    ASSERT_TRUE(sets.Get(
+                        key, [&](std::byte* const* t) { return r(key, t, 1); }, &inner)
+                    .ok());
     EXPECT_EQ(Tag(inner.tables()[0]), key[0]);
     EXPECT_NE(inner.tables()[0], outer.tables()[0]);
     EXPECT_EQ(Tag(outer.tables()[0]), first[0]);
   }
   // The same key again while its entry is leased (a loop inside itself): tables of its own.
   TableSets::Lease again;
-  ASSERT_TRUE(sets.Get(first, [&](std::byte* const* t) { return r(first, t, 1); }, &again).ok());
+  ASSERT_TRUE(sets.Get(
+                      first, [&](std::byte* const* t) { return r(first, t, 1); }, &again)
+                  .ok());
   EXPECT_NE(again.tables()[0], outer.tables()[0]);
   EXPECT_EQ(Tag(again.tables()[0]), first[0]);
 }
@@ -110,8 +119,12 @@ TEST(TableSetsTest, OwnersAndThreadsHaveEntriesOfTheirOwn) {
   std::byte* mine = nullptr;
   {
     TableSets::Lease l1, l2;
-    ASSERT_TRUE(one.Get(key, [&](std::byte* const* t) { return r1(key, t, 1); }, &l1).ok());
-    ASSERT_TRUE(two.Get(key, [&](std::byte* const* t) { return r2(key, t, 1); }, &l2).ok());
+    ASSERT_TRUE(one.Get(
+                       key, [&](std::byte* const* t) { return r1(key, t, 1); }, &l1)
+                    .ok());
+    ASSERT_TRUE(two.Get(
+                       key, [&](std::byte* const* t) { return r2(key, t, 1); }, &l2)
+                    .ok());
     EXPECT_NE(l1.tables()[0], l2.tables()[0]);
     mine = l1.tables()[0];
   }
@@ -121,7 +134,9 @@ TEST(TableSetsTest, OwnersAndThreadsHaveEntriesOfTheirOwn) {
   std::thread other([&] {
     Resolver r;
     TableSets::Lease l;
-    ASSERT_TRUE(one.Get(key, [&](std::byte* const* t) { return r(key, t, 1); }, &l).ok());
+    ASSERT_TRUE(one.Get(
+                       key, [&](std::byte* const* t) { return r(key, t, 1); }, &l)
+                    .ok());
     EXPECT_EQ(r.calls, 1);
     theirs = l.tables()[0];
   });
