@@ -259,6 +259,58 @@ def metropolis_cond_in_scan():
     return chain, (np.array([0, 11], np.uint32), f32(8))
 
 
+
+def diffrax_pendulum_tsit5_saveat_grad():
+    """A damped driven pendulum solved with diffrax's Tsit5 at 30 output times (SaveAt(ts=...)), and
+    the gradient of a fit to those outputs with respect to the damping and the drive."""
+    import diffrax
+
+    def loss(params, y0, target):
+        def field(t, y, args):
+            damping, drive = args
+            return jnp.stack([y[1], -damping * y[1] - 9.81 * jnp.sin(y[0]) + drive * jnp.cos(t)])
+        ts = jnp.linspace(0.0, 4.0, 30)
+        sol = diffrax.diffeqsolve(diffrax.ODETerm(field), diffrax.Tsit5(), t0=0.0, t1=4.0,
+                                  dt0=0.02, y0=y0, args=params, saveat=diffrax.SaveAt(ts=ts),
+                                  stepsize_controller=diffrax.PIDController(rtol=1e-6, atol=1e-6),
+                                  max_steps=1024)
+        return jnp.mean((sol.ys - target) ** 2)
+
+    return jax.value_and_grad(loss), ((np.float32(0.3), np.float32(0.8)),
+                                      np.array([1.0, 0.0], np.float32), f32(30, 2))
+
+
+def hmc_cond_accept_in_scan():
+    """Hamiltonian Monte Carlo as a user writes it: a `scan` of 100 transitions, each a `fori_loop`
+    of 8 leapfrog steps taking the `grad` of a banana-shaped log-density, then a Metropolis
+    accept as a `lax.cond` (counting acceptances)."""
+    def log_density(q):
+        return -0.5 * (q[0] ** 2 / 4.0 + (q[1] - 0.5 * q[0] ** 2) ** 2) - 0.5 * jnp.sum(q[2:] ** 2)
+
+    def chain(key, q0):
+        grad = jax.grad(log_density)
+
+        def leapfrog(_, qp):
+            q, p = qp
+            p = p + 0.05 * grad(q)
+            q = q + 0.1 * p
+            return q, p + 0.05 * grad(q)
+
+        def step(carry, k):
+            q, n = carry
+            k1, k2 = jax.random.split(k)
+            p0 = jax.random.normal(k1, q.shape)
+            q1, p1 = lax.fori_loop(0, 8, leapfrog, (q, p0))
+            log_ratio = (log_density(q1) - 0.5 * jnp.sum(p1 ** 2) -
+                         log_density(q) + 0.5 * jnp.sum(p0 ** 2))
+            accept = jnp.log(jax.random.uniform(k2)) < log_ratio
+            q, n = lax.cond(accept, lambda: (q1, n + 1), lambda: (q, n))
+            return (q, n), q[0]
+        keys = jax.random.split(jax.random.wrap_key_data(key), 100)
+        return lax.scan(step, (q0, jnp.int32(0)), keys)
+
+    return chain, (np.array([0, 5], np.uint32), f32(6))
+
 # ---- convolutional networks ----
 
 def _conv(x, w, strides, padding, dn, **kw):
@@ -766,6 +818,8 @@ USER_PROGRAMS = {
     "u_diffrax_dopri5_batch": (diffrax_dopri5_batch, False),
     "u_diffrax_vdp_saveat_grad": (diffrax_vdp_saveat_grad, False),
     "u_metropolis_cond_in_scan": (metropolis_cond_in_scan, False),
+    "u_diffrax_pendulum_tsit5_saveat_grad": (diffrax_pendulum_tsit5_saveat_grad, False),
+    "u_hmc_cond_accept_in_scan": (hmc_cond_accept_in_scan, False),
     "u_conv1d_value_and_grad": (conv1d_value_and_grad, False),
     "u_conv2d_nchw_odd_value_and_grad": (conv2d_nchw_odd_value_and_grad, False),
     "u_conv2d_dilated_grouped": (conv2d_dilated_grouped, False),
