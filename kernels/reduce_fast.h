@@ -237,8 +237,22 @@ void ReduceColumnsOf(const ReduceGeometry& g, RowAt&& row_at, T init, T* o, int6
 }
 
 // ReduceColumnsOf the rows at base + each reduced offset.
+// Output rows up to this many bytes fold with their accumulators in registers
+// (avx2::ReduceColumnStrips); longer ones stream whole rows (a strip walk down a long row's
+// columns would jump a row's length per load).
+constexpr int64_t kStripRowBytes = 1024;
+
 template <ReducerKind K, typename T>
 void ReduceColumns(const ReduceGeometry& g, const T* base, T init, T* o, int64_t w, T* partial) {
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    if (UseSimd<K, T>() && w * static_cast<int64_t>(sizeof(T)) <= kStripRowBytes) {
+      thread_local std::vector<int64_t> offsets;
+      offsets.clear();
+      ForEachReducedOffset(g, [&](int64_t off) { offsets.push_back(off); });
+      return avx2::ReduceColumnStrips(K, base, offsets.data(), g.outer_reduced, kRowBlock, w, init,
+                                      o);
+    }
+  }
   ReduceColumnsOf<K, T>(
       g, [base](int64_t off, int) { return base + off; }, init, o, w, partial);
 }

@@ -78,6 +78,16 @@ void CombineRow(ReducerKind kind, double* acc, const double* row, int64_t n);
 void CombineRows4(ReducerKind kind, float* acc, const float* const rows[kReduceRows], int64_t n);
 void CombineRows4(ReducerKind kind, double* acc, const double* const rows[kReduceRows], int64_t n);
 
+// out[j], j < w: column j of the rows base + offsets[r], r < rows, folded as ReduceColumnsOf
+// (kernels/reduce_fast.h) folds it (init, then the rows in order; with more than `block` rows,
+// each block from its first row, joined to init in block order): the same bits, with the
+// accumulators of 32 f32 / 16 f64 columns in registers down the column
+// (kernels/reduce_columns_avx2.cc).
+void ReduceColumnStrips(ReducerKind kind, const float* base, const int64_t* offsets, int64_t rows,
+                        int64_t block, int64_t w, float init, float* out);
+void ReduceColumnStrips(ReducerKind kind, const double* base, const int64_t* offsets, int64_t rows,
+                        int64_t block, int64_t w, double init, double* out);
+
 // Arg-reduction (argmax when `max`, else argmin; JAX's reducer, kernels/arg_reduce.h) of the 8
 // rows x[k * len, (k + 1) * len), k < 8, whose indices are their positions 0, 1, ..., len - 1:
 // each row folds in order from (init_v, init_i), the rows side by side in vector lanes (an 8x8
