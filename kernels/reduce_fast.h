@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kernels/lowering.h"
+#include "kernels/reduce_rows8.h"
 #include "kernels/reduce_simd.h"
 #include "kernels/scalar_body.h"
 #include "runtime/parallel.h"
@@ -373,6 +374,15 @@ void ReduceRows(const ReduceGeometry& g, const T* x, T init, T* out, int64_t b, 
   if constexpr (std::is_same_v<T, float>) {
     if (g.inner <= kLeaf && UseSimd<K, T>()) {
       int64_t p = b;
+      if (g.inner <= kShortRowMax) {  // eight short rows at once: the same bits (reduce_rows8.h)
+        for (; p + 8 <= e; p += 8) {
+          const T* rows[8];
+          T v[8];
+          for (int r = 0; r < 8; ++r) rows[r] = x + KeptOffset(g, p + r);
+          avx2::ReduceRows8(K, rows, g.inner, F::Identity(), v);
+          for (int r = 0; r < 8; ++r) out[p + r] = F::Apply(init, v[r]);
+        }
+      }
       for (; p + kReduceRows <= e; p += kReduceRows) {
         const T* rows[kReduceRows];
         T v[kReduceRows];
