@@ -61,10 +61,16 @@ inline void TwoRows(const float* x0, const float* x1, int64_t n, __m256 id, __m2
 }
 
 template <ReducerKind K>
-void Rows8(const float* const rows[8], int64_t n, float identity, float out[8]) {
+void Rows8(const float* const rows[8], int m, int64_t n, float identity, float out[8]) {
   const __m256 id = _mm256_set1_ps(identity);
   __m256 v[8];
-  for (int r = 0; r < 8; r += 2) TwoRows<K>(rows[r], rows[r + 1], n, id, v[r], v[r + 1]);
+  int r = 0;
+  for (; r + 2 <= m; r += 2) TwoRows<K>(rows[r], rows[r + 1], n, id, v[r], v[r + 1]);
+  if (r < m) {  // an odd last row goes with itself
+    TwoRows<K>(rows[r], rows[r], n, id, v[r], v[r + 1]);
+    r += 2;
+  }
+  for (; r < 8; ++r) v[r] = id;
   // Transpose: c[k] holds lane k of rows 0..7.
   __m256 t[8], u[8], c[8];
   for (int k = 0; k < 8; k += 2) {
@@ -72,8 +78,8 @@ void Rows8(const float* const rows[8], int64_t n, float identity, float out[8]) 
     t[k + 1] = _mm256_unpackhi_ps(v[k], v[k + 1]);  // r0l2 r1l2 r0l3 r1l3 | r0l6 r1l6 r0l7 r1l7
   }
   for (int k = 0; k < 8; k += 4) {
-    u[k] = _mm256_shuffle_ps(t[k], t[k + 2], 0x44);      // lane 0 (| 4) of rows k..k+3
-    u[k + 1] = _mm256_shuffle_ps(t[k], t[k + 2], 0xEE);  // lane 1 (| 5)
+    u[k] = _mm256_shuffle_ps(t[k], t[k + 2], 0x44);          // lane 0 (| 4) of rows k..k+3
+    u[k + 1] = _mm256_shuffle_ps(t[k], t[k + 2], 0xEE);      // lane 1 (| 5)
     u[k + 2] = _mm256_shuffle_ps(t[k + 1], t[k + 3], 0x44);  // lane 2 (| 6)
     u[k + 3] = _mm256_shuffle_ps(t[k + 1], t[k + 3], 0xEE);  // lane 3 (| 7)
   }
@@ -85,22 +91,28 @@ void Rows8(const float* const rows[8], int64_t n, float identity, float out[8]) 
   for (int k = 0; k < 4; ++k) c[k] = Op<K>(c[k], c[k + 4]);
   c[0] = Op<K>(c[0], c[2]);
   c[1] = Op<K>(c[1], c[3]);
-  _mm256_storeu_ps(out, Op<K>(c[0], c[1]));
+  if (m == 8) {
+    _mm256_storeu_ps(out, Op<K>(c[0], c[1]));
+    return;
+  }
+  alignas(32) float all[8];
+  _mm256_store_ps(all, Op<K>(c[0], c[1]));
+  for (int k = 0; k < m; ++k) out[k] = all[k];
 }
 
 }  // namespace
 
-void ReduceRows8(ReducerKind kind, const float* const rows[8], int64_t n, float identity,
+void ReduceRows8(ReducerKind kind, const float* const rows[8], int m, int64_t n, float identity,
                  float out[8]) {
   switch (kind) {
     case ReducerKind::kAdd:
-      return Rows8<ReducerKind::kAdd>(rows, n, identity, out);
+      return Rows8<ReducerKind::kAdd>(rows, m, n, identity, out);
     case ReducerKind::kMultiply:
-      return Rows8<ReducerKind::kMultiply>(rows, n, identity, out);
+      return Rows8<ReducerKind::kMultiply>(rows, m, n, identity, out);
     case ReducerKind::kMaximum:
-      return Rows8<ReducerKind::kMaximum>(rows, n, identity, out);
+      return Rows8<ReducerKind::kMaximum>(rows, m, n, identity, out);
     case ReducerKind::kMinimum:
-      return Rows8<ReducerKind::kMinimum>(rows, n, identity, out);
+      return Rows8<ReducerKind::kMinimum>(rows, m, n, identity, out);
     default:
       return;
   }

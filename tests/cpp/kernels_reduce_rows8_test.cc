@@ -1,5 +1,6 @@
-// avx2::ReduceRows8 (kernels/reduce_rows8.h): eight short rows at once must give each row exactly
-// the one-row leaf's bits (reduce::ReduceLeaf, and a plain scalar 32-lane tree written here).
+// avx2::ReduceRows8 (kernels/reduce_rows8.h): up to eight short rows at once must give each row
+// exactly the one-row leaf's bits (reduce::ReduceLeaf, and a plain scalar 32-lane tree written
+// here).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -69,9 +70,10 @@ void ExpectRows8MatchOneRow() {
       }
       const float* rows[8];
       for (int r = 0; r < 8; ++r) rows[r] = x[static_cast<size_t>(r)].data();
+      const int m = 1 + static_cast<int>((n + pattern) % 8);  // 1..8 rows
       float got[8];
-      kernels::avx2::ReduceRows8(K, rows, n, kernels::ReducerFn<K, float>::Identity(), got);
-      for (int r = 0; r < 8; ++r) {
+      kernels::avx2::ReduceRows8(K, rows, m, n, kernels::ReducerFn<K, float>::Identity(), got);
+      for (int r = 0; r < m; ++r) {
         const float want = ScalarLeaf<K>(rows[r], n);
         const float leaf = kernels::reduce::ReduceLeaf<K, float>(rows[r], n);
         ASSERT_TRUE(SameBitsOrBothNan(got[r], want))
