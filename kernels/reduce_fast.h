@@ -370,29 +370,6 @@ void ReduceSegmentRows(const ReduceGeometry& g, const T* x, const std::vector<in
 template <ReducerKind K, typename T>
 void ReduceRows(const ReduceGeometry& g, const T* x, T init, T* out, int64_t b, int64_t e) {
   using F = ReducerFn<K, T>;
-  if constexpr (std::is_same_v<T, float>) {
-    if (g.inner < kLanes && UseSimd<K, T>()) {  // eight rows side by side: the same bits
-      for (int64_t p = b; p < e; p += 8) {
-        const int m = static_cast<int>(std::min<int64_t>(8, e - p));
-        const int64_t first = KeptOffset(g, p);
-        int32_t index[8];
-        bool fits = true;
-        for (int r = 0; r < 8; ++r) {
-          const int64_t d = KeptOffset(g, p + std::min(r, m - 1)) - first;  // spare rows repeat
-          fits = fits && d >= 0 && d <= INT32_MAX / 4;
-          index[r] = static_cast<int32_t>(d);
-        }
-        if (!fits) {
-          ReduceShortRows<K, T>(g, x, init, out, p, p + m);
-          continue;
-        }
-        T v[8];
-        avx2::ReduceShortRows8(K, x + first, index, m, g.inner, F::Identity(), v);
-        for (int r = 0; r < m; ++r) out[p + r] = F::Apply(init, v[r]);
-      }
-      return;
-    }
-  }
   if (g.inner < kLanes) return ReduceShortRows<K, T>(g, x, init, out, b, e);  // the same bits
   if constexpr (std::is_same_v<T, float>) {
     if (g.inner <= kLeaf && UseSimd<K, T>()) {

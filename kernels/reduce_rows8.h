@@ -24,12 +24,5 @@ namespace avx2 {
 void ReduceRows8(ReducerKind kind, const float* const rows[8], int m, int64_t n, float identity,
                  float out[8]);
 
-// The same for rows shorter than 32 elements (n < 32: FinishLeaf's short path, a left fold from
-// `identity` then the identity once per tree level), row r being base + index[r] for r < 8
-// (spare rows r >= m repeat a real one and are not written to out): the eight folds advance side
-// by side in one vector, element i of each row gathered.
-void ReduceShortRows8(ReducerKind kind, const float* base, const int32_t index[8], int m, int64_t n,
-                      float identity, float out[8]);
-
 }  // namespace avx2
 }  // namespace kiln::kernels

@@ -100,38 +100,7 @@ void Rows8(const float* const rows[8], int m, int64_t n, float identity, float o
   for (int k = 0; k < m; ++k) out[k] = all[k];
 }
 
-// Rows shorter than 32: each is a left fold into lane 0 (then the identity once per tree level),
-// so the eight rows' folds run side by side in one vector, element i of each gathered.
-template <ReducerKind K>
-void Short8(const float* base, const int32_t index[8], int m, int64_t n, float identity,
-            float out[8]) {
-  const __m256 id = _mm256_set1_ps(identity);
-  const __m256i idx = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(index));
-  __m256 v = id;
-  for (int64_t i = 0; i < n; ++i) v = Op<K>(v, _mm256_i32gather_ps(base + i, idx, 4));
-  for (int w = 16; w > 0; w /= 2) v = Op<K>(v, id);
-  alignas(32) float all[8];
-  _mm256_store_ps(all, v);
-  for (int k = 0; k < m; ++k) out[k] = all[k];
-}
-
 }  // namespace
-
-void ReduceShortRows8(ReducerKind kind, const float* base, const int32_t index[8], int m, int64_t n,
-                      float identity, float out[8]) {
-  switch (kind) {
-    case ReducerKind::kAdd:
-      return Short8<ReducerKind::kAdd>(base, index, m, n, identity, out);
-    case ReducerKind::kMultiply:
-      return Short8<ReducerKind::kMultiply>(base, index, m, n, identity, out);
-    case ReducerKind::kMaximum:
-      return Short8<ReducerKind::kMaximum>(base, index, m, n, identity, out);
-    case ReducerKind::kMinimum:
-      return Short8<ReducerKind::kMinimum>(base, index, m, n, identity, out);
-    default:
-      return;
-  }
-}
 
 void ReduceRows8(ReducerKind kind, const float* const rows[8], int m, int64_t n, float identity,
                  float out[8]) {

@@ -85,56 +85,6 @@ void ExpectRows8MatchOneRow() {
   }
 }
 
-// Rows shorter than 32 (ReduceShortRows8): eight rows at arbitrary offsets of one buffer.
-template <ReducerKind K>
-void ExpectShortRows8MatchOneRow() {
-  std::mt19937 rng(9);
-  const float inf = std::numeric_limits<float>::infinity();
-  const float specials[] = {std::numeric_limits<float>::quiet_NaN(), inf, -inf, -0.0f, 0.0f,
-                            std::numeric_limits<float>::denorm_min()};
-  std::uniform_real_distribution<float> value(-4, 4);
-  for (int64_t n = 1; n < 32; ++n) {
-    for (int pattern = 0; pattern < 3; ++pattern) {
-      std::vector<float> x(static_cast<size_t>(n * 20));
-      for (float& v : x) {
-        if (pattern == 2) {
-          v = -inf;  // rows of a fully masked softmax
-        } else if (rng() % (pattern == 0 ? 8 : 97) == 0) {
-          v = specials[rng() % 6];
-        } else {
-          v = value(rng);
-        }
-      }
-      const int m = 1 + static_cast<int>((n + pattern) % 8);
-      int32_t index[8];
-      for (int r = 0; r < 8; ++r) {
-        // Strided rows for pattern 0, scattered ones otherwise; spare rows repeat row m - 1.
-        const int row = pattern == 0 ? r : static_cast<int>((r * 7 + 3) % 19);
-        index[r] = static_cast<int32_t>(row * n);
-      }
-      for (int r = m; r < 8; ++r) index[r] = index[m - 1];
-      float got[8];
-      kernels::avx2::ReduceShortRows8(K, x.data(), index, m, n,
-                                      kernels::ReducerFn<K, float>::Identity(), got);
-      for (int r = 0; r < m; ++r) {
-        const float* row = x.data() + index[r];
-        const float want = ScalarLeaf<K>(row, n);
-        ASSERT_TRUE(SameBitsOrBothNan(got[r], want))
-            << kernels::ReducerName(K) << " n=" << n << " pattern " << pattern << " row " << r;
-        ASSERT_TRUE(SameBitsOrBothNan(got[r], kernels::reduce::ReduceLeaf<K, float>(row, n)));
-      }
-    }
-  }
-}
-
-TEST(ReduceRows8Test, ShortRowsMatchOneRowBits) {
-  if (!kernels::ReduceSimdAvailable()) GTEST_SKIP() << "no AVX2 on this CPU";
-  ExpectShortRows8MatchOneRow<ReducerKind::kAdd>();
-  ExpectShortRows8MatchOneRow<ReducerKind::kMultiply>();
-  ExpectShortRows8MatchOneRow<ReducerKind::kMaximum>();
-  ExpectShortRows8MatchOneRow<ReducerKind::kMinimum>();
-}
-
 TEST(ReduceRows8Test, SumMatchesOneRowBits) {
   if (!kernels::ReduceSimdAvailable()) GTEST_SKIP() << "no AVX2 on this CPU";
   ExpectRows8MatchOneRow<ReducerKind::kAdd>();

@@ -1,9 +1,9 @@
 """Reductions, softmax and logsumexp over short last axes (rows of 1 to 300), issue 35.
 
-f32 rows of 32 to 512 elements reduce eight at a time (kernels/reduce_rows8.h: ReduceRows8) and
-rows shorter than 32 eight side by side (ReduceShortRows8), in the reductions joined to fused runs
-too (softmax's maximum and sum); both give the one-row fold's bits
-(tests/cpp/kernels_reduce_rows8_test.cc). Here, against the CPU backend, in f32, bf16 and f64:
+f32 rows of 32 to 512 elements reduce eight at a time (kernels/reduce_rows8.h: ReduceRows8), in the
+reductions joined to fused runs too (softmax's maximum and sum), with the one-row fold's bits
+(tests/cpp/kernels_reduce_rows8_test.cc); shorter rows run eight scalar chains side by side
+(kernels/reduce_fast.h: ReduceShortRows). Here, against the CPU backend, in f32, bf16 and f64:
 sums within the reduction tolerance, maxima and minima exactly (with infinities; with NaNs
 exactly as numpy), softmax and logsumexp within the composite tolerance with NaNs and infinities
 among the values and with masks that leave whole rows at -inf (a fully masked row's softmax is
