@@ -259,6 +259,58 @@ def metropolis_cond_in_scan():
     return chain, (np.array([0, 11], np.uint32), f32(8))
 
 
+
+def diffrax_pendulum_tsit5_saveat_grad():
+    """A damped driven pendulum solved with diffrax's Tsit5 at 30 output times (SaveAt(ts=...)), and
+    the gradient of a fit to those outputs with respect to the damping and the drive."""
+    import diffrax
+
+    def loss(params, y0, target):
+        def field(t, y, args):
+            damping, drive = args
+            return jnp.stack([y[1], -damping * y[1] - 9.81 * jnp.sin(y[0]) + drive * jnp.cos(t)])
+        ts = jnp.linspace(0.0, 4.0, 30)
+        sol = diffrax.diffeqsolve(diffrax.ODETerm(field), diffrax.Tsit5(), t0=0.0, t1=4.0,
+                                  dt0=0.02, y0=y0, args=params, saveat=diffrax.SaveAt(ts=ts),
+                                  stepsize_controller=diffrax.PIDController(rtol=1e-6, atol=1e-6),
+                                  max_steps=1024)
+        return jnp.mean((sol.ys - target) ** 2)
+
+    return jax.value_and_grad(loss), ((np.float32(0.3), np.float32(0.8)),
+                                      np.array([1.0, 0.0], np.float32), f32(30, 2))
+
+
+def hmc_cond_accept_in_scan():
+    """Hamiltonian Monte Carlo as a user writes it: a `scan` of 100 transitions, each a `fori_loop`
+    of 8 leapfrog steps taking the `grad` of a banana-shaped log-density, then a Metropolis
+    accept as a `lax.cond` (counting acceptances)."""
+    def log_density(q):
+        return -0.5 * (q[0] ** 2 / 4.0 + (q[1] - 0.5 * q[0] ** 2) ** 2) - 0.5 * jnp.sum(q[2:] ** 2)
+
+    def chain(key, q0):
+        grad = jax.grad(log_density)
+
+        def leapfrog(_, qp):
+            q, p = qp
+            p = p + 0.05 * grad(q)
+            q = q + 0.1 * p
+            return q, p + 0.05 * grad(q)
+
+        def step(carry, k):
+            q, n = carry
+            k1, k2 = jax.random.split(k)
+            p0 = jax.random.normal(k1, q.shape)
+            q1, p1 = lax.fori_loop(0, 8, leapfrog, (q, p0))
+            log_ratio = (log_density(q1) - 0.5 * jnp.sum(p1 ** 2) -
+                         log_density(q) + 0.5 * jnp.sum(p0 ** 2))
+            accept = jnp.log(jax.random.uniform(k2)) < log_ratio
+            q, n = lax.cond(accept, lambda: (q1, n + 1), lambda: (q, n))
+            return (q, n), q[0]
+        keys = jax.random.split(jax.random.wrap_key_data(key), 100)
+        return lax.scan(step, (q0, jnp.int32(0)), keys)
+
+    return chain, (np.array([0, 5], np.uint32), f32(6))
+
 # ---- convolutional networks ----
 
 def _conv(x, w, strides, padding, dn, **kw):
@@ -386,6 +438,19 @@ def sum_bf16_axes02_odd():
     return (lambda x: jnp.sum(x, axis=(0, 2))), (f32(37, 301, 65).astype(ml_dtypes.bfloat16),)
 
 
+def var_bf16_axes02_odd():
+    import ml_dtypes
+    return (lambda x: jnp.var(x, axis=(0, 2))), (f32(37, 129, 65).astype(ml_dtypes.bfloat16),)
+
+
+def max_f64_axis1_odd():
+    return (lambda x: jnp.max(x, axis=1)), (f64(37, 129, 65),)
+
+
+def logsumexp_axis0_odd():
+    return (lambda x: jax.nn.logsumexp(x, axis=0)), (f32(*ODD),)
+
+
 # ---- prefix scans ----
 
 def cumsum_1m():
@@ -502,6 +567,27 @@ def random_permutation_split():
         k1, k2 = jax.random.split(jax.random.wrap_key_data(k))
         return jax.random.permutation(k1, x), jax.random.bernoulli(k2, 0.3, (1000,))
     return shuffle, (np.array([0, 9], np.uint32), f32(10000))
+
+
+def random_bernoulli_1k():
+    # dropout-style mask, as `jax.random.bernoulli(key, p, shape)` documents it
+    return (lambda k: jax.random.bernoulli(jax.random.wrap_key_data(k), 0.25, (1000,))), \
+        (np.array([0, 17], np.uint32),)
+
+
+def random_categorical_logits():
+    # sampling one class per row from logits, e.g. a policy or a language model's next token
+    def sample(k, logits):
+        return jax.random.categorical(jax.random.wrap_key_data(k), logits, axis=-1)
+    return sample, (np.array([0, 19], np.uint32), f32(64, 10))
+
+
+def random_split_normal_vmap():
+    # one key per example: split, then a vmapped draw (e.g. per-example noise)
+    def noise(k):
+        keys = jax.random.split(jax.random.wrap_key_data(k), 8)
+        return jax.vmap(lambda kk: jax.random.normal(kk, (16,)))(keys)
+    return noise, (np.array([0, 23], np.uint32),)
 
 
 # ---- elementwise math in other dtypes ----
@@ -732,6 +818,8 @@ USER_PROGRAMS = {
     "u_diffrax_dopri5_batch": (diffrax_dopri5_batch, False),
     "u_diffrax_vdp_saveat_grad": (diffrax_vdp_saveat_grad, False),
     "u_metropolis_cond_in_scan": (metropolis_cond_in_scan, False),
+    "u_diffrax_pendulum_tsit5_saveat_grad": (diffrax_pendulum_tsit5_saveat_grad, False),
+    "u_hmc_cond_accept_in_scan": (hmc_cond_accept_in_scan, False),
     "u_conv1d_value_and_grad": (conv1d_value_and_grad, False),
     "u_conv2d_nchw_odd_value_and_grad": (conv2d_nchw_odd_value_and_grad, False),
     "u_conv2d_dilated_grouped": (conv2d_dilated_grouped, False),
@@ -750,6 +838,9 @@ USER_PROGRAMS = {
     "u_reduce_sum_f64_all": (reduce_f64_all, False),
     "u_mean_bf16_axis0": (mean_bf16_axis0, 3e-2),
     "u_sum_bf16_axes02_odd": (sum_bf16_axes02_odd, 3e-2),
+    "u_var_bf16_axes02_odd": (var_bf16_axes02_odd, 3e-2),
+    "u_max_f64_axis1_odd": (max_f64_axis1_odd, True),
+    "u_logsumexp_axis0_odd": (logsumexp_axis0_odd, False),
     "u_cumsum_f32_1m": (cumsum_1m, False),
     "u_cumprod_axis0": (cumprod_axis0, False),
     "u_cummax_rows": (cummax_rows, True),
@@ -770,6 +861,9 @@ USER_PROGRAMS = {
     "u_random_permutation_split": (random_permutation_split, True),
     "u_random_randint_100k": (random_randint_100k, True),
     "u_random_bits_100k": (random_bits_100k, True),
+    "u_random_bernoulli_1k": (random_bernoulli_1k, True),
+    "u_random_categorical_64x10": (random_categorical_logits, True),
+    "u_random_split_normal_vmap": (random_split_normal_vmap, False),
     "u_gelu_bf16_1m": (gelu_bf16, 3e-2),
     "u_complex64_elementwise": (complex64_elementwise, False),
     "u_int32_bitops_1m": (int32_bitops, True),
@@ -825,3 +919,4 @@ USER_PROGRAMS.update({
     "u_mixture_logsumexp_17_f32": (mixture_loglik_17_f32, False),
     "u_softmax_200_bf16": (classifier_softmax_200_bf16, 3e-2),
 })
+X64.add("u_max_f64_axis1_odd")

@@ -322,9 +322,12 @@ void TileEmitter::Generate() {
 }  // namespace fused_detail
 
 std::shared_ptr<const lower::NativeTile> BuildNativeTile(const FusedPlan& plan, size_t begin,
-                                                         size_t end) {
+                                                         size_t end, bool small) {
   end = std::min(end, plan.members.size());
-  if (!Allowed() || begin >= end || plan.elements < kMinElements) return nullptr;
+  if (!Allowed() || begin >= end ||
+      (plan.elements < kMinElements && (!small || end - begin < kMinMembersWhenSmall))) {
+    return nullptr;
+  }
   // The element type of the first element-wise member decides; Plan() checks the rest.
   bool f64 = false;
   for (size_t i = begin; i < end; ++i) {

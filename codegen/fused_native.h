@@ -20,7 +20,9 @@ namespace kiln::codegen {
 // or with KILN_FUSED_JIT=0. Results read after the code (outputs, temporaries that later members
 // or the plan's row reduction read) are stored. The code runs the members that are not index maps
 // (FusedPlan::Member::absolute, which the caller runs first, into their temporaries).
+// Runs of fewer than kMinElements elements get none, unless `small` and the part has at least
+// kMinMembersWhenSmall members (codegen/fused_tile_emitter.h).
 std::shared_ptr<const lower::NativeTile> BuildNativeTile(const lower::FusedPlan& plan, size_t begin,
-                                                         size_t end);
+                                                         size_t end, bool small = false);
 
 }  // namespace kiln::codegen

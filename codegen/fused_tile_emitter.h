@@ -28,6 +28,10 @@ constexpr int kPool = 13;  // values live in ymm0-ymm12
 // generating a run's code costs about 25 us of compile time (40 fused steps of a transformer's
 // gradient: 1 ms), mostly for the small runs of loop bodies, which loops run their own way.
 constexpr int64_t kMinElements = 256;
+// ... unless the run has at least this many members: then interpreting it costs a member call per
+// member per call (a 32-member run of jax.random's threefry on 3 values: 0.25 us interpreted,
+// 0.1 us native), paid on every call, against one generation per structure (TileCache).
+constexpr size_t kMinMembersWhenSmall = 16;
 constexpr int kMaskReg = 13, kTempReg = 14, kSignReg = 15;
 // Whole iterations handle two vectors, each member emitted for the first and then the second, so
 // the two vectors' dependency chains (an inline tanh is ~50 cycles deep) sit side by side in the

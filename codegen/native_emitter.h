@@ -107,6 +107,13 @@ class NativeEmitter : public Xbyak::CodeGenerator {
   // when the output is other memory; `roots` as for Pieces.
   void UpdateSlice(const lower::UpdateSliceCode& code, uint32_t views, uint16_t n_in,
                    const void* copy_fn, const std::vector<std::pair<uint64_t, uint64_t>>& roots);
+  // Direct::slice inline (native_moves.cc): input 0 the operand, then the start indices, then
+  // the output, as views at `views`; `out_key` the output's register-cache key.
+  void DynamicSlice(const lower::UpdateSliceCode& code, uint32_t views, uint16_t n_in,
+                    uint64_t out_key);
+  // rdi = the clamped start offset in bytes of a slice whose start indices are the views from
+  // `first` on (Direct::update, Direct::slice); uses rax and r8-r10.
+  void StartOffset(const lower::UpdateSliceCode& code, uint32_t views, uint32_t first);
   // Direct::reduce_all inline: input 0 (n elements) and 1 (the initial value) and the output
   // are the views at `views`.
   void ReduceAll(const lower::MapCode& code, int64_t n, uint32_t views, uint64_t out_key);

@@ -387,6 +387,12 @@ void NativeEmitter::Flat(const FlatProgram& p, uint32_t program_tag) {
           break;
         }
         const Direct& d = f.step->kernel.direct;
+        if (d.slice != nullptr && f.n_out == 1 && f.n_in == 1 + d.slice->start_types.size() &&
+            d.slice->update_bytes <= kMaxInlineUpdateBytes) {
+          DynamicSlice(*d.slice, views, f.n_in,
+                       static_cast<uint64_t>(p.RootOf(p.io_[f.io + f.n_in]).first));
+          break;
+        }
         if (d.pieces != nullptr || (d.update != nullptr && f.n_out == 1 &&
                                     d.update->update_bytes <= kMaxInlineUpdateBytes)) {
           std::vector<std::pair<uint64_t, uint64_t>> roots;

@@ -232,11 +232,18 @@ void NativeEmitter::UpdateSlice(const UpdateSliceCode& code, uint32_t views, uin
   add(rsp, kSaved);
   mov(rsi, ptr[rbx + views + n_in * kView + kPtr]);
   L(in_place);
+  StartOffset(code, views, 2);
+  mov(rdx, ptr[rbx + views + kView + kPtr]);
+  add(rsi, rdi);
+  MoveBytes(rdx, 0, rsi, 0, code.update_bytes, roots[1], nullptr, false);  // a place known only now
+}
+
+void NativeEmitter::StartOffset(const UpdateSliceCode& code, uint32_t views, uint32_t first) {
   xor_(edi, edi);
   for (size_t i = 0; i < code.start_types.size(); ++i) {
     const int64_t max = code.start_max[i];
     if (max <= 0) continue;  // the update spans this dimension: its start is always 0
-    mov(rax, ptr[rbx + views + static_cast<uint32_t>(2 + i) * kView + kPtr]);
+    mov(rax, ptr[rbx + views + (first + static_cast<uint32_t>(i)) * kView + kPtr]);
     const ir::DType t = code.start_types[i];
     // Loaded by the index type's width and signedness (s64, u64 and any other type: 8 bytes).
     const int bytes = ir::InSet(t, ir::kIntegers) ? ir::DTypeByteSize(t) : 8;
@@ -267,9 +274,38 @@ void NativeEmitter::UpdateSlice(const UpdateSliceCode& code, uint32_t views, uin
     }
     add(rdi, r8);
   }
-  mov(rdx, ptr[rbx + views + kView + kPtr]);
-  add(rsi, rdi);
-  MoveBytes(rdx, 0, rsi, 0, code.update_bytes, roots[1], nullptr, false);  // a place known only now
+}
+
+void NativeEmitter::DynamicSlice(const UpdateSliceCode& code, uint32_t views, uint16_t n_in,
+                                 uint64_t out_key) {
+  ForgetKey(out_key);
+  StartOffset(code, views, 1);
+  mov(rax, ptr[rbx + views + kPtr]);
+  add(rax, rdi);
+  mov(rsi, ptr[rbx + views + n_in * kView + kPtr]);
+  // The source is a place known only now: plain loads and stores, not through the cache.
+  const uint64_t bytes = code.update_bytes;
+  uint64_t at = 0;
+  while (at < bytes) {
+    const uint64_t left = bytes - at;
+    const Xbyak::RegExp s = rax + static_cast<size_t>(at);
+    const Xbyak::RegExp d = rsi + static_cast<size_t>(at);
+    if (left >= 32) {
+      vmovups(ymm0, ptr[s]);
+      vmovups(ptr[d], ymm0);
+      upper_dirty_ = true;
+      at += 32;
+    } else if (left >= 16) {
+      vmovups(xmm0, ptr[s]);
+      vmovups(ptr[d], xmm0);
+      at += 16;
+    } else {
+      const int size = left >= 8 ? 8 : left >= 4 ? 4 : left >= 2 ? 2 : 1;
+      Load(r8, s, size);
+      Store(d, r8, size);
+      at += static_cast<uint64_t>(size);
+    }
+  }
 }
 
 }  // namespace kiln::codegen

@@ -10,13 +10,14 @@
 
 #include "compiler/donation.h"
 #include "compiler/entry_layouts.h"
+#include "compiler/flatten_calls.h"
 #include "compiler/gspmd_manual.h"
 #include "compiler/inline_calls.h"
 #include "compiler/narrow_counters.h"
 #include "compiler/narrow_float.h"
+#include "compiler/padded_windows.h"
 #include "compiler/program_builder.h"
 #include "compiler/spmd_partitioner.h"
-#include "compiler/padded_windows.h"
 #include "compiler/transposed_dots.h"
 #include "compiler/verifier.h"
 #include "ingest/artifact_reader.h"
@@ -87,17 +88,53 @@ class UnsupportedOpCollector {
   std::set<std::string> reached_;
 };
 
+// @main's arguments may hold this many bytes in a program run on the caller's thread (IsCheap).
+constexpr uint64_t kInlineArgumentBytes = 16 << 20;
+
 // Regions and calls nested at most 32 deep (inline runs use the caller's stack, which may be small)
-// and all values together hold at most `budget` bytes. Loops qualify: on small values a loop's
-// iterations cost less than the two thread wake-ups a handoff to the device thread takes
-// (docs/engine.md, "Dispatch"), and XLA:CPU runs such loops on the caller's thread as well.
-bool IsCheap(const ir::Module& module, uint64_t budget) {
-  uint64_t bytes = 0;
-  for (const ir::Type& t : module.value_types) {
+// and all values but @main's arguments together hold at most `budget` bytes, the arguments at most
+// `argument_budget`. Loops qualify: on small values a loop's iterations cost less than the two
+// thread wake-ups a handoff to the device thread takes (docs/engine.md, "Dispatch"), and XLA:CPU
+// runs such loops on the caller's thread as well.
+bool IsCheap(const ir::Module& module, uint64_t budget, uint64_t argument_budget) {
+  // @main's arguments count against argument_budget: a program that reads large arguments into
+  // small values (a reduction, a slice) does one pass over them.
+  std::vector<bool> argument(module.value_types.size(), false);
+  const ir::Function* main = module.MainFunction();
+  if (main != nullptr && !main->body.blocks.empty()) {
+    for (ir::ValueId v : main->body.blocks[0].args) {  // the entry block's: the function's
+      if (v >= 0 && static_cast<size_t>(v) < argument.size()) {
+        argument[static_cast<size_t>(v)] = true;
+      }
+    }
+    // An argument's bf16/f16 -> f32 convert counts as the argument: reductions read the codes in
+    // its place (compiler/narrow_inputs.h), so it is mostly never made.
+    for (const ir::Op& op : main->body.blocks[0].ops) {
+      if (op.name != "stablehlo.convert" || op.operands.size() != 1 || op.results.size() != 1) {
+        continue;
+      }
+      const auto in = static_cast<size_t>(op.operands[0]), out = static_cast<size_t>(op.results[0]);
+      if (in >= argument.size() || out >= argument.size() || !argument[in]) continue;
+      const ir::DType from = module.value_types[in].dtype, to = module.value_types[out].dtype;
+      if ((from == ir::DType::kBF16 || from == ir::DType::kF16) && to == ir::DType::kF32) {
+        argument[out] = true;
+      }
+    }
+  }
+  uint64_t bytes = 0, argument_bytes = 0;
+  for (size_t i = 0; i < module.value_types.size(); ++i) {
+    const ir::Type& t = module.value_types[i];
     if (!t.is_tensor()) continue;
     const int64_t n = t.num_elements();
     if (n < 0) return false;
-    bytes += static_cast<uint64_t>(n) * static_cast<uint64_t>(ir::DTypeByteSize(t.dtype));
+    const uint64_t size =
+        static_cast<uint64_t>(n) * static_cast<uint64_t>(ir::DTypeByteSize(t.dtype));
+    if (argument[i]) {
+      argument_bytes += size;
+      if (argument_bytes > argument_budget) return false;
+      continue;
+    }
+    bytes += size;
     if (bytes > budget) return false;
   }
   // The nesting of regions and calls (func.call's callee, a composite's decomposition) the run
@@ -211,6 +248,12 @@ StatusOr<std::shared_ptr<const Executable>> CompileModule(std::shared_ptr<const 
     ComputeInF32(*widened);
     module = std::move(widened);
   }
+  if (options.num_partitions <= 1 && options.num_replicas <= 1 &&
+      HasFlattenableCalls(*module)) {  // jax.random's chain of calls: one block
+    auto flat = std::make_shared<ir::Module>(*module);
+    FlattenCalls(*flat);
+    module = std::move(flat);
+  }
   if (HasInlinableCalls(*module)) {  // jnp's elementwise helpers: fused with their callers
     auto inlined = std::make_shared<ir::Module>(*module);
     InlineElementwiseCalls(*inlined);
@@ -316,7 +359,7 @@ StatusOr<std::shared_ptr<const Executable>> CompileModule(std::shared_ptr<const 
   // A partitioned program's results are assembled from global values: no buffer to reuse.
   exe->result_donor = exe->spmd.has_value() ? std::vector<int32_t>(exe->result_types.size(), -1)
                                             : PlanDonations(*exe->main, donated_to_per_arg);
-  exe->run_inline = IsCheap(*module, Executable::kInlineBytes);
+  exe->run_inline = IsCheap(*module, Executable::kInlineBytes, kInlineArgumentBytes);
   exe->arg_layouts = std::move(layouts.args);
   exe->result_layouts = std::move(layouts.results);
   exe->module = std::move(module);

@@ -45,7 +45,7 @@ std::optional<Step> MakeFusedStep(const Program& p, const std::vector<const void
                                   const std::vector<size_t>& group, size_t post_begin,
                                   const std::vector<bool>& used_outside, const Step* rows,
                                   const std::vector<int32_t>& rows_aliases, bool* joined,
-                                  const Step* pre = nullptr,
+                                  bool small_native, const Step* pre = nullptr,
                                   const std::vector<int32_t>& pre_aliases = {}) {
   *joined = false;
   auto f = std::make_shared<FusedPlan>();
@@ -235,9 +235,9 @@ std::optional<Step> MakeFusedStep(const Program& p, const std::vector<const void
     std::memcpy(&f->input_splat[i].bits, c, width);
   }
   runtime::TraceSpan span("compile: native code", "compile");
-  f->native = codegen::BuildNativeTile(*f, 0, f->post_begin);
+  f->native = codegen::BuildNativeTile(*f, 0, f->post_begin, small_native);
   if (post) {
-    f->native_post = codegen::BuildNativeTile(*f, f->post_begin, f->members.size());
+    f->native_post = codegen::BuildNativeTile(*f, f->post_begin, f->members.size(), small_native);
     if (f->native == nullptr || f->native_post == nullptr) f->native = f->native_post = nullptr;
   }
   f->name = "fused " + std::to_string(group.size()) + " elementwise ops" +
@@ -258,7 +258,7 @@ std::optional<Step> MakeFusedStep(const Program& p, const std::vector<const void
 
 }  // namespace
 
-void FuseElementwise(Program& p) {
+void FuseElementwise(Program& p, bool small_native) {
   const size_t num_steps = p.steps.size();
   // The bytes of each slot a constant step defines, or a view of one from its start (the steps
   // move out of p.steps as runs are made; the bytes stay where their kernels keep them).
@@ -391,6 +391,10 @@ void FuseElementwise(Program& p) {
       }
       group.push_back(j);
     }
+    // A trailing index map (a broadcast whose reader the member limit cut off) is read by no
+    // member: as the run's last member its tile would be written out in full, and native code
+    // refuses such a run. It starts the next run instead, beside its reader.
+    while (group.size() > 1 && p.steps[group.back()].kernel.map->absolute) group.pop_back();
     // Trailing passive and hoisted steps belong after the run, not inside it.
     while (!passive.empty() && passive.back() > group.back()) passive.pop_back();
     while (!hoisted.empty() && hoisted.back() > group.back()) hoisted.pop_back();
@@ -440,12 +444,12 @@ void FuseElementwise(Program& p) {
       std::optional<Step> fused;
       if (pre != nullptr) {
         fused = MakeFusedStep(p, constant_of, steps, post_begin, outside, rows, rows_aliases,
-                              joined, pre, pre_aliases);
+                              joined, small_native, pre, pre_aliases);
       }
       with_pre = fused.has_value();
       if (!with_pre)
-        fused =
-            MakeFusedStep(p, constant_of, steps, post_begin, outside, rows, rows_aliases, joined);
+        fused = MakeFusedStep(p, constant_of, steps, post_begin, outside, rows, rows_aliases,
+                              joined, small_native);
       return fused;
     };
     // Appends it after the hoisted steps: a leading reduction that joined leaves `out`, and the

@@ -26,7 +26,9 @@
 namespace kiln::compiler {
 
 // Rewrites program.steps in place. Steps without code (constants, views) between elementwise steps
-// do not break a run.
-void FuseElementwise(lower::Program& program);
+// do not break a run. `small_native`: runs under 256 elements of 16 members or more get native code
+// too (codegen/fused_native.h); the program builder asks it for @main's own block only, since in
+// loop bodies it measured slower (u_metropolis_scan_random 1.4-1.6x in CPU time).
+void FuseElementwise(lower::Program& program, bool small_native = false);
 
 }  // namespace kiln::compiler

@@ -342,7 +342,7 @@ StatusOr<std::shared_ptr<const Program>> ProgramBuilder::BuildRegion(
   {
     runtime::TraceSpan span("compile: fuse", "compile");
     UseNarrowInputs(*program);
-    FuseElementwise(*program);
+    FuseElementwise(*program, /*small_native=*/depth_ == 1);  // @main's block
   }
   runtime::TraceSpan span("compile: plan buffers", "compile");
   KILN_RETURN_IF_ERROR(PlanBuffers(*program, fresh_results));

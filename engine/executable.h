@@ -47,7 +47,7 @@ struct Executable {
   // Small enough to run on the caller's thread when its device is idle: every value
   // together under kInlineBytes. A thread handoff costs more than such a program.
   bool run_inline = false;
-  static constexpr uint64_t kInlineBytes = 256 << 10;
+  static constexpr uint64_t kInlineBytes = 1 << 20;
 };
 
 // A run whose devices span processes (jax.distributed): the other processes' devices take part

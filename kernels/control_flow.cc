@@ -15,6 +15,7 @@
 #include "codegen/native_loop.h"
 #include "engine/flat_program.h"
 #include "engine/run_program.h"
+#include "engine/table_sets.h"
 #include "kernels/families.h"
 #include "kernels/top_k.h"
 #include "lower/op_registry.h"
@@ -77,34 +78,47 @@ StatusOr<Kernel> LowerComposite(LowerContext& ctx) {
 // or, without it, by walking the flat programs. With KILN_TRACE on they run through RunProgram
 // instead, which records every step.
 //
+// The four tables (cond reading set 0, set 1; body 0 -> 1, body 1 -> 0) are kept per thread and set
+// of addresses (engine::TableSets): a loop nested in another's body, run again from the same
+// frame, finds them with one lookup of its scratch and operand addresses.
+//
 // Scratch: [views: params of cond/body reading set 0, then set 1][pred][set 0][set 1]
-// [sub-program memory][flat tables: cond reading 0, cond reading 1, body 0 -> 1, body 1 -> 0].
+// [sub-program memory][the tables' key: scratch, inputs', outputs' addresses].
 struct WhilePlan {
   std::shared_ptr<const Program> cond, body;
   std::shared_ptr<const engine::FlatProgram> flat_cond, flat_body;
   std::shared_ptr<const engine::NativeLoop> native;  // null: the flat programs are interpreted
+  std::shared_ptr<const engine::TableSets> tables;   // the four resolved tables, per thread
   size_t n = 0;                                      // carried values
   std::vector<size_t> bytes;                         // per carry
   std::vector<bool> passthrough;
   std::vector<size_t> offset[2];  // per set, per carry: where it is in the scratch
-  size_t views_offset = 0, pred_offset = 0, sub_offset = 0, table_offset = 0;
+  size_t views_offset = 0, pred_offset = 0, sub_offset = 0, key_offset = 0;
   size_t scratch_bytes = 0;
 };
+
+// The views of the carries and captures each carry set is read through: carries in the set's
+// buffers (passthrough ones in the op's input), captures in the op's inputs.
+View* BuildViews(const WhilePlan& w, std::byte* scratch, std::span<const View> in) {
+  const size_t n = w.n, m = in.size() - n;
+  auto* views = reinterpret_cast<View*>(scratch + w.views_offset);
+  for (size_t i = 0; i < n + m; ++i) {
+    for (size_t s = 0; s < 2; ++s) {
+      View* v = new (&views[s * (n + m) + i]) View(in[i]);
+      if (i < n && !w.passthrough[i]) v->ptr = scratch + w.offset[s][i];
+    }
+  }
+  return views;
+}
 
 Status RunWhile(const WhilePlan& w, ExecContext& ec, std::span<const View> in,
                 std::span<const View> out) {
   std::byte* scratch = ec.scratch;
   const size_t n = w.n;
   const size_t m = in.size() - n;  // captures
-  auto* all_views = reinterpret_cast<View*>(scratch + w.views_offset);
-  View* views[2] = {all_views, all_views + n + m};
-  for (size_t i = 0; i < n + m; ++i) {
-    for (int s = 0; s < 2; ++s) {
-      View* v = new (&views[s][i]) View(in[i]);
-      if (i < n && !w.passthrough[i]) v->ptr = scratch + w.offset[s][i];
-    }
-    if (i < n && !w.passthrough[i] && w.bytes[i] > 0) {
-      std::memcpy(views[0][i].ptr, in[i].ptr, w.bytes[i]);
+  for (size_t i = 0; i < n; ++i) {
+    if (!w.passthrough[i] && w.bytes[i] > 0) {
+      std::memcpy(scratch + w.offset[0][i], in[i].ptr, w.bytes[i]);
     }
   }
   View pred_view;
@@ -113,11 +127,12 @@ Status RunWhile(const WhilePlan& w, ExecContext& ec, std::span<const View> in,
   pred_view.elements = 1;
   const auto* pred = static_cast<const uint8_t*>(pred_view.ptr);
   std::byte* sub = scratch + w.sub_offset;
-  auto params = [&](int s) { return std::span<const View>(views[s], n + m); };
-  auto results = [&](int s) { return std::span<const View>(views[1 - s], n); };
   const std::span<const View> pred_result(&pred_view, 1);
   int s = 0;  // the set holding the current carries
   if (runtime::TraceEnabled()) {
+    View* views = BuildViews(w, scratch, in);
+    auto params = [&](int t) { return std::span<const View>(views + t * (n + m), n + m); };
+    auto results = [&](int t) { return std::span<const View>(views + (1 - t) * (n + m), n); };
     for (;;) {
       KILN_RETURN_IF_ERROR(engine::RunProgram(*w.cond, ec, params(s), pred_result, sub),
                            "in the condition of stablehlo.while");
@@ -127,35 +142,42 @@ Status RunWhile(const WhilePlan& w, ExecContext& ec, std::span<const View> in,
       s ^= 1;
     }
   } else {
-    std::byte* tables = scratch + w.table_offset;
-    const size_t cond_bytes = w.flat_cond->table_bytes(), body_bytes = w.flat_body->table_bytes();
-    std::byte* cond_table[2] = {tables, tables + cond_bytes};
-    std::byte* body_table[2] = {tables + 2 * cond_bytes, tables + 2 * cond_bytes + body_bytes};
-    // A loop inside another loop (or a branch run in one) finds its tables resolved already.
-    for (int t = 0; t < 2; ++t) {
-      KILN_ASSIGN_OR_RETURN(cond_table[t],
-                            w.flat_cond->ResolveCached(params(t), pred_result, sub, cond_table[t]),
-                            "in the condition of stablehlo.while");
-      KILN_ASSIGN_OR_RETURN(body_table[t],
-                            w.flat_body->ResolveCached(params(t), results(t), sub, body_table[t]),
-                            "in the body of stablehlo.while");
-    }
+    // The tables depend on the scratch and on the inputs' and outputs' addresses only: a loop run
+    // again from the same frame (nested in another loop) finds them with one lookup.
+    auto* key = reinterpret_cast<const void**>(scratch + w.key_offset);
+    key[0] = scratch;
+    for (size_t i = 0; i < n + m; ++i) key[1 + i] = in[i].ptr;
+    for (size_t i = 0; i < n; ++i) key[1 + n + m + i] = out[i].ptr;
+    engine::TableSets::Lease lease;
+    KILN_RETURN_IF_ERROR(w.tables->Get(
+        std::span<const void* const>(key, 1 + 2 * n + m),
+        [&](std::byte* const* tables) -> Status {
+          View* views = BuildViews(w, scratch, in);
+          for (int t = 0; t < 2; ++t) {
+            const std::span<const View> params(views + t * (n + m), n + m);
+            const std::span<const View> results(views + (1 - t) * (n + m), n);
+            KILN_RETURN_IF_ERROR(w.flat_cond->Resolve(params, pred_result, sub, tables[t]),
+                                 "in the condition of stablehlo.while");
+            KILN_RETURN_IF_ERROR(w.flat_body->Resolve(params, results, sub, tables[2 + t]),
+                                 "in the body of stablehlo.while");
+          }
+          return Status::Ok();
+        },
+        &lease));
+    std::byte* const* all = lease.tables();  // cond reading set 0, set 1, body reading 0, 1
     if (w.native != nullptr) {
-      std::byte* const all[4] = {cond_table[0], cond_table[1], body_table[0], body_table[1]};
       KILN_RETURN_IF_ERROR(w.native->Run(ec, all, sub, pred, &s));
     }
     while (w.native == nullptr) {
-      KILN_RETURN_IF_ERROR(w.flat_cond->Run(ec, cond_table[s]),
-                           "in the condition of stablehlo.while");
+      KILN_RETURN_IF_ERROR(w.flat_cond->Run(ec, all[s]), "in the condition of stablehlo.while");
       if (*pred == 0) break;
-      KILN_RETURN_IF_ERROR(w.flat_body->Run(ec, body_table[s]), "in the body of stablehlo.while");
+      KILN_RETURN_IF_ERROR(w.flat_body->Run(ec, all[2 + s]), "in the body of stablehlo.while");
       s ^= 1;
     }
   }
   for (size_t i = 0; i < n; ++i) {
-    if (out[i].ptr != views[s][i].ptr && w.bytes[i] > 0) {
-      std::memcpy(out[i].ptr, views[s][i].ptr, w.bytes[i]);
-    }
+    const void* last = w.passthrough[i] ? in[i].ptr : scratch + w.offset[s][i];
+    if (out[i].ptr != last && w.bytes[i] > 0) std::memcpy(out[i].ptr, last, w.bytes[i]);
   }
   return Status::Ok();
 }
@@ -214,9 +236,11 @@ StatusOr<Kernel> LowerWhile(LowerContext& ctx) {
     }
   }
   w->sub_offset = offset;
-  w->table_offset = w->sub_offset + AlignUp64(std::max(w->cond->total_bytes, w->body->total_bytes));
-  w->scratch_bytes =
-      w->table_offset + 2 * (w->flat_cond->table_bytes() + w->flat_body->table_bytes());
+  w->key_offset = w->sub_offset + AlignUp64(std::max(w->cond->total_bytes, w->body->total_bytes));
+  w->scratch_bytes = w->key_offset + AlignUp64((1 + 2 * n + m) * sizeof(void*));
+  const size_t cond_table = w->flat_cond->table_bytes(), body_table = w->flat_body->table_bytes();
+  w->tables = std::make_shared<const engine::TableSets>(
+      std::vector<size_t>{cond_table, cond_table, body_table, body_table});
   Kernel k([w](ExecContext& ec, std::span<const View> in, std::span<const View> out) -> Status {
     return RunWhile(*w, ec, in, out);
   });

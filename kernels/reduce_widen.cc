@@ -17,6 +17,7 @@
 
 #include "kernels/float16.h"
 #include "kernels/lowering.h"
+#include "kernels/reduce_blocks.h"
 #include "kernels/reduce_fast.h"
 #include "runtime/parallel.h"
 
@@ -83,6 +84,59 @@ __attribute__((target("avx2"))) void CombineWidened(float* acc, const uint16_t* 
     for (int r = 0; r < m; ++r) a = F::Apply(a, Bf16BitsToFloat(rows[r][j]));
     acc[j] = a;
   }
+}
+
+// One block of rows of a bf16 column reduction (ReduceColumnBlocks' block): partial[j] = the fold
+// of rows[0][j], rows[1][j], ..., rows[n - 1][j] in order, j < w. Strips of 64 columns keep their
+// accumulators in registers down all the rows: each 32-byte load of 16 codes gives the even
+// columns' floats by a shift left of 16 and the odd columns' by masking the low half (two ALU ops,
+// no shuffle), interleaved back into column order at the end. The same operations per column as
+// CombineWidened.
+template <ReducerKind K>
+__attribute__((target("avx2"))) void BlockBf16(const uint16_t* base, const int64_t* offs, int64_t n,
+                                               int64_t w, float* partial) {
+  constexpr int kGroups = 4;  // 16 columns each
+  const __m256i high = _mm256_set1_epi32(static_cast<int>(0xffff0000u));
+  int64_t j = 0;
+  for (; j + 16 * kGroups <= w; j += 16 * kGroups) {
+    __m256 even[kGroups], odd[kGroups];
+    const uint16_t* first = base + offs[0] + j;
+#pragma GCC unroll 4
+    for (int q = 0; q < kGroups; ++q) {
+      const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(first + 16 * q));
+      even[q] = _mm256_castsi256_ps(_mm256_slli_epi32(v, 16));
+      odd[q] = _mm256_castsi256_ps(_mm256_and_si256(v, high));
+    }
+    for (int64_t r = 1; r < n; ++r) {
+      const uint16_t* row = base + offs[r] + j;
+#pragma GCC unroll 4
+      for (int q = 0; q < kGroups; ++q) {
+        const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + 16 * q));
+        even[q] = ApplyLanes<K>(even[q], _mm256_castsi256_ps(_mm256_slli_epi32(v, 16)));
+        odd[q] = ApplyLanes<K>(odd[q], _mm256_castsi256_ps(_mm256_and_si256(v, high)));
+      }
+    }
+#pragma GCC unroll 4
+    for (int q = 0; q < kGroups; ++q) {
+      const __m256 a = _mm256_unpacklo_ps(even[q], odd[q]);  // e0 o0 e1 o1 | e4 o4 e5 o5
+      const __m256 b = _mm256_unpackhi_ps(even[q], odd[q]);  // e2 o2 e3 o3 | e6 o6 e7 o7
+      _mm256_storeu_ps(partial + j + 16 * q, _mm256_permute2f128_ps(a, b, 0x20));
+      _mm256_storeu_ps(partial + j + 16 * q + 8, _mm256_permute2f128_ps(a, b, 0x31));
+    }
+  }
+  if (j == w) return;
+  const uint16_t* first = base + offs[0];
+  for (int64_t c = j; c < w; ++c) partial[c] = Bf16BitsToFloat(first[c]);
+  const uint16_t* pending[kReduceRows];
+  int waiting = 0;
+  for (int64_t r = 1; r < n; ++r) {
+    pending[waiting] = base + offs[r] + j;
+    if (++waiting == kReduceRows) {
+      CombineWidened<K>(partial + j, pending, waiting, w - j);
+      waiting = 0;
+    }
+  }
+  if (waiting > 0) CombineWidened<K>(partial + j, pending, waiting, w - j);
 }
 
 // avx2::AccumulateRows (reduce_simd.h) over bf16 codes, each vector widened in registers: for
@@ -152,6 +206,14 @@ void ColumnsBf16(const std::vector<int64_t>& offsets, const uint16_t* base, floa
 template <ReducerKind K>
 void RunBf16(const ReduceGeometry& g, const std::vector<int64_t>& offsets, const uint16_t* x,
              float init, float* out) {
+  if (SplitsRowBlocks(g, sizeof(float))) {
+    ReduceColumnBlocks<K, float>(
+        g, init, out,
+        [&](const int64_t* offs, int64_t rows, int64_t p, int64_t col, int64_t w, float* partial) {
+          BlockBf16<K>(x + KeptOffset(g, p) + col, offs, rows, w, partial);
+        });
+    return;
+  }
   const int64_t chunk = ColumnChunkOf(g);
   const int64_t chunks = (g.inner + chunk - 1) / chunk;
   const int64_t units = g.outer_kept * chunks;

@@ -60,7 +60,7 @@ std::optional<Kernel> TypedBlockKernel(const std::string& name,
   // output instead of walking the window; larger ones walk as below.
   int64_t window_elements = 1;
   for (const WindowAxis& a : outer->axes) window_elements *= a.window;
-  constexpr int64_t kMaxListed = int64_t{1} << 17;  // 1 MiB of offsets
+  constexpr int64_t kMaxListed = int64_t{1} << 17;         // 1 MiB of offsets
   auto listed = std::make_shared<std::vector<int64_t>>();  // offsets, then outer_count + 1 starts
   if (outer_count > 0 && window_elements <= kMaxListed / outer_count) {
     std::vector<int64_t> offsets, starts;
@@ -87,17 +87,18 @@ std::optional<Kernel> TypedBlockKernel(const std::string& name,
       if (!listed->empty()) {
         const int64_t* offsets = listed->data();
         const int64_t* starts = offsets + (listed->size() - static_cast<size_t>(outer_count) - 1);
-        runtime::ParallelFor(
-            outer_count, std::max<int64_t>(1, 4096 / block), [&](int64_t begin, int64_t end) {
-              for (int64_t p = begin; p < end; ++p) {
-                T* acc = o + p * block;
-                for (int64_t j = 0; j < block; ++j) acc[j] = init;
-                for (int64_t w = starts[p]; w < starts[p + 1]; ++w) {
-                  const T* src = x + offsets[w];
-                  for (int64_t j = 0; j < block; ++j) acc[j] = ReducerFn<K, T>::Apply(acc[j], src[j]);
-                }
-              }
-            });
+        runtime::ParallelFor(outer_count, std::max<int64_t>(1, 4096 / block),
+                             [&](int64_t begin, int64_t end) {
+                               for (int64_t p = begin; p < end; ++p) {
+                                 T* acc = o + p * block;
+                                 for (int64_t j = 0; j < block; ++j) acc[j] = init;
+                                 for (int64_t w = starts[p]; w < starts[p + 1]; ++w) {
+                                   const T* src = x + offsets[w];
+                                   for (int64_t j = 0; j < block; ++j)
+                                     acc[j] = ReducerFn<K, T>::Apply(acc[j], src[j]);
+                                 }
+                               }
+                             });
         return Status::Ok();
       }
       Status status = Status::Ok();

@@ -28,6 +28,7 @@
 #include "kernels/families.h"
 #include "kernels/float16.h"
 #include "kernels/lowering.h"
+#include "kernels/reduce_blocks.h"
 #include "kernels/reduce_fast.h"
 #include "kernels/reduce_simd.h"
 #include "kernels/scalar_body.h"
@@ -104,6 +105,10 @@ struct FastReduce {
 
 template <ReducerKind K, typename T>
 void RunFastReduce(const ReduceGeometry& g, const void* x, const void* init, void* out) {
+  if (SplitsRowBlocks(g, sizeof(T))) {
+    return ReduceColumnBlocksOf<K, T>(g, static_cast<const T*>(x), *static_cast<const T*>(init),
+                                      static_cast<T*>(out));
+  }
   ReduceFast<K, T>(g, static_cast<const T*>(x), *static_cast<const T*>(init), static_cast<T*>(out));
 }
 

@@ -15,6 +15,7 @@
 #include "kernels/index_geometry.h"
 #include "kernels/lowering.h"
 #include "kernels/scalar_body.h"
+#include "kernels/strided.h"
 #include "runtime/parallel.h"
 
 namespace kiln::kernels::indexing {
@@ -154,7 +155,9 @@ StatusOr<Kernel> LowerScatter(LowerContext& ctx) {
     }
     if (results.size() != p.n) return Internal(std::string(nm) + ": wrong number of outputs");
     for (size_t i = 0; i < p.n; ++i) {
-      if (in[i].byte_size() > 0) std::memcpy(results[i].data(), in[i].data(), in[i].byte_size());
+      if (in[i].byte_size() > 0) {
+        strided::ParallelMemcpy(results[i].data(), in[i].data(), in[i].byte_size());
+      }
     }
     return ComputeBases(nm, p.g, in[p.n]);
   };
@@ -192,6 +195,16 @@ StatusOr<Kernel> LowerScatter(LowerContext& ctx) {
             ForEachRow(
                 p->map, 0, RowCount(p->map),
                 [&](int64_t x, int64_t b0, int64_t bstep, int64_t o0, int64_t ostep, int64_t len) {
+                  if (bstep == 0 && ostep == 1) {
+                    // A window row (an embedding row's gradient): one base, distinct elements
+                    // each updated once, in a loop the compiler vectorises.
+                    const int64_t base = bases[static_cast<size_t>(b0)];
+                    if (base < 0) return;
+                    T* d = dst + base + o0;
+                    const T* u = upd + x;
+                    for (int64_t j = 0; j < len; ++j) d[j] = ReducerFn<K, T>::Apply(d[j], u[j]);
+                    return;
+                  }
                   int64_t current = -1;
                   T acc{};
                   for (int64_t j = 0; j < len; ++j) {

@@ -207,6 +207,17 @@ StatusOr<Kernel> LowerDynamicSlice(LowerContext& ctx) {
         return Status::Ok();
       });
   kernel.direct = {&RunDynamicSlice, direct};
+  if (run) {  // one contiguous run (a loop reading its step's element or row): loops emit it inline
+    auto code = std::make_shared<lower::UpdateSliceCode>();
+    code->operand_bytes = static_cast<uint64_t>(n_in) * static_cast<uint64_t>(width);
+    code->update_bytes = static_cast<uint64_t>(n_out) * static_cast<uint64_t>(width);
+    for (size_t i = 0; i < in_dims.size(); ++i) {
+      code->start_types.push_back(ctx.operand_type(1 + i).dtype);
+      code->start_max.push_back(in_dims[i] - sizes[i]);
+      code->start_stride.push_back(in_strides[i] * width);
+    }
+    kernel.direct.slice = std::move(code);
+  }
   return kernel;
 }
 

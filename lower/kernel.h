@@ -228,6 +228,10 @@ struct Direct {
   int64_t row_length = 0;
   // Set when `fn` is the dynamic_update_slice this describes: the loop generator emits it inline.
   std::shared_ptr<const UpdateSliceCode> update = {};
+  // Set when `fn` is a dynamic_slice whose result is one contiguous run of the operand: output 0
+  // is `update_bytes` bytes of input 0 from byte sum_i clamp(start_i, 0, start_max[i]) *
+  // start_stride[i], start_i being input 1 + i (operand_bytes: input 0's). Emitted inline too.
+  std::shared_ptr<const UpdateSliceCode> slice = {};
 };
 
 struct Kernel {

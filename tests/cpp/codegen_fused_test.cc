@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/fused_tile_emitter.h"
 #include "engine/fused_run.h"
 #include "lower/fused_plan.h"
 #include "tests/cpp/fused_test_util.h"
@@ -402,8 +403,17 @@ TEST(CodegenFusedTest, IntegerRunsMatchTheInterpreter) {
     if (handled && code_expected && dims[0] >= 256) {
       EXPECT_EQ(with_code, fused) << text;
     }
-    if (!code_expected || dims[0] < 256) {
+    if (!code_expected) {
       EXPECT_EQ(with_code, 0) << text;
+    } else if (dims[0] < 256) {
+      // @main's runs under 256 elements get code only with kMinMembersWhenSmall members or more.
+      for (const lower::Step& s : p->steps) {
+        if (s.fused != nullptr && s.fused->native != nullptr) {
+          EXPECT_GE(s.fused->members.size(),
+                    static_cast<size_t>(codegen::fused_detail::kMinMembersWhenSmall))
+              << text;
+        }
+      }
     }
     const std::shared_ptr<const Program> q = Interpreted(*p);
     for (int run = 0; run < 2; ++run) {

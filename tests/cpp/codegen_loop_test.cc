@@ -1,14 +1,14 @@
 // The code generator of loops (codegen/native_loop.h) against the interpreters: random small
 // stablehlo.while loops (a counter condition, at times with a random predicate; scalar and
 // small-vector carries of f32, f64, s32 and pred; bodies of random elementwise ops, conversions,
-// broadcasts, reductions, slices and dynamic_update_slices), their condition and body compiled by
-// the compiler and run four ways (loop_test_util.h): the native loop BuildNativeLoop makes from
-// their flat programs, the same flat programs interpreted, the programs run by RunProgram every
-// iteration, and the compiled stablehlo.while itself (its kernel's own plan: in-place carries,
-// carries passed through, native code when the machine has AVX). The results must be the same
-// bits, except which NaN comes out of an op on two NaNs, which native_loop.cc documents as the one
-// difference. A second test runs every triple of a palette of tie-making values (signed zeros,
-// NaNs, infinities) through the ops whose ties have rules.
+// broadcasts, reductions, slices, dynamic_slices and dynamic_update_slices), their condition and
+// body compiled by the compiler and run four ways (loop_test_util.h): the native loop
+// BuildNativeLoop makes from their flat programs, the same flat programs interpreted, the programs
+// run by RunProgram every iteration, and the compiled stablehlo.while itself (its kernel's own
+// plan: in-place carries, carries passed through, native code when the machine has AVX). The
+// results must be the same bits, except which NaN comes out of an op on two NaNs, which
+// native_loop.cc documents as the one difference. A second test runs every triple of a palette of
+// tie-making values (signed zeros, NaNs, infinities) through the ops whose ties have rules.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -213,9 +213,10 @@ class LoopGenerator {
         Keep(b_.Broadcast(Get(t, {}), {k_}, {}));
         break;
       }
-      case 10: {  // an update at the counter (clamped into range)
+      case 10: {  // an update at the counter and slices from it (clamped into range)
         const ValueId x = Get(t, {k_}), update = b_.Reshape(Get(t, {}), {1});
         Keep(b_.UpdateSlice(x, update, {carries_[0]}));
+        Keep(b_.Reshape(b_.DynamicSlice(x, {carries_[0]}, {1}), {}));  // an element at the counter
         break;
       }
       default: {

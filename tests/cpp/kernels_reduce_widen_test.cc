@@ -61,7 +61,8 @@ void CheckKind(DType narrow, uint32_t seed, bool specials, bool segments = false
     const int rank = pick(2, 4);
     std::vector<int64_t> dims;
     for (int d = 0; d < rank; ++d) dims.push_back(pick(1, rank == 4 ? 12 : 40));
-    if (trial % 5 == 0) dims[0] = 300;  // long columns: blocks of kRowBlock rows
+    if (trial % 5 == 0) dims[0] = 300;       // long columns: blocks of kRowBlock rows
+    if (trial % 10 == 0) dims.back() = 150;  // strips of 64 columns and a tail
     std::vector<bool> reduced(static_cast<size_t>(rank), false);
     std::vector<int64_t> out_dims;
     for (int d = 0; d < rank - 1; ++d) reduced[static_cast<size_t>(d)] = pick(0, 1) == 1;

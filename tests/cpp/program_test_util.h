@@ -156,6 +156,14 @@ class OpList {
     operands.insert(operands.end(), starts.begin(), starts.end());
     return Op("stablehlo.dynamic_update_slice", operands, TypeOf(x));
   }
+  // dynamic_slice of `sizes` from x at `starts` (scalar integers, clamped into range).
+  ValueId DynamicSlice(ValueId x, const std::vector<ValueId>& starts,
+                       const std::vector<int64_t>& sizes) {
+    std::vector<ValueId> operands = {x};
+    operands.insert(operands.end(), starts.begin(), starts.end());
+    return Op("stablehlo.dynamic_slice", operands, Ty(TypeOf(x).dtype, sizes),
+              {{"slice_sizes", ir::Attr::IntArray(sizes)}});
+  }
   // reduce(x, init) over `axes` with the binary op `body` ("stablehlo.add", ...).
   ValueId Reduce(ValueId x, ValueId init, const std::vector<int64_t>& axes,
                  const std::string& body) {

@@ -19,6 +19,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
+import jax
 import jax.numpy as jnp
 
 from conftest import check_both, get_kiln_device, run_both, run_on
@@ -68,6 +69,59 @@ def test_sum_of_many_rows_against_float64(dtype):
     x = _values((400, 5, 65), DTYPES[dtype], None)
     kiln, cpu = run_both(lambda v: jnp.sum(v.astype(jnp.float32), axis=(0, 2)), x)
     want = x.astype(np.float64).sum(axis=(0, 2))
+    err_k = np.abs(np.asarray(kiln, np.float64) - want).max()
+    err_c = np.abs(np.asarray(cpu, np.float64) - want).max()
+    assert err_k <= 4 * err_c + 1e-4, (err_k, err_c)
+
+
+# Long columns with few of them (kernels/reduce_blocks.h: tasks of blocks of 64 rows whose partials
+# join the output in block order, the same bits as the column walk): leading and middle axes of
+# more than 64 rows, odd counts, f32 / bf16 / f64 / int32; maxima and minima with NaNs as numpy.
+LONG_COLUMNS = [((2048, 65), (0,)), ((301, 7, 129), (0,)), ((301, 7, 129), (0, 1)),
+                ((3, 257, 33), (1,)), ((97, 5, 3, 11), (0, 2))]
+LONG_DTYPES = {"f32": np.float32, "bf16": ml_dtypes.bfloat16, "f64": np.float64,
+               "i32": np.int32}
+
+
+@pytest.mark.parametrize("dtype", sorted(LONG_DTYPES))
+@pytest.mark.parametrize("case", LONG_COLUMNS, ids=lambda c: "x".join(map(str, c[0])) + "_axes"
+                         + "".join(map(str, c[1])))
+@pytest.mark.parametrize("reducer", sorted(REDUCERS))
+def test_long_columns(reducer, case, dtype):
+    shape, axes = case
+    fn = REDUCERS[reducer]
+    dt = LONG_DTYPES[dtype]
+    with jax.enable_x64(dtype == "f64"):
+        if dtype == "i32":
+            x = RNG.integers(-1000, 1000, shape).astype(np.int32)
+            if reducer == "mean":
+                check_both(lambda v: fn(v, axis=axes), x, kind="reduction")
+            else:
+                check_both(lambda v: fn(v, axis=axes), x, exact=True)
+        elif reducer in ("max", "min"):
+            x = _values(shape, dt, [np.inf, -np.inf])
+            check_both(lambda v: fn(v, axis=axes), x, kind="reduction", exact=True)
+            x = _values(shape, dt, [np.nan, np.inf, -np.inf])
+            k = np.asarray(run_on(lambda v: fn(v, axis=axes), (x,), get_kiln_device(), None))
+            ref = getattr(np, reducer)(x.astype(np.float64), axis=axes)
+            np.testing.assert_array_equal(k.astype(np.float64), ref.astype(k.dtype).astype(np.float64))
+        else:
+            # Sums of hundreds of rows differ from XLA:CPU's order by more than the reduction
+            # tolerance where they cancel: each error against a float64 reference instead.
+            x = _values(shape, dt, None)
+            kiln, cpu = run_both(lambda v: fn(v, axis=axes), x)
+            want = getattr(np, reducer)(x.astype(np.float64), axis=axes)
+            err_k = np.abs(np.asarray(kiln, np.float64) - want).max()
+            err_c = np.abs(np.asarray(cpu, np.float64) - want).max()
+            assert err_k <= 4 * err_c + 1e-6, (err_k, err_c)
+
+
+def test_long_column_sum_against_float64():
+    # 4,096 rows per column (64 blocks of 64 rows, split over tasks): Kiln's error against a float64
+    # sum within a small multiple of the CPU backend's.
+    x = _values((4096, 33), np.float32, None)
+    kiln, cpu = run_both(lambda v: jnp.sum(v, axis=0), x)
+    want = x.astype(np.float64).sum(axis=0)
     err_k = np.abs(np.asarray(kiln, np.float64) - want).max()
     err_c = np.abs(np.asarray(cpu, np.float64) - want).max()
     assert err_k <= 4 * err_c + 1e-4, (err_k, err_c)
