@@ -893,4 +893,30 @@ from programs_users_nn import NN_PROGRAMS, NN_X64  # noqa: E402  (more NN / line
 
 USER_PROGRAMS.update(NN_PROGRAMS)
 X64 |= NN_X64
+
+
+# ---- softmax / logsumexp over short last axes (issue 35: rows of 17 to 200 elements) ----
+
+def mixture_loglik_17_f32():
+    """Log-likelihood of 8,192 points under a 17-component 1-D Gaussian mixture (logsumexp over
+    rows of 17)."""
+    def loglik(x, logits, mu, log_sigma):
+        log_w = jax.nn.log_softmax(logits)
+        z = (x[:, None] - mu) / jnp.exp(log_sigma)
+        log_p = -0.5 * z**2 - log_sigma - 0.5 * jnp.log(2 * jnp.pi)
+        return jax.nn.logsumexp(log_w + log_p, axis=-1).sum()
+    return loglik, (f32(8192), f32(17), f32(17), 0.1 * f32(17))
+
+
+def classifier_softmax_200_bf16():
+    """Class probabilities of a bf16 classifier's logits, 1,024 examples over 200 classes."""
+    import ml_dtypes
+    return (lambda logits: jax.nn.softmax(logits, axis=-1)), (
+        (3 * f32(1024, 200)).astype(ml_dtypes.bfloat16),)
+
+
+USER_PROGRAMS.update({
+    "u_mixture_logsumexp_17_f32": (mixture_loglik_17_f32, False),
+    "u_softmax_200_bf16": (classifier_softmax_200_bf16, 3e-2),
+})
 X64.add("u_max_f64_axis1_odd")

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kernels/lowering.h"
+#include "kernels/reduce_rows8.h"
 #include "kernels/reduce_simd.h"
 #include "kernels/scalar_body.h"
 #include "runtime/parallel.h"
@@ -387,6 +388,17 @@ void ReduceRows(const ReduceGeometry& g, const T* x, T init, T* out, int64_t b, 
   if constexpr (std::is_same_v<T, float>) {
     if (g.inner <= kLeaf && UseSimd<K, T>()) {
       int64_t p = b;
+      if (g.inner <= kShortRowMax) {  // up to eight short rows at once: the same bits
+        for (; p < e; p += 8) {
+          const int m = static_cast<int>(std::min<int64_t>(8, e - p));
+          const T* rows[8];
+          T v[8];
+          for (int r = 0; r < m; ++r) rows[r] = x + KeptOffset(g, p + r);
+          avx2::ReduceRows8(K, rows, m, g.inner, F::Identity(), v);
+          for (int r = 0; r < m; ++r) out[p + r] = F::Apply(init, v[r]);
+        }
+        return;
+      }
       for (; p + kReduceRows <= e; p += kReduceRows) {
         const T* rows[kReduceRows];
         T v[kReduceRows];

@@ -1,0 +1,28 @@
+// Eight short f32 rows reduced at once with AVX2 (kernels/reduce_rows8_avx2.cc), used by
+// stablehlo.reduce's row path (kernels/reduce_fast.h: ReduceRows) and so by the row reductions
+// joined to fused runs (softmax over rows of 96-512 elements).
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/scalar_body.h"
+
+namespace kiln::kernels {
+
+// Rows of at most this many elements go eight at a time (longer ones keep the four-row loop).
+inline constexpr int64_t kShortRowMax = 512;
+
+namespace avx2 {
+
+// out[r] = the fold of rows[r][0, n), r < m (1 <= m <= 8; rows[r] for r >= m is not read), for an
+// f32 kind with a vector loop (ReduceSimdKind), n >= 1: exactly FinishLeaf's bits (reduce_fast.h)
+// for one leaf: 32 lanes starting at `identity`, whole blocks of 32 elements lane by lane, the tail
+// into lane 0 in order, then the lane tree of widths 16, 8, 4, 2, 1. Each row's 32 lanes stay in
+// registers (two rows at a time) and fold to 8; the last three tree levels run for the eight rows
+// at once after an 8x8 transpose (column k holds lane k of every row), so no per-row horizontal
+// fold or memory round trip of the lanes.
+void ReduceRows8(ReducerKind kind, const float* const rows[8], int m, int64_t n, float identity,
+                 float out[8]);
+
+}  // namespace avx2
+}  // namespace kiln::kernels
