@@ -75,8 +75,22 @@ class Flattener {
     return c;
   }
 
+  // Renames the operands of the ops inside op's regions through subst_: a region may use a value
+  // of the enclosing block by capture, and that value may be a flattened call's result.
+  void ResolveNested(ir::Op& op) const {
+    for (ir::Region& r : op.regions) {
+      for (ir::Block& b : r.blocks) {
+        for (ir::Op& inner : b.ops) {
+          for (ir::ValueId& v : inner.operands) v = Resolve(v);
+          ResolveNested(inner);
+        }
+      }
+    }
+  }
+
   void Emit(ir::Op op, int depth, std::vector<ir::Op>& out) {
     for (ir::ValueId& v : op.operands) v = Resolve(v);
+    if (!subst_.empty()) ResolveNested(op);
     const ir::Function* f =
         flattened_ops_ < kFlattenBudget ? FlattenCallee(*source_, op, depth) : nullptr;
     if (f == nullptr) {  // (regions are left alone: loops inline their calls their own way)

@@ -394,5 +394,41 @@ func.func private @pick(%a: tensor<4xf32>, %b: tensor<4xf32>) -> (tensor<4xf32>,
                  0);
 }
 
+// A flattened call's result that a region uses by capture (diffrax's solver loop reads one inside
+// a `case` branch and a `while` body): the uses inside the regions are renamed too.
+TEST(FlattenCallsTest, RegionsCapturingAFlattenedResult) {
+  ExpectSameBits(R"(
+func.func @main(%x: tensor<3xui32>, %k: tensor<i32>) -> (tensor<3xui32>, tensor<3xui32>) {
+  %0 = func.call @small(%x) : (tensor<3xui32>) -> tensor<3xui32>
+  %1 = "stablehlo.case"(%k) ({
+    %a = stablehlo.add %0, %x : tensor<3xui32>
+    stablehlo.return %a : tensor<3xui32>
+  }, {
+    %b = stablehlo.xor %0, %0 : tensor<3xui32>
+    stablehlo.return %b : tensor<3xui32>
+  }) : (tensor<i32>) -> tensor<3xui32>
+  %s = stablehlo.constant dense<0> : tensor<i32>
+  %r:2 = stablehlo.while(%i = %s, %v = %x) : tensor<i32>, tensor<3xui32>
+  cond {
+    %n = stablehlo.constant dense<3> : tensor<i32>
+    %p = stablehlo.compare LT, %i, %n : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %p : tensor<i1>
+  } do {
+    %one = stablehlo.constant dense<1> : tensor<i32>
+    %j = stablehlo.add %i, %one : tensor<i32>
+    %w = stablehlo.add %v, %0 : tensor<3xui32>
+    stablehlo.return %j, %w : tensor<i32>, tensor<3xui32>
+  }
+  return %1, %r#1 : tensor<3xui32>, tensor<3xui32>
+}
+func.func private @small(%a: tensor<3xui32>) -> tensor<3xui32> {
+  %c = stablehlo.constant dense<[1, 2, 3]> : tensor<3xui32>
+  %0 = stablehlo.multiply %a, %c : tensor<3xui32>
+  return %0 : tensor<3xui32>
+}
+)",
+                 0);
+}
+
 }  // namespace
 }  // namespace kiln::testing
