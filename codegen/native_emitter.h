@@ -179,6 +179,9 @@ class NativeEmitter : public Xbyak::CodeGenerator {
   void MoveBytes(const Xbyak::Reg64& src, uint64_t from, const Xbyak::Reg64& dst, uint64_t to,
                  uint64_t bytes, std::pair<uint64_t, uint64_t> in_root,
                  const std::pair<uint64_t, uint64_t>* out_root, bool f64);
+  // The next piece of a plain copy from s to d with `left` bytes to go, not through the register
+  // cache: a ymm, an xmm, or an 8/4/2/1-byte integer move. Returns the bytes moved.
+  uint64_t PlainStep(const Xbyak::RegExp& s, const Xbyak::RegExp& d, uint64_t left);
   // Copies one f32/f64 element from `src` (key, offset) to `dst` through a cache register: the one
   // holding it, or one it is loaded into; the register then also stands for the copy.
   void CopyFloat(const Xbyak::RegExp& src, uint64_t src_key, uint64_t src_offset,

@@ -139,16 +139,7 @@ void NativeEmitter::MoveBytes(const Xbyak::Reg64& src, uint64_t from, const Xbya
     const uint64_t left = bytes - at;
     const Xbyak::RegExp s = src + static_cast<size_t>(from + at);
     const Xbyak::RegExp d = dst + static_cast<size_t>(to + at);
-    if (left >= 32) {
-      vmovups(ymm0, ptr[s]);
-      vmovups(ptr[d], ymm0);
-      upper_dirty_ = true;
-      at += 32;
-    } else if (left >= 16) {
-      vmovups(xmm0, ptr[s]);
-      vmovups(ptr[d], xmm0);
-      at += 16;
-    } else if (left % 4 == 0) {
+    if (left < 16 && left % 4 == 0) {
       const uint64_t element = in_base + from + at;
       const bool f64 =
           left >= 8 && ((f64_elements && (from + at) % 8 == 0) || Find(in_key, element, true) >= 0);
@@ -159,12 +150,27 @@ void NativeEmitter::MoveBytes(const Xbyak::Reg64& src, uint64_t from, const Xbya
       }
       at += f64 ? 8 : 4;
     } else {
-      const int size = left >= 8 ? 8 : left >= 4 ? 4 : left >= 2 ? 2 : 1;
-      Load(r8, s, size);
-      Store(d, r8, size);
-      at += static_cast<uint64_t>(size);
+      at += PlainStep(s, d, left);
     }
   }
+}
+
+uint64_t NativeEmitter::PlainStep(const Xbyak::RegExp& s, const Xbyak::RegExp& d, uint64_t left) {
+  if (left >= 32) {
+    vmovups(ymm0, ptr[s]);
+    vmovups(ptr[d], ymm0);
+    upper_dirty_ = true;
+    return 32;
+  }
+  if (left >= 16) {
+    vmovups(xmm0, ptr[s]);
+    vmovups(ptr[d], xmm0);
+    return 16;
+  }
+  const int size = left >= 8 ? 8 : left >= 4 ? 4 : left >= 2 ? 2 : 1;
+  Load(r8, s, size);
+  Store(d, r8, size);
+  return static_cast<uint64_t>(size);
 }
 
 // `count` copies of the `width`-byte element at src (cache key and offset src_key, src_offset),
@@ -285,26 +291,8 @@ void NativeEmitter::DynamicSlice(const UpdateSliceCode& code, uint32_t views, ui
   mov(rsi, ptr[rbx + views + n_in * kView + kPtr]);
   // The source is a place known only now: plain loads and stores, not through the cache.
   const uint64_t bytes = code.update_bytes;
-  uint64_t at = 0;
-  while (at < bytes) {
-    const uint64_t left = bytes - at;
-    const Xbyak::RegExp s = rax + static_cast<size_t>(at);
-    const Xbyak::RegExp d = rsi + static_cast<size_t>(at);
-    if (left >= 32) {
-      vmovups(ymm0, ptr[s]);
-      vmovups(ptr[d], ymm0);
-      upper_dirty_ = true;
-      at += 32;
-    } else if (left >= 16) {
-      vmovups(xmm0, ptr[s]);
-      vmovups(ptr[d], xmm0);
-      at += 16;
-    } else {
-      const int size = left >= 8 ? 8 : left >= 4 ? 4 : left >= 2 ? 2 : 1;
-      Load(r8, s, size);
-      Store(d, r8, size);
-      at += static_cast<uint64_t>(size);
-    }
+  for (uint64_t at = 0; at < bytes;) {
+    at += PlainStep(rax + static_cast<size_t>(at), rsi + static_cast<size_t>(at), bytes - at);
   }
 }
 

@@ -237,21 +237,28 @@ void ReduceColumnsOf(const ReduceGeometry& g, RowAt&& row_at, T init, T* o, int6
   if (rows_in_block > 0) CombineRow<K, T>(o, partial, w);
 }
 
-// ReduceColumnsOf the rows at base + each reduced offset.
 // Output rows up to this many bytes fold with their accumulators in registers
 // (avx2::ReduceColumnStrips); longer ones stream whole rows (a strip walk down a long row's
 // columns would jump a row's length per load).
 constexpr int64_t kStripRowBytes = 1024;
 
+// Whether ReduceColumns folds output rows of w elements with avx2::ReduceColumnStrips.
 template <ReducerKind K, typename T>
-void ReduceColumns(const ReduceGeometry& g, const T* base, T init, T* o, int64_t w, T* partial) {
+bool UsesColumnStrips(int64_t w) {
   if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
-    if (UseSimd<K, T>() && w * static_cast<int64_t>(sizeof(T)) <= kStripRowBytes) {
-      thread_local std::vector<int64_t> offsets;
-      offsets.clear();
-      ForEachReducedOffset(g, [&](int64_t off) { offsets.push_back(off); });
-      return avx2::ReduceColumnStrips(K, base, offsets.data(), g.outer_reduced, kRowBlock, w, init,
-                                      o);
+    return UseSimd<K, T>() && w * static_cast<int64_t>(sizeof(T)) <= kStripRowBytes;
+  }
+  return false;
+}
+
+// ReduceColumnsOf the rows at base + each reduced offset; `offsets` lists those offsets in order
+// when UsesColumnStrips<K, T>(w) (computed once per reduction by the caller), else null.
+template <ReducerKind K, typename T>
+void ReduceColumns(const ReduceGeometry& g, const T* base, T init, T* o, int64_t w, T* partial,
+                   const int64_t* offsets) {
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    if (offsets != nullptr) {
+      return avx2::ReduceColumnStrips(K, base, offsets, g.outer_reduced, kRowBlock, w, init, o);
     }
   }
   ReduceColumnsOf<K, T>(
@@ -486,6 +493,13 @@ void ReduceFast(const ReduceGeometry& g, const T* x, T init, T* out) {
   int64_t chunks = (g.inner + chunk - 1) / chunk;
   int64_t units = g.outer_kept * chunks;
   int64_t work = g.outer_reduced * std::min(g.inner, chunk);
+  // Short output rows fold in registers down the reduced offsets, listed once here for every task.
+  std::vector<int64_t> strip_offsets;
+  if (UsesColumnStrips<K, T>(std::min(g.inner, chunk))) {
+    strip_offsets.reserve(static_cast<size_t>(g.outer_reduced));
+    ForEachReducedOffset(g, [&](int64_t off) { strip_offsets.push_back(off); });
+  }
+  const int64_t* offsets = strip_offsets.empty() ? nullptr : strip_offsets.data();
   runtime::ParallelFor(units, std::max<int64_t>(1, 32768 / std::max<int64_t>(work, 1)),
                        [&](int64_t b, int64_t e) {
                          T partial[kMaxColumnChunk];
@@ -494,7 +508,7 @@ void ReduceFast(const ReduceGeometry& g, const T* x, T init, T* out) {
                            int64_t w = std::min(chunk, g.inner - col);
                            T* o = out + p * g.inner + col;
                            const T* base = x + KeptOffset(g, p) + col;
-                           ReduceColumns<K, T>(g, base, init, o, w, partial);
+                           ReduceColumns<K, T>(g, base, init, o, w, partial, offsets);
                          }
                        });
 }

@@ -36,27 +36,6 @@ int InMain(const ir::Module& m, const std::string& name) {
   return Count(m.MainFunction()->body.blocks[0].ops, name);
 }
 
-// Runs @main of `m` (arguments filled from `fill`) and returns the result bytes.
-std::vector<std::vector<uint8_t>> RunMain(const ir::Module& m, uint32_t fill) {
-  Compiled c = CompileFunctions(m, {"main"});
-  std::vector<std::vector<uint8_t>> out;
-  EXPECT_NE(c.programs[0], nullptr);
-  if (c.programs[0] == nullptr) return out;
-  Values params(ParamTypes(*c.programs[0]));
-  for (size_t i = 0; i < params.size(); ++i) {
-    auto* p = reinterpret_cast<uint8_t*>(params.Data(i));
-    for (size_t b = 0; b < params.Bytes(i); ++b) p[b] = static_cast<uint8_t>(fill * (b + 7) >> 3);
-  }
-  Values results(ResultTypes(*c.programs[0]));
-  Status s = RunWithRunner(*c.programs[0], params, results);
-  EXPECT_TRUE(s.ok()) << s.ToString();
-  for (size_t i = 0; i < results.size(); ++i) {
-    const auto* r = reinterpret_cast<const uint8_t*>(results.Data(i));
-    out.emplace_back(r, r + results.Bytes(i));
-  }
-  return out;
-}
-
 // Flattens `text`'s module; expects @main then to hold `calls` calls, and the same results as the
 // original for two argument fillings.
 ir::Module ExpectSameBits(const std::string& text, int calls) {
@@ -65,8 +44,8 @@ ir::Module ExpectSameBits(const std::string& text, int calls) {
   compiler::FlattenCalls(rewritten);
   EXPECT_EQ(InMain(rewritten, "func.call"), calls) << ir::PrintModule(rewritten);
   for (uint32_t fill : {1u, 0xA5u}) {
-    const auto want = RunMain(original, fill);
-    const auto got = RunMain(rewritten, fill);
+    const auto want = RunMainBytes(original, fill);
+    const auto got = RunMainBytes(rewritten, fill);
     EXPECT_EQ(want.size(), got.size());
     for (size_t i = 0; i < want.size() && i < got.size(); ++i) {
       EXPECT_EQ(want[i], got[i]) << "result " << i;

@@ -38,27 +38,6 @@ int U64Ops(const ir::Module& m) {
   return CountOf(m.MainFunction()->body.blocks[0].ops, m, ir::DType::kU64);
 }
 
-// Runs @main of `m` (one argument per type in `args`, filled with `fill`) and returns the result
-// bytes.
-std::vector<std::vector<uint8_t>> RunMain(const ir::Module& m, uint32_t fill) {
-  Compiled c = CompileFunctions(m, {"main"});
-  std::vector<std::vector<uint8_t>> out;
-  if (c.programs[0] == nullptr) return out;
-  Values params(ParamTypes(*c.programs[0]));
-  for (size_t i = 0; i < params.size(); ++i) {
-    auto* p = reinterpret_cast<uint8_t*>(params.Data(i));
-    for (size_t b = 0; b < params.Bytes(i); ++b) p[b] = static_cast<uint8_t>(fill * (b + 7) >> 3);
-  }
-  Values results(ResultTypes(*c.programs[0]));
-  Status s = RunWithRunner(*c.programs[0], params, results);
-  EXPECT_TRUE(s.ok()) << s.ToString();
-  for (size_t i = 0; i < results.size(); ++i) {
-    const auto* r = reinterpret_cast<const uint8_t*>(results.Data(i));
-    out.emplace_back(r, r + results.Bytes(i));
-  }
-  return out;
-}
-
 // Narrows `text`'s module, expects it to change as `narrows` says and to compute the same bits.
 void ExpectSameBits(const std::string& text, bool narrows) {
   ir::Module original = Read(text);
@@ -72,8 +51,8 @@ void ExpectSameBits(const std::string& text, bool narrows) {
     EXPECT_EQ(ir::PrintModule(narrowed), ir::PrintModule(original));
   }
   for (uint32_t fill : {1u, 0xA5u}) {
-    const auto want = RunMain(original, fill);
-    const auto got = RunMain(narrowed, fill);
+    const auto want = RunMainBytes(original, fill);
+    const auto got = RunMainBytes(narrowed, fill);
     ASSERT_EQ(want.size(), got.size());
     for (size_t i = 0; i < want.size(); ++i) EXPECT_EQ(want[i], got[i]) << "result " << i;
   }

@@ -482,4 +482,26 @@ inline Status RunFlat(const engine::FlatProgram& f, std::span<const runtime::Vie
   return Status::Ok();
 }
 
+// Runs @main of `m`, each argument filled with the bytes fill * (b + 7) >> 3, and returns the
+// result bytes (none when @main does not compile).
+inline std::vector<std::vector<uint8_t>> RunMainBytes(const ir::Module& m, uint32_t fill) {
+  Compiled c = CompileFunctions(m, {"main"});
+  std::vector<std::vector<uint8_t>> out;
+  EXPECT_NE(c.programs[0], nullptr);
+  if (c.programs[0] == nullptr) return out;
+  Values params(ParamTypes(*c.programs[0]));
+  for (size_t i = 0; i < params.size(); ++i) {
+    auto* p = reinterpret_cast<uint8_t*>(params.Data(i));
+    for (size_t b = 0; b < params.Bytes(i); ++b) p[b] = static_cast<uint8_t>(fill * (b + 7) >> 3);
+  }
+  Values results(ResultTypes(*c.programs[0]));
+  Status s = RunWithRunner(*c.programs[0], params, results);
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  for (size_t i = 0; i < results.size(); ++i) {
+    const auto* r = reinterpret_cast<const uint8_t*>(results.Data(i));
+    out.emplace_back(r, r + results.Bytes(i));
+  }
+  return out;
+}
+
 }  // namespace kiln::testing
