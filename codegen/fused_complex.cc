@@ -228,7 +228,7 @@ void TileEmitter::EmitComplexMember(int m, int way, bool masked) {
     sign_ready_ = true;
   }
   const int ar = in[0][0], ai = in[0][1], br = in[1][0], bi = in[1][1];
-  if (c.in == ir::DType::kF32) {  // an f32 compare into lane masks
+  if (c.in == ir::DType::kF32 && c.out == ir::DType::kPred) {  // an f32 compare: lane masks
     if (wide_) {
       vcmpps(k1, v(ar), v(br), CompareImm(c.op));
       vpmovm2d(v(d0), k1);
