@@ -920,3 +920,8 @@ USER_PROGRAMS.update({
     "u_softmax_200_bf16": (classifier_softmax_200_bf16, 3e-2),
 })
 X64.add("u_max_f64_axis1_odd")
+
+from programs_users_complex import COMPLEX_PROGRAMS, COMPLEX_X64  # noqa: E402  (complex filters)
+
+USER_PROGRAMS.update(COMPLEX_PROGRAMS)
+X64 |= COMPLEX_X64
