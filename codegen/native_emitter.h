@@ -115,8 +115,10 @@ class NativeEmitter : public Xbyak::CodeGenerator {
   // `first` on (Direct::update, Direct::slice); uses rax and r8-r10.
   void StartOffset(const lower::UpdateSliceCode& code, uint32_t views, uint32_t first);
   // Direct::reduce_all inline: input 0 (n elements) and 1 (the initial value) and the output
-  // are the views at `views`.
-  void ReduceAll(const lower::MapCode& code, int64_t n, uint32_t views, uint64_t out_key);
+  // are the views at `views`; `roots` the register-cache key and base offset of each. Elements
+  // come from the register cache (or are loaded into it), and the result stays in it.
+  void ReduceAll(const lower::MapCode& code, int64_t n, uint32_t views,
+                 const std::pair<uint64_t, uint64_t> roots[3]);
   // Emits map step `f` inline (FormOf(...) != kCall), its operands in the entry at `op`.
   void Map(Form form, const lower::MapCode& code, int64_t n, uint8_t scalar, uint32_t op,
            uint32_t out_field, const OperandKeys& keys);
