@@ -123,6 +123,12 @@ class NativeEmitter : public Xbyak::CodeGenerator {
   void Map(Form form, const lower::MapCode& code, int64_t n, uint8_t scalar, uint32_t op,
            uint32_t out_field, const OperandKeys& keys);
   void Forget() { cache_.clear(); }
+  // Around a call of a vector function (native_calls.cc): the pool registers the cache uses are
+  // stored on the stack (whole ymm where a cached vector is 32 bytes) and loaded back after it,
+  // so that the cache and the carry registers survive the call. Returns the saved registers and
+  // their widths for RestoreLive.
+  std::vector<std::pair<int, int>> SaveLive();
+  void RestoreLive(const std::vector<std::pair<int, int>>& saved);
   void ForgetKey(uint64_t key);
 
  private:

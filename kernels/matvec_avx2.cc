@@ -30,7 +30,8 @@ struct F32 {
     const V t0 = _mm256_hadd_ps(a[0], a[1]), t1 = _mm256_hadd_ps(a[2], a[3]);
     const V t2 = _mm256_hadd_ps(a[4], a[5]), t3 = _mm256_hadd_ps(a[6], a[7]);
     const V u0 = _mm256_hadd_ps(t0, t1), u1 = _mm256_hadd_ps(t2, t3);
-    return _mm256_add_ps(_mm256_permute2f128_ps(u0, u1, 0x20), _mm256_permute2f128_ps(u0, u1, 0x31));
+    return _mm256_add_ps(_mm256_permute2f128_ps(u0, u1, 0x20),
+                         _mm256_permute2f128_ps(u0, u1, 0x31));
   }
 };
 
@@ -51,7 +52,8 @@ struct F64 {
   }
   static V Sums(const V* a) {  // lane r: a[r]'s lanes summed, r < 4
     const V t0 = _mm256_hadd_pd(a[0], a[1]), t1 = _mm256_hadd_pd(a[2], a[3]);
-    return _mm256_add_pd(_mm256_permute2f128_pd(t0, t1, 0x20), _mm256_permute2f128_pd(t0, t1, 0x31));
+    return _mm256_add_pd(_mm256_permute2f128_pd(t0, t1, 0x20),
+                         _mm256_permute2f128_pd(t0, t1, 0x31));
   }
 };
 
@@ -78,7 +80,8 @@ void RowDots(const typename S::T* a, int64_t row, const typename S::T* x, typena
       }
       S::Store(y + i, S::Sums(acc));
       for (; k < n; ++k) {
-        for (int64_t r = 0; r < L; ++r) y[i + r] = __builtin_fma(a[(i + r) * row + k], x[k], y[i + r]);
+        for (int64_t r = 0; r < L; ++r)
+          y[i + r] = __builtin_fma(a[(i + r) * row + k], x[k], y[i + r]);
       }
     }
   }

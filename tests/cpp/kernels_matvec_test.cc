@@ -38,8 +38,12 @@ void CheckGemm(int64_t m, int64_t n, int64_t k, std::mt19937& rng) {
       for (T& v : a) v = static_cast<T>(normal(rng));
       for (T& v : b) v = static_cast<T>(normal(rng));
       const int64_t lda = ta ? m : k, ldb = tb ? k : n;
-      auto at = [&](int64_t i, int64_t p) { return a[static_cast<size_t>(ta ? p * lda + i : i * lda + p)]; };
-      auto bt = [&](int64_t p, int64_t j) { return b[static_cast<size_t>(tb ? j * ldb + p : p * ldb + j)]; };
+      auto at = [&](int64_t i, int64_t p) {
+        return a[static_cast<size_t>(ta ? p * lda + i : i * lda + p)];
+      };
+      auto bt = [&](int64_t p, int64_t j) {
+        return b[static_cast<size_t>(tb ? j * ldb + p : p * ldb + j)];
+      };
       std::vector<long double> want(static_cast<size_t>(m * n)), mag(want.size());
       for (int64_t i = 0; i < m; ++i) {
         for (int64_t j = 0; j < n; ++j) {
