@@ -70,6 +70,10 @@ bool IsIntegerOp(MapOp op, const ElemType& t) {
     case MapOp::kNegate:
     case MapOp::kNot:
       return true;
+    case MapOp::kShiftLeft:  // shlx / shrx / sarx take the count in any register
+    case MapOp::kShiftRightLogical:
+    case MapOp::kShiftRightArithmetic:
+      return Bmi2Available();
     default:
       return false;
   }

@@ -143,6 +143,7 @@ class NativeEmitter : public Xbyak::CodeGenerator {
   // r8 = op(r8, r9) for integers extended to 64 bits: the low `width` bytes are the wrapped
   // result; maximum/minimum compare the extended values (signed or unsigned as the type).
   void Integer(lower::MapOp op, const ElemType& t);
+  void Shift(lower::MapOp op, const ElemType& t);
   void Convert(const ElemType& from, const ElemType& to, const Xbyak::RegExp& src,
                const Xbyak::RegExp& dst);
   // Float arithmetic on n elements: 32-byte chunks in ymm, then 16-byte chunks in xmm, then one
