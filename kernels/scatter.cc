@@ -15,6 +15,7 @@
 #include "kernels/index_geometry.h"
 #include "kernels/lowering.h"
 #include "kernels/scalar_body.h"
+#include "kernels/scatter_row.h"
 #include "kernels/strided.h"
 #include "runtime/parallel.h"
 
@@ -190,8 +191,8 @@ StatusOr<Kernel> LowerScatter(LowerContext& ctx) {
             T* dst = results[0].data_as<T>();
             const T* upd = in[2].data_as<const T>();
             // Consecutive updates of one element (sorted segment ids) combine in a register,
-            // then store once: the same operations in the same order as one at a time, without
-            // a store and reload per update.
+            // then store once; long rows of grouped destinations split over the threads
+            // (kernels/scatter_row.h): the same operations in the same order either way.
             ForEachRow(
                 p->map, 0, RowCount(p->map),
                 [&](int64_t x, int64_t b0, int64_t bstep, int64_t o0, int64_t ostep, int64_t len) {
@@ -205,20 +206,8 @@ StatusOr<Kernel> LowerScatter(LowerContext& ctx) {
                     for (int64_t j = 0; j < len; ++j) d[j] = ReducerFn<K, T>::Apply(d[j], u[j]);
                     return;
                   }
-                  int64_t current = -1;
-                  T acc{};
-                  for (int64_t j = 0; j < len; ++j) {
-                    const int64_t base = bases[static_cast<size_t>(b0 + j * bstep)];
-                    if (base < 0) continue;
-                    const int64_t o = base + o0 + j * ostep;
-                    if (o != current) {
-                      if (current >= 0) dst[current] = acc;
-                      current = o;
-                      acc = dst[o];
-                    }
-                    acc = ReducerFn<K, T>::Apply(acc, upd[x + j]);
-                  }
-                  if (current >= 0) dst[current] = acc;
+                  ScatterRowReduce<K, T>(dst, upd, bases.data(),
+                                         ScatterRow{x, b0, bstep, o0, ostep, len});
                 });
             return Status::Ok();
           }));
