@@ -126,7 +126,7 @@ StatusOr<Kernel> LowerGather(LowerContext& ctx) {
     }
     const View& result = out[0];
     if (result.num_elements() > 0) {
-      KILN_ASSIGN_OR_RETURN(std::vector<int64_t> bases, ComputeBases(name, p->g, in[1]));
+      KILN_ASSIGN_OR_RETURN(Bases bases, ComputeBases(name, p->g, in[1]));
       KILN_RETURN_IF_ERROR(DispatchElementSize(elem, [&]<typename E>() -> Status {
         const E* src = in[0].data_as<const E>();
         E* dst = result.data_as<E>();

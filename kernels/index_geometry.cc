@@ -66,12 +66,11 @@ WindowMap MakeWindowMap(const std::vector<int64_t>& x_dims, const std::vector<in
 // Index vectors per task when ComputeBases splits its work (a few microseconds each).
 constexpr int64_t kBasesPerTask = 1 << 15;
 
-StatusOr<std::vector<int64_t>> ComputeBases(std::string_view op, const IndexGeometry& g,
-                                            const View& indices) {
+StatusOr<Bases> ComputeBases(std::string_view op, const IndexGeometry& g, const View& indices) {
   const bool contiguous = ContiguousIndexVectors(g);
   const int64_t count = Product(g.batch_sizes);
   const size_t v = static_cast<size_t>(g.vector_size);
-  std::vector<int64_t> bases(static_cast<size_t>(count));
+  Bases bases(static_cast<size_t>(count));  // every element written below
   KILN_RETURN_IF_ERROR(Dispatch<ir::kIntegers>(op, indices.dtype, [&]<typename T>() -> Status {
     const T* p = indices.data_as<const T>();
     int64_t* out = bases.data();
