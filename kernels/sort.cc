@@ -160,11 +160,12 @@ constexpr int64_t kRadixMinLength = 512;
 // A slice is split over threads only with at least this many elements per part.
 constexpr int64_t kPartMinLength = 8192;
 
-// Parts per slice: 1 when there are enough slices to give every thread whole slices.
+// Parts per slice: 1 when there are enough slices to give every thread whole slices; else up to
+// four per thread, claimed dynamically (a thread the OS holds back leaves its parts to others).
 int64_t PartsPerSlice(const SortPlan& p) {
   int64_t threads = runtime::NumWorkerThreads();
   if (p.outer * p.inner >= threads) return 1;
-  return std::clamp<int64_t>(p.length / kPartMinLength, 1, threads);
+  return std::clamp<int64_t>(p.length / kPartMinLength, 1, 4 * threads);
 }
 
 // Reorders slice `s` of every operand by `perm`, in `parts` ranges of the slice.
