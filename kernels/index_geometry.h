@@ -11,7 +11,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
-#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -25,6 +24,7 @@
 #include "lower/kernel.h"
 #include "lower/op_registry.h"
 #include "runtime/view.h"
+#include "support/default_init_allocator.h"
 #include "support/status.h"
 
 namespace kiln::kernels::indexing {
@@ -72,27 +72,8 @@ struct WindowMap {
 WindowMap MakeWindowMap(const std::vector<int64_t>& x_dims, const std::vector<int64_t>& window_axes,
                         const std::vector<int64_t>& window_operand_axes, const IndexGeometry& g);
 
-// A vector whose elements start uninitialised: a table every element of which is written before
-// it is read need not be zeroed first (8 MB per call for 2^20 indices).
-template <typename T>
-struct DefaultInitAllocator : std::allocator<T> {
-  template <typename U>
-  struct rebind {
-    using other = DefaultInitAllocator<U>;
-  };
-  DefaultInitAllocator() = default;
-  template <typename U>
-  DefaultInitAllocator(const DefaultInitAllocator<U>&) noexcept {}
-  template <typename U>
-  void construct(U* p) noexcept {
-    ::new (static_cast<void*>(p)) U;
-  }
-  template <typename U, typename... Args>
-  void construct(U* p, Args&&... args) {
-    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
-  }
-};
-using Bases = std::vector<int64_t, DefaultInitAllocator<int64_t>>;
+// Written whole before it is read: not zeroed first (support/default_init_allocator.h).
+using Bases = UninitVector<int64_t>;
 
 // Operand base offset of every batch position: start indices (clamped, or -1 when the window
 // does not fit and clamping is off) plus the batching coordinates.

@@ -38,6 +38,7 @@
 #include "kernels/sort_comparator.h"
 #include "kernels/sort_parallel.h"
 #include "runtime/parallel.h"
+#include "support/default_init_allocator.h"
 
 namespace kiln::kernels {
 namespace {
@@ -109,7 +110,7 @@ void MakeKeys(const KeyComparator& k, const T* src, int64_t n, int64_t stride, S
 // Returns false when a FLOAT-ordered key is NaN (no order: such slices take the merge sort).
 template <typename T>
 bool MakeRadixKeys(const KeyComparator& k, const T* src, int64_t stride, int64_t b, int64_t e,
-                   KeyedIndex* items) {
+                   uint64_t* keys) {
   constexpr uint64_t kSign = uint64_t{1} << 63;
   const uint64_t flip = k.greater ? ~uint64_t{0} : 0;
   for (int64_t i = b; i < e; ++i) {
@@ -132,7 +133,7 @@ bool MakeRadixKeys(const KeyComparator& k, const T* src, int64_t stride, int64_t
       if ((k.order == KeyOrder::kFloat || k.canon_zero) && v == F(0)) v = F(0);
       u = static_cast<uint64_t>(TotalOrderKey(v)) ^ kSign;
     }
-    items[i] = KeyedIndex{u ^ flip, i};
+    keys[i] = u ^ flip;
   }
   return true;
 }
@@ -189,9 +190,28 @@ Status ApplyPermutation(const SortPlan& p, std::span<const View> in, std::span<c
 // One thread's buffers for sorting slices.
 struct SliceScratch {
   SortKeys keys;
-  std::vector<int64_t> perm, scratch;
-  std::vector<KeyedIndex> items, items_scratch;
+  UninitVector<int64_t> perm, scratch;
+  UninitVector<uint64_t> radix_keys, packed_scratch;
+  UninitVector<KeyedIndex> items, items_scratch;
 };
+
+// Each thread's buffers, kept between calls (no page faults per call) while they total at most
+// kKeptScratchBytes. A thread runs one sort at a time: a slice split into parts is sorted by the
+// thread that holds these buffers, and parts never sort slices of their own.
+constexpr size_t kKeptScratchBytes = size_t{64} << 20;
+
+SliceScratch& ThreadScratch() {
+  thread_local SliceScratch w;
+  return w;
+}
+
+void TrimScratch(SliceScratch& w) {
+  size_t bytes = w.keys.real.capacity() * sizeof(double) + w.keys.ints.capacity() * 8 +
+                 (w.perm.capacity() + w.scratch.capacity()) * 8 +
+                 (w.radix_keys.capacity() + w.packed_scratch.capacity()) * 8 +
+                 (w.items.capacity() + w.items_scratch.capacity()) * sizeof(KeyedIndex);
+  if (bytes > kKeptScratchBytes) w = SliceScratch();
+}
 
 template <typename Key, bool kGreater>
 void SortByKeys(const std::vector<Key>& key, SliceScratch& w, int64_t parts) {
@@ -206,26 +226,52 @@ Status SortSliceFast(std::string_view op, const SortPlan& p, std::span<const Vie
   const KeyComparator& k = *p.fast;
   int64_t n = p.length;
   int64_t base = (s / p.inner) * n * p.inner + s % p.inner;
-  w.perm.resize(static_cast<size_t>(n));
   bool radix = n >= kRadixMinLength;
   if (radix) {
-    w.items.resize(static_cast<size_t>(n));
+    w.radix_keys.resize(static_cast<size_t>(n));
     std::atomic<bool> nan{false};
     KILN_RETURN_IF_ERROR(DispatchKeyType(op, p.types[0].dtype, [&]<typename T>() -> Status {
       const T* src = in[0].data_as<const T>() + base;
       ForParts(n, parts, [&](int64_t, int64_t b, int64_t e) {
-        if (!MakeRadixKeys<T>(k, src, p.inner, b, e, w.items.data())) nan = true;
+        if (!MakeRadixKeys<T>(k, src, p.inner, b, e, w.radix_keys.data())) nan = true;
       });
       return Status::Ok();
     }));
     radix = !nan.load();
   }
   if (radix) {
-    RadixSortByKey(w.items.data(), n, w.items_scratch, parts);
-    ForParts(n, parts, [&](int64_t, int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) w.perm[i] = w.items[i].index;
-    });
+    uint64_t* keys = w.radix_keys.data();
+    uint64_t low = 0, high = 0;
+    KeyRange(keys, n, parts, low, high);
+    const int key_bits = BitWidth(high - low), index_bits = BitWidth(static_cast<uint64_t>(n - 1));
+    if (key_bits + index_bits <= 64) {
+      // One uint64 per element: (key - low) above the index.
+      ForParts(n, parts, [&](int64_t, int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i)
+          keys[i] = ((keys[i] - low) << index_bits) | static_cast<uint64_t>(i);
+      });
+      RadixSortPacked(keys, n, w.packed_scratch, parts, index_bits, key_bits);
+      // The indices in place: the keys' buffer becomes the permutation.
+      const uint64_t mask = (uint64_t{1} << index_bits) - 1;  // index_bits < 64
+      ForParts(n, parts, [&](int64_t, int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) keys[i] &= mask;
+      });
+      static_assert(sizeof(uint64_t) == sizeof(int64_t));
+      return ApplyPermutation(p, in, out, s, reinterpret_cast<const int64_t*>(keys), parts);
+    }
+    {
+      w.perm.resize(static_cast<size_t>(n));
+      w.items.resize(static_cast<size_t>(n));
+      ForParts(n, parts, [&](int64_t, int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) w.items[i] = KeyedIndex{keys[i], i};
+      });
+      RadixSortByKey(w.items.data(), n, w.items_scratch, parts);
+      ForParts(n, parts, [&](int64_t, int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) w.perm[i] = w.items[i].index;
+      });
+    }
   } else {
+    w.perm.resize(static_cast<size_t>(n));
     KILN_RETURN_IF_ERROR(DispatchKeyType(op, p.types[0].dtype, [&]<typename T>() -> Status {
       MakeKeys<T>(k, in[0].data_as<const T>() + base, n, p.inner, w.keys);
       return Status::Ok();
@@ -268,10 +314,12 @@ Status ForSlices(const SortPlan& p, Fn&& fn) {
 Status RunFastSort(std::string_view op, const SortPlan& p, std::span<const View> in,
                    std::span<const View> out) {
   return ForSlices(p, [&](int64_t b, int64_t e, int64_t parts) -> Status {
-    SliceScratch w;
-    for (int64_t s = b; s < e; ++s)
-      KILN_RETURN_IF_ERROR(SortSliceFast(op, p, in, out, s, parts, w));
-    return Status::Ok();
+    SliceScratch& w = ThreadScratch();
+    Status status;
+    for (int64_t s = b; s < e && status.ok(); ++s)
+      status = SortSliceFast(op, p, in, out, s, parts, w);
+    TrimScratch(w);
+    return status;
   });
 }
 

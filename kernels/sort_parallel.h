@@ -6,7 +6,9 @@
 //    the remaining levels (the merges of one level in parallel). Every merge is the one the serial
 //    sort performs, on the same runs, so the permutation is the serial one bit for bit whatever the
 //    predicate answers, for every `parts`.
-//  * RadixSortByKey: a stable LSD radix sort of (key, index) pairs by unsigned key, for comparators
+//  * RadixSortByKey / RadixSortPacked: a stable LSD radix sort of (key, index) pairs by unsigned
+//  key
+//    (as pairs, or packed in one uint64 when key range and index fit), for comparators
 //    that are a strict total order of precomputed keys (kernels/sort_comparator.h). A stable sort
 //    under a strict weak order has exactly one result, so this equals the merge sort's permutation.
 //    Each pass counts digits per fixed chunk, then scatters each chunk from its own offsets:
@@ -19,6 +21,7 @@
 #include <vector>
 
 #include "runtime/parallel.h"
+#include "support/default_init_allocator.h"
 
 namespace kiln::kernels::sorting {
 
@@ -68,9 +71,8 @@ void InsertionRuns(int64_t* perm, int64_t begin, int64_t end, Less& less) {
 
 // Sorts perm (n indices) stably by `less`. `less` holds one predicate per part (each used by one
 // thread at a time; less[0] also runs the levels above the chunks); parts = less.size() >= 1.
-template <typename Less>
-void StableSortIndices(int64_t* perm, int64_t n, std::vector<int64_t>& scratch,
-                       std::vector<Less>& less) {
+template <typename Less, typename Scratch>
+void StableSortIndices(int64_t* perm, int64_t n, Scratch& scratch, std::vector<Less>& less) {
   scratch.resize(static_cast<size_t>(n));
   int64_t parts = static_cast<int64_t>(less.size());
   // Chunk: the smallest kInsertionRun * 2^j holding n / parts elements.
@@ -121,6 +123,18 @@ struct KeyedIndex {
 };
 
 // Sorts items[0, n) stably by key; scratch is resized to n. parts >= 1 fixed chunks per pass.
-void RadixSortByKey(KeyedIndex* items, int64_t n, std::vector<KeyedIndex>& scratch, int64_t parts);
+void RadixSortByKey(KeyedIndex* items, int64_t n, UninitVector<KeyedIndex>& scratch, int64_t parts);
+
+// The smallest and largest of keys[0, n) (n >= 1), read in `parts`.
+void KeyRange(const uint64_t* keys, int64_t n, int64_t parts, uint64_t& low, uint64_t& high);
+
+// Bits needed for v (0 for 0).
+int BitWidth(uint64_t v);
+
+// Sorts values[0, n) stably by their bits [first_bit, first_bit + key_bits); the bits below
+// first_bit are left to the initial order (an element's index: then the values end up sorted by
+// (key, index), which is the stable order by key). Half the memory traffic of KeyedIndex items.
+void RadixSortPacked(uint64_t* values, int64_t n, UninitVector<uint64_t>& scratch, int64_t parts,
+                     int first_bit, int key_bits);
 
 }  // namespace kiln::kernels::sorting

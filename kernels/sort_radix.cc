@@ -15,6 +15,7 @@
 
 #include "kernels/sort_parallel.h"
 #include "runtime/parallel.h"
+#include "support/default_init_allocator.h"
 
 namespace kiln::kernels::sorting {
 namespace {
@@ -23,39 +24,19 @@ constexpr int kDigitBits = 8;
 constexpr int kBuckets = 1 << kDigitBits;
 using Histogram = std::array<int64_t, kBuckets>;
 
-}  // namespace
-
-void RadixSortByKey(KeyedIndex* items, int64_t n, std::vector<KeyedIndex>& scratch, int64_t parts) {
-  if (n <= 1) return;
-  parts = std::clamp<int64_t>(parts, 1, n);
+// `passes` stable counting passes; digit(item, pass) is the pass's digit. Result in items.
+template <typename Item, typename Digit>
+void RadixPasses(Item* items, int64_t n, UninitVector<Item>& scratch, int64_t parts, int passes,
+                 Digit&& digit) {
   scratch.resize(static_cast<size_t>(n));
-  std::vector<uint64_t> lows(static_cast<size_t>(parts)), highs(static_cast<size_t>(parts));
-  ForParts(n, parts, [&](int64_t t, int64_t b, int64_t e) {
-    uint64_t lo = std::numeric_limits<uint64_t>::max(), hi = 0;
-    for (int64_t i = b; i < e; ++i) {
-      lo = std::min(lo, items[i].key);
-      hi = std::max(hi, items[i].key);
-    }
-    lows[static_cast<size_t>(t)] = lo;
-    highs[static_cast<size_t>(t)] = hi;
-  });
-  const uint64_t low = *std::min_element(lows.begin(), lows.end());
-  const uint64_t range = *std::max_element(highs.begin(), highs.end()) - low;
-  int passes = 0;
-  while (passes * kDigitBits < 64 && (range >> (passes * kDigitBits)) != 0) ++passes;
-
   std::vector<Histogram> counts(static_cast<size_t>(parts));
-  KeyedIndex* src = items;
-  KeyedIndex* dst = scratch.data();
+  Item* src = items;
+  Item* dst = scratch.data();
   for (int pass = 0; pass < passes; ++pass) {
-    const int shift = pass * kDigitBits;
-    auto digit = [&](const KeyedIndex& item) {
-      return static_cast<size_t>(((item.key - low) >> shift) & (kBuckets - 1));
-    };
     ForParts(n, parts, [&](int64_t t, int64_t b, int64_t e) {
       Histogram& h = counts[static_cast<size_t>(t)];
       h.fill(0);
-      for (int64_t i = b; i < e; ++i) ++h[digit(src[i])];
+      for (int64_t i = b; i < e; ++i) ++h[digit(src[i], pass)];
     });
     // Offsets in (digit, part) order; a digit every item shares leaves the order as it is.
     bool trivial = false;
@@ -73,11 +54,68 @@ void RadixSortByKey(KeyedIndex* items, int64_t n, std::vector<KeyedIndex>& scrat
     if (trivial) continue;
     ForParts(n, parts, [&](int64_t t, int64_t b, int64_t e) {
       Histogram& next = counts[static_cast<size_t>(t)];
-      for (int64_t i = b; i < e; ++i) dst[next[digit(src[i])]++] = src[i];
+      for (int64_t i = b; i < e; ++i) dst[next[digit(src[i], pass)]++] = src[i];
     });
     std::swap(src, dst);
   }
-  if (src != items) std::memcpy(items, src, static_cast<size_t>(n) * sizeof(KeyedIndex));
+  if (src != items) std::memcpy(items, src, static_cast<size_t>(n) * sizeof(Item));
+}
+
+int Passes(int bits) { return (bits + kDigitBits - 1) / kDigitBits; }
+
+}  // namespace
+
+int BitWidth(uint64_t v) {
+  int bits = 0;
+  while (bits < 64 && (v >> bits) != 0) ++bits;
+  return bits;
+}
+
+void KeyRange(const uint64_t* keys, int64_t n, int64_t parts, uint64_t& low, uint64_t& high) {
+  parts = std::clamp<int64_t>(parts, 1, std::max<int64_t>(n, 1));
+  std::vector<uint64_t> lows(static_cast<size_t>(parts)), highs(static_cast<size_t>(parts));
+  ForParts(n, parts, [&](int64_t t, int64_t b, int64_t e) {
+    uint64_t lo = std::numeric_limits<uint64_t>::max(), hi = 0;
+    for (int64_t i = b; i < e; ++i) {
+      lo = std::min(lo, keys[i]);
+      hi = std::max(hi, keys[i]);
+    }
+    lows[static_cast<size_t>(t)] = lo;
+    highs[static_cast<size_t>(t)] = hi;
+  });
+  low = *std::min_element(lows.begin(), lows.end());
+  high = *std::max_element(highs.begin(), highs.end());
+}
+
+void RadixSortByKey(KeyedIndex* items, int64_t n, UninitVector<KeyedIndex>& scratch,
+                    int64_t parts) {
+  if (n <= 1) return;
+  parts = std::clamp<int64_t>(parts, 1, n);
+  std::vector<uint64_t> lows(static_cast<size_t>(parts)), highs(static_cast<size_t>(parts));
+  ForParts(n, parts, [&](int64_t t, int64_t b, int64_t e) {
+    uint64_t lo = std::numeric_limits<uint64_t>::max(), hi = 0;
+    for (int64_t i = b; i < e; ++i) {
+      lo = std::min(lo, items[i].key);
+      hi = std::max(hi, items[i].key);
+    }
+    lows[static_cast<size_t>(t)] = lo;
+    highs[static_cast<size_t>(t)] = hi;
+  });
+  const uint64_t low = *std::min_element(lows.begin(), lows.end());
+  const uint64_t range = *std::max_element(highs.begin(), highs.end()) - low;
+  RadixPasses(
+      items, n, scratch, parts, Passes(BitWidth(range)), [low](const KeyedIndex& item, int pass) {
+        return static_cast<size_t>(((item.key - low) >> (pass * kDigitBits)) & (kBuckets - 1));
+      });
+}
+
+void RadixSortPacked(uint64_t* values, int64_t n, UninitVector<uint64_t>& scratch, int64_t parts,
+                     int first_bit, int key_bits) {
+  if (n <= 1) return;
+  parts = std::clamp<int64_t>(parts, 1, n);
+  RadixPasses(values, n, scratch, parts, Passes(key_bits), [first_bit](uint64_t v, int pass) {
+    return static_cast<size_t>((v >> (first_bit + pass * kDigitBits)) & (kBuckets - 1));
+  });
 }
 
 }  // namespace kiln::kernels::sorting

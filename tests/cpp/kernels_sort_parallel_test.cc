@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <numeric>
 #include <random>
@@ -27,7 +28,9 @@ namespace {
 using ir::DType;
 using kernels::sorting::KeyedIndex;
 using kernels::sorting::RadixSortByKey;
+using kernels::sorting::RadixSortPacked;
 using kernels::sorting::StableSortIndices;
+using kiln::UninitVector;
 
 lower::LowerFn Sort() { return FindLowering(&kernels::RegisterIndexingOps, "stablehlo.sort"); }
 
@@ -101,7 +104,8 @@ TEST(SortParallelTest, RadixSortIsStableForEveryPartCount) {
       for (int64_t parts = 1; parts <= 4; ++parts) {
         SCOPED_TRACE("n " + std::to_string(n) + " spread " + std::to_string(spread) + " parts " +
                      std::to_string(parts));
-        std::vector<KeyedIndex> got = items, scratch;
+        std::vector<KeyedIndex> got = items;
+        UninitVector<KeyedIndex> scratch;
         RadixSortByKey(got.data(), n, scratch, parts);
         for (int64_t i = 0; i < n; ++i) {
           ASSERT_EQ(got[i].key, want[i].key) << i;
@@ -109,6 +113,65 @@ TEST(SortParallelTest, RadixSortIsStableForEveryPartCount) {
         }
       }
     }
+  }
+}
+
+TEST(SortParallelTest, PackedRadixSortIsStableForEveryPartCount) {
+  std::mt19937_64 rng(9);
+  for (int64_t n : kLengths) {
+    const int index_bits = kernels::sorting::BitWidth(static_cast<uint64_t>(n - 1));
+    for (int key_bits : {0, 3, 16, 64 - index_bits}) {
+      std::vector<uint64_t> keys(static_cast<size_t>(n)), values(static_cast<size_t>(n));
+      for (int64_t i = 0; i < n; ++i) {
+        keys[i] = key_bits == 0 ? 0 : rng() >> (64 - key_bits);
+        values[i] = (keys[i] << index_bits) | static_cast<uint64_t>(i);
+      }
+      std::vector<int64_t> want = Iota(n);
+      std::stable_sort(want.begin(), want.end(),
+                       [&](int64_t a, int64_t b) { return keys[a] < keys[b]; });
+      for (int64_t parts = 1; parts <= 4; ++parts) {
+        SCOPED_TRACE("n " + std::to_string(n) + " key bits " + std::to_string(key_bits) +
+                     " parts " + std::to_string(parts));
+        std::vector<uint64_t> got = values;
+        UninitVector<uint64_t> scratch;
+        RadixSortPacked(got.data(), n, scratch, parts, index_bits, key_bits);
+        const uint64_t mask = (uint64_t{1} << index_bits) - 1;
+        for (int64_t i = 0; i < n; ++i) ASSERT_EQ(static_cast<int64_t>(got[i] & mask), want[i]);
+      }
+    }
+  }
+}
+
+TEST(SortParallelTest, WideIntegerKeysTakeThePairRadixSort) {
+  // s64 keys over the whole range: key and index do not fit one uint64 together.
+  std::mt19937_64 rng(5);
+  const int64_t n = 50000;
+  std::vector<int64_t> keys(static_cast<size_t>(n));
+  for (int64_t& k : keys) k = static_cast<int64_t>(rng()) >> (rng() % 2 ? 0 : 40);
+  for (int64_t i = 0; i < n; i += 7) keys[i] = keys[i / 2];  // ties
+  for (const char* dir : {"LT", "GT"}) {
+    OpBuilder b("stablehlo.sort");
+    b.Operand(DType::kS64, {n});
+    b.Result(DType::kS64, {n});
+    b.Int("dimension", 0);
+    b.Region({DType::kS64, DType::kS64}, [&](const std::vector<ir::ValueId>& args, ir::Block& blk) {
+      ir::ValueId r = b.NewValue(DType::kPred);
+      ir::Op cmp = MakeOp("stablehlo.compare", {args[0], args[1]}, {r});
+      cmp.attrs.push_back({"comparison_direction", ir::Attr::Enum(dir)});
+      cmp.attrs.push_back({"compare_type", ir::Attr::Enum("SIGNED")});
+      blk.ops.push_back(cmp);
+      blk.ops.push_back(MakeOp("stablehlo.return", {r}, {}));
+    });
+    FakeLowerContext ctx(b);
+    auto out = LowerAndRun(Sort(), ctx, {MakeArray(DType::kS64, {n}, keys)});
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    std::vector<int64_t> want = keys;
+    if (std::string(dir) == "LT") {
+      std::sort(want.begin(), want.end());
+    } else {
+      std::sort(want.begin(), want.end(), std::greater<int64_t>());
+    }
+    EXPECT_EQ(ToVector<int64_t>((*out)[0]), want) << dir;
   }
 }
 
