@@ -109,3 +109,16 @@ def test_scatter_add_with_duplicate_indices(order):
                                 jnp.zeros((50, 8), jnp.float32).at[s[::64] % 50].add(r),
                                 jnp.zeros(1000, jnp.int32).at[s].add(1, mode="drop")),
                data, ids, rows, exact=True)
+
+
+def test_gathers_with_size_one_axes():
+    # jnp.linalg.inv's column permutation: a batched gather into f32[2048, 4, 4, 1] whose rows
+    # end in an axis of size 1 (the window map drops such axes); and a scatter of the same form.
+    a = RNG.standard_normal((2048, 4, 4)).astype(np.float32) + 4 * np.eye(4, dtype=np.float32)
+    check_both(jnp.linalg.inv, a, rtol=1e-4, atol=1e-5)
+    x = RNG.standard_normal((64, 5, 7, 1)).astype(np.float32)
+    perm = np.stack([RNG.permutation(7) for _ in range(64 * 5)]).reshape(64, 5, 7).astype(np.int32)
+    check_both(lambda x, p: (jnp.take_along_axis(x, p[..., None], axis=2),
+                             jnp.zeros_like(x).at[jnp.arange(64)[:, None, None],
+                                                  jnp.arange(5)[None, :, None], p].add(x)),
+               x, perm, exact=True)
