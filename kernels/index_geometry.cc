@@ -107,7 +107,8 @@ StatusOr<Bases> ComputeBases(std::string_view op, const IndexGeometry& g, const 
       for (size_t c = 0; c < v; ++c) {
         const size_t axis = static_cast<size_t>(g.start_map[c]);
         const int64_t limit = g.operand_dims[axis] - g.window_extent[axis];  // >= 0, checked
-        const int64_t start = IndexValue(p[index_off + static_cast<int64_t>(c) * g.vector_stride]);
+        int64_t start = IndexValue(p[index_off + static_cast<int64_t>(c) * g.vector_stride]);
+        if (g.wrap_negative && start < 0) start += g.operand_dims[axis];
         if (g.clamp) {
           base += std::clamp<int64_t>(start, 0, limit) * g.operand_strides[axis];
         } else if (start < 0 || start > limit) {

@@ -59,6 +59,9 @@ struct IndexGeometry {
   // Extent of the operand region each start index addresses, per operand axis.
   std::vector<int64_t> window_extent;
   bool clamp = true;  // gather clamps; scatter drops out-of-bounds windows
+  // A negative start index first gets its operand axis's size added (one start index component;
+  // a gather marked kiln.wrap_negative_indices, compiler/gather_indices.h).
+  bool wrap_negative = false;
 };
 
 // Per axis of X: how a step along it moves the batch number and the operand offset. Trailing axes
@@ -172,9 +175,11 @@ void VisitScalarIndexBases(const IndexGeometry& g, const T* p, int64_t begin, in
   const int64_t stride = g.operand_strides[axis];
   ForEachIndexRun(g, begin, end, [&](int64_t b, int64_t n, int64_t row_base, int64_t step) {
     if (g.clamp) {
+      const int64_t wrap = g.wrap_negative ? g.operand_dims[axis] : 0;
       for (int64_t j = 0; j < n; ++j) {
-        fn(b + j,
-           row_base + j * step + std::clamp<int64_t>(IndexValue(p[b + j]), 0, limit) * stride);
+        int64_t start = IndexValue(p[b + j]);
+        if (start < 0) start += wrap;
+        fn(b + j, row_base + j * step + std::clamp<int64_t>(start, 0, limit) * stride);
       }
     } else {  // a window that does not fit: scatter skips it
       for (int64_t j = 0; j < n; ++j) {

@@ -122,3 +122,30 @@ def test_gathers_with_size_one_axes():
                              jnp.zeros_like(x).at[jnp.arange(64)[:, None, None],
                                                   jnp.arange(5)[None, :, None], p].add(x)),
                x, perm, exact=True)
+
+
+def test_take_along_axis_normalisation_runs_with_the_gather(tmp_path):
+    # compiler/gather_indices.h: the gather wraps negative indices itself, so JAX's normalised
+    # index array is not computed in a run of its own before the gather's; one fused run remains.
+    from native_code import traced_step_names
+    code = """
+import jax, jax.numpy as jnp, numpy as np
+f = jax.jit(lambda x, i: jnp.take_along_axis(x, i, axis=1), device=jax.devices("kiln")[0])
+x = np.ones((64, 30), np.float32); i = np.tile(np.arange(-40, 20, dtype=np.int32), (64, 1))[:, :30]
+jax.block_until_ready(f(x, i))
+"""
+    names = traced_step_names(code, tmp_path)
+    assert len(names) == 1, names  # before: the normalisation, then the gather
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.int16, np.int32, np.int64])
+def test_negative_index_wrap_every_index_type(dtype):
+    with jax.enable_x64(dtype == np.int64):
+        x = RNG.standard_normal((40, 100)).astype(np.float32)
+        i = RNG.integers(-120, 120, (40, 100)).astype(dtype)
+        v = RNG.standard_normal(100).astype(np.float32)
+        check_both(lambda x, i, v: (jnp.take_along_axis(x, i, axis=1),
+                                    jnp.take_along_axis(x, i, axis=1, mode="clip"),
+                                    jnp.take_along_axis(x, i[:30] % 50 - 25, axis=0),
+                                    v[i], jnp.take(v, i, mode="clip")),
+                   x, i, v, exact=True)
