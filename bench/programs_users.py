@@ -990,3 +990,31 @@ from programs_users_complex import COMPLEX_PROGRAMS, COMPLEX_X64  # noqa: E402  
 
 USER_PROGRAMS.update(COMPLEX_PROGRAMS)
 X64 |= COMPLEX_X64
+
+# ---- sorts and searches as users write them (issue 35, points 1 and 5) ----
+
+def top_k_10_rows_4096():
+    """The 10 best scores of each of 512 rows of 4,096 (retrieval, beam search)."""
+    return (lambda x: lax.top_k(x, 10)), (f32(512, 4096),)
+
+
+def sort_1m_f32():
+    """`jnp.sort` of 2^20 float32 values (quantiles, medians, ranks)."""
+    return jnp.sort, (f32(1 << 20),)
+
+
+def searchsorted_unique_ids():
+    """Ids of 2^16 queries among the distinct values of 2^16 integers (a `jnp.unique`-then-
+    `searchsorted` lookup)."""
+    def lookup(values, queries):
+        table = jnp.sort(values)
+        return jnp.searchsorted(table, queries, method="sort")
+    return lookup, (RNG.integers(0, 50_000, 1 << 16).astype(np.int32),
+                    RNG.integers(0, 50_000, 1 << 16).astype(np.int32))
+
+
+USER_PROGRAMS.update({
+    "u_top_k_10_rows_4096": (top_k_10_rows_4096, True),
+    "u_sort_1m_f32": (sort_1m_f32, True),
+    "u_searchsorted_unique_ids": (searchsorted_unique_ids, True),
+})
