@@ -142,15 +142,16 @@ Status RunWhile(const WhilePlan& w, ExecContext& ec, std::span<const View> in,
       s ^= 1;
     }
   } else {
-    // The tables depend on the scratch and on the inputs' and outputs' addresses only: a loop run
-    // again from the same frame (nested in another loop) finds them with one lookup.
+    // The tables depend on the scratch and on the inputs' addresses only (the body writes the
+    // other carry set in the scratch, never the outputs, which are copied to after the loop): a
+    // loop run again from the same frame (nested in another loop, or a top-level loop whose
+    // results are fresh buffers every call) finds them with one lookup.
     auto* key = reinterpret_cast<const void**>(scratch + w.key_offset);
     key[0] = scratch;
     for (size_t i = 0; i < n + m; ++i) key[1 + i] = in[i].ptr;
-    for (size_t i = 0; i < n; ++i) key[1 + n + m + i] = out[i].ptr;
     engine::TableSets::Lease lease;
     KILN_RETURN_IF_ERROR(w.tables->Get(
-        std::span<const void* const>(key, 1 + 2 * n + m),
+        std::span<const void* const>(key, 1 + n + m),
         [&](std::byte* const* tables) -> Status {
           View* views = BuildViews(w, scratch, in);
           for (int t = 0; t < 2; ++t) {
