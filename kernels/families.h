@@ -27,6 +27,7 @@ void RegisterFftOps(OpRegistry& registry);
 void RegisterCustomCallOps(OpRegistry& registry);
 void RegisterRandomOps(OpRegistry& registry);
 void RegisterWindowOps(OpRegistry& registry);
+void RegisterSelectAndScatter(OpRegistry& registry);  // called by RegisterWindowOps
 void RegisterCallbackTargets(OpRegistry& registry);
 void RegisterLapackTargets(OpRegistry& registry);
 void RegisterApproxTopKTarget(OpRegistry& registry);

@@ -1,4 +1,4 @@
-// stablehlo.reduce_window and stablehlo.select_and_scatter.
+// stablehlo.reduce_window (stablehlo.select_and_scatter: kernels/select_and_scatter.cc).
 //
 // Windows come from kernels/window.h: per axis an arithmetic progression of input indices, so the
 // cost is what the windows contain and nothing is tabulated per window (except the block offsets of
@@ -39,8 +39,6 @@ using runtime::View;
 // window position adds a whole block, a loop the compiler vectorizes, instead of walking one
 // window per output. Each output still folds its window elements in window order: the same
 // operations in the same order, the same bits. Null when the block is too short to pay.
-constexpr int64_t kMinBlock = 4;
-
 std::optional<Kernel> TypedBlockKernel(const std::string& name,
                                        const std::vector<ir::Type>& all_types,
                                        const std::shared_ptr<const WindowPlan>& plan, ReducerKind k,
@@ -48,36 +46,14 @@ std::optional<Kernel> TypedBlockKernel(const std::string& name,
   size_t keep = plan->axes.size();
   int64_t block = 1;
   while (keep > 0 && plan->axes[keep - 1].trivial()) block *= plan->out_dims[--keep];
-  if (block < kMinBlock || keep == plan->axes.size()) return std::nullopt;
+  if (block < kMinWindowBlock || keep == plan->axes.size()) return std::nullopt;
   auto outer = std::make_shared<WindowPlan>();
   outer->out_dims.assign(plan->out_dims.begin(),
                          plan->out_dims.begin() + static_cast<int64_t>(keep));
   outer->axes.assign(plan->axes.begin(), plan->axes.begin() + static_cast<int64_t>(keep));
   int64_t outer_count = 1;
   for (int64_t d : outer->out_dims) outer_count *= d;
-  // Small pools (pooling layers: a few thousand window positions of a few elements) list every
-  // window's block offsets at plan time, in window order, so the kernel runs one tight loop per
-  // output instead of walking the window; larger ones walk as below.
-  int64_t window_elements = 1;
-  for (const WindowAxis& a : outer->axes) window_elements *= a.window;
-  constexpr int64_t kMaxListed = int64_t{1} << 17;         // 1 MiB of offsets
-  auto listed = std::make_shared<std::vector<int64_t>>();  // offsets, then outer_count + 1 starts
-  if (outer_count > 0 && window_elements <= kMaxListed / outer_count) {
-    std::vector<int64_t> offsets, starts;
-    starts.reserve(static_cast<size_t>(outer_count) + 1);
-    Status s = ForEachWindow(
-        *outer, 0, outer_count, [&] { starts.push_back(static_cast<int64_t>(offsets.size())); },
-        [&](int64_t off) {
-          offsets.push_back(off);
-          return Status::Ok();
-        },
-        [&](int64_t) { return Status::Ok(); });
-    if (s.ok()) {
-      starts.push_back(static_cast<int64_t>(offsets.size()));
-      offsets.insert(offsets.end(), starts.begin(), starts.end());
-      *listed = std::move(offsets);
-    }
-  }
+  auto listed = ListWindows(*outer, outer_count);
   return Kernel([=](ExecContext&, std::span<const View> in, std::span<const View> out) -> Status {
     KILN_RETURN_IF_ERROR(CheckArrays(in, all_types));
     return DispatchReducer(name, k, dtype, [&]<ReducerKind K, typename T>() -> Status {
@@ -253,117 +229,6 @@ StatusOr<Kernel> LowerReduceWindow(LowerContext& ctx) {
   });
 }
 
-// ---------------------------------------------------------------------------------------------
-// stablehlo.select_and_scatter (the gradient of max/min pooling)
-//
-// For each window of the operand (as reduce_window with unit dilations), `select` picks one
-// element by a left fold (keep the current pick while select(current, next) is true); the
-// matching source value is then combined into the result at that element with `scatter`, in
-// row-major source order. Windows lying entirely in padding select nothing.
-
-StatusOr<Kernel> LowerSelectAndScatter(LowerContext& ctx) {
-  const ir::Op& op = ctx.op();
-  if (op.operands.size() != 3 || op.results.size() != 1)
-    return InvalidArgument("expects operand, source, init_value");
-  if (op.regions.size() != 2) return InvalidArgument("expects select and scatter regions");
-  std::vector<ir::Type> types;
-  for (size_t i = 0; i < 3; ++i) {
-    KILN_RETURN_IF_ERROR(CheckStaticTensor(ctx.operand_type(i), "operand #" + std::to_string(i)));
-    types.push_back(ctx.operand_type(i));
-  }
-  ir::DType dtype = types[0].dtype;
-  if (types[2].rank() != 0 || types[2].dtype != dtype || types[1].dtype != dtype) {
-    return InvalidArgument("source and init_value must have the operand's element type");
-  }
-  if (ctx.result_type(0) != types[0])
-    return InvalidArgument("result must be " + types[0].ToString());
-  for (const char* name : {"base_dilations", "window_dilations"}) {
-    if (FindAttr(op, name) != nullptr)
-      return InvalidArgument(std::string("unexpected attribute ") + name);
-  }
-  KILN_ASSIGN_OR_RETURN(WindowPlan plan_value, PlanWindow(op, types[0].dims));
-  auto plan = std::make_shared<const WindowPlan>(std::move(plan_value));
-  if (types[1].dims != plan->out_dims) {
-    return InvalidArgument("source must have the window count shape " + FormatInts(plan->out_dims) +
-                           ", got " + types[1].ToString());
-  }
-  std::string name = op.name;
-  std::vector<int64_t> dims = types[0].dims;
-
-  std::optional<CompareDirection> select = MatchArgCompare(ctx.module(), op.regions[0], dtype);
-  std::optional<ReducerKind> scatter = MatchBinaryReducer(ctx.module(), op.regions[1], dtype);
-  if (select && scatter && ReducerSupportsDType(*scatter, dtype) && dtype != ir::DType::kPred) {
-    CompareDirection dir = *select;
-    ReducerKind k = *scatter;
-    return Kernel([=](ExecContext&, std::span<const View> in, std::span<const View> out) -> Status {
-      KILN_RETURN_IF_ERROR(CheckArrays(in, types));
-      const View& result = out[0];
-      KILN_RETURN_IF_ERROR(
-          DispatchReducer(name, k, dtype, [&]<ReducerKind K, typename T>() -> Status {
-            const T* x = in[0].data_as<const T>();
-            const T* source = in[1].data_as<const T>();
-            T* r = result.data_as<T>();
-            std::fill(r, r + result.num_elements(), *in[2].data_as<const T>());
-            int64_t pick = -1;
-            return ForEachWindow(
-                *plan, 0, Product(plan->out_dims), [&] { pick = -1; },
-                [&](int64_t off) {
-                  if (pick < 0 || !CompareValues(dir, x[pick], x[off])) pick = off;
-                  return Status::Ok();
-                },
-                [&](int64_t w) {
-                  if (pick >= 0) r[pick] = ReducerFn<K, T>::Apply(r[pick], source[w]);
-                  return Status::Ok();
-                });
-          }));
-      return Status::Ok();
-    });
-  }
-
-  KILN_ASSIGN_OR_RETURN(std::shared_ptr<const ScalarRegion> select_region,
-                        ScalarRegion::Compile(ctx, 0, {dtype, dtype}, {ir::DType::kPred}));
-  KILN_ASSIGN_OR_RETURN(std::shared_ptr<const ScalarRegion> scatter_region,
-                        ScalarRegion::Compile(ctx, 1, {dtype, dtype}, {dtype}));
-  return Kernel(
-      [=](ExecContext& ec, std::span<const View> in, std::span<const View> out) -> Status {
-        KILN_RETURN_IF_ERROR(CheckArrays(in, types));
-        KILN_ASSIGN_OR_RETURN(ScalarRegionRunner select_runner,
-                              ScalarRegionRunner::Create(*select_region, ec, in.subspan(3)));
-        KILN_ASSIGN_OR_RETURN(ScalarRegionRunner scatter_runner,
-                              ScalarRegionRunner::Create(*scatter_region, ec, in.subspan(3)));
-        const View& result = out[0];
-        size_t elem = static_cast<size_t>(ir::DTypeByteSize(dtype));
-        auto* r = static_cast<uint8_t*>(result.data());
-        const auto* x = static_cast<const uint8_t*>(in[0].data());
-        const auto* source = static_cast<const uint8_t*>(in[1].data());
-        for (int64_t i = 0; i < result.num_elements(); ++i)
-          std::memcpy(r + i * elem, in[2].data(), elem);
-        int64_t pick = -1;
-        uint8_t keep = 0;
-        void* keep_dst[1] = {&keep};
-        KILN_RETURN_IF_ERROR(ForEachWindow(
-            *plan, 0, Product(plan->out_dims), [&] { pick = -1; },
-            [&](int64_t off) -> Status {
-              if (pick < 0) {
-                pick = off;
-                return Status::Ok();
-              }
-              const void* args[2] = {x + pick * elem, x + off * elem};
-              KILN_RETURN_IF_ERROR(select_runner.Run(args, keep_dst));
-              if (!keep) pick = off;
-              return Status::Ok();
-            },
-            [&](int64_t w) -> Status {
-              if (pick < 0) return Status::Ok();
-              void* target = r + pick * elem;
-              const void* args[2] = {target, source + w * elem};
-              void* dst[1] = {target};
-              return scatter_runner.Run(args, dst);
-            }));
-        return Status::Ok();
-      });
-}
-
 }  // namespace
 }  // namespace kiln::kernels
 
@@ -371,7 +236,7 @@ namespace kiln::kernels {
 
 void RegisterWindowOps(OpRegistry& registry) {
   registry.Add({"stablehlo.reduce_window", "reduction", &kernels::LowerReduceWindow});
-  registry.Add({"stablehlo.select_and_scatter", "reduction", &kernels::LowerSelectAndScatter});
+  RegisterSelectAndScatter(registry);  // kernels/select_and_scatter.cc
 }
 
 }  // namespace kiln::kernels

@@ -1,5 +1,6 @@
 #include "kernels/window.h"
 
+#include <memory>
 #include <string>
 
 #include "kernels/lowering.h"
@@ -160,6 +161,31 @@ bool MatchScanWindow(const WindowPlan& plan, ScanWindow* scan) {
     scan->inner *= plan.axes[d].dim;
   }
   return true;
+}
+
+std::shared_ptr<const std::vector<int64_t>> ListWindows(const WindowPlan& outer,
+                                                        int64_t outer_count) {
+  int64_t window_elements = 1;
+  for (const WindowAxis& a : outer.axes) window_elements *= a.window;
+  constexpr int64_t kMaxListed = int64_t{1} << 17;  // 1 MiB of offsets
+  auto listed = std::make_shared<std::vector<int64_t>>();
+  if (outer_count > 0 && window_elements <= kMaxListed / outer_count) {
+    std::vector<int64_t> offsets, starts;
+    starts.reserve(static_cast<size_t>(outer_count) + 1);
+    Status s = ForEachWindow(
+        outer, 0, outer_count, [&] { starts.push_back(static_cast<int64_t>(offsets.size())); },
+        [&](int64_t off) {
+          offsets.push_back(off);
+          return Status::Ok();
+        },
+        [&](int64_t) { return Status::Ok(); });
+    if (s.ok()) {
+      starts.push_back(static_cast<int64_t>(offsets.size()));
+      offsets.insert(offsets.end(), starts.begin(), starts.end());
+      *listed = std::move(offsets);
+    }
+  }
+  return listed;
 }
 
 }  // namespace kiln::kernels

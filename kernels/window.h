@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "ir/module.h"
@@ -59,6 +60,18 @@ struct ScanWindow {
   int64_t outer = 1, inner = 1;  // the input viewed as [outer, dim, inner]
 };
 bool MatchScanWindow(const WindowPlan& plan, ScanWindow* scan);
+
+// Windows whose trailing axes are trivial (window 1, stride 1, no padding or dilation) run
+// blocks of that many contiguous outputs together (reduce_window's TypedBlockKernel,
+// select_and_scatter's SelectScatterBlockKernel) when the block has at least this many.
+constexpr int64_t kMinWindowBlock = 4;
+
+// Small pools (pooling layers: a few thousand window positions of a few elements) list every
+// window's block offsets at plan time, in window order, so the kernels run one tight loop per
+// output instead of walking the window; larger ones (an empty list) walk with ForEachWindow.
+// Layout: the offsets, then outer_count + 1 starts into them.
+std::shared_ptr<const std::vector<int64_t>> ListWindows(const WindowPlan& outer,
+                                                        int64_t outer_count);
 
 // Calls begin(), then elem(input offset) for every element of the window (row-major window order),
 // then end(output index), for each output index in [begin_out, end_out).

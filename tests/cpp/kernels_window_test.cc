@@ -2,6 +2,7 @@
 // dilate the input, then reduce each window (kernels/window.h, kernels/reduce_window.cc).
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -430,6 +431,91 @@ TEST(SelectAndScatterTest, SpecExampleGeneralPath) {
   ASSERT_TRUE(out.ok()) << out.status().ToString();
   EXPECT_EQ(ctx.compile_region_calls, 2);
   EXPECT_EQ(ToVector<int64_t>((*out)[0]), (std::vector<int64_t>{0, 0, 0, 0, 5, 14, 7, 0}));
+}
+
+// Pooling-shaped select_and_scatter (trailing trivial axes, the NHWC channels) runs a block per
+// window position (SelectScatterBlockKernel); its bits must equal the general path's, which folds
+// the regions one element at a time, with many ties (GE keeps the first maximum) and overlapping
+// windows (scatter order) included.
+std::vector<float> SelectAndScatterF32(const std::vector<int64_t>& dims,
+                                       const std::vector<int64_t>& window,
+                                       const std::vector<int64_t>& strides,
+                                       const std::vector<int64_t>& padding,
+                                       const std::vector<int64_t>& out_dims, bool general) {
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<int> small(0, 3);  // few distinct values: ties everywhere
+  std::normal_distribution<float> normal;
+  int64_t n = 1, m = 1;
+  for (int64_t d : dims) n *= d;
+  for (int64_t d : out_dims) m *= d;
+  std::vector<float> x(static_cast<size_t>(n)), src(static_cast<size_t>(m));
+  for (float& v : x) v = static_cast<float>(small(rng));
+  for (float& v : src) v = normal(rng);
+  OpBuilder b("stablehlo.select_and_scatter");
+  b.Operand(DType::kF32, dims);
+  b.Operand(DType::kF32, out_dims);
+  b.Operand(DType::kF32, {});
+  b.Result(DType::kF32, dims);
+  b.Ints("window_dimensions", window);
+  b.Ints("window_strides", strides);
+  b.Attr("padding", IntsAttr(padding, {static_cast<int64_t>(dims.size()), 2}));
+  CompareRegion(b, DType::kF32, "GE");
+  b.BinaryRegion(DType::kF32, "stablehlo.add");
+  if (general) b.op().regions[0].blocks[0].ops[0].name = "test.ge";
+  FakeLowerContext ctx(b);
+  ctx.region_programs = {
+      MakeProgram({DType::kF32, DType::kF32}, {DType::kPred},
+                  [](std::span<const Array> in, std::span<Array> out) -> Status {
+                    out[0] = Scalar<uint8_t>(
+                        DType::kPred, ScalarValue<float>(in[0]) >= ScalarValue<float>(in[1]));
+                    return Status::Ok();
+                  }),
+      MakeProgram({DType::kF32, DType::kF32}, {DType::kF32},
+                  [](std::span<const Array> in, std::span<Array> out) -> Status {
+                    out[0] = Scalar<float>(DType::kF32,
+                                           ScalarValue<float>(in[0]) + ScalarValue<float>(in[1]));
+                    return Status::Ok();
+                  })};
+  auto out =
+      LowerAndRun(FindLowering(&kernels::RegisterWindowOps, "stablehlo.select_and_scatter"), ctx,
+                  {MakeArray<float>(DType::kF32, dims, x),
+                   MakeArray<float>(DType::kF32, out_dims, src), Scalar<float>(DType::kF32, 0.5f)});
+  EXPECT_TRUE(out.ok()) << out.status().ToString();
+  if (!out.ok()) return {};
+  EXPECT_EQ(ctx.compile_region_calls, general ? 2 : 0);
+  return ToVector<float>((*out)[0]);
+}
+
+TEST(SelectAndScatterTest, ChannelBlocksMatchGeneralPath) {
+  struct Case {
+    std::vector<int64_t> dims, window, strides, padding, out_dims;
+  };
+  const std::vector<Case> cases = {
+      // 2x2 max pooling, stride 2, NHWC with 8 channels: disjoint windows, split over threads.
+      {{4, 20, 20, 8}, {1, 2, 2, 1}, {1, 2, 2, 1}, {0, 0, 0, 0, 0, 0, 0, 0}, {4, 10, 10, 8}},
+      // flax's 3x3 stride 2 pooling with padding: overlapping windows, scatter order matters.
+      {{2, 9, 11, 6}, {1, 3, 3, 1}, {1, 2, 2, 1}, {0, 0, 1, 1, 0, 1, 0, 0}, {2, 5, 5, 6}},
+      // equinox under vmap: [N, 1, H, W, C], two trailing trivial axes of 1 and 5 (block 5).
+      {{3, 1, 7, 6, 5},
+       {1, 1, 2, 2, 1},
+       {1, 1, 2, 2, 1},
+       {0, 0, 0, 0, 0, 1, 0, 0, 0, 0},
+       {3, 1, 4, 3, 5}},
+      // Too many windows to list at plan time (ListWindows): walked with ForEachWindow.
+      {{2, 300, 301, 4}, {1, 2, 2, 1}, {1, 2, 2, 1}, {0, 0, 0, 0, 0, 1, 0, 0}, {2, 150, 151, 4}},
+      // Windows entirely in padding select nothing.
+      {{2, 3, 4}, {1, 2, 1}, {1, 3, 1}, {0, 0, 0, 4, 0, 0}, {2, 2, 4}},
+  };
+  for (const Case& c : cases) {
+    std::vector<float> fast =
+        SelectAndScatterF32(c.dims, c.window, c.strides, c.padding, c.out_dims, false);
+    std::vector<float> general =
+        SelectAndScatterF32(c.dims, c.window, c.strides, c.padding, c.out_dims, true);
+    ASSERT_EQ(fast.size(), general.size());
+    for (size_t i = 0; i < fast.size(); ++i) {
+      ASSERT_EQ(std::bit_cast<uint32_t>(fast[i]), std::bit_cast<uint32_t>(general[i])) << i;
+    }
+  }
 }
 
 }  // namespace
