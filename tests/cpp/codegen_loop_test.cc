@@ -232,7 +232,14 @@ class LoopGenerator {
       case 11: {  // vector-function calls between a value live across them and dead ones
         const DType f = IsFloat(t) ? t : DType::kF64;
         static const char* const kCall[] = {"sine", "cosine", "log", "exponential"};
-        const ValueId live = Keep(b_.Binary(hlo + "add", Get(f, dims), Get(f, dims)));
+        // The value live across the calls: at times a carry (its register kept across iterations).
+        ValueId live = -1;
+        for (size_t c = 1; c < carries_.size() && Uniform(0, 1) == 0; ++c) {
+          if (b_.TypeOf(carries_[c]).dtype == f && b_.TypeOf(carries_[c]).dims == dims) {
+            live = Use(carries_[c]);
+          }
+        }
+        if (live < 0) live = Keep(b_.Binary(hlo + "add", Get(f, dims), Get(f, dims)));
         ValueId x = b_.Binary(hlo + "multiply", live, Get(f, dims));
         for (int c = Uniform(1, 3); c > 0; --c) {
           const ValueId dead = b_.Binary(hlo + "subtract", x, live);  // read by the call only
