@@ -187,6 +187,9 @@ class NativeEmitter : public Xbyak::CodeGenerator {
   template <typename At>
   bool ComposeVector(int to, uint64_t key, uint64_t offset, int bytes, bool f64, At at);
   int Find(uint64_t key, uint64_t offset, bool f64);
+  // Whether the cache holds element (key, offset), alone or in a vector (Find or Extract then
+  // takes it without a load).
+  bool Holds(uint64_t key, uint64_t offset, bool f64) const;
   // Element (key, offset) taken out of a cached vector holding it (a lane permute, and for the
   // upper half of a ymm an extract) into a pool register other than pin0, pin1 and the vector's,
   // which then holds it too; -1 (nothing emitted) when no cached vector holds it. Cheaper than
