@@ -83,8 +83,10 @@ class NativeEmitter : public Xbyak::CodeGenerator {
   void Enter(bool pred_in_rbp);
   void Leave(bool write_set);
   // The steps of one flat program, run on the table in rbx; a failed kernel step jumps to
-  // fail_[program_tag] (0: the condition, 1: the body).
-  void Flat(const engine::FlatProgram& p, uint32_t program_tag);
+  // fail_[program_tag] (0: the condition, 1: the body). `live_out`: the register-cache keys read
+  // from the cache after the program's last step (the carries Loop() moves into registers).
+  void Flat(const engine::FlatProgram& p, uint32_t program_tag,
+            const std::vector<uint64_t>& live_out);
   void Call(const void* fn);
   // range(in, out, 0, elements, state), `in` being the Operands entry at `op`.
   void CallRange(uint32_t op, uint32_t out_field, lower::RangeFn range, int64_t elements,
@@ -130,8 +132,33 @@ class NativeEmitter : public Xbyak::CodeGenerator {
   std::vector<std::pair<int, int>> SaveLive();
   void RestoreLive(const std::vector<std::pair<int, int>>& saved);
   void ForgetKey(uint64_t key);
+  // Register-cache keys: a flat slot's root, or a fused step's temporary (its byte offset with
+  // the top bit set).
+  static constexpr uint64_t kTempKey = uint64_t{1} << 63;
+  static uint64_t RefKey(const engine::FlatProgram& p, const engine::FlatProgram::PtrRef& ref);
+  // Whether a kDirect step is emitted inline (else it is a call, which empties the cache).
+  static bool DirectInline(const engine::FlatProgram::FlatStep& f);
+  // A dynamic_update_slice or dynamic_slice moving more than this is a call (of its direct form).
+  static constexpr uint64_t kMaxInlineUpdateBytes = 256;
 
  private:
+  // Liveness of the register cache's keys in the program Flat() is emitting (native_calls.cc),
+  // computed once before its first step: per key, the steps that read it from the cache and the
+  // steps that write it, and the steps that empty the cache (calls). A cached value is live after
+  // step `step_` when a step reads its key before any step writes it or empties the cache, or
+  // when nothing does and the key is live out of the program.
+  struct Liveness {
+    struct Uses {
+      std::vector<uint32_t> reads, writes;
+    };
+    std::vector<std::pair<uint64_t, Uses>> keys;  // sorted by key
+    std::vector<uint32_t> barriers;
+    std::vector<uint64_t> live_out;  // sorted
+  };
+  void PlanLiveness(const engine::FlatProgram& p, const std::vector<uint64_t>& live_out);
+  bool LiveAfter(uint64_t key) const;
+  // Drops the cache's entries whose values are dead after step_ (their registers become free).
+  void DropDead();
   // Loads `size` bytes into the low part of `r` (zero-extended to 64 bits for 1, 2 and 4).
   void Load(const Xbyak::Reg64& r, const Xbyak::RegExp& a, int size);
   void Store(const Xbyak::RegExp& a, const Xbyak::Reg64& r, int size);
@@ -160,6 +187,9 @@ class NativeEmitter : public Xbyak::CodeGenerator {
   template <typename At>
   bool ComposeVector(int to, uint64_t key, uint64_t offset, int bytes, bool f64, At at);
   int Find(uint64_t key, uint64_t offset, bool f64);
+  // Whether the cache holds element (key, offset), alone or in a vector (Find or Extract then
+  // takes it without a load).
+  bool Holds(uint64_t key, uint64_t offset, bool f64) const;
   // Element (key, offset) taken out of a cached vector holding it (a lane permute, and for the
   // upper half of a ymm an extract) into a pool register other than pin0, pin1 and the vector's,
   // which then holds it too; -1 (nothing emitted) when no cached vector holds it. Cheaper than
@@ -233,6 +263,9 @@ class NativeEmitter : public Xbyak::CodeGenerator {
   std::vector<Cached> cache_;
   uint64_t clock_ = 0;
   size_t reserved_ = 0;  // carry registers: xmm15, xmm14, xmm13 (Loop())
+  Liveness live_;
+  uint32_t step_ = 0;
+  bool planned_ = false;  // live_ describes the program being emitted
   Xbyak::Label done_, fail_[2];
   bool upper_dirty_ = false;
 };

@@ -55,9 +55,6 @@ using lower::MapOp;
 using lower::RangeFn;
 namespace {
 
-// A dynamic_update_slice writing more than this is a call (of its direct form).
-constexpr uint64_t kMaxInlineUpdateBytes = 256;
-
 bool NativeAllowed() {
   static const bool allowed = NativeCodeAllowed("KILN_LOOP_JIT");
   return allowed;
@@ -179,7 +176,9 @@ void NativeEmitter::Loop(const FlatProgram& cond, const FlatProgram& body) {
   Forget();
   for (const CarryReg& c : carries) Remember(c.cond_key, c.offset, c.reg, c.f64);
   mov(rbx, ptr[r13 + r15 * 8]);
-  Flat(cond, 0);
+  std::vector<uint64_t> live_out;
+  for (const CarryReg& c : carries) live_out.push_back(c.cond_key);
+  Flat(cond, 0, live_out);
   cmp(byte[rbp], 0);
   je(exit, T_NEAR);
   std::vector<bool> held;
@@ -189,7 +188,9 @@ void NativeEmitter::Loop(const FlatProgram& cond, const FlatProgram& body) {
     if (held[k]) Remember(carries[k].body_key, carries[k].offset, carries[k].reg, carries[k].f64);
   }
   mov(rbx, ptr[r13 + r15 * 8 + 16]);
-  Flat(body, 1);
+  live_out.clear();
+  for (const CarryReg& c : carries) live_out.push_back(c.result_key);
+  Flat(body, 1, live_out);
   // The results into the carry registers: directly, or through xmm0-2 first when one result's
   // register is another carry's.
   // Elements in vector registers only are taken out first (which may evict another element's
@@ -232,7 +233,7 @@ void NativeEmitter::Once(const FlatProgram& program) {
   Enter(/*pred_in_rbp=*/false);  // Loop()'s frame: the steps are emitted as in a body
   Forget();
   mov(rbx, ptr[r13]);
-  Flat(program, 1);
+  Flat(program, 1, {});
   xor_(eax, eax);
   jmp(done_, T_NEAR);
   Leave(/*write_set=*/false);
@@ -350,12 +351,14 @@ void CopyDistinct(void* to, const void* from, size_t bytes) {
 
 }  // namespace
 
-void NativeEmitter::Flat(const FlatProgram& p, uint32_t program_tag) {
-  // Register-cache keys: a flat slot's root, or a temporary's offset with the top bit set.
-  constexpr uint64_t kTempKey = uint64_t{1} << 63;
+void NativeEmitter::Flat(const FlatProgram& p, uint32_t program_tag,
+                         const std::vector<uint64_t>& live_out) {
+  PlanLiveness(p, live_out);
   constexpr uint64_t kMaxFrameDisp = uint64_t{1} << 30;
   const auto out_field = static_cast<uint32_t>(offsetof(FlatProgram::Operands, out));
   for (size_t i = 0; i < p.steps_.size(); ++i) {
+    if (i > 0) DropDead();  // the values step i - 1 left that no later step reads
+    step_ = static_cast<uint32_t>(i);
     const FlatProgram::FlatStep& f = p.steps_[i];
     const auto op = static_cast<uint32_t>(p.operands_offset_ + i * sizeof(FlatProgram::Operands));
     switch (f.kind) {
@@ -369,13 +372,12 @@ void NativeEmitter::Flat(const FlatProgram& p, uint32_t program_tag) {
         for (uint16_t r = 0; r <= f.n_in && r < 4; ++r) {
           const FlatProgram::PtrRef& ref = p.refs_[f.refs + r];
           const int k = r == f.n_in ? 3 : r;
+          keys.key[k] = RefKey(p, ref);
           if (ref.temp) {
-            keys.key[k] = kTempKey | ref.index;
             keys.where[k] = OperandKeys::kTable;
             keys.disp[k] = static_cast<uint32_t>(p.temps_offset_ + ref.index);
           } else {
             const auto [root, offset] = p.RootOf(p.io_[ref.index]);
-            keys.key[k] = static_cast<uint64_t>(root);
             keys.base[k] = offset;
             const FlatProgram::Slot& slot = p.slots_[static_cast<size_t>(root)];
             if (slot.kind == FlatProgram::SlotKind::kFrame &&
@@ -399,6 +401,11 @@ void NativeEmitter::Flat(const FlatProgram& p, uint32_t program_tag) {
       } break;
       case FlatProgram::StepKind::kDirect: {
         const auto views = static_cast<uint32_t>(p.io_views_offset_ + f.io * sizeof(runtime::View));
+        if (!DirectInline(f)) {
+          CallDirect(f.step->kernel.direct.fn, f.step->kernel.direct.state.get(), views,
+                     views + static_cast<uint32_t>(f.n_in * sizeof(runtime::View)));
+          break;
+        }
         if (const Direct& d = f.step->kernel.direct; d.reduce_all.op != MapOp::kNone) {
           std::pair<uint64_t, uint64_t> roots[3];
           for (uint32_t k = 0; k < 3; ++k) {
@@ -431,8 +438,6 @@ void NativeEmitter::Flat(const FlatProgram& p, uint32_t program_tag) {
           }
           break;
         }
-        CallDirect(f.step->kernel.direct.fn, f.step->kernel.direct.state.get(), views,
-                   views + static_cast<uint32_t>(f.n_in * sizeof(runtime::View)));
         break;
       }
       case FlatProgram::StepKind::kKernel:
@@ -440,6 +445,7 @@ void NativeEmitter::Flat(const FlatProgram& p, uint32_t program_tag) {
         break;
     }
   }
+  planned_ = false;
 }
 
 std::shared_ptr<const NativeLoop> BuildNativeLoop(std::shared_ptr<const FlatProgram> cond,

@@ -95,7 +95,17 @@ void NativeEmitter::Pieces(const std::vector<BytePiece>& pieces, uint32_t views,
   for (size_t i = 0; i < pieces.size(); ++i) {
     const BytePiece& p = pieces[i];
     if (p.input >= n_in) continue;  // not made by PiecesOf
-    if (loaded != p.input) {
+    // The input's pointer is loaded unless the piece is one element the cache holds (as
+    // MoveBytes takes it: f64 when the output's elements are or the cache holds one there).
+    const auto [in_key, in_base] = roots[p.input];
+    const uint64_t element = in_base + p.from;
+    const bool cached =
+        (p.bytes == 4 && Holds(in_key, element, false)) ||
+        (p.bytes == 8 && ((f64 && p.from % 8 == 0) || Find(in_key, element, true) >= 0) &&
+         Holds(in_key, element, true));
+    const bool splat = i + 1 < pieces.size() && pieces[i + 1].input == p.input &&
+                       pieces[i + 1].from == p.from && pieces[i + 1].bytes == p.bytes;
+    if (loaded != p.input && (!cached || splat)) {
       mov(rax, ptr[rbx + views + p.input * kView + kPtr]);
       loaded = p.input;
     }
@@ -110,7 +120,6 @@ void NativeEmitter::Pieces(const std::vector<BytePiece>& pieces, uint32_t views,
         ++run;
       }
       if (run * p.bytes >= 16) {
-        const auto [in_key, in_base] = roots[p.input];
         const bool wide = p.bytes == 8 && (f64 || Find(in_key, in_base + p.from, true) >= 0);
         Splat(rax + static_cast<size_t>(p.from), in_key, in_base + p.from,
               rsi + static_cast<size_t>(p.to), out_key, out_base + p.to, static_cast<int>(p.bytes),

@@ -241,6 +241,16 @@ int NativeEmitter::Find(uint64_t key, uint64_t offset, bool f64) {
   return -1;
 }
 
+bool NativeEmitter::Holds(uint64_t key, uint64_t offset, bool f64) const {
+  const uint64_t width = f64 ? 8 : 4;
+  return std::any_of(cache_.begin(), cache_.end(), [&](const Cached& c) {
+    if (c.key != key) return false;
+    if (c.bytes == 0) return c.offset == offset && c.f64 == f64;
+    return offset >= c.offset && offset + width <= c.offset + static_cast<uint64_t>(c.bytes) &&
+           (offset - c.offset) % width == 0;
+  });
+}
+
 int NativeEmitter::Extract(uint64_t key, uint64_t offset, bool f64, int pin0, int pin1) {
   const uint64_t width = f64 ? 8 : 4;
   int vreg = -1;

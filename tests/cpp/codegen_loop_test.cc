@@ -1,7 +1,8 @@
 // The code generator of loops (codegen/native_loop.h) against the interpreters: random small
 // stablehlo.while loops (a counter condition, at times with a random predicate; scalar and
 // small-vector carries of f32, f64, s32 and pred; bodies of random elementwise ops, conversions,
-// broadcasts, reductions, slices, dynamic_slices and dynamic_update_slices), their condition and
+// broadcasts, reductions, slices, dynamic_slices and dynamic_update_slices, and vector-function
+// calls with a value live across them and values read only before them), their condition and
 // body compiled by the compiler and run four ways (loop_test_util.h): the native loop
 // BuildNativeLoop makes from their flat programs, the same flat programs interpreted, the programs
 // run by RunProgram every iteration, and the compiled stablehlo.while itself (its kernel's own
@@ -148,7 +149,7 @@ class LoopGenerator {
     const DType t = kTypes[Uniform(0, 3)];
     const std::vector<int64_t> dims = Shape();
     const std::string hlo = "stablehlo.";
-    switch (Uniform(0, 11)) {
+    switch (Uniform(0, 12)) {
       case 0:
       case 1:
       case 2: {  // binary
@@ -226,6 +227,25 @@ class LoopGenerator {
         const ValueId x = Get(t, {k_}), update = b_.Reshape(Get(t, {}), {1});
         Keep(b_.UpdateSlice(x, update, {carries_[0]}));
         Keep(b_.Reshape(b_.DynamicSlice(x, {carries_[0]}, {1}), {}));  // an element at the counter
+        break;
+      }
+      case 11: {  // vector-function calls between a value live across them and dead ones
+        const DType f = IsFloat(t) ? t : DType::kF64;
+        static const char* const kCall[] = {"sine", "cosine", "log", "exponential"};
+        // The value live across the calls: at times a carry (its register kept across iterations).
+        ValueId live = -1;
+        for (size_t c = 1; c < carries_.size() && Uniform(0, 1) == 0; ++c) {
+          if (b_.TypeOf(carries_[c]).dtype == f && b_.TypeOf(carries_[c]).dims == dims) {
+            live = Use(carries_[c]);
+          }
+        }
+        if (live < 0) live = Keep(b_.Binary(hlo + "add", Get(f, dims), Get(f, dims)));
+        ValueId x = b_.Binary(hlo + "multiply", live, Get(f, dims));
+        for (int c = Uniform(1, 3); c > 0; --c) {
+          const ValueId dead = b_.Binary(hlo + "subtract", x, live);  // read by the call only
+          x = b_.Binary(hlo + "add", b_.Unary(hlo + kCall[Uniform(0, 3)], dead), live);
+        }
+        Keep(x);
         break;
       }
       default: {
