@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 
 #include "kernels/reduce_rows8.h"
 
@@ -190,6 +191,27 @@ struct Vec<double> {
   }
 };
 
+// acc op v with acc the first operand of the instruction, so that of two NaNs acc's is kept, as
+// the scalar chains keep theirs (the compiler may swap the operands of an add or multiply; a
+// maximum's or minimum's blend fixes the order itself).
+template <ReducerKind K, typename T, typename V = typename Vec<T>::V>
+V ApplyInOrder(V acc, V v) {
+  constexpr bool kF32 = std::is_same_v<T, float>;
+  V r;
+  if constexpr (K == ReducerKind::kAdd && kF32) {
+    asm("vaddps %2, %1, %0" : "=x"(r) : "x"(acc), "x"(v));
+  } else if constexpr (K == ReducerKind::kAdd) {
+    asm("vaddpd %2, %1, %0" : "=x"(r) : "x"(acc), "x"(v));
+  } else if constexpr (K == ReducerKind::kMultiply && kF32) {
+    asm("vmulps %2, %1, %0" : "=x"(r) : "x"(acc), "x"(v));
+  } else if constexpr (K == ReducerKind::kMultiply) {
+    asm("vmulpd %2, %1, %0" : "=x"(r) : "x"(acc), "x"(v));
+  } else {
+    r = Vec<T>::template Apply<K>(acc, v);
+  }
+  return r;
+}
+
 // kShortRowsAtOnce rows as kGroups vectors of kWidth rows: each block of kWidth elements of the
 // rows is loaded (one vector per row), transposed (vector k: element k of each row) and folded
 // into the group's accumulator in element order; the groups' chains are independent, so their
@@ -234,7 +256,7 @@ void ShortRows(const T* const rows[kShortRowsAtOnce], int m, int64_t n, T identi
   } else {
     for (int64_t j = whole; j < n; ++j) {
       for (int g = 0; g < kGroups; ++g) {
-        acc[g] = X::template Apply<K>(acc[g], X::Column(p + g * kW, j));
+        acc[g] = ApplyInOrder<K, T>(acc[g], X::Column(p + g * kW, j));
       }
     }
   }
