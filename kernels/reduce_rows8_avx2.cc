@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 
 #include "kernels/reduce_rows8.h"
 
@@ -126,6 +127,10 @@ struct Vec<float> {
     return Op<K>(a, b);
   }
   static void Store(float* p, V v) { _mm256_storeu_ps(p, v); }
+  // Element j of rows p[0..7], lane r from p[r].
+  static V Column(const float* const p[8], int64_t j) {
+    return _mm256_set_ps(p[7][j], p[6][j], p[5][j], p[4][j], p[3][j], p[2][j], p[1][j], p[0][j]);
+  }
   // c[k] = lane k of v[0..7] (v is overwritten).
   static void Transpose(V v[8], V c[8]) {
     V t[8], u[8];
@@ -172,6 +177,10 @@ struct Vec<double> {
     return OpPd<K>(a, b);
   }
   static void Store(double* p, V v) { _mm256_storeu_pd(p, v); }
+  // Element j of rows p[0..3], lane r from p[r].
+  static V Column(const double* const p[4], int64_t j) {
+    return _mm256_set_pd(p[3][j], p[2][j], p[1][j], p[0][j]);
+  }
   static void Transpose(V v[4], V c[4]) {
     const V t0 = _mm256_unpacklo_pd(v[0], v[1]), t1 = _mm256_unpackhi_pd(v[0], v[1]);
     const V t2 = _mm256_unpacklo_pd(v[2], v[3]), t3 = _mm256_unpackhi_pd(v[2], v[3]);
@@ -181,6 +190,27 @@ struct Vec<double> {
     c[3] = _mm256_permute2f128_pd(t1, t3, 0x31);
   }
 };
+
+// acc op v with acc the first operand of the instruction, so that of two NaNs acc's is kept, as
+// the scalar chains keep theirs (the compiler may swap the operands of an add or multiply; a
+// maximum's or minimum's blend fixes the order itself).
+template <ReducerKind K, typename T, typename V = typename Vec<T>::V>
+V ApplyInOrder(V acc, V v) {
+  constexpr bool kF32 = std::is_same_v<T, float>;
+  V r;
+  if constexpr (K == ReducerKind::kAdd && kF32) {
+    asm("vaddps %2, %1, %0" : "=x"(r) : "x"(acc), "x"(v));
+  } else if constexpr (K == ReducerKind::kAdd) {
+    asm("vaddpd %2, %1, %0" : "=x"(r) : "x"(acc), "x"(v));
+  } else if constexpr (K == ReducerKind::kMultiply && kF32) {
+    asm("vmulps %2, %1, %0" : "=x"(r) : "x"(acc), "x"(v));
+  } else if constexpr (K == ReducerKind::kMultiply) {
+    asm("vmulpd %2, %1, %0" : "=x"(r) : "x"(acc), "x"(v));
+  } else {
+    r = Vec<T>::template Apply<K>(acc, v);
+  }
+  return r;
+}
 
 // kShortRowsAtOnce rows as kGroups vectors of kWidth rows: each block of kWidth elements of the
 // rows is loaded (one vector per row), transposed (vector k: element k of each row) and folded
@@ -197,25 +227,45 @@ void ShortRows(const T* const rows[kShortRowsAtOnce], int m, int64_t n, T identi
   const V id = X::Set1(identity);
   V acc[kGroups];
   for (V& a : acc) a = id;
-  for (int64_t j = 0; j < n; j += kW) {
-    const int count = static_cast<int>(std::min<int64_t>(kW, n - j));
+  const int64_t whole = n - n % kW;
+  for (int64_t j = 0; j < whole; j += kW) {
     V c[kGroups][kW];
     for (int g = 0; g < kGroups; ++g) {
       V v[kW];
-      for (int r = 0; r < kW; ++r) v[r] = X::Load(p[g * kW + r] + j, count);
+      for (int r = 0; r < kW; ++r) v[r] = X::Load(p[g * kW + r] + j, kW);
       X::Transpose(v, c[g]);
     }
-    if (count == kW) {
-      for (int k = 0; k < kW; ++k) {
-        for (int g = 0; g < kGroups; ++g) acc[g] = X::template Apply<K>(acc[g], c[g][k]);
-      }
-    } else {
-      for (int k = 0; k < count; ++k) {
-        for (int g = 0; g < kGroups; ++g) acc[g] = X::template Apply<K>(acc[g], c[g][k]);
+    for (int k = 0; k < kW; ++k) {
+      for (int g = 0; g < kGroups; ++g) acc[g] = X::template Apply<K>(acc[g], c[g][k]);
+    }
+  }
+  // The last n % kW elements of each row. One or two: each vector built from the rows' elements
+  // directly (a row of 5 f64 has one: 4 scalar loads, not 4 masked loads and a transpose); more:
+  // masked loads and a transpose. Either way the same elements in the same order.
+  const int count = static_cast<int>(n - whole);
+  if (count > 2) {
+    V c[kGroups][kW];
+    for (int g = 0; g < kGroups; ++g) {
+      V v[kW];
+      for (int r = 0; r < kW; ++r) v[r] = X::Load(p[g * kW + r] + whole, count);
+      X::Transpose(v, c[g]);
+    }
+    for (int k = 0; k < count; ++k) {
+      for (int g = 0; g < kGroups; ++g) acc[g] = X::template Apply<K>(acc[g], c[g][k]);
+    }
+  } else {
+    for (int64_t j = whole; j < n; ++j) {
+      for (int g = 0; g < kGroups; ++g) {
+        acc[g] = ApplyInOrder<K, T>(acc[g], X::Column(p + g * kW, j));
       }
     }
   }
-  for (int level = 0; level < 5; ++level) {  // widths 16, 8, 4, 2, 1 of the lanes' tree
+  // The lanes' tree applies the identity once per level (widths 16, 8, 4, 2, 1). Applying it
+  // again changes nothing (x + 0 after x + 0, x * 1 after x * 1, a maximum or minimum with the
+  // same value twice, NaNs kept by the blend), so one level gives the same bits as five.
+  const bool idempotent = (K != ReducerKind::kAdd || identity == T(0)) &&
+                          (K != ReducerKind::kMultiply || identity == T(1));
+  for (int level = 0; level < (idempotent ? 1 : 5); ++level) {
     for (V& a : acc) a = X::template Apply<K>(a, id);
   }
   if (m == kShortRowsAtOnce) {

@@ -67,9 +67,27 @@ T NanWithPayload(uint32_t p, bool negative) {
   }
 }
 
+// A signalling NaN with payload `p` (nonzero), positive.
+template <typename T>
+T SignallingNan(uint32_t p) {
+  if constexpr (sizeof(T) == 4) {
+    const uint32_t bits = 0x7F800000u | ((p & 0x1FFFFFu) + 1);
+    T v;
+    std::memcpy(&v, &bits, 4);
+    return v;
+  } else {
+    const uint64_t bits = 0x7FF0000000000000ull | ((uint64_t{p} & 0xFFFFFu) + 1);
+    T v;
+    std::memcpy(&v, &bits, 8);
+    return v;
+  }
+}
+
 // Values of pattern 0 (ordinary, a few specials), 1 (rare specials), 2 (every other row all -inf,
 // the rest ordinary: a masked softmax's rows), 3 (many NaNs of distinct payloads and zeros of both
-// signs).
+// signs), 4 (every other row all -0; the rest -0, +-inf and signalling NaNs: the lane tree's
+// identity steps, of which the vector code applies one, change -0 and quiet a signalling NaN
+// only the first time).
 template <typename T>
 T Value(std::mt19937& rng, int pattern, size_t row) {
   const T inf = std::numeric_limits<T>::infinity();
@@ -93,6 +111,19 @@ T Value(std::mt19937& rng, int pattern, size_t row) {
     }
   };
   if (pattern == 2 && row % 2 == 0) return -inf;
+  if (pattern == 4) {
+    if (row % 2 == 0) return T(-0.0);
+    switch (rng() % 4) {
+      case 0:
+        return SignallingNan<T>(static_cast<uint32_t>(rng()));
+      case 1:
+        return inf;
+      case 2:
+        return -inf;
+      default:
+        return T(-0.0);
+    }
+  }
   if (pattern == 0 && rng() % 8 == 0) return special();
   if (pattern == 1 && rng() % 97 == 0) return special();
   if (pattern == 3 && rng() % 2 == 0) return special();
@@ -103,7 +134,7 @@ template <ReducerKind K, typename T>
 void ExpectShortRowsMatchScalar() {
   std::mt19937 rng(11);
   for (int64_t n = 1; n < 32; ++n) {
-    for (int pattern = 0; pattern < 4; ++pattern) {
+    for (int pattern = 0; pattern < 5; ++pattern) {
       for (int m = 1; m <= kernels::avx2::kShortRowsAtOnce; ++m) {
         // The rows back to back, as a fused tile holds them; the last row ends the buffer.
         std::vector<T> x(static_cast<size_t>(m * n));
