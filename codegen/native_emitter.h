@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <iterator>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -123,6 +124,19 @@ class NativeEmitter : public Xbyak::CodeGenerator {
   void Forget() { cache_.clear(); }
   void ForgetKey(uint64_t key);
 
+  // Inlined case/if branches (FlatProgram kBranch/kJump steps; native_branches.cc). A label per
+  // step that is jumped to, and the register-cache states of the jumps to it: where several paths
+  // meet, the cache keeps what every one of them holds.
+  struct BranchPoints;
+  // Labels for the jump targets of `p`'s steps, or null when it has no branches.
+  std::unique_ptr<BranchPoints> PrepareBranches(const engine::FlatProgram& p);
+  // Before emitting step `i` (or i == steps, after the last): defines its label if it is a target
+  // and sets the cache to what every path to it holds.
+  void AtStep(BranchPoints& b, size_t i);
+  // A kBranch step: the selector's compares and jumps; a kJump step: the jump.
+  void Branch(BranchPoints& b, const engine::FlatProgram& p, size_t i);
+  void Jump(BranchPoints& b, const engine::FlatProgram& p, size_t i);
+
  private:
   // Loads `size` bytes into the low part of `r` (zero-extended to 64 bits for 1, 2 and 4).
   void Load(const Xbyak::Reg64& r, const Xbyak::RegExp& a, int size);
@@ -226,6 +240,19 @@ class NativeEmitter : public Xbyak::CodeGenerator {
   size_t reserved_ = 0;  // carry registers: xmm15, xmm14, xmm13 (Loop())
   Xbyak::Label done_, fail_[2];
   bool upper_dirty_ = false;
+};
+
+// Labels and register-cache states of a flat program's inlined branches (native_branches.cc).
+struct NativeEmitter::BranchPoints {
+  struct State {
+    std::vector<Cached> cache;
+    bool upper_dirty;
+  };
+  std::unique_ptr<Xbyak::Label[]> labels;  // per step index, and one past the last
+  std::vector<bool> target;
+  std::vector<bool> head;                    // jumped to from a later step (an inlined while's top)
+  std::vector<std::vector<State>> incoming;  // per step index: the states jumped in with
+  bool dead = false;                         // the last instruction was an unconditional jump
 };
 
 }  // namespace kiln::codegen

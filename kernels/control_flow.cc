@@ -245,6 +245,15 @@ StatusOr<Kernel> LowerWhile(LowerContext& ctx) {
     return RunWhile(*w, ec, in, out);
   });
   k.scratch_bytes = w->scratch_bytes;
+  // The same layout, for a loop that inlines this one (FlatProgram::InlineWhile).
+  auto layout = std::make_shared<lower::Kernel::WhileLayout>();
+  layout->cond = w->cond;
+  layout->body = w->body;
+  layout->passthrough = w->passthrough;
+  for (int s = 0; s < 2; ++s) layout->offset[s].assign(w->offset[s].begin(), w->offset[s].end());
+  layout->pred_offset = w->pred_offset;
+  layout->sub_offset = w->sub_offset;
+  k.loop = std::move(layout);
   return k;
 }
 
@@ -308,6 +317,8 @@ StatusOr<Kernel> LowerBranches(LowerContext& ctx, bool is_if) {
     return flat[chosen]->Run(ec, table);
   });
   k.scratch_bytes = table_offset + table;
+  k.branches = branches;  // a loop inlines them (FlatProgram::InlineBranches)
+  k.branch_on_pred = is_if;
   return k;
 }
 
