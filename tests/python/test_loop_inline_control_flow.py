@@ -4,7 +4,8 @@ codegen/native_branches.cc): `lax.cond` / `lax.switch` inside `scan`, `fori_loop
 switches), `while_loop`s inside branches inside loops (zero trips, one trip, a switch inside the
 inner loop), gradients through them, in float32 and float64, and the bench's three diffrax
 gradients (Dopri5 and Tsit5 with SaveAt, adaptive steps). Each runs on Kiln and on JAX's CPU
-backend; results must agree (tolerances.py). The programs also run with KILN_LOOP_JIT=0 (the flat
+backend; results must agree (tolerances.py: "composite", as rounding differences of XLA:CPU's
+contracted multiply-adds grow over iterations). The programs also run with KILN_LOOP_JIT=0 (the flat
 programs interpreted): the native code must give the same bytes.
 """
 
@@ -67,21 +68,21 @@ def _while_in_switch_in_fori(x, n):
 def test_switch_inside_scan(dtype):
     with x64_if(dtype):
         xs = np.linspace(0.0, 2.9, 30).astype(dtype)
-        check_both(_switch_in_scan, rand(dtype, (3,)), xs)
+        check_both(_switch_in_scan, rand(dtype, (3,)), xs, kind="composite")
 
 
 @DTYPES
 @pytest.mark.parametrize("limit", [0, 1, 9, 60])
 def test_cond_inside_while_loop(dtype, limit):
     with x64_if(dtype):
-        check_both(_cond_in_while, rand(dtype, (4,)), np.int32(limit))
+        check_both(_cond_in_while, rand(dtype, (4,)), np.int32(limit), kind="composite")
 
 
 @DTYPES
 @pytest.mark.parametrize("n", [0, 1, 3, 13])
 def test_while_inside_switch_inside_fori_loop(dtype, n):
     with x64_if(dtype):
-        check_both(_while_in_switch_in_fori, rand(dtype, (2,)), np.int32(n))
+        check_both(_while_in_switch_in_fori, rand(dtype, (2,)), np.int32(n), kind="composite")
 
 
 @DTYPES
@@ -94,13 +95,13 @@ def test_gradients_through_cond_and_while_in_scan(dtype):
                 return c, c
             return jnp.sum(lax.scan(step, jnp.ones(3, dtype), xs)[1] ** 2)
         xs = np.linspace(0.0, 1.0, 12).astype(dtype)
-        check_both(jax.value_and_grad(loss), np.asarray(0.7, dtype), xs, kind="transcendental")
+        check_both(jax.value_and_grad(loss), np.asarray(0.7, dtype), xs, kind="composite")
 
 
 def _bench_program(name):
     sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
-    from programs_users import PROGRAMS  # noqa: PLC0415 - the bench's own definitions
-    make, _ = PROGRAMS[name]
+    from programs_users import USER_PROGRAMS  # noqa: PLC0415 - the bench's own definitions
+    make, _ = USER_PROGRAMS[name]
     return make()
 
 
@@ -132,7 +133,8 @@ def _kiln_results() -> dict[str, np.ndarray]:
                 put(f"fori-{d}-{n}", _while_in_switch_in_fori, rand(dtype, (2,)), np.int32(n))
     try:
         import diffrax  # noqa: F401, PLC0415
-        put("vdp", *_bench_program("u_diffrax_vdp_saveat_grad"))
+        fn, args = _bench_program("u_diffrax_vdp_saveat_grad")
+        put("vdp", fn, *args)
     except ImportError:
         pass
     return out
