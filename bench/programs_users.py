@@ -798,6 +798,49 @@ def projectile_drag_while_f32():
     return fly, (np.array([0.0, 0.0, 0.0], np.float32), np.array([30.0, 5.0, 40.0], np.float32))
 
 
+def metropolis_fori_random_f32():
+    """A Metropolis random walk on a scalar: a fori_loop of 2,000 steps, each drawing a Gaussian
+    proposal and a uniform with jax.random from a key folded with the step index, accepting by
+    log-density difference, counting acceptances in an int32 carry (f32 state; log inside)."""
+    def chain(key_data, x0):
+        key = jax.random.wrap_key_data(key_data)
+        logp = lambda x: -0.5 * x ** 2 - 0.25 * x ** 4 + jnp.log1p(x ** 2)
+
+        def step(i, s):
+            x, lp, accepted = s
+            k_prop, k_acc = jax.random.split(jax.random.fold_in(key, i))
+            prop = x + 0.8 * jax.random.normal(k_prop, dtype=jnp.float32)
+            lp_prop = logp(prop)
+            accept = jnp.log(jax.random.uniform(k_acc, dtype=jnp.float32)) < lp_prop - lp
+            return (jnp.where(accept, prop, x), jnp.where(accept, lp_prop, lp),
+                    accepted + accept.astype(jnp.int32))
+        return lax.fori_loop(0, 2000, step, (x0, logp(x0), jnp.int32(0)))
+
+    return chain, (np.array([0, 11], np.uint32), np.float32(0.3))
+
+
+def damped_newton_grad_while_f64():
+    """Damped Newton's method on a scalar float64 objective whose first and second derivatives
+    come from jax.grad, in a while_loop that stops when the step is below 1e-12 or after 100
+    iterations (x64; exp, log and tanh inside the derivatives)."""
+    def minimize(x0, a):
+        f = lambda x: jnp.exp(a * x) + jnp.exp(-x) + 0.5 * x ** 2 + jnp.log1p(jnp.tanh(x) ** 2)
+        df = jax.grad(f)
+        d2f = jax.grad(df)
+
+        def cond(s):
+            i, _, step = s
+            return jnp.logical_and(i < 100, jnp.abs(step) > 1e-12)
+
+        def body(s):
+            i, x, _ = s
+            step = df(x) / jnp.maximum(d2f(x), 1e-3)
+            return i + 1, x - 0.7 * step, step
+        return lax.while_loop(cond, body, (jnp.int32(0), x0, jnp.float64(1.0)))
+
+    return minimize, (np.float64(2.5), np.float64(0.6))
+
+
 # name -> (factory, exact): True compares bit for bit (integer results, random bits), False with
 # rtol = atol = 1e-3, a number with that tolerance: bf16 programs (bf16 keeps 8 bits), and the
 # escape-time counts, where one rounding near the set's edge moves a count by one.
@@ -881,6 +924,8 @@ USER_PROGRAMS = {
     "u_damped_scan_c128_512": (damped_oscillators_scan_complex128, False),
     "u_kepler_newton_fori_f64": (kepler_newton_fori_f64, False),
     "u_projectile_drag_while_f32": (projectile_drag_while_f32, False),
+    "u_metropolis_fori_random_f32": (metropolis_fori_random_f32, False),
+    "u_damped_newton_grad_while_f64": (damped_newton_grad_while_f64, False),
 }
 
 X64 = {"u_lorenz_rk4_scan_f64", "u_newton_while_f64", "u_reduce_sum_f64_all",
@@ -888,6 +933,7 @@ X64 = {"u_lorenz_rk4_scan_f64", "u_newton_while_f64", "u_reduce_sum_f64_all",
 X64.add("u_complex128_rotation_scan")
 X64.add("u_damped_scan_c128_512")
 X64.add("u_kepler_newton_fori_f64")
+X64.add("u_damped_newton_grad_while_f64")
 
 from programs_users_nn import NN_PROGRAMS, NN_X64  # noqa: E402  (more NN / linear algebra)
 

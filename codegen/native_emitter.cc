@@ -9,6 +9,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <utility>
+#include <vector>
 
 #include "codegen/native_math_emit.h"
 
@@ -68,6 +70,10 @@ bool IsIntegerOp(MapOp op, const ElemType& t) {
     case MapOp::kNegate:
     case MapOp::kNot:
       return true;
+    case MapOp::kShiftLeft:  // shlx / shrx / sarx take the count in any register
+    case MapOp::kShiftRightLogical:
+    case MapOp::kShiftRightArithmetic:
+      return Bmi2Available();
     default:
       return false;
   }
@@ -241,24 +247,30 @@ void NativeEmitter::Map(Form form, const MapCode& code, int64_t n, uint8_t scala
       break;
     case Form::kVectorCall: {
       // One of Kiln's own functions runs inline on ymm0 with ymm1-3, ymm7 and pool registers 4-6
-      // (their cached values dropped) as scratch. Any other function clobbers every vector
-      // register: vzeroupper (if needed) before the operand is in ymm0, and the output's pointer
-      // loaded again after the call.
+      // (their cached values dropped) as scratch. Any other function is called with the cache's
+      // registers saved around it (SaveLive; vzeroupper, if needed, before the call), and the
+      // output's pointer loaded again after it. A single element is taken from the register
+      // holding it, if one does (before anything is saved: Extract may take a register), and
+      // the result of a call stays in the cache.
       const NativeMath own = NativeMathOf(code.fn);
-      if (own != NativeMath::kNone) {
-        std::erase_if(cache_, [](const Cached& c) { return c.reg >= 4 && c.reg <= 6; });
-      } else {
-        Forget();
-        if (upper_dirty_) vzeroupper();
-      }
       const bool f64 = in.width == 8;
       const int64_t bytes = n * in.width;
       const Xbyak::RegExp src = at(0, 0, in.width);
       if (n == 1) {
-        LoadFloat(xmm0, src, f64);
-      } else if (bytes == 16) {
-        vmovups(xmm0, ptr[src]);
+        int reg = Find(keys.key[0], keys.base[0], f64);
+        if (reg < 0) reg = Extract(keys.key[0], keys.base[0], f64, -1, -1);
+        reg >= 0 ? vmovaps(xmm0, Xbyak::Xmm(reg)) : LoadFloat(xmm0, src, f64);
+      }
+      std::vector<std::pair<int, int>> saved;
+      if (own != NativeMath::kNone) {
+        std::erase_if(cache_, [](const Cached& c) { return c.reg >= 4 && c.reg <= 6; });
       } else {
+        saved = SaveLive();
+        if (upper_dirty_) vzeroupper();  // keeps xmm0's low lanes
+      }
+      if (bytes == 16 && n > 1) {
+        vmovups(xmm0, ptr[src]);
+      } else if (bytes == 32 && n > 1) {
         vmovups(ymm0, ptr[src]);
       }
       if (own != NativeMath::kNone) {
@@ -268,11 +280,17 @@ void NativeEmitter::Map(Form form, const MapCode& code, int64_t n, uint8_t scala
         mov(rax, reinterpret_cast<uint64_t>(code.fn));
         call(rax);
         loaded[3] = false;
+        RestoreLive(saved);
       }
       upper_dirty_ = true;
       const Xbyak::RegExp dst = at_out(0);
       if (n == 1) {
         StoreFloat(dst, xmm0, f64);
+        if (own == NativeMath::kNone) {
+          const int reg = Allocate(-1, -1);
+          vmovaps(Xbyak::Xmm(reg), xmm0);
+          Remember(keys.key[3], keys.base[3], reg, f64);
+        }
       } else if (bytes == 16) {
         vmovups(ptr[dst], xmm0);
       } else {

@@ -116,12 +116,20 @@ class NativeEmitter : public Xbyak::CodeGenerator {
   // `first` on (Direct::update, Direct::slice); uses rax and r8-r10.
   void StartOffset(const lower::UpdateSliceCode& code, uint32_t views, uint32_t first);
   // Direct::reduce_all inline: input 0 (n elements) and 1 (the initial value) and the output
-  // are the views at `views`.
-  void ReduceAll(const lower::MapCode& code, int64_t n, uint32_t views, uint64_t out_key);
+  // are the views at `views`; `roots` the register-cache key and base offset of each. Elements
+  // come from the register cache (or are loaded into it), and the result stays in it.
+  void ReduceAll(const lower::MapCode& code, int64_t n, uint32_t views,
+                 const std::pair<uint64_t, uint64_t> roots[3]);
   // Emits map step `f` inline (FormOf(...) != kCall), its operands in the entry at `op`.
   void Map(Form form, const lower::MapCode& code, int64_t n, uint8_t scalar, uint32_t op,
            uint32_t out_field, const OperandKeys& keys);
   void Forget() { cache_.clear(); }
+  // Around a call of a vector function (native_calls.cc): the pool registers the cache uses are
+  // stored on the stack (whole ymm where a cached vector is 32 bytes) and loaded back after it,
+  // so that the cache and the carry registers survive the call. Returns the saved registers and
+  // their widths for RestoreLive.
+  std::vector<std::pair<int, int>> SaveLive();
+  void RestoreLive(const std::vector<std::pair<int, int>>& saved);
   void ForgetKey(uint64_t key);
 
   // Inlined case/if branches (FlatProgram kBranch/kJump steps; native_branches.cc). A label per
@@ -149,6 +157,7 @@ class NativeEmitter : public Xbyak::CodeGenerator {
   // r8 = op(r8, r9) for integers extended to 64 bits: the low `width` bytes are the wrapped
   // result; maximum/minimum compare the extended values (signed or unsigned as the type).
   void Integer(lower::MapOp op, const ElemType& t);
+  void Shift(lower::MapOp op, const ElemType& t);
   void Convert(const ElemType& from, const ElemType& to, const Xbyak::RegExp& src,
                const Xbyak::RegExp& dst);
   // Float arithmetic on n elements: 32-byte chunks in ymm, then 16-byte chunks in xmm, then one

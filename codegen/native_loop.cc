@@ -37,6 +37,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "codegen/native_emitter.h"
@@ -277,16 +278,16 @@ void NativeEmitter::CallKernel(const void* fn, const void* program, uint64_t ind
   jnz(fail_[program_tag], T_NEAR);
 }
 
-// Direct::reduce_all inline (see native_emitter.h).
-void NativeEmitter::ReduceAll(const MapCode& code, int64_t n, uint32_t views, uint64_t out_key) {
-  ForgetKey(out_key);
+// Direct::reduce_all inline (see native_emitter.h): the elements through the register cache (a
+// reduction's operand was usually computed by the step before, whose registers still hold it),
+// the fold in xmm0/xmm2, the result in a cache register for the steps after it.
+void NativeEmitter::ReduceAll(const MapCode& code, int64_t n, uint32_t views,
+                              const std::pair<uint64_t, uint64_t> roots[3]) {
+  ForgetKey(roots[2].first);
   constexpr auto kView = static_cast<uint32_t>(sizeof(runtime::View));
   constexpr auto kPtr = static_cast<uint32_t>(offsetof(runtime::View, ptr));
   const bool f64 = code.in == ir::DType::kF64;
-  const int width = f64 ? 8 : 4;
-  mov(rax, ptr[rbx + views + kPtr]);
-  mov(rcx, ptr[rbx + views + kView + kPtr]);
-  mov(rdx, ptr[rbx + views + 2 * kView + kPtr]);
+  const uint64_t width = f64 ? 8 : 4;
   // The reducer's rule (ReducerFn): add and multiply are the IEEE operations; maximum(a, b) is
   // vmax (a > b ? a : b, b when either is NaN) with a put back where a is NaN.
   auto apply = [&](const Xbyak::Xmm& d, const Xbyak::Xmm& a, const Xbyak::Xmm& b) {
@@ -313,15 +314,32 @@ void NativeEmitter::ReduceAll(const MapCode& code, int64_t n, uint32_t views, ui
       vblendvps(d, d, a, xmm3);
     }
   };
-  LoadFloat(xmm0, rax, f64);
+  // Pointers are loaded where an element is first loaded from memory (not when all are cached).
+  bool have[2] = {false, false};
+  auto element = [&](int input, int64_t i) {
+    const Xbyak::Reg64& r = input == 0 ? rax : rcx;
+    return Fetch(
+        [&] {
+          if (!have[input]) {
+            mov(r, ptr[rbx + views + static_cast<uint32_t>(input) * kView + kPtr]);
+            have[input] = true;
+          }
+          return r + static_cast<size_t>(static_cast<uint64_t>(i) * width);
+        },
+        roots[input].first, roots[input].second + static_cast<uint64_t>(i) * width, f64);
+  };
+  Xbyak::Xmm acc = xmm0, next = xmm2;
+  vmovaps(acc, Xbyak::Xmm(element(0, 0)));
   for (int64_t i = 1; i < n; ++i) {
-    LoadFloat(xmm1, rax + static_cast<size_t>(i * width), f64);
-    apply(xmm2, xmm0, xmm1);
-    vmovaps(xmm0, xmm2);
+    apply(next, acc, Xbyak::Xmm(element(0, i)));
+    std::swap(acc, next);
   }
-  LoadFloat(xmm1, rcx, f64);
-  apply(xmm2, xmm1, xmm0);
-  StoreFloat(rdx, xmm2, f64);
+  const int init = element(1, 0);
+  const int result = Allocate(init, -1);
+  apply(Xbyak::Xmm(result), Xbyak::Xmm(init), acc);
+  mov(rdx, ptr[rbx + views + 2 * kView + kPtr]);
+  StoreFloat(rdx, Xbyak::Xmm(result), f64);
+  Remember(roots[2].first, roots[2].second, result, f64);
 }
 
 namespace {
@@ -384,8 +402,12 @@ void NativeEmitter::Flat(const FlatProgram& p, uint32_t program_tag) {
       case FlatProgram::StepKind::kDirect: {
         const auto views = static_cast<uint32_t>(p.io_views_offset_ + f.io * sizeof(runtime::View));
         if (const Direct& d = f.step->kernel.direct; d.reduce_all.op != MapOp::kNone) {
-          ReduceAll(d.reduce_all, d.reduce_elements, views,
-                    static_cast<uint64_t>(p.RootOf(p.io_[f.io + f.n_in]).first));
+          std::pair<uint64_t, uint64_t> roots[3];
+          for (uint32_t k = 0; k < 3; ++k) {
+            const auto [root, offset] = p.RootOf(p.io_[f.io + k]);
+            roots[k] = {static_cast<uint64_t>(root), offset};
+          }
+          ReduceAll(d.reduce_all, d.reduce_elements, views, roots);
           break;
         }
         const Direct& d = f.step->kernel.direct;

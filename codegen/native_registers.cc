@@ -136,10 +136,49 @@ void NativeEmitter::Integer(MapOp op, const ElemType& t) {
     case MapOp::kNegate:
       neg(r8);
       break;
+    case MapOp::kShiftLeft:
+    case MapOp::kShiftRightLogical:
+    case MapOp::kShiftRightArithmetic:
+      Shift(op, t);
+      break;
     default:  // kNot
       not_(r8);
       break;
   }
+}
+
+// r8 = r8 shifted by r9 as elementwise_ops.h's ShiftLeft / ShiftRightLogical /
+// ShiftRightArithmetic define it: the count read unsigned at the type's width; a count of the
+// width or more gives 0 (left, logical) or the sign fill (arithmetic). The BMI2 shifts take the
+// count modulo 64, so the operand is first extended to 64 bits the way the shift reads it (zero
+// for logical, sign for arithmetic) and large counts are handled by a compare. Uses r10.
+void NativeEmitter::Shift(MapOp op, const ElemType& t) {
+  const int bits = 8 * t.width;
+  auto zero_extend = [&](const Xbyak::Reg64& r) {
+    if (t.width == 1) movzx(r.cvt32(), r.cvt8());
+    if (t.width == 2) movzx(r.cvt32(), r.cvt16());
+    if (t.width == 4) mov(r.cvt32(), r.cvt32());
+  };
+  zero_extend(r9);
+  if (op == MapOp::kShiftRightArithmetic) {
+    if (t.width == 1) movsx(r8, r8.cvt8());
+    if (t.width == 2) movsx(r8, r8.cvt16());
+    if (t.width == 4) movsxd(r8, r8.cvt32());
+    mov(r10d, bits - 1);
+    cmp(r9, bits - 1);
+    cmova(r9, r10);
+    sarx(r8, r8, r9);
+    return;
+  }
+  if (op == MapOp::kShiftLeft) {
+    shlx(r8, r8, r9);
+  } else {
+    zero_extend(r8);
+    shrx(r8, r8, r9);
+  }
+  xor_(r10d, r10d);
+  cmp(r9, bits);
+  cmovae(r8, r10);
 }
 
 void NativeEmitter::Convert(const ElemType& from, const ElemType& to, const Xbyak::RegExp& src,

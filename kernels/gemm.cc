@@ -6,6 +6,7 @@
 
 #include "ir/dtype_dispatch.h"
 #include "kernels/blas.h"
+#include "kernels/matvec.h"
 #include "runtime/parallel.h"
 
 namespace kiln::kernels {
@@ -26,9 +27,30 @@ std::optional<ir::DType> ProductAccumulationType(ir::DType out) {
   return std::nullopt;
 }
 
+// Products with one side a vector and at most this many multiply-adds run as MatVec
+// (kernels/matvec.h); larger ones stay on BLAS.
+constexpr int64_t kMaxMatVecProducts = int64_t{1} << 16;
+
+// C = op(A) op(B) as a matrix-vector product when n == 1 (y = op(A) x, x = op(B)'s column) or
+// m == 1 (y = op(B)^T x, x = op(A)'s row): strides of the matrix over the outputs and over k, and
+// of x. False when MatVec does not take the layout.
+template <typename T>
+bool GemmAsMatVec(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda,
+                  const T* b, int64_t ldb, T* c, int64_t ldc) {
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    if (m * n * k > kMaxMatVecProducts || k == 0) return false;
+    if (n == 1 && (m == 1 || ldc == 1)) {
+      return MatVec(a, ta ? 1 : lda, ta ? lda : 1, b, tb ? 1 : ldb, c, m, k);
+    }
+    if (m == 1) return MatVec(b, tb ? ldb : 1, tb ? 1 : ldb, a, ta ? lda : 1, c, n, k);
+  }
+  return false;
+}
+
 template <typename T>
 void Gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b,
           int64_t ldb, T* c, int64_t ldc) {
+  if ((m == 1 || n == 1) && GemmAsMatVec(ta, tb, m, n, k, a, lda, b, ldb, c, ldc)) return;
   UseBlasSingleThreaded();
   const auto tA = ta ? CblasTrans : CblasNoTrans;
   const auto tB = tb ? CblasTrans : CblasNoTrans;

@@ -28,6 +28,48 @@ namespace {
 // Floor division for possibly negative numerators (positive denominators).
 int64_t FloorDiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 
+// The direct form of pad: the padding value (input 1) everywhere the operand (input 0) does not
+// land, then the operand's box.
+struct PadCopies {
+  int width;
+  StridedBox box;
+  int64_t n_out;
+  bool needs_fill;
+};
+
+void RunPad(const void* state, const View* in, const View* out) {
+  const auto& c = *static_cast<const PadCopies*>(state);
+  if (c.needs_fill) FillBytes(c.width, out[0].data(), c.n_out, in[1].data());
+  CopyBoxBytes(c.width, c.box, in[0].data(), out[0].data());
+}
+
+// The byte copies of a small pad (lower::Direct::pieces, which loop code emits as loads and
+// stores): one padding-value element (input 1) per place the operand does not cover, in order,
+// then the operand's runs (PiecesOf). Null when the result is larger than the generator takes
+// inline or the copies are too many.
+std::shared_ptr<const std::vector<lower::BytePiece>> PadPieces(const PadCopies& c) {
+  constexpr int64_t kMaxBytes = 1024;
+  constexpr size_t kMaxPieces = 32;
+  if (c.n_out * c.width > kMaxBytes) return nullptr;
+  auto copies = PiecesOf(BoxCopies{c.width, {c.box}});
+  if (copies == nullptr) return nullptr;
+  std::vector<bool> covered(static_cast<size_t>(c.n_out), false);
+  for (const lower::BytePiece& p : *copies) {
+    for (uint64_t b = 0; b < p.bytes; b += static_cast<uint64_t>(c.width)) {
+      covered[(p.to + b) / static_cast<uint64_t>(c.width)] = true;
+    }
+  }
+  auto pieces = std::make_shared<std::vector<lower::BytePiece>>();
+  for (int64_t e = 0; e < c.n_out; ++e) {
+    if (covered[static_cast<size_t>(e)]) continue;
+    if (pieces->size() == kMaxPieces) return nullptr;
+    pieces->push_back({1, static_cast<uint32_t>(c.width), 0, static_cast<uint64_t>(e * c.width)});
+  }
+  if (pieces->size() + copies->size() > kMaxPieces) return nullptr;
+  pieces->insert(pieces->end(), copies->begin(), copies->end());
+  return pieces;
+}
+
 }  // namespace
 
 StatusOr<Kernel> LowerPad(LowerContext& ctx) {
@@ -80,7 +122,8 @@ StatusOr<Kernel> LowerPad(LowerContext& ctx) {
   if (!box.InBounds(in->num_elements(), n_out)) return BoxOutOfBounds();
   const ir::Type out_type = *out;
   const int64_t n_in = in->num_elements();
-  return Kernel([name, out_type, width, box = std::move(box), n_in, n_out, needs_fill](
+  auto copies = std::make_shared<const PadCopies>(PadCopies{width, box, n_out, needs_fill});
+  Kernel kernel([name, out_type, width, box = std::move(box), n_in, n_out, needs_fill](
                     ExecContext&, std::span<const View> in, std::span<const View> out) -> Status {
     KILN_RETURN_IF_ERROR(CheckOutputs(out, 1));
     KILN_RETURN_IF_ERROR(CheckInput(in, 0, n_in, width));
@@ -90,6 +133,9 @@ StatusOr<Kernel> LowerPad(LowerContext& ctx) {
     CopyBoxBytes(width, box, in[0].data(), result.data());
     return Status::Ok();
   });
+  auto pieces = PadPieces(*copies);
+  kernel.direct = {&RunPad, std::move(copies), std::move(pieces)};
+  return kernel;
 }
 
 // ---- dynamic_slice / dynamic_update_slice ----

@@ -154,11 +154,20 @@ class LoopGenerator {
       case 2: {  // binary
         static const char* const kFloat[] = {"add",    "subtract", "multiply",
                                              "divide", "maximum",  "minimum"};
-        static const char* const kInt[] = {"add",     "subtract", "multiply", "maximum",
-                                           "minimum", "and",      "or",       "xor"};
+        static const char* const kInt[] = {"add",
+                                           "subtract",
+                                           "multiply",
+                                           "maximum",
+                                           "minimum",
+                                           "and",
+                                           "or",
+                                           "xor",
+                                           "shift_left",
+                                           "shift_right_logical",
+                                           "shift_right_arithmetic"};
         static const char* const kPred[] = {"and", "or", "xor", "add", "multiply", "maximum"};
         const char* op = IsFloat(t)         ? kFloat[Uniform(0, 5)]
-                         : t == DType::kS32 ? kInt[Uniform(0, 7)]
+                         : t == DType::kS32 ? kInt[Uniform(0, 10)]
                                             : kPred[Uniform(0, 5)];
         const ValueId a = Get(t, dims), b = Get(t, dims);
         Keep(b_.Binary(hlo + op, a, b));
