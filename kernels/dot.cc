@@ -146,9 +146,10 @@ const T* Widened(const View& a, T* into, std::vector<T>& buffer) {
   return into;
 }
 
-// A dot of at most this many products (B * M * N * K) runs as a plain loop, not through BLAS: an
-// ODE solver's stage combination in a loop (diffrax's Dopri5: [7] x [7, 2]) runs thousands a call,
-// and sgemm's setup costs more than its 14 products.
+// A matrix product (M and N both above 1; products with a vector side go to Gemm's matrix-vector
+// loops, kernels/matvec.h) of at most this many multiply-adds (B * M * N * K) runs as a plain loop,
+// not through BLAS, whose setup costs more than the products: the outer products and [7, 2]-sized
+// products of an ODE solver's gradient in a loop run thousands of times a call.
 constexpr int64_t kTinyDotProducts = 16 * 16 * 16;
 
 // out[B, M, N] = lhs x rhs, each element summed over K in order from zero.
@@ -215,7 +216,7 @@ Status RunBlasDot(std::string_view op, const DotPlan& p, const View& lhs, const 
     }
   }
   if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
-    if (p.batch * p.m * p.n * p.k <= kTinyDotProducts) {
+    if (p.m > 1 && p.n > 1 && p.batch * p.m * p.n * p.k <= kTinyDotProducts) {
       TinyDot<T>(p.batch, ta, tb, p.m, p.n, p.k, a, lda, a_batch, b, ldb, b_batch, out);
       return Status::Ok();
     }
