@@ -85,6 +85,19 @@ def test_while_inside_switch_inside_fori_loop(dtype, n):
         check_both(_while_in_switch_in_fori, rand(dtype, (2,)), np.int32(n), kind="composite")
 
 
+@pytest.mark.parametrize("p", [-1.0, 0.5, 3.0])
+def test_while_inside_top_level_cond(p):
+    # A branch run once (native code of its own, codegen::BuildNativeOnce) holding an inlined while
+    # of 0 or 3 trips and a switch inside it (index 2 out of range: the last branch).
+    def f(x, p):
+        def loop(x):
+            trips = jnp.clip(p, 0, 4).astype(jnp.int32)
+            body = lambda j, y: lax.switch(j, [lambda y: y * 2.0, lambda y: y - 1.0], y)
+            return lax.fori_loop(0, trips, body, x)
+        return lax.cond(p > 0, loop, lambda x: -x, x)
+    check_both(f, rand(F32, (3,)), np.float32(p))
+
+
 @DTYPES
 def test_gradients_through_cond_and_while_in_scan(dtype):
     with x64_if(dtype):
