@@ -961,8 +961,60 @@ def classifier_softmax_200_bf16():
         (3 * f32(1024, 200)).astype(ml_dtypes.bfloat16),)
 
 
+def cross_entropy_10_value_and_grad():
+    """A 10-class classifier's cross-entropy (`jax.nn.log_softmax` over [4096, 10] logits, the
+    labels' log-probabilities picked out) and its gradient with respect to the logits."""
+    def loss(logits, labels):
+        logp = jax.nn.log_softmax(logits, axis=-1)
+        return -jnp.mean(jnp.take_along_axis(logp, labels[:, None], axis=-1))
+    labels = np.random.default_rng(10).integers(0, 10, size=4096).astype(np.int32)
+    return jax.value_and_grad(loss), (3 * f32(4096, 10), labels)
+
+
+def logsumexp_rows5_f64():
+    """`jax.nn.logsumexp` over rows of 5 of an f64[32768, 5] array (a 5-state HMM's forward
+    step normalisers)."""
+    return (lambda x: jax.nn.logsumexp(x, axis=-1)), (3 * f64(32768, 5),)
+
+
 USER_PROGRAMS.update({
     "u_mixture_logsumexp_17_f32": (mixture_loglik_17_f32, False),
     "u_softmax_200_bf16": (classifier_softmax_200_bf16, 3e-2),
+    "u_cross_entropy_10_grad_f32": (cross_entropy_10_value_and_grad, False),
+    "u_logsumexp_rows5_f64": (logsumexp_rows5_f64, False),
 })
+X64.add("u_logsumexp_rows5_f64")
 X64.add("u_max_f64_axis1_odd")
+
+from programs_users_complex import COMPLEX_PROGRAMS, COMPLEX_X64  # noqa: E402  (complex filters)
+
+USER_PROGRAMS.update(COMPLEX_PROGRAMS)
+X64 |= COMPLEX_X64
+
+# ---- sorts and searches as users write them (issue 35, points 1 and 5) ----
+
+def top_k_10_rows_4096():
+    """The 10 best scores of each of 512 rows of 4,096 (retrieval, beam search)."""
+    return (lambda x: lax.top_k(x, 10)), (f32(512, 4096),)
+
+
+def sort_1m_f32():
+    """`jnp.sort` of 2^20 float32 values (quantiles, medians, ranks)."""
+    return jnp.sort, (f32(1 << 20),)
+
+
+def searchsorted_unique_ids():
+    """Ids of 2^16 queries among the distinct values of 2^16 integers (a `jnp.unique`-then-
+    `searchsorted` lookup)."""
+    def lookup(values, queries):
+        table = jnp.sort(values)
+        return jnp.searchsorted(table, queries, method="sort")
+    return lookup, (RNG.integers(0, 50_000, 1 << 16).astype(np.int32),
+                    RNG.integers(0, 50_000, 1 << 16).astype(np.int32))
+
+
+USER_PROGRAMS.update({
+    "u_top_k_10_rows_4096": (top_k_10_rows_4096, True),
+    "u_sort_1m_f32": (sort_1m_f32, True),
+    "u_searchsorted_unique_ids": (searchsorted_unique_ids, True),
+})

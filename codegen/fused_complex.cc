@@ -61,18 +61,25 @@ uint8_t CompareImm(MapOp op) {
 
 bool TileEmitter::IsComplexMember(const MapCode& c) const {
   using ir::DType;
+  const DType cx = f64_ ? DType::kC128 : DType::kC64, part = f64_ ? DType::kF64 : DType::kF32;
+  if (c.in == part && c.out == cx && (c.op == MapOp::kComplex || c.op == MapOp::kConvert)) {
+    return ComplexCodeAllowed();  // complex(re, im); a real value made complex (im = +0)
+  }
   if (c.in == DType::kF32 && !f64_) {  // predicate lanes need what integer lanes need
     static const bool lanes = Avx2Available("KILN_FUSED_JIT") && Bmi2Available();
     return lanes && IsCompare(c.op) && c.out == DType::kPred;
   }
-  const DType cx = f64_ ? DType::kC128 : DType::kC64;
   if (c.in != cx || !ComplexCodeAllowed()) return false;
   switch (c.op) {
     case MapOp::kAdd:
     case MapOp::kSubtract:
     case MapOp::kMultiply:
+    case MapOp::kDivide:
     case MapOp::kNegate:
       return c.out == cx;
+    case MapOp::kReal:
+    case MapOp::kImag:
+      return c.out == part;
     case MapOp::kSelect:  // predicates: 32-bit lanes only
       return c.out == cx && !f64_;
     case MapOp::kAbs:
@@ -216,18 +223,29 @@ void TileEmitter::EmitComplexMember(int m, int way, bool masked) {
   const int d1 = cx_out ? take() : -1;
   const Xbyak::Xmm t = V(kTempReg), sign = V(kSignReg);
   auto v = [&](int r) { return V(r); };
-  if ((c.op == MapOp::kAbs || c.op == MapOp::kNegate) && !sign_ready_) {
+  if ((c.op == MapOp::kAbs || c.op == MapOp::kNegate || c.op == MapOp::kDivide) && !sign_ready_) {
     EmitSignMask(*this, f64_, true, sign);
     sign_ready_ = true;
   }
   const int ar = in[0][0], ai = in[0][1], br = in[1][0], bi = in[1][1];
-  if (c.in == ir::DType::kF32) {  // an f32 compare into lane masks
+  if (c.in == ir::DType::kF32 && c.out == ir::DType::kPred) {  // an f32 compare: lane masks
     if (wide_) {
       vcmpps(k1, v(ar), v(br), CompareImm(c.op));
       vpmovm2d(v(d0), k1);
     } else {
       vcmpps(v(d0), v(ar), v(br), CompareImm(c.op));
     }
+  } else if (c.op == MapOp::kReal || c.op == MapOp::kImag) {
+    vmovaps(v(d0), v(c.op == MapOp::kReal ? ar : ai));
+  } else if (c.op == MapOp::kComplex) {  // operands: two real values
+    vmovaps(v(d0), v(ar));
+    vmovaps(v(d1), v(br));
+  } else if (c.op == MapOp::kConvert) {
+    vmovaps(v(d0), v(ar));
+    vxorps(v(d1), v(d1), v(d1));
+  } else if (c.op == MapOp::kDivide) {
+    const int scratch[6] = {take(), take(), take(), take(), take(), take()};
+    EmitComplexDivide(ar, ai, br, bi, d0, d1, scratch);
   } else {
     if (f64_) {  // complex128: the same forms on f64 lanes (no predicates)
       switch (c.op) {

@@ -112,6 +112,9 @@ class TileEmitter : public Xbyak::CodeGenerator {
   // Member m as a complex member (fused_complex.cc), and complex pointer p's parts of way `way`
   // loaded into registers / stored from them.
   void EmitComplexMember(int m, int way, bool masked);
+  // (d0, d1) = (ar, ai) / (br, bi) as complex_arith.h's ComplexDivide<true>, with six scratch
+  // registers (fused_complex_divide.cc); kSignReg must hold the sign mask.
+  void EmitComplexDivide(int ar, int ai, int br, int bi, int d0, int d1, const int scratch[6]);
   void LoadComplex(int p, int way, int re, int im, bool masked);
   void StoreComplex(int p, int way, int re, int im, bool masked, int at);
   // Members this code computes: [begin_, end_) and not index maps.

@@ -99,6 +99,8 @@ int ArityOf(MapOp op) {
     case MapOp::kConvert:
     case MapOp::kCopy:
     case MapOp::kBroadcast:
+    case MapOp::kReal:
+    case MapOp::kImag:
       return 1;
     case MapOp::kSelect:
       return 3;

@@ -11,6 +11,7 @@
 #include "compiler/donation.h"
 #include "compiler/entry_layouts.h"
 #include "compiler/flatten_calls.h"
+#include "compiler/gather_indices.h"
 #include "compiler/gspmd_manual.h"
 #include "compiler/inline_calls.h"
 #include "compiler/narrow_counters.h"
@@ -267,6 +268,11 @@ StatusOr<std::shared_ptr<const Executable>> CompileModule(std::shared_ptr<const 
   if (options.num_partitions <= 1 && HasPaddedWindows(*module)) {  // avg_pool gradients
     auto folded = std::make_shared<ir::Module>(*module);
     FoldPaddedWindows(*folded);
+    module = std::move(folded);
+  }
+  if (HasGatherIndexWrap(*module)) {  // take_along_axis's negative-index wrap, in the gather
+    auto folded = std::make_shared<ir::Module>(*module);
+    FoldGatherIndexWrap(*folded);
     module = std::move(folded);
   }
   if (options.num_partitions <= 1 && HasTransposedDots(*module)) {  // gradients' dot + transpose

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "codegen/fused_native.h"
+#include "compiler/whole_views.h"
 #include "engine/fused_run.h"
 #include "runtime/trace.h"
 
@@ -259,6 +260,7 @@ std::optional<Step> MakeFusedStep(const Program& p, const std::vector<const void
 }  // namespace
 
 void FuseElementwise(Program& p, bool small_native) {
+  ReadThroughWholeViews(p);
   const size_t num_steps = p.steps.size();
   // The bytes of each slot a constant step defines, or a view of one from its start (the steps
   // move out of p.steps as runs are made; the bytes stay where their kernels keep them).

@@ -2,9 +2,11 @@
 #include "engine/executable.h"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -34,6 +36,26 @@ runtime::AlignedBuffer& ThreadWorkingMemory() {
   return memory;
 }
 
+// Views of `arrays` (those `tokens` marks: of a token at `token_bytes`), in `small` when they fit,
+// else in `large`: no allocation per call for programs of few parameters and results.
+constexpr size_t kInlineViews = 8;
+std::span<const runtime::View> ViewsOf(const std::vector<runtime::Array>& arrays,
+                                       const std::vector<bool>& tokens, std::byte* token_bytes,
+                                       std::array<runtime::View, kInlineViews>& small,
+                                       std::vector<runtime::View>& large) {
+  static const ir::Type kToken = ir::Type::Token();
+  runtime::View* views = small.data();
+  if (arrays.size() > kInlineViews) {
+    large.resize(arrays.size());
+    views = large.data();
+  }
+  for (size_t i = 0; i < arrays.size(); ++i) {
+    views[i] = i < tokens.size() && tokens[i] ? runtime::View::Of(kToken, token_bytes)
+                                              : runtime::View::Of(arrays[i]);
+  }
+  return {views, arrays.size()};
+}
+
 // Runs @main over `inputs` into `results` (typed as the program's boundary; tokens cross it as
 // pred[0] buffers, and the program sees a token, which has no data: any address will do).
 Status RunMain(const Executable& exe, const ExecContext& launch_ctx,
@@ -43,19 +65,13 @@ Status RunMain(const Executable& exe, const ExecContext& launch_ctx,
     return Internal(exe.name + " returns " + std::to_string(main.result_slots.size()) +
                     " results but declares " + std::to_string(results.size()));
   }
-  static const ir::Type kToken = ir::Type::Token();
   alignas(64) std::byte token_bytes[64] = {};
-  std::vector<runtime::View> in_views, out_views;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    in_views.push_back(i < exe.token_args.size() && exe.token_args[i]
-                           ? runtime::View::Of(kToken, token_bytes)
-                           : runtime::View::Of(inputs[i]));
-  }
-  for (size_t i = 0; i < results.size(); ++i) {
-    out_views.push_back(i < exe.token_results.size() && exe.token_results[i]
-                            ? runtime::View::Of(kToken, token_bytes)
-                            : runtime::View::Of(results[i]));
-  }
+  std::array<runtime::View, kInlineViews> in_small, out_small;
+  std::vector<runtime::View> in_large, out_large;
+  const std::span<const runtime::View> in_views =
+      ViewsOf(inputs, exe.token_args, token_bytes, in_small, in_large);
+  const std::span<const runtime::View> out_views =
+      ViewsOf(results, exe.token_results, token_bytes, out_small, out_large);
   runtime::AlignedBuffer& memory = ThreadWorkingMemory();
   KILN_RETURN_IF_ERROR(memory.Reserve(main.total_bytes));
   ExecContext ctx = launch_ctx;

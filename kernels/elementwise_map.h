@@ -156,6 +156,9 @@ KILN_MAP_OP(NotOp, kNot)
 KILN_MAP_OP(ShiftLeftOp, kShiftLeft)
 KILN_MAP_OP(ShiftRightLogicalOp, kShiftRightLogical)
 KILN_MAP_OP(ShiftRightArithmeticOp, kShiftRightArithmetic)
+KILN_MAP_OP(RealOp, kReal)
+KILN_MAP_OP(ImagOp, kImag)
+KILN_MAP_OP(ComplexOp, kComplex)
 #undef KILN_MAP_OP
 template <CmpDir kDir>
 inline constexpr lower::MapOp kMapOpOf<CompareOp<kDir, false>> =

@@ -82,6 +82,9 @@ StatusOr<Kernel> LowerGather(LowerContext& ctx) {
   }
   g.window_extent = slice_sizes;
   g.clamp = true;
+  KILN_ASSIGN_OR_RETURN(g.wrap_negative, OptionalBool(op, "kiln.wrap_negative_indices", false));
+  if (g.wrap_negative && g.vector_size != 1)
+    return InvalidArgument("kiln.wrap_negative_indices needs one start index component");
 
   // Result shape: batch axes from the indices, offset axes from the non-dropped slice sizes.
   int64_t out_rank = static_cast<int64_t>(g.batch_sizes.size() + offset_dims.size());
@@ -126,7 +129,7 @@ StatusOr<Kernel> LowerGather(LowerContext& ctx) {
     }
     const View& result = out[0];
     if (result.num_elements() > 0) {
-      KILN_ASSIGN_OR_RETURN(std::vector<int64_t> bases, ComputeBases(name, p->g, in[1]));
+      KILN_ASSIGN_OR_RETURN(Bases bases, ComputeBases(name, p->g, in[1]));
       KILN_RETURN_IF_ERROR(DispatchElementSize(elem, [&]<typename E>() -> Status {
         const E* src = in[0].data_as<const E>();
         E* dst = result.data_as<E>();

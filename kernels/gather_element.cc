@@ -31,6 +31,7 @@ struct ElementPlan {
   IndexGeometry g;
   ir::Type operand, indices;
   int64_t limit = 0, stride = 0;  // the indexed axis: largest start, operand stride
+  int64_t wrap = 0;               // added to a negative index first (the axis size, or 0)
   bool avx2 = false;              // 4-byte elements, int32 indices, offsets that fit in int32
 };
 
@@ -43,15 +44,19 @@ bool HasAvx2() {
 // with vpgatherdd (every offset fits in int32: ElementPlan::avx2), the rest one by one.
 __attribute__((target("avx2"))) void GatherRunAvx2(const int32_t* src, const int32_t* idx,
                                                    int32_t* dst, int64_t n, int64_t base,
-                                                   int64_t step, int32_t limit, int32_t stride) {
+                                                   int64_t step, int32_t limit, int32_t stride,
+                                                   int32_t wrap) {
   const int32_t* from = src + base;
   const __m256i zero = _mm256_setzero_si256(), top = _mm256_set1_epi32(limit);
+  const __m256i wrap8 = _mm256_set1_epi32(wrap);
   const __m256i lane_step = _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
                                                _mm256_set1_epi32(static_cast<int32_t>(step)));
   const __m256i stride8 = _mm256_set1_epi32(stride);
   int64_t j = 0;
   for (; j + 8 <= n; j += 8) {
     __m256i i = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(idx + j));
+    // i + wrap where i < 0: no overflow (i < 0 <= wrap < 2^31).
+    if (wrap != 0) i = _mm256_add_epi32(i, _mm256_and_si256(_mm256_cmpgt_epi32(zero, i), wrap8));
     i = _mm256_max_epi32(_mm256_min_epi32(i, top), zero);
     if (stride != 1) i = _mm256_mullo_epi32(i, stride8);
     if (step != 0) {
@@ -60,7 +65,10 @@ __attribute__((target("avx2"))) void GatherRunAvx2(const int32_t* src, const int
     }
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + j), _mm256_i32gather_epi32(from, i, 4));
   }
-  for (; j < n; ++j) dst[j] = from[j * step + std::clamp(idx[j], 0, limit) * stride];
+  for (; j < n; ++j) {
+    const int32_t i = idx[j] < 0 ? idx[j] + wrap : idx[j];
+    dst[j] = from[j * step + std::clamp(i, 0, limit) * stride];
+  }
 }
 
 template <typename I, typename E>
@@ -70,11 +78,14 @@ void GatherRun(const ElementPlan& p, const E* src, const I* idx, E* dst, int64_t
     if (p.avx2) {
       return GatherRunAvx2(reinterpret_cast<const int32_t*>(src), idx,
                            reinterpret_cast<int32_t*>(dst), n, base, step,
-                           static_cast<int32_t>(p.limit), static_cast<int32_t>(p.stride));
+                           static_cast<int32_t>(p.limit), static_cast<int32_t>(p.stride),
+                           static_cast<int32_t>(p.wrap));
     }
   }
   for (int64_t j = 0; j < n; ++j) {
-    dst[j] = src[base + j * step + std::clamp<int64_t>(IndexValue(idx[j]), 0, p.limit) * p.stride];
+    int64_t i = IndexValue(idx[j]);
+    if (i < 0) i += p.wrap;
+    dst[j] = src[base + j * step + std::clamp<int64_t>(i, 0, p.limit) * p.stride];
   }
 }
 
@@ -106,6 +117,7 @@ Kernel MakeElementGather(const std::string& name, const IndexGeometry& g, const 
   const size_t axis = static_cast<size_t>(g.start_map[0]);
   plan->limit = g.operand_dims[axis] - g.window_extent[axis];  // >= 0, checked
   plan->stride = g.operand_strides[axis];
+  plan->wrap = g.wrap_negative ? g.operand_dims[axis] : 0;
   static const bool avx2 = HasAvx2();
   plan->avx2 = avx2 && operand.num_elements() <= std::numeric_limits<int32_t>::max();
   const size_t elem = static_cast<size_t>(ir::DTypeByteSize(operand.dtype));

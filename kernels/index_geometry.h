@@ -24,6 +24,7 @@
 #include "lower/kernel.h"
 #include "lower/op_registry.h"
 #include "runtime/view.h"
+#include "support/default_init_allocator.h"
 #include "support/status.h"
 
 namespace kiln::kernels::indexing {
@@ -58,6 +59,9 @@ struct IndexGeometry {
   // Extent of the operand region each start index addresses, per operand axis.
   std::vector<int64_t> window_extent;
   bool clamp = true;  // gather clamps; scatter drops out-of-bounds windows
+  // A negative start index first gets its operand axis's size added (one start index component;
+  // a gather marked kiln.wrap_negative_indices, compiler/gather_indices.h).
+  bool wrap_negative = false;
 };
 
 // Per axis of X: how a step along it moves the batch number and the operand offset. Trailing axes
@@ -71,10 +75,13 @@ struct WindowMap {
 WindowMap MakeWindowMap(const std::vector<int64_t>& x_dims, const std::vector<int64_t>& window_axes,
                         const std::vector<int64_t>& window_operand_axes, const IndexGeometry& g);
 
+// Written whole before it is read: not zeroed first (support/default_init_allocator.h).
+using Bases = UninitVector<int64_t>;
+
 // Operand base offset of every batch position: start indices (clamped, or -1 when the window
 // does not fit and clamping is off) plus the batching coordinates.
-StatusOr<std::vector<int64_t>> ComputeBases(std::string_view op, const IndexGeometry& g,
-                                            const runtime::View& indices);
+StatusOr<Bases> ComputeBases(std::string_view op, const IndexGeometry& g,
+                             const runtime::View& indices);
 
 // Calls row(x_offset, batch0, batch_step, operand0, operand_step, length) for every row of X.
 template <typename Row>
@@ -168,9 +175,11 @@ void VisitScalarIndexBases(const IndexGeometry& g, const T* p, int64_t begin, in
   const int64_t stride = g.operand_strides[axis];
   ForEachIndexRun(g, begin, end, [&](int64_t b, int64_t n, int64_t row_base, int64_t step) {
     if (g.clamp) {
+      const int64_t wrap = g.wrap_negative ? g.operand_dims[axis] : 0;
       for (int64_t j = 0; j < n; ++j) {
-        fn(b + j,
-           row_base + j * step + std::clamp<int64_t>(IndexValue(p[b + j]), 0, limit) * stride);
+        int64_t start = IndexValue(p[b + j]);
+        if (start < 0) start += wrap;
+        fn(b + j, row_base + j * step + std::clamp<int64_t>(start, 0, limit) * stride);
       }
     } else {  // a window that does not fit: scatter skips it
       for (int64_t j = 0; j < n; ++j) {

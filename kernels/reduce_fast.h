@@ -176,6 +176,12 @@ struct ReduceGeometry {
 // Defined in kernels/reduce_fast.cc.
 ReduceGeometry AnalyzeReduce(const std::vector<int64_t>& dims, const std::vector<bool>& reduced);
 int64_t KeptOffset(const ReduceGeometry& g, int64_t p);
+
+// KeptOffset without a division when one kept axis remains (rows of a matrix, p < its size).
+inline int64_t KeptOffsetOf(const ReduceGeometry& g, int64_t p) {
+  return g.kept_sizes.size() == 1 ? p * g.kept_strides[0] : KeptOffset(g, p);
+}
+
 bool ReducesContiguousRows(const ReduceGeometry& g);
 
 // Visits the input offset of every reduced-outer index, in row-major order.
@@ -276,15 +282,44 @@ constexpr int kShortChains = 8;
 // by ReducePairwise, which on such a row is FinishLeaf's short path: a left fold into the
 // identity, then the identity once per level of the lanes' tree; ReduceLeaf for 32-bit integers,
 // whose result any order gives): the same bits.
+// With AVX2 (f32, f64; add, multiply, maximum, minimum), kShortRowsAtOnce outputs at a time,
+// each reduced offset's rows by avx2::ReduceShortRowsSimd: the same leaves, the same bits.
 template <ReducerKind K, typename T>
 void ReduceShortRows(const ReduceGeometry& g, const T* x, T init, T* out, int64_t b, int64_t e) {
   using F = ReducerFn<K, T>;
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    if (UseSimd<K, T>()) {
+      constexpr int kAtOnce = avx2::kShortRowsAtOnce;
+      for (int64_t p0 = b; p0 < e; p0 += kAtOnce) {
+        const int m = static_cast<int>(std::min<int64_t>(kAtOnce, e - p0));
+        const T* base[kAtOnce];
+        const T* rows[kAtOnce];
+        T acc[kAtOnce], leaf[kAtOnce];
+        for (int q = 0; q < m; ++q) {
+          base[q] = x + KeptOffsetOf(g, p0 + q);
+          acc[q] = init;
+        }
+        auto fold = [&](int64_t off) {
+          for (int q = 0; q < m; ++q) rows[q] = base[q] + off;
+          avx2::ReduceShortRowsSimd(K, rows, m, g.inner, F::Identity(), leaf);
+          for (int q = 0; q < m; ++q) acc[q] = F::Apply(acc[q], leaf[q]);
+        };
+        if (g.outer_reduced == 1) {
+          fold(0);  // ForEachReducedOffset's one offset, without its index vector
+        } else {
+          ForEachReducedOffset(g, fold);
+        }
+        for (int q = 0; q < m; ++q) out[p0 + q] = acc[q];
+      }
+      return;
+    }
+  }
   for (int64_t p0 = b; p0 < e; p0 += kShortChains) {
     const int64_t m = std::min<int64_t>(kShortChains, e - p0);
     const T* base[kShortChains];
     T acc[kShortChains];
     for (int q = 0; q < kShortChains; ++q) {
-      base[q] = x + KeptOffset(g, p0 + std::min<int64_t>(q, m - 1));  // spare lanes repeat
+      base[q] = x + KeptOffsetOf(g, p0 + std::min<int64_t>(q, m - 1));  // spare lanes repeat
       acc[q] = init;
     }
     ForEachReducedOffset(g, [&](int64_t off) {
@@ -400,7 +435,7 @@ void ReduceRows(const ReduceGeometry& g, const T* x, T init, T* out, int64_t b, 
           const int m = static_cast<int>(std::min<int64_t>(8, e - p));
           const T* rows[8];
           T v[8];
-          for (int r = 0; r < m; ++r) rows[r] = x + KeptOffset(g, p + r);
+          for (int r = 0; r < m; ++r) rows[r] = x + KeptOffsetOf(g, p + r);
           avx2::ReduceRows8(K, rows, m, g.inner, F::Identity(), v);
           for (int r = 0; r < m; ++r) out[p + r] = F::Apply(init, v[r]);
         }
@@ -409,16 +444,16 @@ void ReduceRows(const ReduceGeometry& g, const T* x, T init, T* out, int64_t b, 
       for (; p + kReduceRows <= e; p += kReduceRows) {
         const T* rows[kReduceRows];
         T v[kReduceRows];
-        for (int r = 0; r < kReduceRows; ++r) rows[r] = x + KeptOffset(g, p + r);
+        for (int r = 0; r < kReduceRows; ++r) rows[r] = x + KeptOffsetOf(g, p + r);
         ReduceLeaves<K>(rows, g.inner, v);
         for (int r = 0; r < kReduceRows; ++r) out[p + r] = F::Apply(init, v[r]);
       }
-      for (; p < e; ++p) out[p] = F::Apply(init, ReduceLeaf<K, T>(x + KeptOffset(g, p), g.inner));
+      for (; p < e; ++p) out[p] = F::Apply(init, ReduceLeaf<K, T>(x + KeptOffsetOf(g, p), g.inner));
       return;
     }
   }
   for (int64_t p = b; p < e; ++p)
-    out[p] = F::Apply(init, ReducePairwise<K, T>(x + KeptOffset(g, p), g.inner));
+    out[p] = F::Apply(init, ReducePairwise<K, T>(x + KeptOffsetOf(g, p), g.inner));
 }
 
 // Output columns per task when the inner axis is kept (see ReduceFast).

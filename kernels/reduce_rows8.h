@@ -1,4 +1,5 @@
-// Eight short f32 rows reduced at once with AVX2 (kernels/reduce_rows8_avx2.cc), used by
+// Eight short f32 rows reduced at once with AVX2 (kernels/reduce_rows8_avx2.cc), and rows shorter
+// than 32 elements (f32, f64) sixteen at a time, used by
 // stablehlo.reduce's row path (kernels/reduce_fast.h: ReduceRows) and so by the row reductions
 // joined to fused runs (softmax over rows of 96-512 elements).
 #pragma once
@@ -23,6 +24,21 @@ namespace avx2 {
 // fold or memory round trip of the lanes.
 void ReduceRows8(ReducerKind kind, const float* const rows[8], int m, int64_t n, float identity,
                  float out[8]);
+
+// Rows ReduceShortRowsSimd folds at once.
+inline constexpr int kShortRowsAtOnce = 16;
+
+// out[r] = the fold of rows[r][0, n), r < m (1 <= m <= kShortRowsAtOnce; rows[r] for r >= m is not
+// read), for a kind with a vector loop (ReduceSimdKind), 1 <= n < 32: exactly FinishLeaf's bits for
+// a row shorter than its 32 lanes (reduce_fast.h, ReduceShortRows): a left fold of the row's
+// elements in order into `identity`, then `identity` once per level of the lane tree (5). Lane r
+// of a vector holds row r's fold: the rows are loaded a block of one vector's width at a time
+// (masked past n, so nothing past a row is read) and transposed, so each step folds one element
+// of 8 (f32) or 4 (f64) rows; the 16 rows' chains (two vectors of f32, four of f64) overlap.
+void ReduceShortRowsSimd(ReducerKind kind, const float* const rows[kShortRowsAtOnce], int m,
+                         int64_t n, float identity, float out[kShortRowsAtOnce]);
+void ReduceShortRowsSimd(ReducerKind kind, const double* const rows[kShortRowsAtOnce], int m,
+                         int64_t n, double identity, double out[kShortRowsAtOnce]);
 
 }  // namespace avx2
 }  // namespace kiln::kernels

@@ -1,8 +1,11 @@
-// AVX2 loop of kernels/reduce_rows8.h. Built with -mavx2; called only where ReduceSimdAvailable().
+// AVX2 loops of kernels/reduce_rows8.h. Built with -mavx2; called only where ReduceSimdAvailable().
 // Each vector op is the scalar rule lane by lane, as in reduce_simd_avx2.cc: add / multiply one
 // IEEE operation per lane; maximum / minimum vmaxps / vminps (`a > b ? a : b`), then a blend that
 // keeps a NaN first operand.
 #include <immintrin.h>
+
+#include <algorithm>
+#include <cstdint>
 
 #include "kernels/reduce_rows8.h"
 
@@ -100,7 +103,158 @@ void Rows8(const float* const rows[8], int m, int64_t n, float identity, float o
   for (int k = 0; k < m; ++k) out[k] = all[k];
 }
 
+// Short rows (n < 32), 16 at a time: lane r of a vector folds row r, elements in order.
+// Vec<T>: the vector type of T, its width, loads (masked past a row's end: those lanes are not
+// read, so a row at the end of a buffer is safe), the reducer op and a square transpose.
+template <typename T>
+struct Vec;
+
+template <>
+struct Vec<float> {
+  using V = __m256;
+  static constexpr int kWidth = 8;
+  static V Set1(float x) { return _mm256_set1_ps(x); }
+  static V Load(const float* p, int count) {
+    alignas(32) static const int32_t kMask[16] = {-1, -1, -1, -1, -1, -1, -1, -1,
+                                                  0,  0,  0,  0,  0,  0,  0,  0};
+    if (count == kWidth) return _mm256_loadu_ps(p);
+    return _mm256_maskload_ps(
+        p, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kMask + kWidth - count)));
+  }
+  template <ReducerKind K>
+  static V Apply(V a, V b) {
+    return Op<K>(a, b);
+  }
+  static void Store(float* p, V v) { _mm256_storeu_ps(p, v); }
+  // c[k] = lane k of v[0..7] (v is overwritten).
+  static void Transpose(V v[8], V c[8]) {
+    V t[8], u[8];
+    for (int k = 0; k < 8; k += 2) {
+      t[k] = _mm256_unpacklo_ps(v[k], v[k + 1]);
+      t[k + 1] = _mm256_unpackhi_ps(v[k], v[k + 1]);
+    }
+    for (int k = 0; k < 8; k += 4) {
+      u[k] = _mm256_shuffle_ps(t[k], t[k + 2], 0x44);
+      u[k + 1] = _mm256_shuffle_ps(t[k], t[k + 2], 0xEE);
+      u[k + 2] = _mm256_shuffle_ps(t[k + 1], t[k + 3], 0x44);
+      u[k + 3] = _mm256_shuffle_ps(t[k + 1], t[k + 3], 0xEE);
+    }
+    for (int k = 0; k < 4; ++k) {
+      c[k] = _mm256_permute2f128_ps(u[k], u[k + 4], 0x20);
+      c[k + 4] = _mm256_permute2f128_ps(u[k], u[k + 4], 0x31);
+    }
+  }
+};
+
+template <ReducerKind K>
+inline __m256d OpPd(__m256d a, __m256d b) {
+  if constexpr (K == ReducerKind::kAdd) return _mm256_add_pd(a, b);
+  if constexpr (K == ReducerKind::kMultiply) return _mm256_mul_pd(a, b);
+  if constexpr (K == ReducerKind::kMaximum || K == ReducerKind::kMinimum) {
+    const __m256d r = K == ReducerKind::kMaximum ? _mm256_max_pd(a, b) : _mm256_min_pd(a, b);
+    return _mm256_blendv_pd(r, a, _mm256_cmp_pd(a, a, _CMP_UNORD_Q));
+  }
+}
+
+template <>
+struct Vec<double> {
+  using V = __m256d;
+  static constexpr int kWidth = 4;
+  static V Set1(double x) { return _mm256_set1_pd(x); }
+  static V Load(const double* p, int count) {
+    alignas(32) static const int64_t kMask[8] = {-1, -1, -1, -1, 0, 0, 0, 0};
+    if (count == kWidth) return _mm256_loadu_pd(p);
+    return _mm256_maskload_pd(
+        p, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kMask + kWidth - count)));
+  }
+  template <ReducerKind K>
+  static V Apply(V a, V b) {
+    return OpPd<K>(a, b);
+  }
+  static void Store(double* p, V v) { _mm256_storeu_pd(p, v); }
+  static void Transpose(V v[4], V c[4]) {
+    const V t0 = _mm256_unpacklo_pd(v[0], v[1]), t1 = _mm256_unpackhi_pd(v[0], v[1]);
+    const V t2 = _mm256_unpacklo_pd(v[2], v[3]), t3 = _mm256_unpackhi_pd(v[2], v[3]);
+    c[0] = _mm256_permute2f128_pd(t0, t2, 0x20);
+    c[1] = _mm256_permute2f128_pd(t1, t3, 0x20);
+    c[2] = _mm256_permute2f128_pd(t0, t2, 0x31);
+    c[3] = _mm256_permute2f128_pd(t1, t3, 0x31);
+  }
+};
+
+// kShortRowsAtOnce rows as kGroups vectors of kWidth rows: each block of kWidth elements of the
+// rows is loaded (one vector per row), transposed (vector k: element k of each row) and folded
+// into the group's accumulator in element order; the groups' chains are independent, so their
+// latencies overlap. Then the identity once per level of the 32-lane tree, as FinishLeaf.
+template <typename T, ReducerKind K>
+void ShortRows(const T* const rows[kShortRowsAtOnce], int m, int64_t n, T identity,
+               T out[kShortRowsAtOnce]) {
+  using X = Vec<T>;
+  using V = typename X::V;
+  constexpr int kW = X::kWidth, kGroups = kShortRowsAtOnce / kW;
+  const T* p[kShortRowsAtOnce];
+  for (int r = 0; r < kShortRowsAtOnce; ++r) p[r] = rows[r < m ? r : m - 1];  // spares repeat
+  const V id = X::Set1(identity);
+  V acc[kGroups];
+  for (V& a : acc) a = id;
+  for (int64_t j = 0; j < n; j += kW) {
+    const int count = static_cast<int>(std::min<int64_t>(kW, n - j));
+    V c[kGroups][kW];
+    for (int g = 0; g < kGroups; ++g) {
+      V v[kW];
+      for (int r = 0; r < kW; ++r) v[r] = X::Load(p[g * kW + r] + j, count);
+      X::Transpose(v, c[g]);
+    }
+    if (count == kW) {
+      for (int k = 0; k < kW; ++k) {
+        for (int g = 0; g < kGroups; ++g) acc[g] = X::template Apply<K>(acc[g], c[g][k]);
+      }
+    } else {
+      for (int k = 0; k < count; ++k) {
+        for (int g = 0; g < kGroups; ++g) acc[g] = X::template Apply<K>(acc[g], c[g][k]);
+      }
+    }
+  }
+  for (int level = 0; level < 5; ++level) {  // widths 16, 8, 4, 2, 1 of the lanes' tree
+    for (V& a : acc) a = X::template Apply<K>(a, id);
+  }
+  if (m == kShortRowsAtOnce) {
+    for (int g = 0; g < kGroups; ++g) X::Store(out + g * kW, acc[g]);
+    return;
+  }
+  alignas(32) T all[kShortRowsAtOnce];
+  for (int g = 0; g < kGroups; ++g) X::Store(all + g * kW, acc[g]);
+  for (int r = 0; r < m; ++r) out[r] = all[r];
+}
+
+template <typename T>
+void ShortRowsOf(ReducerKind kind, const T* const rows[kShortRowsAtOnce], int m, int64_t n,
+                 T identity, T out[kShortRowsAtOnce]) {
+  switch (kind) {
+    case ReducerKind::kAdd:
+      return ShortRows<T, ReducerKind::kAdd>(rows, m, n, identity, out);
+    case ReducerKind::kMultiply:
+      return ShortRows<T, ReducerKind::kMultiply>(rows, m, n, identity, out);
+    case ReducerKind::kMaximum:
+      return ShortRows<T, ReducerKind::kMaximum>(rows, m, n, identity, out);
+    case ReducerKind::kMinimum:
+      return ShortRows<T, ReducerKind::kMinimum>(rows, m, n, identity, out);
+    default:
+      return;
+  }
+}
+
 }  // namespace
+
+void ReduceShortRowsSimd(ReducerKind kind, const float* const rows[kShortRowsAtOnce], int m,
+                         int64_t n, float identity, float out[kShortRowsAtOnce]) {
+  ShortRowsOf<float>(kind, rows, m, n, identity, out);
+}
+
+void ReduceShortRowsSimd(ReducerKind kind, const double* const rows[kShortRowsAtOnce], int m,
+                         int64_t n, double identity, double out[kShortRowsAtOnce]) {
+  ShortRowsOf<double>(kind, rows, m, n, identity, out);
+}
 
 void ReduceRows8(ReducerKind kind, const float* const rows[8], int m, int64_t n, float identity,
                  float out[8]) {

@@ -15,6 +15,7 @@
 #include "kernels/index_geometry.h"
 #include "kernels/lowering.h"
 #include "kernels/scalar_body.h"
+#include "kernels/scatter_row.h"
 #include "kernels/strided.h"
 #include "runtime/parallel.h"
 
@@ -40,7 +41,7 @@ struct ScatterPlan {
 // Applies `fn(operand_offset, update_offset)` for every update element whose window fits, in
 // row-major update order (so duplicate indices combine deterministically).
 template <typename Fn>
-void ForEachScatter(const ScatterPlan& p, const std::vector<int64_t>& bases, Fn&& fn) {
+void ForEachScatter(const ScatterPlan& p, const Bases& bases, Fn&& fn) {
   ForEachRow(p.map, 0, RowCount(p.map),
              [&](int64_t x, int64_t b0, int64_t bstep, int64_t o0, int64_t ostep, int64_t len) {
                for (int64_t j = 0; j < len; ++j) {
@@ -48,6 +49,29 @@ void ForEachScatter(const ScatterPlan& p, const std::vector<int64_t>& bases, Fn&
                  if (base >= 0) fn(base + o0 + j * ostep, x + j);
                }
              });
+}
+
+// Scatter with a reducer, row by row: `base_of(b)` is batch position b's operand offset or -1.
+template <ReducerKind K, typename T, typename BaseOf>
+void ScatterReduceRows(const ScatterPlan& p, T* dst, const T* upd, BaseOf base_of) {
+  ForEachRow(
+      p.map, 0, RowCount(p.map),
+      [&](int64_t x, int64_t b0, int64_t bstep, int64_t o0, int64_t ostep, int64_t len) {
+        if (bstep == 0 && ostep == 1) {
+          // A window row (an embedding row's gradient): one base, distinct elements each
+          // updated once, in a loop the compiler vectorises.
+          const int64_t base = base_of(b0);
+          if (base < 0) return;
+          T* d = dst + base + o0;
+          const T* u = upd + x;
+          for (int64_t j = 0; j < len; ++j) d[j] = ReducerFn<K, T>::Apply(d[j], u[j]);
+          return;
+        }
+        // Consecutive updates of one element (sorted segment ids) combine in a register,
+        // then store once; long rows of ordered destinations split over the threads
+        // (kernels/scatter_row.h): the same operations in the same order either way.
+        ScatterRowReduce<K, T>(dst, upd, ScatterRow<BaseOf>{x, b0, bstep, o0, ostep, len, base_of});
+      });
 }
 
 }  // namespace
@@ -137,9 +161,10 @@ StatusOr<Kernel> LowerScatter(LowerContext& ctx) {
   plan->update_dims = updates0.dims;
   std::string name = op.name;
 
-  // Copies the inputs into fresh results (updates then modify them in place).
+  // Copies the inputs into fresh results (updates then modify them in place); returns the table
+  // of bases unless `table` is false (then empty).
   auto start = [](const ScatterPlan& p, std::string_view nm, std::span<const View> in,
-                  std::span<const View> results) -> StatusOr<std::vector<int64_t>> {
+                  std::span<const View> results, bool table = true) -> StatusOr<Bases> {
     if (in.size() < 2 * p.n + 1) return Internal(std::string(nm) + ": too few inputs");
     for (size_t i = 0; i < p.n; ++i) {
       if (in[i].dtype != p.input_types[i].dtype ||
@@ -159,6 +184,7 @@ StatusOr<Kernel> LowerScatter(LowerContext& ctx) {
         strided::ParallelMemcpy(results[i].data(), in[i].data(), in[i].byte_size());
       }
     }
+    if (!table) return Bases();
     return ComputeBases(nm, p.g, in[p.n]);
   };
   std::shared_ptr<const ScatterPlan> p = std::move(plan);
@@ -169,7 +195,7 @@ StatusOr<Kernel> LowerScatter(LowerContext& ctx) {
     KILN_RETURN_IF_ERROR(DispatchElementSize(elem, []<typename E>() { return Status::Ok(); }));
     return Kernel([=](ExecContext&, std::span<const View> in, std::span<const View> out) -> Status {
       std::span<const View> results = out;
-      KILN_ASSIGN_OR_RETURN(std::vector<int64_t> bases, start(*p, name, in, results));
+      KILN_ASSIGN_OR_RETURN(Bases bases, start(*p, name, in, results));
       KILN_RETURN_IF_ERROR(DispatchElementSize(elem, [&]<typename E>() -> Status {
         E* dst = results[0].data_as<E>();
         const E* upd = in[2].data_as<const E>();
@@ -182,47 +208,31 @@ StatusOr<Kernel> LowerScatter(LowerContext& ctx) {
   if (n == 1 && kind && ReducerSupportsDType(*kind, dtypes[0])) {
     ReducerKind k = *kind;
     ir::DType dtype = dtypes[0];
+    // One index per update window, read in place (segment sums, `x.at[i].add(u)`): no table.
+    const bool in_place =
+        ContiguousIndexVectors(p->g) && p->g.vector_size == 1 && p->g.batching.empty();
     return Kernel([=](ExecContext&, std::span<const View> in, std::span<const View> out) -> Status {
       std::span<const View> results = out;
-      KILN_ASSIGN_OR_RETURN(std::vector<int64_t> bases, start(*p, name, in, results));
-      KILN_RETURN_IF_ERROR(
-          DispatchReducer(name, k, dtype, [&]<ReducerKind K, typename T>() -> Status {
-            T* dst = results[0].data_as<T>();
-            const T* upd = in[2].data_as<const T>();
-            // Consecutive updates of one element (sorted segment ids) combine in a register,
-            // then store once: the same operations in the same order as one at a time, without
-            // a store and reload per update.
-            ForEachRow(
-                p->map, 0, RowCount(p->map),
-                [&](int64_t x, int64_t b0, int64_t bstep, int64_t o0, int64_t ostep, int64_t len) {
-                  if (bstep == 0 && ostep == 1) {
-                    // A window row (an embedding row's gradient): one base, distinct elements
-                    // each updated once, in a loop the compiler vectorises.
-                    const int64_t base = bases[static_cast<size_t>(b0)];
-                    if (base < 0) return;
-                    T* d = dst + base + o0;
-                    const T* u = upd + x;
-                    for (int64_t j = 0; j < len; ++j) d[j] = ReducerFn<K, T>::Apply(d[j], u[j]);
-                    return;
-                  }
-                  int64_t current = -1;
-                  T acc{};
-                  for (int64_t j = 0; j < len; ++j) {
-                    const int64_t base = bases[static_cast<size_t>(b0 + j * bstep)];
-                    if (base < 0) continue;
-                    const int64_t o = base + o0 + j * ostep;
-                    if (o != current) {
-                      if (current >= 0) dst[current] = acc;
-                      current = o;
-                      acc = dst[o];
-                    }
-                    acc = ReducerFn<K, T>::Apply(acc, upd[x + j]);
-                  }
-                  if (current >= 0) dst[current] = acc;
-                });
-            return Status::Ok();
-          }));
-      return Status::Ok();
+      KILN_ASSIGN_OR_RETURN(Bases bases, start(*p, name, in, results, !in_place));
+      return DispatchReducer(name, k, dtype, [&]<ReducerKind K, typename T>() -> Status {
+        T* dst = results[0].data_as<T>();
+        const T* upd = in[2].data_as<const T>();
+        if (!in_place) {
+          ScatterReduceRows<K, T>(*p, dst, upd, [&bases](int64_t b) { return bases[b]; });
+          return Status::Ok();
+        }
+        const size_t axis = static_cast<size_t>(p->g.start_map[0]);
+        const int64_t limit = p->g.operand_dims[axis] - p->g.window_extent[axis];  // >= 0
+        const int64_t stride = p->g.operand_strides[axis];
+        return Dispatch<ir::kIntegers>(name, in[1].dtype, [&]<typename I>() -> Status {
+          const I* idx = in[1].data_as<const I>();
+          ScatterReduceRows<K, T>(*p, dst, upd, [=](int64_t b) -> int64_t {
+            const int64_t start = IndexValue(idx[b]);
+            return start < 0 || start > limit ? -1 : start * stride;  // a window that does not fit
+          });
+          return Status::Ok();
+        });
+      });
     });
   }
 
@@ -234,7 +244,7 @@ StatusOr<Kernel> LowerScatter(LowerContext& ctx) {
   return Kernel([=](ExecContext& ec, std::span<const View> in,
                     std::span<const View> out) -> Status {
     std::span<const View> results = out;
-    KILN_ASSIGN_OR_RETURN(std::vector<int64_t> bases, start(*p, name, in, results));
+    KILN_ASSIGN_OR_RETURN(Bases bases, start(*p, name, in, results));
     KILN_ASSIGN_OR_RETURN(ScalarRegionRunner runner,
                           ScalarRegionRunner::Create(*body, ec, in.subspan(2 * n + 1)));
     std::vector<size_t> elem(n);

@@ -2,7 +2,11 @@
 //
 // Every slice is sorted as a permutation of indices with Kiln's own stable merge sort, which stays
 // in bounds and terminates whatever the comparator answers (std::sort may not with an inconsistent
-// comparator, and IEEE `<` with NaNs is one). The permutation then reorders every operand.
+// comparator, and IEEE `<` with NaNs is one), or, for key comparators that are a total order of
+// their keys, with a stable radix sort (the same permutation: a stable sort under a strict weak
+// order has one result). The permutation then reorders every operand. Whole slices are spread
+// over the threads; a long slice when there are fewer slices than threads is split into parts
+// (kernels/sort_parallel.h says why the result is the serial one bit for bit).
 //
 // Comparators:
 //  * Fast path: comparators that compare a single key (operand 0) with `compare LT|GT`, optionally
@@ -16,6 +20,7 @@
 #include "kernels/sort.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -31,7 +36,9 @@
 #include "kernels/lowering.h"
 #include "kernels/scalar_body.h"
 #include "kernels/sort_comparator.h"
+#include "kernels/sort_parallel.h"
 #include "runtime/parallel.h"
+#include "support/default_init_allocator.h"
 
 namespace kiln::kernels {
 namespace {
@@ -42,37 +49,6 @@ using lower::LowerContext;
 using runtime::Array;
 using runtime::View;
 using namespace sorting;  // NOLINT
-
-// ---------------------------------------------------------------------------------------------
-// Stable merge sort over an index permutation; `less(a, b)` may be any predicate.
-
-constexpr int64_t kInsertionRun = 16;
-
-template <typename Less>
-void StableSortIndices(std::vector<int64_t>& perm, std::vector<int64_t>& scratch, Less&& less) {
-  int64_t n = static_cast<int64_t>(perm.size());
-  for (int64_t begin = 0; begin < n; begin += kInsertionRun) {
-    int64_t end = std::min(n, begin + kInsertionRun);
-    for (int64_t i = begin + 1; i < end; ++i) {
-      int64_t x = perm[i];
-      int64_t j = i;
-      for (; j > begin && less(x, perm[j - 1]); --j) perm[j] = perm[j - 1];
-      perm[j] = x;
-    }
-  }
-  scratch.resize(perm.size());
-  for (int64_t width = kInsertionRun; width < n; width *= 2) {
-    for (int64_t lo = 0; lo < n; lo += 2 * width) {
-      int64_t mid = std::min(n, lo + width), hi = std::min(n, lo + 2 * width);
-      int64_t i = lo, j = mid, k = lo;
-      // Take from the right run only when strictly less: equal elements keep their order.
-      while (i < mid && j < hi) scratch[k++] = less(perm[j], perm[i]) ? perm[j++] : perm[i++];
-      while (i < mid) scratch[k++] = perm[i++];
-      while (j < hi) scratch[k++] = perm[j++];
-    }
-    perm.swap(scratch);
-  }
-}
 
 // ---------------------------------------------------------------------------------------------
 // Keys for the fast path: one key per element such that comparing two keys with `<` (or `>`)
@@ -129,6 +105,39 @@ void MakeKeys(const KeyComparator& k, const T* src, int64_t n, int64_t stride, S
   }
 }
 
+// Radix keys for elements [b, e) of a slice: unsigned keys whose ascending order is the
+// comparator's order, with equal keys exactly where the comparator sees neither element first.
+// Returns false when a FLOAT-ordered key is NaN (no order: such slices take the merge sort).
+template <typename T>
+bool MakeRadixKeys(const KeyComparator& k, const T* src, int64_t stride, int64_t b, int64_t e,
+                   uint64_t* keys) {
+  constexpr uint64_t kSign = uint64_t{1} << 63;
+  const uint64_t flip = k.greater ? ~uint64_t{0} : 0;
+  for (int64_t i = b; i < e; ++i) {
+    uint64_t u;
+    if constexpr (std::is_integral_v<T>) {
+      T v = src[i * stride];
+      if constexpr (std::is_unsigned_v<T>) {
+        u = static_cast<uint64_t>(v);
+      } else {
+        u = static_cast<uint64_t>(static_cast<int64_t>(v)) ^ kSign;
+      }
+    } else {
+      using F = decltype(WidenFloat(T{}));
+      F v = WidenFloat(src[i * stride]);
+      if (std::isnan(v)) {
+        if (k.order == KeyOrder::kFloat) return false;
+        if (k.canon_nan) v = static_cast<F>(k.nan_value);
+      }
+      // Under FLOAT, -0 and +0 are equal; canon_zero makes them one value under TOTALORDER too.
+      if ((k.order == KeyOrder::kFloat || k.canon_zero) && v == F(0)) v = F(0);
+      u = static_cast<uint64_t>(TotalOrderKey(v)) ^ kSign;
+    }
+    keys[i] = u ^ flip;
+  }
+  return true;
+}
+
 // Every stored type but complex, pred read as its byte (0 or 1).
 template <typename Fn>
 Status DispatchKeyType(std::string_view op, ir::DType t, Fn&& fn) {
@@ -147,103 +156,218 @@ struct SortPlan {
   std::shared_ptr<const ScalarRegion> comparator;
 };
 
-// Reorders slice `s` of every operand by `perm`.
+// Slices shorter than this sort precomputed keys with the merge sort (less setup than radix).
+constexpr int64_t kRadixMinLength = 512;
+// A slice is split over threads only with at least this many elements per part.
+constexpr int64_t kPartMinLength = 8192;
+
+// Parts per slice: 1 when there are enough slices to give every thread whole slices; else up to
+// four per thread, claimed dynamically (a thread the OS holds back leaves its parts to others).
+int64_t PartsPerSlice(const SortPlan& p) {
+  int64_t threads = runtime::NumWorkerThreads();
+  if (p.outer * p.inner >= threads) return 1;
+  return std::clamp<int64_t>(p.length / kPartMinLength, 1, 4 * threads);
+}
+
+// Reorders slice `s` of every operand by `perm`, in `parts` ranges of the slice.
 Status ApplyPermutation(const SortPlan& p, std::span<const View> in, std::span<const View> out,
-                        int64_t s, const std::vector<int64_t>& perm) {
+                        int64_t s, const int64_t* perm, int64_t parts) {
   int64_t o = s / p.inner, i = s % p.inner;
   int64_t base = o * p.length * p.inner + i;
   for (size_t t = 0; t < p.types.size(); ++t) {
     KILN_RETURN_IF_ERROR(DispatchElementSize(p.elem[t], [&]<typename E>() -> Status {
       const E* src = in[t].data_as<const E>() + base;
       E* dst = out[t].data_as<E>() + base;
-      for (int64_t k = 0; k < p.length; ++k) dst[k * p.inner] = src[perm[k] * p.inner];
+      ForParts(p.length, parts, [&](int64_t, int64_t b, int64_t e) {
+        for (int64_t k = b; k < e; ++k) dst[k * p.inner] = src[perm[k] * p.inner];
+      });
       return Status::Ok();
     }));
   }
   return Status::Ok();
 }
 
-Status RunFastSort(std::string_view op, const SortPlan& p, std::span<const View> in,
-                   std::span<const View> out) {
+// One thread's buffers for sorting slices.
+struct SliceScratch {
+  SortKeys keys;
+  UninitVector<int64_t> perm, scratch;
+  UninitVector<uint64_t> radix_keys, packed_scratch;
+  UninitVector<KeyedIndex> items, items_scratch;
+};
+
+// Each thread's buffers, kept between calls (no page faults per call) while they total at most
+// kKeptScratchBytes. A thread runs one sort at a time: a slice split into parts is sorted by the
+// thread that holds these buffers, and parts never sort slices of their own.
+constexpr size_t kKeptScratchBytes = size_t{64} << 20;
+
+SliceScratch& ThreadScratch() {
+  thread_local SliceScratch w;
+  return w;
+}
+
+void TrimScratch(SliceScratch& w) {
+  size_t bytes = w.keys.real.capacity() * sizeof(double) + w.keys.ints.capacity() * 8 +
+                 (w.perm.capacity() + w.scratch.capacity()) * 8 +
+                 (w.radix_keys.capacity() + w.packed_scratch.capacity()) * 8 +
+                 (w.items.capacity() + w.items_scratch.capacity()) * sizeof(KeyedIndex);
+  if (bytes > kKeptScratchBytes) w = SliceScratch();
+}
+
+template <typename Key, bool kGreater>
+void SortByKeys(const std::vector<Key>& key, SliceScratch& w, int64_t parts) {
+  auto less = [&key](int64_t x, int64_t y) { return kGreater ? key[x] > key[y] : key[x] < key[y]; };
+  std::vector<decltype(less)> per_part(static_cast<size_t>(parts), less);
+  StableSortIndices(w.perm.data(), static_cast<int64_t>(w.perm.size()), w.scratch, per_part);
+}
+
+// Sorts slice `s` by the fast comparator, split into `parts`.
+Status SortSliceFast(std::string_view op, const SortPlan& p, std::span<const View> in,
+                     std::span<const View> out, int64_t s, int64_t parts, SliceScratch& w) {
   const KeyComparator& k = *p.fast;
-  ir::DType key_dtype = p.types[0].dtype;
+  int64_t n = p.length;
+  int64_t base = (s / p.inner) * n * p.inner + s % p.inner;
+  bool radix = n >= kRadixMinLength;
+  if (radix) {
+    w.radix_keys.resize(static_cast<size_t>(n));
+    std::atomic<bool> nan{false};
+    KILN_RETURN_IF_ERROR(DispatchKeyType(op, p.types[0].dtype, [&]<typename T>() -> Status {
+      const T* src = in[0].data_as<const T>() + base;
+      ForParts(n, parts, [&](int64_t, int64_t b, int64_t e) {
+        if (!MakeRadixKeys<T>(k, src, p.inner, b, e, w.radix_keys.data())) nan = true;
+      });
+      return Status::Ok();
+    }));
+    radix = !nan.load();
+  }
+  if (radix) {
+    uint64_t* keys = w.radix_keys.data();
+    uint64_t low = 0, high = 0;
+    KeyRange(keys, n, parts, low, high);
+    const int key_bits = BitWidth(high - low), index_bits = BitWidth(static_cast<uint64_t>(n - 1));
+    if (key_bits + index_bits <= 64) {
+      // One uint64 per element: (key - low) above the index.
+      ForParts(n, parts, [&](int64_t, int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i)
+          keys[i] = ((keys[i] - low) << index_bits) | static_cast<uint64_t>(i);
+      });
+      RadixSortPacked(keys, n, w.packed_scratch, parts, index_bits, key_bits);
+      // The indices in place: the keys' buffer becomes the permutation.
+      const uint64_t mask = (uint64_t{1} << index_bits) - 1;  // index_bits < 64
+      ForParts(n, parts, [&](int64_t, int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) keys[i] &= mask;
+      });
+      static_assert(sizeof(uint64_t) == sizeof(int64_t));
+      return ApplyPermutation(p, in, out, s, reinterpret_cast<const int64_t*>(keys), parts);
+    }
+    {
+      w.perm.resize(static_cast<size_t>(n));
+      w.items.resize(static_cast<size_t>(n));
+      ForParts(n, parts, [&](int64_t, int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) w.items[i] = KeyedIndex{keys[i], i};
+      });
+      RadixSortByKey(w.items.data(), n, w.items_scratch, parts);
+      ForParts(n, parts, [&](int64_t, int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) w.perm[i] = w.items[i].index;
+      });
+    }
+  } else {
+    w.perm.resize(static_cast<size_t>(n));
+    KILN_RETURN_IF_ERROR(DispatchKeyType(op, p.types[0].dtype, [&]<typename T>() -> Status {
+      MakeKeys<T>(k, in[0].data_as<const T>() + base, n, p.inner, w.keys);
+      return Status::Ok();
+    }));
+    for (int64_t i = 0; i < n; ++i) w.perm[i] = i;
+    if (k.order == KeyOrder::kFloat) {
+      k.greater ? SortByKeys<double, true>(w.keys.real, w, parts)
+                : SortByKeys<double, false>(w.keys.real, w, parts);
+    } else {
+      k.greater ? SortByKeys<int64_t, true>(w.keys.ints, w, parts)
+                : SortByKeys<int64_t, false>(w.keys.ints, w, parts);
+    }
+  }
+  return ApplyPermutation(p, in, out, s, w.perm.data(), parts);
+}
+
+// Runs fn(s, parts) for every slice: whole slices over the threads, or one slice at a time split
+// into parts.
+template <typename Fn>
+Status ForSlices(const SortPlan& p, Fn&& fn) {
   int64_t slices = p.outer * p.inner;
+  int64_t parts = PartsPerSlice(p);
+  if (parts > 1) {
+    for (int64_t s = 0; s < slices; ++s) KILN_RETURN_IF_ERROR(fn(s, s + 1, parts));
+    return Status::Ok();
+  }
   Status status;
   std::mutex mu;
-  runtime::ParallelFor(
-      slices, std::max<int64_t>(1, 4096 / std::max<int64_t>(p.length, 1)),
-      [&](int64_t b, int64_t e) {
-        SortKeys keys;
-        std::vector<int64_t> perm, scratch;
-        for (int64_t s = b; s < e; ++s) {
-          int64_t base = (s / p.inner) * p.length * p.inner + s % p.inner;
-          Status st = DispatchKeyType(op, key_dtype, [&]<typename T>() -> Status {
-            MakeKeys<T>(k, in[0].data_as<const T>() + base, p.length, p.inner, keys);
-            return Status::Ok();
-          });
-          perm.resize(static_cast<size_t>(p.length));
-          for (int64_t i = 0; i < p.length; ++i) perm[i] = i;
-          if (st.ok()) {
-            if (k.order == KeyOrder::kFloat) {
-              const std::vector<double>& key = keys.real;
-              if (k.greater) {
-                StableSortIndices(perm, scratch,
-                                  [&](int64_t x, int64_t y) { return key[x] > key[y]; });
-              } else {
-                StableSortIndices(perm, scratch,
-                                  [&](int64_t x, int64_t y) { return key[x] < key[y]; });
-              }
-            } else {
-              const std::vector<int64_t>& key = keys.ints;
-              if (k.greater) {
-                StableSortIndices(perm, scratch,
-                                  [&](int64_t x, int64_t y) { return key[x] > key[y]; });
-              } else {
-                StableSortIndices(perm, scratch,
-                                  [&](int64_t x, int64_t y) { return key[x] < key[y]; });
-              }
-            }
-            st = ApplyPermutation(p, in, out, s, perm);
-          }
-          if (!st.ok()) {
-            std::lock_guard<std::mutex> lock(mu);
-            status = st;
-            return;
-          }
-        }
-      });
+  runtime::ParallelFor(slices, std::max<int64_t>(1, 4096 / std::max<int64_t>(p.length, 1)),
+                       [&](int64_t b, int64_t e) {
+                         Status st = fn(b, e, 1);
+                         if (!st.ok()) {
+                           std::lock_guard<std::mutex> lock(mu);
+                           status = st;
+                         }
+                       });
   return status;
 }
+
+Status RunFastSort(std::string_view op, const SortPlan& p, std::span<const View> in,
+                   std::span<const View> out) {
+  return ForSlices(p, [&](int64_t b, int64_t e, int64_t parts) -> Status {
+    SliceScratch& w = ThreadScratch();
+    Status status;
+    for (int64_t s = b; s < e && status.ok(); ++s)
+      status = SortSliceFast(op, p, in, out, s, parts, w);
+    TrimScratch(w);
+    return status;
+  });
+}
+
+// The comparator region as a predicate on two indices of one slice; one per thread.
+struct RegionLess {
+  ScalarRegionRunner runner;
+  const SortPlan* p;
+  std::span<const View> in;
+  int64_t base = 0;
+  std::vector<const void*> args;
+  uint8_t verdict = 0;
+  Status status;
+
+  bool operator()(int64_t x, int64_t y) {
+    if (!status.ok()) return false;
+    for (size_t t = 0; t < p->types.size(); ++t) {
+      const auto* data = static_cast<const uint8_t*>(in[t].data());
+      args[2 * t] = data + static_cast<size_t>(base + x * p->inner) * p->elem[t];
+      args[2 * t + 1] = data + static_cast<size_t>(base + y * p->inner) * p->elem[t];
+    }
+    void* result[1] = {&verdict};
+    status = runner.Run(args, result);
+    return status.ok() && verdict != 0;
+  }
+};
 
 Status RunGeneralSort(const SortPlan& p, ExecContext& ec, std::span<const View> in,
                       std::span<const View> out) {
   size_t n = p.types.size();
-  KILN_ASSIGN_OR_RETURN(ScalarRegionRunner runner,
-                        ScalarRegionRunner::Create(*p.comparator, ec, in.subspan(n)));
-  std::vector<const void*> args(2 * n);
-  uint8_t verdict = 0;
-  void* result[1] = {&verdict};
-  std::vector<int64_t> perm, scratch;
-  Status status;
-  for (int64_t s = 0; s < p.outer * p.inner; ++s) {
-    int64_t base = (s / p.inner) * p.length * p.inner + s % p.inner;
-    auto less = [&](int64_t x, int64_t y) {
-      if (!status.ok()) return false;
-      for (size_t t = 0; t < n; ++t) {
-        const auto* data = static_cast<const uint8_t*>(in[t].data());
-        args[2 * t] = data + static_cast<size_t>(base + x * p.inner) * p.elem[t];
-        args[2 * t + 1] = data + static_cast<size_t>(base + y * p.inner) * p.elem[t];
-      }
-      status = runner.Run(args, result);
-      return status.ok() && verdict != 0;
-    };
-    perm.resize(static_cast<size_t>(p.length));
-    for (int64_t i = 0; i < p.length; ++i) perm[i] = i;
-    StableSortIndices(perm, scratch, less);
-    KILN_RETURN_IF_ERROR(status);
-    KILN_RETURN_IF_ERROR(ApplyPermutation(p, in, out, s, perm));
-  }
-  return Status::Ok();
+  return ForSlices(p, [&](int64_t b, int64_t e, int64_t parts) -> Status {
+    std::vector<RegionLess> less;
+    for (int64_t t = 0; t < parts; ++t) {
+      KILN_ASSIGN_OR_RETURN(ScalarRegionRunner runner,
+                            ScalarRegionRunner::Create(*p.comparator, ec, in.subspan(n)));
+      less.push_back(RegionLess{std::move(runner), &p, in, 0, std::vector<const void*>(2 * n), 0,
+                                Status::Ok()});
+    }
+    std::vector<int64_t> perm, scratch;
+    for (int64_t s = b; s < e; ++s) {
+      for (RegionLess& l : less) l.base = (s / p.inner) * p.length * p.inner + s % p.inner;
+      perm.resize(static_cast<size_t>(p.length));
+      for (int64_t i = 0; i < p.length; ++i) perm[i] = i;
+      StableSortIndices(perm.data(), p.length, scratch, less);
+      for (RegionLess& l : less) KILN_RETURN_IF_ERROR(l.status);
+      KILN_RETURN_IF_ERROR(ApplyPermutation(p, in, out, s, perm.data(), parts));
+    }
+    return Status::Ok();
+  });
 }
 
 }  // namespace

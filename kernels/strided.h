@@ -335,7 +335,109 @@ constexpr size_t kMaxGatherRank = 16;
 // 0, rank <= kMaxGatherRank), written to dst[0 .. len): one tile of a broadcast, for a fused loop
 // that consumes the broadcast tile by tile instead of materialising it.
 template <typename W>
+void GatherFlat(const StridedBox& box, const W* src, W* dst, int64_t b, int64_t len);
+template <typename W>
+void GatherFlatRows(const StridedBox& box, const W* src, W* dst, int64_t b, int64_t len);
+
+namespace detail {
+
+// Bytes GatherFlat's short-row paths move per vector-sized copy (a fixed-size memcpy: one move).
+constexpr int64_t kGatherChunkBytes = 32;
+// Longest period (elements) GatherFlat's periodic path keeps on the stack.
+constexpr int64_t kMaxGatherPeriod = 256;
+
+// The length of the period of the row-major destination of `box` when its leading axes have
+// source stride 0 (a column broadcast: [1, 17] -> [8192, 17] repeats 17 elements), rounded up to
+// whole periods of at least kGatherChunkBytes; 0 when there is no such period or it is long.
+template <typename W>
+int64_t GatherPeriod(const StridedBox& box) {
+  const size_t r = box.dims.size();
+  size_t k = 0;
+  while (k < r && box.src_strides[k] == 0) ++k;
+  if (k == 0 || k == r) return 0;  // no leading broadcast axis, or every axis one value (a fill)
+  int64_t p = 1;
+  for (size_t i = k; i < r; ++i) p *= box.dims[i];
+  const int64_t min = kGatherChunkBytes / static_cast<int64_t>(sizeof(W));
+  const int64_t q = p * ((min + p - 1) / p);
+  return q <= kMaxGatherPeriod ? q : 0;
+}
+
+// dst[x] = pattern[x % q] for x in [0, len), a chunk at a time; pattern holds q + one chunk of
+// elements (its first q repeated). The chunks read the pattern, not dst: a load of elements just
+// stored would wait for those stores (store-to-load forwarding fails across two of them).
+template <typename W>
+void FillPeriodic(W* dst, const W* pattern, int64_t q, int64_t len) {
+  constexpr int64_t kChunk = kGatherChunkBytes / static_cast<int64_t>(sizeof(W));
+  int64_t x = 0, at = 0;
+  for (; x + kChunk <= len; x += kChunk) {
+    std::memcpy(dst + x, pattern + at, kGatherChunkBytes);
+    at += kChunk;
+    if (at >= q) at -= q;
+  }
+  for (; x < len; ++x, ++at) dst[x] = pattern[at];
+}
+
+// Rows of a rank-2 box whose last axis (of n <= 64 elements) broadcasts one source element per
+// row (source strides {s0, 0}): each row is a splat of its value, written with chunk-sized stores
+// that may run past the row into the next one (rewritten next) but never past dst[len).
+template <typename W>
+void GatherRowSplats(const StridedBox& box, const W* src, W* dst, int64_t b, int64_t len) {
+  constexpr int64_t kChunk = kGatherChunkBytes / static_cast<int64_t>(sizeof(W));
+  const int64_t n = box.dims[1], s0 = box.src_strides[0];
+  int64_t row = b / n, col = b % n;
+  int64_t x = 0;
+  while (x < len) {
+    const W v = src[box.src_offset + row * s0];
+    const int64_t run = std::min(n - col, len - x);
+    W pattern[kChunk];
+    for (W& w : pattern) w = v;
+    int64_t i = 0;
+    for (; i < run && x + i + kChunk <= len; i += kChunk) {
+      std::memcpy(dst + x + i, pattern, kGatherChunkBytes);
+    }
+    for (; i < run; ++i) dst[x + i] = v;
+    x += run;
+    col = 0;
+    ++row;
+  }
+}
+
+}  // namespace detail
+
+// Elements [b, b + len) of the row-major destination of `box` (see below). Short rows take two
+// faster paths with the same result: a destination that repeats a short period (a column
+// broadcast) is written once per period and then copied from that pattern; a rank-2 row
+// broadcast of short rows is stored as splats (`GatherFlatTilesEqualTheWholeBroadcast`).
+template <typename W>
 void GatherFlat(const StridedBox& box, const W* src, W* dst, int64_t b, int64_t len) {
+  const size_t r = box.dims.size();
+  if (len <= 0) return;
+  if (r == 0) {
+    detail::CopyRow(src + box.src_offset, 0, dst, 1, len);
+    return;
+  }
+  if constexpr (sizeof(W) <= 8) {
+    if (r >= 2 && box.dims[r - 1] <= 64) {
+      if (const int64_t q = detail::GatherPeriod<W>(box); q > 0 && len > q) {
+        constexpr int64_t kChunk = detail::kGatherChunkBytes / static_cast<int64_t>(sizeof(W));
+        W pattern[detail::kMaxGatherPeriod + kChunk];
+        GatherFlatRows(box, src, pattern, b, q);
+        for (int64_t i = q; i < q + kChunk; ++i) pattern[i] = pattern[i - q];
+        detail::FillPeriodic(dst, pattern, q, len);
+        return;
+      }
+      if (r == 2 && box.src_strides[1] == 0 && box.src_strides[0] != 0) {
+        detail::GatherRowSplats(box, src, dst, b, len);
+        return;
+      }
+    }
+  }
+  GatherFlatRows(box, src, dst, b, len);
+}
+
+// GatherFlat's general walk: row by row of the box's last axis.
+template <typename W>
+void GatherFlatRows(const StridedBox& box, const W* src, W* dst, int64_t b, int64_t len) {
   const size_t r = box.dims.size();
   if (len <= 0) return;
   if (r == 0) {

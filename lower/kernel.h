@@ -130,6 +130,10 @@ enum class MapOp : uint8_t {
   kShiftRightArithmetic,
   kRemainder,  // integers: IntRem's (elementwise_ops.h); floats: fmod
   kSign,
+  // Complex parts: real(x), imag(x) (in: the complex type, out: its part's); complex(re, im).
+  kReal,
+  kImag,
+  kComplex,
 };
 struct MapCode {
   MapOp op = MapOp::kNone;

@@ -55,6 +55,9 @@ struct PJRT_Buffer {
   const std::vector<int64_t> dims;            // kept after deletion: metadata stays queryable
   const std::vector<int64_t> minor_to_major;  // dense; {rank-1, ..., 0} unless asked otherwise
   const std::vector<int64_t> physical_dims;   // the array's dims: `dims` from major to minor
+  // Neighbours in the registry of live buffers (pjrt/buffer_external.cc), under its lock.
+  PJRT_Buffer* registry_prev = nullptr;
+  PJRT_Buffer* registry_next = nullptr;
 
   // The array, or FAILED_PRECONDITION naming `function` once the buffer has been deleted.
   kiln::StatusOr<kiln::runtime::AsyncArrayRef> Get(const char* function) const {

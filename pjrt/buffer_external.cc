@@ -9,7 +9,6 @@
 #include <functional>
 #include <mutex>
 #include <string>
-#include <unordered_set>
 #include <utility>
 
 #include "pjrt/args_check.h"
@@ -26,9 +25,12 @@ namespace {
 // Kiln reads is then naturally aligned.
 constexpr uintptr_t kViewAlignment = 16;
 
+// A list threaded through the buffers themselves (PJRT_Buffer::registry_prev / _next): every
+// Execute makes and later destroys its output buffers, and a hash set's node was an allocation
+// and a free per buffer.
 struct BufferRegistry {
   std::mutex mu;
-  std::unordered_set<PJRT_Buffer*> live;
+  PJRT_Buffer* head = nullptr;
 };
 
 // Never destroyed: buffers may outlive static destruction at process exit.
@@ -50,13 +52,23 @@ StatusOr<void*> ReadyDataPointer(PJRT_Buffer* buffer, const char* function) {
 void RegisterBuffer(PJRT_Buffer* buffer) {
   BufferRegistry& r = Registry();
   std::lock_guard<std::mutex> lock(r.mu);
-  r.live.insert(buffer);
+  buffer->registry_prev = nullptr;
+  buffer->registry_next = r.head;
+  if (r.head != nullptr) r.head->registry_prev = buffer;
+  r.head = buffer;
 }
 
 void UnregisterBuffer(PJRT_Buffer* buffer) {
   BufferRegistry& r = Registry();
   std::lock_guard<std::mutex> lock(r.mu);
-  r.live.erase(buffer);
+  if (buffer->registry_prev != nullptr) {
+    buffer->registry_prev->registry_next = buffer->registry_next;
+  } else if (r.head == buffer) {
+    r.head = buffer->registry_next;
+  }
+  if (buffer->registry_next != nullptr)
+    buffer->registry_next->registry_prev = buffer->registry_prev;
+  buffer->registry_prev = buffer->registry_next = nullptr;
 }
 
 // Kiln_Extension::retain_host_memory: the reference is a heap-allocated AsyncArrayRef. It counts
@@ -66,7 +78,7 @@ void* RetainHostMemory(const void* data, size_t bytes) {
   if (data == nullptr) return nullptr;
   BufferRegistry& r = Registry();
   std::lock_guard<std::mutex> lock(r.mu);
-  for (PJRT_Buffer* buffer : r.live) {
+  for (PJRT_Buffer* buffer = r.head; buffer != nullptr; buffer = buffer->registry_next) {
     runtime::AsyncArrayRef ref = buffer->ReadyArray();
     if (ref == nullptr) continue;
     StatusOr<runtime::Array> array = ref->Await();  // ready: does not block

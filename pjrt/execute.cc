@@ -3,6 +3,7 @@
 // which runs the program on the devices' work queues.
 #include <algorithm>
 #include <atomic>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -32,8 +33,9 @@ PJRT_Error* LoadedExecutable_Execute(PJRT_LoadedExecutable_Execute_Args* args) {
     const std::shared_ptr<const ExecutableInfo>& info = loaded->info;
     const compiler::Executable& exe = *info->exe;
 
-    // Where each argument list runs.
-    std::vector<ExecutionSlot> slots = loaded->slots;
+    // Where each argument list runs (not copied: this runs on every call).
+    std::span<const ExecutionSlot> slots = loaded->slots;
+    ExecutionSlot on_execute_device;
     PJRT_Device* execute_device =
         HasBytes(args, KILN_FIELD_END(PJRT_LoadedExecutable_Execute_Args, execute_device))
             ? args->execute_device
@@ -51,7 +53,8 @@ PJRT_Error* LoadedExecutable_Execute(PJRT_LoadedExecutable_Execute_Args* args) {
                                std::to_string(slots.size()) +
                                " devices and cannot run on execute_device alone");
       }
-      slots = {{execute_device, 0, 0}};
+      on_execute_device.device = execute_device;
+      slots = {&on_execute_device, 1};
     }
     // Argument and output lists are this process's devices' (a multi-process run lists the other
     // processes' devices in `slots` too).
@@ -84,18 +87,22 @@ PJRT_Error* LoadedExecutable_Execute(PJRT_LoadedExecutable_Execute_Args* args) {
 
     // Donation: donated parameters are consumed (deleted once their array is captured) unless the
     // caller exempts them. The data lives on in the launch until the program has read it.
-    std::vector<bool> donate = exe.donated_args;
-    donate.resize(args->num_args, false);
+    // (The program's own list unless the caller exempts some: no copy per call.)
     const PJRT_ExecuteOptions* options = args->options;
+    std::vector<bool> exempted;
     if (options != nullptr &&
         HasBytes(options, KILN_FIELD_END(PJRT_ExecuteOptions, num_non_donatable_input_indices)) &&
         options->num_non_donatable_input_indices > 0) {
       KILN_CHECK_NOT_NULL(options->non_donatable_input_indices, kFn);
+      exempted = exe.donated_args;
+      exempted.resize(args->num_args, false);
       for (size_t i = 0; i < options->num_non_donatable_input_indices; ++i) {
         const int64_t index = options->non_donatable_input_indices[i];
-        if (index >= 0 && static_cast<size_t>(index) < donate.size()) donate[index] = false;
+        if (index >= 0 && static_cast<size_t>(index) < exempted.size()) exempted[index] = false;
       }
     }
+    const std::vector<bool>& donated = exempted.empty() ? exe.donated_args : exempted;
+    auto donate = [&](size_t a) { return a < donated.size() && donated[a]; };
     std::vector<PJRT_Buffer*> consumed;
     // User data for XLA FFI handlers (pjrt/ffi_extension.h), and the launch id as the run id.
     std::shared_ptr<const runtime::FfiUserData> ffi_user_data;
@@ -138,10 +145,12 @@ PJRT_Error* LoadedExecutable_Execute(PJRT_LoadedExecutable_Execute_Args* args) {
       }
       for (size_t a = 0; a < args->num_args; ++a) {
         PJRT_Buffer* buffer = args->argument_lists[d][a];
-        const std::string where =
-            "argument #" + std::to_string(a) +
-            (local_slots > 1 ? " for device " + std::to_string(d) : std::string());
-        if (buffer == nullptr) return InvalidArgument(Prefix(kFn) + where + " is NULL");
+        // Only for errors: building it on every call costs more than the check.
+        auto where = [&] {
+          return "argument #" + std::to_string(a) +
+                 (local_slots > 1 ? " for device " + std::to_string(d) : std::string());
+        };
+        if (buffer == nullptr) return InvalidArgument(Prefix(kFn) + where() + " is NULL");
         const ir::Type& want = exe.arg_types[a];
         const bool token = a < exe.token_args.size() && exe.token_args[a];  // any buffer will do
         // `want` is the physical type: the logical one in the layout the program asks for.
@@ -152,7 +161,7 @@ PJRT_Error* LoadedExecutable_Execute(PJRT_LoadedExecutable_Execute_Args* args) {
           const std::vector<int64_t> logical =
               layout != nullptr ? compiler::LogicalDims(want.dims, *layout) : want.dims;
           return InvalidArgument(
-              Prefix(kFn) + where + " of " + exe.name + " must be " +
+              Prefix(kFn) + where() + " of " + exe.name + " must be " +
               ir::Type::Tensor(want.dtype, logical).ToString() +
               (layout != nullptr ? " in layout " + LayoutText(*layout) : std::string()) + ", got " +
               ir::Type::Tensor(buffer->dtype, buffer->dims).ToString() + " in layout " +
@@ -160,14 +169,14 @@ PJRT_Error* LoadedExecutable_Execute(PJRT_LoadedExecutable_Execute_Args* args) {
         }
         StatusOr<runtime::AsyncArrayRef> array = buffer->Get(kFn);
         if (!array.ok()) {
-          return FailedPrecondition(Prefix(kFn) + where + " of " + exe.name +
+          return FailedPrecondition(Prefix(kFn) + where() + " of " + exe.name +
                                     " has been deleted or donated");
         }
         l.args.push_back(std::move(array).value());
-        l.donated.push_back(donate[a]);
-        if (donate[a]) {
+        l.donated.push_back(donate(a));
+        if (donate(a)) {
           if (std::find(consumed.begin(), consumed.end(), buffer) != consumed.end()) {
-            return InvalidArgument(Prefix(kFn) + where + " of " + exe.name +
+            return InvalidArgument(Prefix(kFn) + where() + " of " + exe.name +
                                    " donates a buffer that is already used by this call");
           }
           consumed.push_back(buffer);
@@ -180,7 +189,7 @@ PJRT_Error* LoadedExecutable_Execute(PJRT_LoadedExecutable_Execute_Args* args) {
     for (size_t d = 0; d < local_slots && !consumed.empty(); ++d) {
       for (size_t a = 0; a < args->num_args; ++a) {
         PJRT_Buffer* buffer = args->argument_lists[d][a];
-        if (!donate[a] && std::find(consumed.begin(), consumed.end(), buffer) != consumed.end()) {
+        if (!donate(a) && std::find(consumed.begin(), consumed.end(), buffer) != consumed.end()) {
           return InvalidArgument(Prefix(kFn) + "argument #" + std::to_string(a) + " of " +
                                  exe.name + " is a buffer another argument donates");
         }

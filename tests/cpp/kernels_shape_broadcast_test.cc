@@ -156,8 +156,10 @@ TEST(ShapeOpsTest, BroadcastInDim) {
 }
 
 // A broadcast gathered tile by tile (what a fused loop does) equals the whole broadcast, for every
-// tile start and length: tiles that begin mid-row, span rows, or cover one element.
-TEST(ShapeOpsTest, GatherFlatTilesEqualTheWholeBroadcast) {
+// tile start and length: tiles that begin mid-row, span rows, or cover one element. Short rows
+// (the periodic copy and the row splats of GatherFlat) at 1, 2, 4 and 8 bytes an element.
+template <typename W>
+void CheckGatherFlatTiles() {
   using kiln::kernels::strided::CopyBox;
   using kiln::kernels::strided::GatherFlat;
   using kiln::kernels::strided::RowMajorStrides;
@@ -166,30 +168,50 @@ TEST(ShapeOpsTest, GatherFlatTilesEqualTheWholeBroadcast) {
     std::vector<int64_t> dims, src_strides;
   };
   // [5,7] from a row (stride 0 on axis 0), from a column (stride 0 on the last axis), [3,4,5]
-  // from its middle axis, and a scalar broadcast.
-  for (const Case& c :
-       std::vector<Case>{{{5, 7}, {0, 1}}, {{5, 7}, {1, 0}}, {{3, 4, 5}, {0, 1, 0}}, {{6}, {0}}}) {
+  // from its middle axis, and a scalar broadcast; short rows of 17, 5, 3 and 1 from a row and a
+  // column, a period of two axes, and rows of 64 (the longest the short paths take) and 65.
+  for (const Case& c : std::vector<Case>{{{5, 7}, {0, 1}},
+                                         {{5, 7}, {1, 0}},
+                                         {{3, 4, 5}, {0, 1, 0}},
+                                         {{6}, {0}},
+                                         {{20, 17}, {0, 1}},
+                                         {{20, 17}, {1, 0}},
+                                         {{19, 5}, {0, 1}},
+                                         {{23, 3}, {1, 0}},
+                                         {{9, 3, 2}, {0, 2, 1}},
+                                         {{4, 64}, {0, 1}},
+                                         {{4, 65}, {1, 0}},
+                                         {{3, 64}, {2, 0}}}) {
     StridedBox box;
     box.dims = c.dims;
     box.src_strides = c.src_strides;
     box.dst_strides = RowMajorStrides(c.dims);
     box.Simplify();
-    std::vector<uint32_t> src(64);
-    for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<uint32_t>(1000 + i);
+    std::vector<W> src(160);
+    for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<W>(100 + i);
     const int64_t n = box.num_elements();
-    std::vector<uint32_t> whole(static_cast<size_t>(n));
+    std::vector<W> whole(static_cast<size_t>(n));
     CopyBox(box, src.data(), whole.data());
     for (int64_t b = 0; b < n; ++b) {
       for (int64_t len = 1; b + len <= n; ++len) {
-        std::vector<uint32_t> tile(static_cast<size_t>(len), 0);
+        std::vector<W> tile(static_cast<size_t>(len) + 1, W{0});
+        tile[static_cast<size_t>(len)] = W{7};  // past the tile: never written
         GatherFlat(box, src.data(), tile.data(), b, len);
         for (int64_t i = 0; i < len; ++i) {
           ASSERT_EQ(tile[static_cast<size_t>(i)], whole[static_cast<size_t>(b + i)])
               << "dims rank " << c.dims.size() << " tile [" << b << ", " << b + len << ")";
         }
+        ASSERT_EQ(tile[static_cast<size_t>(len)], W{7}) << "wrote past the tile";
       }
     }
   }
+}
+
+TEST(ShapeOpsTest, GatherFlatTilesEqualTheWholeBroadcast) {
+  CheckGatherFlatTiles<uint32_t>();
+  CheckGatherFlatTiles<uint8_t>();
+  CheckGatherFlatTiles<uint16_t>();
+  CheckGatherFlatTiles<uint64_t>();
 }
 
 TEST(ShapeOpsTest, BroadcastPrependsDims) {

@@ -2,8 +2,10 @@
 
 f32 rows of 32 to 512 elements reduce eight at a time (kernels/reduce_rows8.h: ReduceRows8), in the
 reductions joined to fused runs too (softmax's maximum and sum), with the one-row fold's bits
-(tests/cpp/kernels_reduce_rows8_test.cc); shorter rows run eight scalar chains side by side
-(kernels/reduce_fast.h: ReduceShortRows). Here, against the CPU backend, in f32, bf16 and f64:
+(tests/cpp/kernels_reduce_rows8_test.cc); shorter f32 / f64 rows sixteen at a time in vector lanes
+after a transpose (kernels/reduce_rows8.h: ReduceShortRowsSimd; eight scalar chains side by side
+without AVX2, kernels/reduce_fast.h: ReduceShortRows), with the same bits
+(tests/cpp/kernels_reduce_short_rows_test.cc). Here, against the CPU backend, in f32, bf16 and f64:
 sums within the reduction tolerance, maxima and minima exactly (with infinities; with NaNs
 exactly as numpy), softmax and logsumexp within the composite tolerance with NaNs and infinities
 among the values and with masks that leave whole rows at -inf (a fully masked row's softmax is
