@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <iterator>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -141,6 +142,19 @@ class NativeEmitter : public Xbyak::CodeGenerator {
   // A dynamic_update_slice or dynamic_slice moving more than this is a call (of its direct form).
   static constexpr uint64_t kMaxInlineUpdateBytes = 256;
 
+  // Inlined case/if branches (FlatProgram kBranch/kJump steps; native_branches.cc). A label per
+  // step that is jumped to, and the register-cache states of the jumps to it: where several paths
+  // meet, the cache keeps what every one of them holds.
+  struct BranchPoints;
+  // Labels for the jump targets of `p`'s steps, or null when it has no branches.
+  std::unique_ptr<BranchPoints> PrepareBranches(const engine::FlatProgram& p);
+  // Before emitting step `i` (or i == steps, after the last): defines its label if it is a target
+  // and sets the cache to what every path to it holds.
+  void AtStep(BranchPoints& b, size_t i);
+  // A kBranch step: the selector's compares and jumps; a kJump step: the jump.
+  void Branch(BranchPoints& b, const engine::FlatProgram& p, size_t i);
+  void Jump(BranchPoints& b, const engine::FlatProgram& p, size_t i);
+
  private:
   // Liveness of the register cache's keys in the program Flat() is emitting (native_calls.cc),
   // computed once before its first step: per key, the steps that read it from the cache and the
@@ -268,6 +282,19 @@ class NativeEmitter : public Xbyak::CodeGenerator {
   bool planned_ = false;  // live_ describes the program being emitted
   Xbyak::Label done_, fail_[2];
   bool upper_dirty_ = false;
+};
+
+// Labels and register-cache states of a flat program's inlined branches (native_branches.cc).
+struct NativeEmitter::BranchPoints {
+  struct State {
+    std::vector<Cached> cache;
+    bool upper_dirty;
+  };
+  std::unique_ptr<Xbyak::Label[]> labels;  // per step index, and one past the last
+  std::vector<bool> target;
+  std::vector<bool> head;                    // jumped to from a later step (an inlined while's top)
+  std::vector<std::vector<State>> incoming;  // per step index: the states jumped in with
+  bool dead = false;                         // the last instruction was an unconditional jump
 };
 
 }  // namespace kiln::codegen

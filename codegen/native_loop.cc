@@ -356,10 +356,12 @@ void NativeEmitter::Flat(const FlatProgram& p, uint32_t program_tag,
   PlanLiveness(p, live_out);
   constexpr uint64_t kMaxFrameDisp = uint64_t{1} << 30;
   const auto out_field = static_cast<uint32_t>(offsetof(FlatProgram::Operands, out));
+  const std::unique_ptr<BranchPoints> branches = PrepareBranches(p);
   for (size_t i = 0; i < p.steps_.size(); ++i) {
     if (i > 0) DropDead();  // the values step i - 1 left that no later step reads
     step_ = static_cast<uint32_t>(i);
     const FlatProgram::FlatStep& f = p.steps_[i];
+    if (branches != nullptr) AtStep(*branches, i);
     const auto op = static_cast<uint32_t>(p.operands_offset_ + i * sizeof(FlatProgram::Operands));
     switch (f.kind) {
       case FlatProgram::StepKind::kMap: {
@@ -443,8 +445,15 @@ void NativeEmitter::Flat(const FlatProgram& p, uint32_t program_tag,
       case FlatProgram::StepKind::kKernel:
         CallKernel(reinterpret_cast<const void*>(&FlatProgram::RunKernelStep), &p, i, program_tag);
         break;
+      case FlatProgram::StepKind::kBranch:
+        Branch(*branches, p, i);
+        break;
+      case FlatProgram::StepKind::kJump:
+        Jump(*branches, p, i);
+        break;
     }
   }
+  if (branches != nullptr) AtStep(*branches, p.steps_.size());
   planned_ = false;
 }
 

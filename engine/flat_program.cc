@@ -112,6 +112,16 @@ void FlatProgram::Inline(const Program& p, std::span<const int32_t> param_slots,
       Inline(*step.kernel.callee, ins, outs, scratch, c, depth + 1);
       continue;
     }
+    if (step.kernel.loop != nullptr &&
+        InlineWhile(step, ins, outs, scratch, call, depth,
+                    depth < kMaxCallDepth && steps_.size() < kMaxFlatSteps)) {
+      continue;
+    }
+    if (!step.kernel.branches.empty() &&
+        InlineBranches(step, ins, outs, scratch, call, depth,
+                       depth < kMaxCallDepth && steps_.size() < kMaxFlatSteps)) {
+      continue;
+    }
     const auto io = static_cast<uint32_t>(io_.size());
     io_.insert(io_.end(), ins.begin(), ins.end());
     io_.insert(io_.end(), outs.begin(), outs.end());
@@ -276,6 +286,8 @@ Status FlatProgram::Resolve(std::span<const runtime::View> params,
         o->out = memory + f.scratch;
         break;
       case StepKind::kDirect:
+      case StepKind::kBranch:
+      case StepKind::kJump:
         break;
     }
   }
@@ -360,9 +372,10 @@ Status FlatProgram::Run(ExecContext& ctx, const std::byte* table) const {
   const auto* io = reinterpret_cast<const runtime::View*>(table + io_views_offset_);
   const auto* operands = reinterpret_cast<const Operands*>(table + operands_offset_);
   const size_t n = steps_.size();
-  for (size_t i = 0; i < n; ++i) {
+  for (size_t i = 0; i < n;) {
     const FlatStep& f = steps_[i];
     const Operands& o = operands[i];
+    size_t next = i + 1;
     switch (f.kind) {
       case StepKind::kMap:
         f.range(o.in, o.out, 0, f.elements, f.state);
@@ -378,7 +391,14 @@ Status FlatProgram::Run(ExecContext& ctx, const std::byte* table) const {
         if (RunKernelStep(this, &ctx, table, &error, i) != 0) return Context(std::move(error), f);
         break;
       }
+      case StepKind::kBranch:
+        next = targets_[f.target + Chosen(f, io[f.io].ptr)];
+        break;
+      case StepKind::kJump:
+        next = f.target;
+        break;
     }
+    i = next;
   }
   return Status::Ok();
 }

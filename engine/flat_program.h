@@ -36,13 +36,16 @@ namespace kiln::engine {
 
 class FlatProgram {
  public:
-  // Flattens `program`, inlining calls (Kernel::callee) up to a size limit; calls beyond it stay
-  // steps that run their callee with RunProgram.
+  // Flattens `program`, inlining calls (Kernel::callee) and the branches of case/if steps
+  // (Kernel::branches: a jump to the chosen branch's steps, each ending in a jump past the others)
+  // up to a size limit; calls and cases beyond it stay steps that run their programs.
   static std::shared_ptr<const FlatProgram> Build(std::shared_ptr<const lower::Program> program);
 
   // Bytes of the table Resolve() fills (64-byte multiple).
   size_t table_bytes() const { return table_bytes_; }
   const lower::Program& program() const { return *root_; }
+  // kBranch steps: one per inlined case/if, two per inlined while (flat_branches.cc).
+  size_t branch_steps() const;
 
   // Fills `table` (table_bytes() bytes, 64-byte aligned) for a run with these parameters and
   // results and the program's memory at `memory` (program().total_bytes bytes). Checks the
@@ -82,7 +85,10 @@ class FlatProgram {
     int32_t index;    // parameter / result index, or the aliased flat slot
     uint64_t offset;  // kFrame: from the root program's memory; kAlias: from the aliased slot
   };
-  enum class StepKind : uint8_t { kMap, kDirect, kKernel, kCopy };
+  // kBranch: the inlined case/if (or the test of an inlined while's condition) whose selector is
+  // io_[io] goes on at the step targets_[target + chosen branch]; kJump: goes on at step `target`
+  // (past the other branches, or back to an inlined while's condition).
+  enum class StepKind : uint8_t { kMap, kDirect, kKernel, kCopy, kBranch, kJump };
   struct FlatStep {
     StepKind kind;
     const lower::Step* step =
@@ -99,6 +105,9 @@ class FlatProgram {
     uint32_t refs = 0;         // n_in inputs, then the output
     lower::MapCode code = {};  // kMap: what `range` computes (MapInfo::code)
     uint8_t scalar = 0;        // kMap: bit r set when range input r is one element, never offset
+    // kBranch: first of its branches' entries in targets_ (`elements` of them; `scalar` 1 when
+    // the selector is a predicate, true taking branch 0); kJump: the step to go on at.
+    uint32_t target = 0;
   };
   // Where a map step's operand is: a resolved io_ entry's address, or a fused step's temporary
   // (`index` bytes into the table's temporaries).
@@ -126,6 +135,24 @@ class FlatProgram {
 
   void Inline(const lower::Program& p, std::span<const int32_t> param_slots,
               std::span<const int32_t> result_slots, uint64_t memory, int32_t call, int depth);
+  // Inlines case/if `step` (flat_branches.cc): false, nothing added, when it cannot be (`room`
+  // false: past the depth or size limit); the step then runs as its kernel.
+  bool InlineBranches(const lower::Step& step, std::span<const int32_t> ins,
+                      std::span<const int32_t> outs, uint64_t scratch, int32_t call, int depth,
+                      bool room);
+  // The branch a kBranch step takes, its selector at `selector` (flat_branches.cc).
+  static size_t Chosen(const FlatStep& f, const void* selector);
+  // Inlines while `step` (flat_loops.cc) as the kernel runs it: its carries copied into set 0 of
+  // its scratch, condition and body unrolled twice (reading set 0, then set 1) with a jump back,
+  // the last carries copied out. False, nothing added, when it cannot be or would make the
+  // program too large; the step then runs as its kernel.
+  bool InlineWhile(const lower::Step& step, std::span<const int32_t> ins,
+                   std::span<const int32_t> outs, uint64_t scratch, int32_t call, int depth,
+                   bool room);
+  // A kCopy step of template_[to].byte_size() bytes, and a new kFrame slot at `offset` viewed as
+  // `like` (flat_loops.cc).
+  void AddCopy(int32_t from, int32_t to, int32_t call);
+  int32_t AddFrameSlot(uint64_t offset, const runtime::View& like);
   Status Context(Status s, const FlatStep& f) const;
   // The slot `slot` is a view of (itself if not an alias), and the byte offset into it.
   std::pair<int32_t, uint64_t> RootOf(int32_t slot) const;
@@ -137,6 +164,7 @@ class FlatProgram {
   std::vector<FlatStep> steps_;
   std::vector<int32_t> io_;  // flat slots
   std::vector<PtrRef> refs_;
+  std::vector<uint32_t> targets_;  // kBranch steps' branch entries (step indices)
   std::vector<Call> calls_;
   // ResolveCached's tables.
   struct CachedTable {

@@ -83,7 +83,7 @@ StatusOr<Kernel> LowerComposite(LowerContext& ctx) {
 // frame, finds them with one lookup of its scratch and operand addresses.
 //
 // Scratch: [views: params of cond/body reading set 0, then set 1][pred][set 0][set 1]
-// [sub-program memory][the tables' key: scratch, inputs', outputs' addresses].
+// [sub-program memory][the tables' key: scratch, captures' and passed-through carries' addresses].
 struct WhilePlan {
   std::shared_ptr<const Program> cond, body;
   std::shared_ptr<const engine::FlatProgram> flat_cond, flat_body;
@@ -142,16 +142,20 @@ Status RunWhile(const WhilePlan& w, ExecContext& ec, std::span<const View> in,
       s ^= 1;
     }
   } else {
-    // The tables depend on the scratch and on the inputs' addresses only (the body writes the
-    // other carry set in the scratch, never the outputs, which are copied to after the loop): a
-    // loop run again from the same frame (nested in another loop, or a top-level loop whose
-    // results are fresh buffers every call) finds them with one lookup.
+    // The tables depend on the scratch and on the addresses of the captures and of the carries
+    // passed through only (the other carries are read from the sets in the scratch; the outputs
+    // are written after the loop, not through the tables): a loop run again from the same frame
+    // (nested in another loop, or in a program called again with other outputs) finds them with
+    // one lookup.
     auto* key = reinterpret_cast<const void**>(scratch + w.key_offset);
-    key[0] = scratch;
-    for (size_t i = 0; i < n + m; ++i) key[1 + i] = in[i].ptr;
+    size_t keys = 0;
+    key[keys++] = scratch;
+    for (size_t i = 0; i < n + m; ++i) {
+      if (i >= n || w.passthrough[i]) key[keys++] = in[i].ptr;
+    }
     engine::TableSets::Lease lease;
     KILN_RETURN_IF_ERROR(w.tables->Get(
-        std::span<const void* const>(key, 1 + n + m),
+        std::span<const void* const>(key, keys),
         [&](std::byte* const* tables) -> Status {
           View* views = BuildViews(w, scratch, in);
           for (int t = 0; t < 2; ++t) {
@@ -238,7 +242,7 @@ StatusOr<Kernel> LowerWhile(LowerContext& ctx) {
   }
   w->sub_offset = offset;
   w->key_offset = w->sub_offset + AlignUp64(std::max(w->cond->total_bytes, w->body->total_bytes));
-  w->scratch_bytes = w->key_offset + AlignUp64((1 + 2 * n + m) * sizeof(void*));
+  w->scratch_bytes = w->key_offset + AlignUp64((1 + n + m) * sizeof(void*));
   const size_t cond_table = w->flat_cond->table_bytes(), body_table = w->flat_body->table_bytes();
   w->tables = std::make_shared<const engine::TableSets>(
       std::vector<size_t>{cond_table, cond_table, body_table, body_table});
@@ -246,6 +250,15 @@ StatusOr<Kernel> LowerWhile(LowerContext& ctx) {
     return RunWhile(*w, ec, in, out);
   });
   k.scratch_bytes = w->scratch_bytes;
+  // The same layout, for a loop that inlines this one (FlatProgram::InlineWhile).
+  auto layout = std::make_shared<lower::Kernel::WhileLayout>();
+  layout->cond = w->cond;
+  layout->body = w->body;
+  layout->passthrough = w->passthrough;
+  for (int s = 0; s < 2; ++s) layout->offset[s].assign(w->offset[s].begin(), w->offset[s].end());
+  layout->pred_offset = w->pred_offset;
+  layout->sub_offset = w->sub_offset;
+  k.loop = std::move(layout);
   return k;
 }
 
@@ -309,6 +322,8 @@ StatusOr<Kernel> LowerBranches(LowerContext& ctx, bool is_if) {
     return flat[chosen]->Run(ec, table);
   });
   k.scratch_bytes = table_offset + table;
+  k.branches = branches;  // a loop inlines them (FlatProgram::InlineBranches)
+  k.branch_on_pred = is_if;
   return k;
 }
 

@@ -146,6 +146,33 @@ const T* Widened(const View& a, T* into, std::vector<T>& buffer) {
   return into;
 }
 
+// A matrix product (M and N both above 1; products with a vector side go to Gemm's matrix-vector
+// loops, kernels/matvec.h) of at most this many multiply-adds (B * M * N * K) runs as a plain loop,
+// not through BLAS, whose setup costs more than the products: the outer products and [7, 2]-sized
+// products of an ODE solver's gradient in a loop run thousands of times a call.
+constexpr int64_t kTinyDotProducts = 16 * 16 * 16;
+
+// out[B, M, N] = lhs x rhs, each element summed over K in order from zero.
+template <typename T>
+void TinyDot(int64_t batch, bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a,
+             int64_t lda, int64_t a_batch, const T* b, int64_t ldb, int64_t b_batch, T* out) {
+  const int64_t a_row = ta ? 1 : lda, a_col = ta ? lda : 1;
+  const int64_t b_row = tb ? 1 : ldb, b_col = tb ? ldb : 1;
+  for (int64_t bi = 0; bi < batch; ++bi) {
+    const T* ab = a + bi * a_batch;
+    const T* bb = b + bi * b_batch;
+    T* ob = out + bi * m * n;
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t j = 0; j < n; ++j) {
+        T sum = 0;
+        for (int64_t kk = 0; kk < k; ++kk)
+          sum += ab[i * a_row + kk * a_col] * bb[kk * b_row + j * b_col];
+        ob[i * n + j] = sum;
+      }
+    }
+  }
+}
+
 // out[B, M, N] = lhs x rhs in float type T via BLAS.
 // `packs`: memory for the packed operands (DotScratch), or null to allocate it.
 template <typename T>
@@ -185,6 +212,12 @@ Status RunBlasDot(std::string_view op, const DotPlan& p, const View& lhs, const 
     if (p.batch == 1 && p.m == 1 && p.n == 1 && (!ta || lda == 1) && (tb || ldb == 1) &&
         ew::complex_simd::HaveAvx2Fma()) {
       *out = ew::ComplexDot(a, b, p.k);
+      return Status::Ok();
+    }
+  }
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    if (p.m > 1 && p.n > 1 && p.batch * p.m * p.n * p.k <= kTinyDotProducts) {
+      TinyDot<T>(p.batch, ta, tb, p.m, p.n, p.k, a, lda, a_batch, b, ldb, b_batch, out);
       return Status::Ok();
     }
   }

@@ -252,6 +252,20 @@ struct Kernel {
   // Set for func.call and composites: `fn` runs this program on the op's operands and results,
   // so a loop may inline it instead (engine/flat_program.h).
   std::shared_ptr<const Program> callee;
+  // Set for stablehlo.case and stablehlo.if: `fn` runs one of these on inputs 1.. (input 0 the
+  // selector: an i32 index, out of range taking the last; for `if`, a predicate, true taking
+  // branch 0) and writes the outputs, so a loop may inline every branch instead (FlatProgram).
+  std::vector<std::shared_ptr<const Program>> branches;
+  bool branch_on_pred = false;
+  // Set for stablehlo.while: where `fn` keeps the loop's state in its scratch, so a loop may
+  // inline a loop nested in it instead (FlatProgram). Carries alternate between two sets.
+  struct WhileLayout {
+    std::shared_ptr<const Program> cond, body;  // over (carries, captures)
+    std::vector<bool> passthrough;              // carry i stays in the op's input i
+    std::vector<uint64_t> offset[2];            // per set, per carry: its bytes in the scratch
+    uint64_t pred_offset = 0, sub_offset = 0;   // the condition's result; the programs' memory
+  };
+  std::shared_ptr<const WhileLayout> loop;
   // Output 0 may be given input `in_place_input`'s very memory (>= 0): the kernel then writes only
   // what changes (dynamic_update_slice). Loops use it to update a carried array in place.
   int in_place_input = -1;
