@@ -36,6 +36,7 @@ struct ScatterPlan {
   std::vector<ir::Type> input_types;
   ir::Type indices_type;
   std::vector<int64_t> update_dims;
+  int64_t dst_size = 0;  // elements of each input
 };
 
 // Applies `fn(operand_offset, update_offset)` for every update element whose window fits, in
@@ -70,7 +71,8 @@ void ScatterReduceRows(const ScatterPlan& p, T* dst, const T* upd, BaseOf base_o
         // Consecutive updates of one element (sorted segment ids) combine in a register,
         // then store once; long rows of ordered destinations split over the threads
         // (kernels/scatter_row.h): the same operations in the same order either way.
-        ScatterRowReduce<K, T>(dst, upd, ScatterRow<BaseOf>{x, b0, bstep, o0, ostep, len, base_of});
+        ScatterRowReduce<K, T>(dst, p.dst_size, upd,
+                               ScatterRow<BaseOf>{x, b0, bstep, o0, ostep, len, base_of});
       });
 }
 
@@ -159,6 +161,7 @@ StatusOr<Kernel> LowerScatter(LowerContext& ctx) {
   plan->map = MakeWindowMap(updates0.dims, window_dims, window_operand_axes, g);
   plan->indices_type = indices;
   plan->update_dims = updates0.dims;
+  plan->dst_size = input0.num_elements();
   std::string name = op.name;
 
   // Copies the inputs into fresh results (updates then modify them in place); returns the table
