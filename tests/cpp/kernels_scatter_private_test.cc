@@ -11,7 +11,7 @@
 namespace kiln::testing {
 namespace {
 
-using kernels::indexing::ReducerKind;
+using kernels::ReducerKind;
 using kernels::indexing::ScatterRow;
 
 constexpr int64_t kBins = 256;
@@ -37,7 +37,7 @@ std::vector<T> RandomValues(int64_t n, uint32_t seed) {
 template <ReducerKind K, typename T>
 void ExpectPrivateMatchesSerial(int64_t bstep, int64_t ostep) {
   const int64_t n = 10007;
-  const std::vector<int32_t> idx = RandomIndices(n, 7);
+  const std::vector<int32_t> idx = RandomIndices(2 * n, 7);  // bstep 2 reads every other one
   const std::vector<T> upd = RandomValues<T>(n, 11);
   const std::vector<T> init = RandomValues<T>(kBins, 13);
   auto base_of = [&](int64_t b) -> int64_t {
