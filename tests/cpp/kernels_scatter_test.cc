@@ -212,10 +212,10 @@ TEST(ScatterTest, LongIntegerBincountMatchesTheReference) {
       ReferenceScatter<int32_t>(c, operand, idx, upd, [](int32_t a, int32_t u) {
         return static_cast<int32_t>(static_cast<uint32_t>(a) + static_cast<uint32_t>(u));
       });
-  auto out = LowerAndRun(Scatter(), ctx,
-                         {MakeArray<int32_t>(DType::kS32, {bins}, operand),
-                          MakeArray<int32_t>(DType::kS32, {n, 1}, idx),
-                          MakeArray<int32_t>(DType::kS32, {n}, upd)});
+  auto out = LowerAndRun(
+      Scatter(), ctx,
+      {MakeArray<int32_t>(DType::kS32, {bins}, operand),
+       MakeArray<int32_t>(DType::kS32, {n, 1}, idx), MakeArray<int32_t>(DType::kS32, {n}, upd)});
   ASSERT_TRUE(out.ok()) << out.status().ToString();
   EXPECT_EQ(ToVector<int32_t>((*out)[0]), expect);
 }
