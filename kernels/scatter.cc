@@ -36,6 +36,7 @@ struct ScatterPlan {
   std::vector<ir::Type> input_types;
   ir::Type indices_type;
   std::vector<int64_t> update_dims;
+  int64_t dst_size = 0;  // elements of each input
 };
 
 // Applies `fn(operand_offset, update_offset)` for every update element whose window fits, in
@@ -54,24 +55,24 @@ void ForEachScatter(const ScatterPlan& p, const Bases& bases, Fn&& fn) {
 // Scatter with a reducer, row by row: `base_of(b)` is batch position b's operand offset or -1.
 template <ReducerKind K, typename T, typename BaseOf>
 void ScatterReduceRows(const ScatterPlan& p, T* dst, const T* upd, BaseOf base_of) {
-  ForEachRow(
-      p.map, 0, RowCount(p.map),
-      [&](int64_t x, int64_t b0, int64_t bstep, int64_t o0, int64_t ostep, int64_t len) {
-        if (bstep == 0 && ostep == 1) {
-          // A window row (an embedding row's gradient): one base, distinct elements each
-          // updated once, in a loop the compiler vectorises.
-          const int64_t base = base_of(b0);
-          if (base < 0) return;
-          T* d = dst + base + o0;
-          const T* u = upd + x;
-          for (int64_t j = 0; j < len; ++j) d[j] = ReducerFn<K, T>::Apply(d[j], u[j]);
-          return;
-        }
-        // Consecutive updates of one element (sorted segment ids) combine in a register,
-        // then store once; long rows of ordered destinations split over the threads
-        // (kernels/scatter_row.h): the same operations in the same order either way.
-        ScatterRowReduce<K, T>(dst, upd, ScatterRow<BaseOf>{x, b0, bstep, o0, ostep, len, base_of});
-      });
+  ForEachRow(p.map, 0, RowCount(p.map),
+             [&](int64_t x, int64_t b0, int64_t bstep, int64_t o0, int64_t ostep, int64_t len) {
+               if (bstep == 0 && ostep == 1) {
+                 // A window row (an embedding row's gradient): one base, distinct elements each
+                 // updated once, in a loop the compiler vectorises.
+                 const int64_t base = base_of(b0);
+                 if (base < 0) return;
+                 T* d = dst + base + o0;
+                 const T* u = upd + x;
+                 for (int64_t j = 0; j < len; ++j) d[j] = ReducerFn<K, T>::Apply(d[j], u[j]);
+                 return;
+               }
+               // Consecutive updates of one element (sorted segment ids) combine in a register,
+               // then store once; long rows of ordered destinations split over the threads
+               // (kernels/scatter_row.h): the same operations in the same order either way.
+               ScatterRowReduce<K, T>(dst, p.dst_size, upd,
+                                      ScatterRow<BaseOf>{x, b0, bstep, o0, ostep, len, base_of});
+             });
 }
 
 }  // namespace
@@ -159,6 +160,7 @@ StatusOr<Kernel> LowerScatter(LowerContext& ctx) {
   plan->map = MakeWindowMap(updates0.dims, window_dims, window_operand_axes, g);
   plan->indices_type = indices;
   plan->update_dims = updates0.dims;
+  plan->dst_size = input0.num_elements();
   std::string name = op.name;
 
   // Copies the inputs into fresh results (updates then modify them in place); returns the table

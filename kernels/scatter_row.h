@@ -11,10 +11,16 @@
 // and the runs are stored: the serial result bit for bit. Otherwise (unsorted indices, or one
 // element's run split across a cut by dropped updates) the row runs serially from the start.
 // The check costs no pass of its own over the indices.
+//
+// Integer reducers into a small result (ScatterRowPrivate) skip all of this: they are exact and
+// order-independent, so the row is cut anywhere, each part accumulates into a private copy and the
+// copies are combined: bit-identical to the serial order, sorted or not. Floating-point reducers
+// always keep the serial order.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -80,10 +86,76 @@ bool OrderedRuns(const T* dst, const T* upd, const ScatterRow<BaseOf>& row, int6
 // Rows at least this long are tried in parallel (per part: at least half of it).
 constexpr int64_t kScatterSplitLength = 1 << 16;
 
+// Integer (and pred) reducers are exact and order-independent (wrapping add and multiply, max,
+// min, and, or, xor), so updates into a small result may combine in any order. Results up to this
+// many elements take ScatterRowPrivate.
+constexpr int64_t kScatterPrivateMax = 1 << 16;
+
+// Updates [begin, end) of `row` applied to `d` one at a time; one-element updates (bstep 1,
+// ostep 0: bincount, `x.at[i].add(1)`) in a loop with no per-update index arithmetic.
 template <ReducerKind K, typename T, typename BaseOf>
-void ScatterRowReduce(T* dst, const T* upd, const ScatterRow<BaseOf>& row) {
+void ScatterRowDirect(T* d, const T* upd, const ScatterRow<BaseOf>& row, int64_t begin,
+                      int64_t end) {
+  if (row.bstep == 1 && row.ostep == 0) {
+    T* const out = d + row.o0;
+    const T* const u = upd + row.x;
+    for (int64_t j = begin; j < end; ++j) {
+      const int64_t base = row.base_of(row.b0 + j);
+      if (base >= 0) out[base] = ReducerFn<K, T>::Apply(out[base], u[j]);
+    }
+    return;
+  }
+  for (int64_t j = begin; j < end; ++j) {
+    const int64_t o = row.Dest(j);
+    if (o >= 0) d[o] = ReducerFn<K, T>::Apply(d[o], upd[row.x + j]);
+  }
+}
+
+// An integer reducer into a result of `dst_size` elements, the row cut into `parts` parts: part 0
+// applies its updates to dst, each other part to a private copy filled with the reducer's
+// identity; then every element combines the copies into dst (split over the threads). Exact, so
+// equal to the serial result whatever the order.
+template <ReducerKind K, typename T, typename BaseOf>
+void ScatterRowPrivate(T* dst, int64_t dst_size, const T* upd, const ScatterRow<BaseOf>& row,
+                       int64_t parts) {
+  static_assert(std::is_integral_v<T>);
+  if (parts < 2) {
+    ScatterRowDirect<K, T>(dst, upd, row, 0, row.len);
+    return;
+  }
+  std::vector<std::vector<T>> copies(static_cast<size_t>(parts));
+  runtime::ParallelFor(parts, 1, [&](int64_t b, int64_t e) {
+    for (int64_t t = b; t < e; ++t) {
+      T* d = dst;
+      if (t > 0) {
+        auto& copy = copies[static_cast<size_t>(t)];
+        copy.assign(static_cast<size_t>(dst_size), ReducerFn<K, T>::Identity());
+        d = copy.data();
+      }
+      ScatterRowDirect<K, T>(d, upd, row, row.len * t / parts, row.len * (t + 1) / parts);
+    }
+  });
+  runtime::ParallelFor(dst_size, 4096, [&](int64_t b, int64_t e) {
+    for (int64_t t = 1; t < parts; ++t) {
+      const T* c = copies[static_cast<size_t>(t)].data();
+      for (int64_t i = b; i < e; ++i) dst[i] = ReducerFn<K, T>::Apply(dst[i], c[i]);
+    }
+  });
+}
+
+// `dst_size`: the result's element count (every destination is below it).
+template <ReducerKind K, typename T, typename BaseOf>
+void ScatterRowReduce(T* dst, int64_t dst_size, const T* upd, const ScatterRow<BaseOf>& row) {
   const int64_t parts =
       std::min<int64_t>(runtime::NumWorkerThreads(), row.len / (kScatterSplitLength / 2));
+  if constexpr (std::is_integral_v<T>) {
+    if (dst_size <= kScatterPrivateMax) {
+      // Private copies only where their fill and combine cost less than the updates saved.
+      const bool split = parts >= 2 && dst_size * parts <= row.len;
+      ScatterRowPrivate<K, T>(dst, dst_size, upd, row, split ? parts : 1);
+      return;
+    }
+  }
   if (parts < 2) {
     ScatterRowSerial<K, T>(dst, upd, row, 0, row.len);
     return;

@@ -193,6 +193,33 @@ TEST(ScatterTest, AddWithDuplicateIndicesAndDroppedOutOfBounds) {
   EXPECT_EQ(ToVector<float>((*out)[0]), (std::vector<float>{0, 21, 2, 3, 14}));
 }
 
+TEST(ScatterTest, LongIntegerBincountMatchesTheReference) {
+  // jnp.bincount's scatter, long enough to split over private copies (kernels/scatter_row.h):
+  // indices in [-8, 264) into 256 bins, out-of-range ones dropped, wrapping int32 sums.
+  const int64_t n = 300000, bins = 256;
+  ScatterConfig c{{bins}, {n, 1}, {n}, {}, {0}, {}, {}, {0}, 1};
+  OpBuilder b = BuildScatter(c, DType::kS32);
+  b.BinaryRegion(DType::kS32, "stablehlo.add");
+  FakeLowerContext ctx(b);
+  std::mt19937 rng(3);
+  std::uniform_int_distribution<int32_t> dist(-8, static_cast<int32_t>(bins) + 7);
+  std::vector<int32_t> idx(n), upd(n), operand(bins, 1);
+  for (int64_t j = 0; j < n; ++j) {
+    idx[j] = dist(rng);
+    upd[j] = static_cast<int32_t>(rng());
+  }
+  std::vector<int32_t> expect =
+      ReferenceScatter<int32_t>(c, operand, idx, upd, [](int32_t a, int32_t u) {
+        return static_cast<int32_t>(static_cast<uint32_t>(a) + static_cast<uint32_t>(u));
+      });
+  auto out = LowerAndRun(
+      Scatter(), ctx,
+      {MakeArray<int32_t>(DType::kS32, {bins}, operand),
+       MakeArray<int32_t>(DType::kS32, {n, 1}, idx), MakeArray<int32_t>(DType::kS32, {n}, upd)});
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(ToVector<int32_t>((*out)[0]), expect);
+}
+
 TEST(ScatterTest, VariadicGeneralPathRunsTheRegion) {
   // Two inputs updated together: (a, b) <- (a + u, max(b, v)), via a hand-written region program.
   ScatterConfig c{{4, 2}, {3, 1}, {3, 2}, {1}, {0}, {}, {}, {0}, 1};
