@@ -79,6 +79,14 @@ void NativeEmitter::PlanLiveness(const FlatProgram& p, const std::vector<uint64_
       case FlatProgram::StepKind::kKernel:
         live_.barriers.push_back(step);
         break;
+      case FlatProgram::StepKind::kBranch:  // reads its selector from memory
+        events.push_back({root(f.io), {step, false}});
+        break;
+      case FlatProgram::StepKind::kJump:
+        // Liveness is by step order, not by path: a value read only past a jump (or again after a
+        // jump back) may be dropped early, which costs a reload and never a wrong value, because
+        // every result is in memory and the cache is only a copy (native_branches.cc joins it).
+        break;
     }
   }
   std::stable_sort(events.begin(), events.end(),
