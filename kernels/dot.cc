@@ -8,6 +8,8 @@
 //    [B, M, K] / [B, K, N] buffer.
 //  * Mixed precision (preferred_element_type: bf16 x bf16 -> f32, i8 x i8 -> i32) packs operands
 //    converted to the accumulation type; bf16/f16 results are accumulated in f32 and rounded once.
+//    bf16 x bf16 with both operands read in place runs on vdpbf16ps where the CPU has AVX512_BF16
+//    (kernels/gemm_bf16.h), without widening.
 //  * Integers and pred use a simple i-k-j loop (wrapping arithmetic; pred: or of ands).
 #include "kernels/dot.h"
 
@@ -24,6 +26,7 @@
 #include "kernels/dispatch.h"
 #include "kernels/float16.h"
 #include "kernels/gemm.h"
+#include "kernels/gemm_bf16.h"
 #include "kernels/half_round.h"
 #include "kernels/lowering.h"
 #include "kernels/scalar_body.h"
@@ -192,6 +195,20 @@ Status RunBlasDot(std::string_view op, const DotPlan& p, const View& lhs, const 
   return Status::Ok();
 }
 
+// out[B, M, N] = lhs x rhs in f32 with the CPU's bf16 dot-product instruction (gemm_bf16.h), when
+// both operands are bf16 read in place and the CPU has AVX512_BF16; false otherwise (the caller
+// then widens to f32 for sgemm).
+bool RunBf16Dot(const DotPlan& p, const View& lhs, const View& rhs, float* out) {
+  if (lhs.dtype != ir::DType::kBF16 || rhs.dtype != ir::DType::kBF16 || !p.lhs.direct ||
+      !p.rhs.direct || p.k < 1 || !HaveBf16Gemm()) {
+    return false;
+  }
+  Bf16Gemm(p.batch, p.lhs.trans, p.rhs.trans, p.m, p.n, p.k, lhs.data_as<const uint16_t>(),
+           p.lhs.ld, p.lhs.batch_stride, rhs.data_as<const uint16_t>(), p.rhs.ld,
+           p.rhs.batch_stride, out);
+  return true;
+}
+
 // out[B, M, N] = lhs x rhs for integer or pred T, with both operands packed.
 template <typename T, bool kPred>
 Status RunLoopDot(std::string_view op, const DotPlan& p, const View& lhs, const View& rhs, T* out) {
@@ -257,6 +274,9 @@ Status RunDot(std::string_view op, const DotPlan& p, const View& lhs, const View
         return Status::Ok();
       }
       if (kIsComplexT<T> || p.out_dtype == p.acc_dtype) {
+        if constexpr (std::is_same_v<T, float>) {
+          if (RunBf16Dot(p, lhs, rhs, result.data_as<float>())) return Status::Ok();
+        }
         return RunBlasDot<T>(op, p, lhs, rhs, result.data_as<T>());
       }
       // 16-bit float result: accumulate in f32, round once. In the step's scratch (DotScratch):
@@ -268,7 +288,10 @@ Status RunDot(std::string_view op, const DotPlan& p, const View& lhs, const View
         own.resize(static_cast<size_t>(n));
         tmp = own.data();
       }
-      KILN_RETURN_IF_ERROR(RunBlasDot<float>(op, p, lhs, rhs, tmp, scratch ? tmp + n : nullptr));
+      if (!RunBf16Dot(p, lhs, rhs, tmp)) {
+        KILN_RETURN_IF_ERROR(
+            RunBlasDot<float>(op, p, lhs, rhs, tmp, scratch ? tmp + n : nullptr));
+      }
       auto* dst = result.data_as<uint16_t>();
       const bool bf16 = p.out_dtype == ir::DType::kBF16;
       runtime::ParallelFor(n, int64_t{1} << 14, [&](int64_t b, int64_t e) {
