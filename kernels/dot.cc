@@ -289,8 +289,7 @@ Status RunDot(std::string_view op, const DotPlan& p, const View& lhs, const View
         tmp = own.data();
       }
       if (!RunBf16Dot(p, lhs, rhs, tmp)) {
-        KILN_RETURN_IF_ERROR(
-            RunBlasDot<float>(op, p, lhs, rhs, tmp, scratch ? tmp + n : nullptr));
+        KILN_RETURN_IF_ERROR(RunBlasDot<float>(op, p, lhs, rhs, tmp, scratch ? tmp + n : nullptr));
       }
       auto* dst = result.data_as<uint16_t>();
       const bool bf16 = p.out_dtype == ir::DType::kBF16;

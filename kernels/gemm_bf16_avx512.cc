@@ -139,7 +139,8 @@ void Bf16Gemm(int64_t batch, bool ta, bool tb, int64_t m, int64_t n, int64_t k, 
   // Tasks: blocks of kMcRows rows of one batch's C. Small products stay on one thread.
   const int64_t row_blocks = (m + kMcRows - 1) / kMcRows;
   const int64_t flops_per_block = 2 * std::min(m, kMcRows) * n * k;
-  const int64_t min_chunk = std::max<int64_t>(1, (int64_t{1} << 20) / std::max<int64_t>(flops_per_block, 1));
+  const int64_t min_chunk =
+      std::max<int64_t>(1, (int64_t{1} << 20) / std::max<int64_t>(flops_per_block, 1));
   runtime::ParallelFor(batch * row_blocks, min_chunk, [&](int64_t begin, int64_t end) {
     std::vector<uint32_t> packed_a(static_cast<size_t>(kMcRows * kKcPairs));
     for (int64_t t = begin; t < end; ++t) {
