@@ -196,11 +196,12 @@ Status RunBlasDot(std::string_view op, const DotPlan& p, const View& lhs, const 
 }
 
 // out[B, M, N] = lhs x rhs in f32 with the CPU's bf16 dot-product instruction (gemm_bf16.h), when
-// both operands are bf16 read in place and the CPU has AVX512_BF16; false otherwise (the caller
-// then widens to f32 for sgemm).
+// both operands are bf16 read in place, the product fills at least half of the 8 x 32 micro-tile
+// (m >= 4, n >= 16: matrix-vector forms keep the f32 matvec loops) and the CPU has AVX512_BF16;
+// false otherwise (the caller then widens to f32 for sgemm).
 bool RunBf16Dot(const DotPlan& p, const View& lhs, const View& rhs, float* out) {
   if (lhs.dtype != ir::DType::kBF16 || rhs.dtype != ir::DType::kBF16 || !p.lhs.direct ||
-      !p.rhs.direct || p.k < 1 || !HaveBf16Gemm()) {
+      !p.rhs.direct || p.k < 1 || p.m < 4 || p.n < 16 || !HaveBf16Gemm()) {
     return false;
   }
   Bf16Gemm(p.batch, p.lhs.trans, p.rhs.trans, p.m, p.n, p.k, lhs.data_as<const uint16_t>(),
