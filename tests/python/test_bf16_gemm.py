@@ -1,7 +1,8 @@
 """bf16 x bf16 matrix products (kernels/gemm_bf16.h: vdpbf16ps where the CPU has AVX512_BF16,
 else widened to f32 for sgemm) against the CPU backend and a float64 reference: 2-D matmuls of
 odd and large shapes with f32 (preferred_element_type) and bf16 results, transposed operands as
-gradients contract them, and batched einsums. Each product of two bf16 values is exact in f32, so
+gradients contract them, batched einsums, and operands packed first (batch axis not leading, two
+contracting axes). Each product of two bf16 values is exact in f32, so
 the error is the f32 summation's: |got - ref| <= 2 K 2^-24 sum_k |a b|, plus half a bf16 ulp
 (2^-8 relative) when the result is rounded to bf16. Kiln and CPU must each be within that bound
 of the float64 reference, so within twice of each other."""
@@ -86,3 +87,19 @@ def test_batched_einsum(out):
     q, kk = bf16((2, 4, 128, 64)), bf16((2, 4, 128, 64))
     check(lambda a, b: jnp.einsum("bhqd,bhkd->bhqk", a, b, preferred_element_type=out), q, kk,
           "bhqd,bhkd->bhqk", 64, out)
+
+
+@pytest.mark.parametrize("out", [jnp.float32, jnp.bfloat16])
+def test_packed_operands(out):
+    x, y = bf16((33, 4, 65)), bf16((4, 65, 40))  # lhs batch axis not leading
+    check(lambda a, b: jnp.einsum("ibj,bjk->bik", a, b, preferred_element_type=out), x, y,
+          "ibj,bjk->bik", 65, out)
+    x, y = bf16((40, 3, 7)), bf16((3, 7, 50))  # two contracting axes
+    check(lambda a, b: jnp.einsum("ijk,jkl->il", a, b, preferred_element_type=out), x, y,
+          "ijk,jkl->il", 21, out)
+    x, y = bf16((5, 24, 9)), bf16((9, 31, 5))  # both packed: batch axes in the middle and last
+    check(lambda a, b: jnp.einsum("imj,jni->imn", a, b, preferred_element_type=out), x, y,
+          "imj,jni->imn", 9, out)
+    x, y = bf16((3, 24, 7)), bf16((3, 7, 50))  # lhs contracting axes apart: packed
+    check(lambda a, b: jnp.einsum("jmk,jkn->mn", a, b, preferred_element_type=out), x, y,
+          "jmk,jkn->mn", 21, out)
