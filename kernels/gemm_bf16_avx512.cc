@@ -128,7 +128,23 @@ void Bf16Gemm(int64_t batch, bool ta, bool tb, int64_t m, int64_t n, int64_t k, 
   const int64_t kp = (k + 1) / 2;
   const int64_t panels = (n + kNr - 1) / kNr;
   const int64_t panel_size = kp * kNr;
-  std::vector<uint32_t> packed_b(static_cast<size_t>(batch * panels * panel_size));
+  // The packed B in a buffer kept per thread (fresh memory per call costs page faults: 768 KiB
+  // for a [512, 768] B), unless this thread is already using it or B packs to more than 16 MiB
+  // (not kept alive after the call).
+  thread_local std::vector<uint32_t> kept;
+  thread_local bool kept_busy = false;
+  std::vector<uint32_t> own;
+  const int64_t packed_size = batch * panels * panel_size;
+  const bool use_kept = !kept_busy && packed_size <= (int64_t{4} << 20);
+  std::vector<uint32_t>& packed_b = use_kept ? kept : own;
+  packed_b.resize(static_cast<size_t>(packed_size));
+  if (use_kept) kept_busy = true;
+  struct Release {
+    bool on;
+    ~Release() {
+      if (on) kept_busy = false;
+    }
+  } release{use_kept};
   runtime::ParallelFor(batch * panels, 4, [&](int64_t begin, int64_t end) {
     for (int64_t t = begin; t < end; ++t) {
       const int64_t bi = t / panels, panel = t % panels;
