@@ -197,12 +197,13 @@ Status RunBlasDot(std::string_view op, const DotPlan& p, const View& lhs, const 
 
 // out[B, M, N] = lhs x rhs in f32 with the CPU's bf16 dot-product instruction (gemm_bf16.h), when
 // both operands are bf16, the product fills at least half of the 8 x 32 micro-tile (m >= 4,
-// n >= 16: matrix-vector forms keep the f32 matvec loops) and the CPU has AVX512_BF16; false
+// n >= 16: matrix-vector forms keep the f32 matvec loops), it has more than 4,096 multiply-adds
+// (the packing costs more than tinier products) and the CPU has AVX512_BF16; false
 // otherwise (the caller then widens to f32 for sgemm). Operands are read in place when the plan
 // allows it, else their bf16 codes are packed as they are (no widening).
 bool RunBf16Dot(const DotPlan& p, const View& lhs, const View& rhs, float* out) {
   if (lhs.dtype != ir::DType::kBF16 || rhs.dtype != ir::DType::kBF16 || p.k < 1 || p.m < 4 ||
-      p.n < 16 || !HaveBf16Gemm()) {
+      p.n < 16 || p.batch * p.m * p.n * p.k <= 4096 || !HaveBf16Gemm()) {
     return false;
   }
   std::vector<uint16_t> lhs_buf, rhs_buf;

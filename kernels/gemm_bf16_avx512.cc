@@ -158,7 +158,8 @@ void Bf16Gemm(int64_t batch, bool ta, bool tb, int64_t m, int64_t n, int64_t k, 
   const int64_t min_chunk =
       std::max<int64_t>(1, (int64_t{1} << 20) / std::max<int64_t>(flops_per_block, 1));
   runtime::ParallelFor(batch * row_blocks, min_chunk, [&](int64_t begin, int64_t end) {
-    std::vector<uint32_t> packed_a(static_cast<size_t>(kMcRows * kKcPairs));
+    std::vector<uint32_t> packed_a(
+        static_cast<size_t>((std::min(m, kMcRows) + kMr - 1) / kMr * kMr * std::min(kp, kKcPairs)));
     for (int64_t t = begin; t < end; ++t) {
       const int64_t bi = t / row_blocks;
       const int64_t i0 = (t % row_blocks) * kMcRows;
