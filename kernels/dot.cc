@@ -8,6 +8,8 @@
 //    [B, M, K] / [B, K, N] buffer.
 //  * Mixed precision (preferred_element_type: bf16 x bf16 -> f32, i8 x i8 -> i32) packs operands
 //    converted to the accumulation type; bf16/f16 results are accumulated in f32 and rounded once.
+//    bf16 x bf16 runs on vdpbf16ps where the CPU has AVX512_BF16 (kernels/gemm_bf16.h), without
+//    widening.
 //  * Integers and pred use a simple i-k-j loop (wrapping arithmetic; pred: or of ands).
 #include "kernels/dot.h"
 
@@ -24,6 +26,7 @@
 #include "kernels/dispatch.h"
 #include "kernels/float16.h"
 #include "kernels/gemm.h"
+#include "kernels/gemm_bf16.h"
 #include "kernels/half_round.h"
 #include "kernels/lowering.h"
 #include "kernels/scalar_body.h"
@@ -225,6 +228,44 @@ Status RunBlasDot(std::string_view op, const DotPlan& p, const View& lhs, const 
   return Status::Ok();
 }
 
+// out[B, M, N] = lhs x rhs in f32 with the CPU's bf16 dot-product instruction (gemm_bf16.h), when
+// both operands are bf16, the product fills at least half of the 8 x 32 micro-tile (m >= 4,
+// n >= 16: matrix-vector forms keep the f32 matvec loops), it has more than 4,096 multiply-adds
+// (the packing costs more than tinier products) and the CPU has AVX512_BF16; false
+// otherwise (the caller then widens to f32 for sgemm). Operands are read in place when the plan
+// allows it, else their bf16 codes are packed as they are (no widening).
+bool RunBf16Dot(const DotPlan& p, const View& lhs, const View& rhs, float* out) {
+  if (lhs.dtype != ir::DType::kBF16 || rhs.dtype != ir::DType::kBF16 || p.k < 1 || p.m < 4 ||
+      p.n < 16 || p.batch * p.m * p.n * p.k <= kTinyDotProducts || !HaveBf16Gemm()) {
+    return false;
+  }
+  std::vector<uint16_t> lhs_buf, rhs_buf;
+  const uint16_t* a = lhs.data_as<const uint16_t>();
+  const uint16_t* b = rhs.data_as<const uint16_t>();
+  bool ta = false, tb = false;
+  int64_t lda = p.k, ldb = p.n, a_batch = p.m * p.k, b_batch = p.k * p.n;
+  if (p.lhs.direct) {
+    ta = p.lhs.trans;
+    lda = p.lhs.ld;
+    a_batch = p.lhs.batch_stride;
+  } else {
+    lhs_buf.resize(static_cast<size_t>(Product(p.lhs.pack_sizes)));
+    PackAxes<uint16_t, uint16_t, false>(a, p.lhs.pack_sizes, p.lhs.pack_strides, lhs_buf.data());
+    a = lhs_buf.data();
+  }
+  if (p.rhs.direct) {
+    tb = p.rhs.trans;
+    ldb = p.rhs.ld;
+    b_batch = p.rhs.batch_stride;
+  } else {
+    rhs_buf.resize(static_cast<size_t>(Product(p.rhs.pack_sizes)));
+    PackAxes<uint16_t, uint16_t, false>(b, p.rhs.pack_sizes, p.rhs.pack_strides, rhs_buf.data());
+    b = rhs_buf.data();
+  }
+  Bf16Gemm(p.batch, ta, tb, p.m, p.n, p.k, a, lda, a_batch, b, ldb, b_batch, out);
+  return true;
+}
+
 // out[B, M, N] = lhs x rhs for integer or pred T, with both operands packed.
 template <typename T, bool kPred>
 Status RunLoopDot(std::string_view op, const DotPlan& p, const View& lhs, const View& rhs, T* out) {
@@ -290,6 +331,9 @@ Status RunDot(std::string_view op, const DotPlan& p, const View& lhs, const View
         return Status::Ok();
       }
       if (kIsComplexT<T> || p.out_dtype == p.acc_dtype) {
+        if constexpr (std::is_same_v<T, float>) {
+          if (RunBf16Dot(p, lhs, rhs, result.data_as<float>())) return Status::Ok();
+        }
         return RunBlasDot<T>(op, p, lhs, rhs, result.data_as<T>());
       }
       // 16-bit float result: accumulate in f32, round once. In the step's scratch (DotScratch):
@@ -301,7 +345,9 @@ Status RunDot(std::string_view op, const DotPlan& p, const View& lhs, const View
         own.resize(static_cast<size_t>(n));
         tmp = own.data();
       }
-      KILN_RETURN_IF_ERROR(RunBlasDot<float>(op, p, lhs, rhs, tmp, scratch ? tmp + n : nullptr));
+      if (!RunBf16Dot(p, lhs, rhs, tmp)) {
+        KILN_RETURN_IF_ERROR(RunBlasDot<float>(op, p, lhs, rhs, tmp, scratch ? tmp + n : nullptr));
+      }
       auto* dst = result.data_as<uint16_t>();
       const bool bf16 = p.out_dtype == ir::DType::kBF16;
       runtime::ParallelFor(n, int64_t{1} << 14, [&](int64_t b, int64_t e) {

@@ -256,7 +256,10 @@ DOTS = [
 @pytest.mark.parametrize("spec,sa,sb", DOTS, ids=[d[0] for d in DOTS])
 def test_half_dots_are_f32_products_rounded_once(spec, sa, sb, dtype):
     """A 16-bit dot (operands widened as stored, or packed) gives the bits of the f32 dot of the
-    widened operands rounded once, on Kiln, and matches XLA:CPU within 1% of the largest result."""
+    widened operands rounded once, on Kiln, and matches XLA:CPU within 1% of the largest result.
+    Not the bits for bf16 on AVX512_BF16 CPUs, where bf16 dots read in place run on vdpbf16ps
+    (kernels/gemm_bf16.h: exact products, sums in another order; tests/python/test_bf16_gemm.py
+    bounds them)."""
     rng = np.random.default_rng(len(spec))
     a = rng.standard_normal(sa).astype(HALVES[dtype])
     b = rng.standard_normal(sb).astype(HALVES[dtype])
@@ -265,7 +268,8 @@ def test_half_dots_are_f32_products_rounded_once(spec, sa, sb, dtype):
     got = np.asarray(jax.jit(lambda x, y: jnp.einsum(spec, x, y))(ka, kb))
     wide = jax.jit(lambda x, y: jnp.einsum(spec, x.astype(jnp.float32), y.astype(jnp.float32))
                    .astype(x.dtype))(ka, kb)
-    assert got.tobytes() == np.asarray(wide).tobytes(), spec
+    if dtype != "bfloat16" or "avx512_bf16" not in cpu_flags():
+        assert got.tobytes() == np.asarray(wide).tobytes(), spec
     cpu = jax.devices("cpu")[0]
     ref = np.asarray(jnp.einsum(spec, jax.device_put(a, cpu), jax.device_put(b, cpu)))
     np.testing.assert_allclose(got.astype(np.float32), ref.astype(np.float32), rtol=0,
