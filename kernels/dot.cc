@@ -153,9 +153,17 @@ const T* Widened(const View& a, T* into, std::vector<T>& buffer) {
 // loops, kernels/matvec.h) of at most this many multiply-adds (B * M * N * K) runs as a plain loop,
 // not through BLAS, whose setup costs more than the products: the outer products and [7, 2]-sized
 // products of an ODE solver's gradient in a loop run thousands of times a call.
-constexpr int64_t kTinyDotProducts = 16 * 16 * 16;
+// Kept at 8 x 8 x 8: at 16 x 16 x 16 the loop (strided when an operand is transposed, as in a
+// gradient's h^T x dh) cost ~4 us per product, about 4x BLAS, on an RNN scan's [4,32] x [32,32].
+constexpr int64_t kTinyDotProducts = 8 * 8 * 8;
+// bf16 products with at most this many multiply-adds are widened for sgemm: packing for the bf16
+// kernel costs more than such products.
+constexpr int64_t kTinyBf16Products = 16 * 16 * 16;
 
-// out[B, M, N] = lhs x rhs, each element summed over K in order from zero.
+// out[B, M, N] = lhs x rhs, each element summed over K in order from zero. The loops run i, k, j so
+// the innermost walks a row of the output (and of rhs, when it is not transposed): each element's
+// additions keep their order, and the row's elements are independent chains the compiler can
+// vectorize, not one dependent chain per element.
 template <typename T>
 void TinyDot(int64_t batch, bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a,
              int64_t lda, int64_t a_batch, const T* b, int64_t ldb, int64_t b_batch, T* out) {
@@ -164,13 +172,17 @@ void TinyDot(int64_t batch, bool ta, bool tb, int64_t m, int64_t n, int64_t k, c
   for (int64_t bi = 0; bi < batch; ++bi) {
     const T* ab = a + bi * a_batch;
     const T* bb = b + bi * b_batch;
-    T* ob = out + bi * m * n;
     for (int64_t i = 0; i < m; ++i) {
-      for (int64_t j = 0; j < n; ++j) {
-        T sum = 0;
-        for (int64_t kk = 0; kk < k; ++kk)
-          sum += ab[i * a_row + kk * a_col] * bb[kk * b_row + j * b_col];
-        ob[i * n + j] = sum;
+      T* row = out + (bi * m + i) * n;
+      std::fill(row, row + n, T{0});
+      for (int64_t kk = 0; kk < k; ++kk) {
+        const T av = ab[i * a_row + kk * a_col];
+        const T* br = bb + kk * b_row;
+        if (b_col == 1) {
+          for (int64_t j = 0; j < n; ++j) row[j] += av * br[j];
+        } else {
+          for (int64_t j = 0; j < n; ++j) row[j] += av * br[j * b_col];
+        }
       }
     }
   }
@@ -236,7 +248,7 @@ Status RunBlasDot(std::string_view op, const DotPlan& p, const View& lhs, const 
 // allows it, else their bf16 codes are packed as they are (no widening).
 bool RunBf16Dot(const DotPlan& p, const View& lhs, const View& rhs, float* out) {
   if (lhs.dtype != ir::DType::kBF16 || rhs.dtype != ir::DType::kBF16 || p.k < 1 || p.m < 4 ||
-      p.n < 16 || p.batch * p.m * p.n * p.k <= kTinyDotProducts || !HaveBf16Gemm()) {
+      p.n < 16 || p.batch * p.m * p.n * p.k <= kTinyBf16Products || !HaveBf16Gemm()) {
     return false;
   }
   std::vector<uint16_t> lhs_buf, rhs_buf;
