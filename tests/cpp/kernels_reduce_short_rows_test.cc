@@ -146,7 +146,10 @@ void ExpectShortRowsMatchScalar() {
                                            got);
         for (int r = 0; r < m; ++r) {
           const T want = ScalarLeaf<K, T>(rows[r], n);
-          ASSERT_TRUE(SameBits(got[r], want))
+          // Up to NaN payloads: which of two NaNs a scalar chain keeps is the compiler's choice of
+          // operand order for a commutative op, and it differs between the -O2 and the sanitizer
+          // builds (ASan CI: the vector and scalar orders then kept different payloads).
+          ASSERT_TRUE(SameBitsOrBothNan(got[r], want))
               << kernels::ReducerName(K) << " sizeof " << sizeof(T) << " n=" << n << " pattern "
               << pattern << " m=" << m << " row " << r << ": " << got[r] << " vs " << want;
         }
@@ -176,7 +179,7 @@ void ExpectReduceFastMatchesScalar() {
         for (int64_t p = 0; p < rows; ++p) {
           const T want = F::Apply(init, ScalarLeaf<K, T>(x.data() + p * n, n));
           const T got = out[static_cast<size_t>(p)];
-          ASSERT_TRUE(n < 32 ? SameBits(got, want) : SameBitsOrBothNan(got, want))
+          ASSERT_TRUE(SameBitsOrBothNan(got, want))
               << kernels::ReducerName(K) << " sizeof " << sizeof(T) << " rows of " << n
               << " pattern " << pattern << " row " << p;
         }
@@ -190,7 +193,7 @@ void ExpectReduceFastMatchesScalar() {
         for (int64_t a = 0; a < 3; ++a) {
           want = F::Apply(want, ScalarLeaf<K, T>(x.data() + (a * rows + p) * n, n));
         }
-        ASSERT_TRUE(SameBits(out[static_cast<size_t>(p)], want))
+        ASSERT_TRUE(SameBitsOrBothNan(out[static_cast<size_t>(p)], want))
             << kernels::ReducerName(K) << " sizeof " << sizeof(T) << " axes (0, 2), rows of " << n
             << " pattern " << pattern << " output " << p;
       }
