@@ -13,33 +13,12 @@
 #include "kernels/reduce_fast.h"
 #include "kernels/reduce_rows8.h"
 #include "kernels/reduce_simd.h"
+#include "tests/cpp/reduce_test_util.h"
 
 namespace kiln::testing {
 namespace {
 
 using kernels::ReducerKind;
-
-bool SameBitsOrBothNan(float a, float b) {
-  return (std::isnan(a) && std::isnan(b)) || std::memcmp(&a, &b, sizeof(float)) == 0;
-}
-
-// The leaf's definition, scalar: lane j folds elements j, j + 32, ... of whole blocks, the tail
-// goes into lane 0, then lanes[j] op= lanes[j + w] for w = 16, 8, 4, 2, 1.
-template <ReducerKind K>
-float ScalarLeaf(const float* x, int64_t n) {
-  using F = kernels::ReducerFn<K, float>;
-  float lanes[32];
-  for (float& l : lanes) l = F::Identity();
-  int64_t i = 0;
-  for (; i + 32 <= n; i += 32) {
-    for (int j = 0; j < 32; ++j) lanes[j] = F::Apply(lanes[j], x[i + j]);
-  }
-  for (; i < n; ++i) lanes[0] = F::Apply(lanes[0], x[i]);
-  for (int w = 16; w > 0; w /= 2) {
-    for (int j = 0; j < w; ++j) lanes[j] = F::Apply(lanes[j], lanes[j + w]);
-  }
-  return lanes[0];
-}
 
 template <ReducerKind K>
 void ExpectRows8MatchOneRow() {
@@ -74,7 +53,7 @@ void ExpectRows8MatchOneRow() {
       float got[8];
       kernels::avx2::ReduceRows8(K, rows, m, n, kernels::ReducerFn<K, float>::Identity(), got);
       for (int r = 0; r < m; ++r) {
-        const float want = ScalarLeaf<K>(rows[r], n);
+        const float want = ScalarLeaf<K, float>(rows[r], n);
         const float leaf = kernels::reduce::ReduceLeaf<K, float>(rows[r], n);
         ASSERT_TRUE(SameBitsOrBothNan(got[r], want))
             << kernels::ReducerName(K) << " n=" << n << " pattern " << pattern << " row " << r
