@@ -7,11 +7,13 @@
 # prints, and from the HLO its HLO writer makes (KILN_PROGRAM_FORMAT=text, hlo, written,
 # hlo_written)
 # and the Python tests (JAX on Kiln vs JAX's CPU backend). Exits non-zero on any failure; ends with
-# pytest's summary.
+# pytest's summary. With KILN_PRUNE_BUILDS=1 (as .ci/run sets) each build tree but build/dev and
+# the installed package's is deleted once its job is done.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
 # shellcheck source=scripts/common.sh
 source scripts/common.sh
+kiln_log_disk "start"
 scripts/setup.sh
 scripts/check_format.sh
 scripts/cpp_tests.sh asan tsan dev

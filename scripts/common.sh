@@ -108,6 +108,26 @@ kiln_install_package() {
     || kiln_die "kiln is installed but its library is missing"
 }
 
+# kiln_prune_build <build dir>: under KILN_PRUNE_BUILDS=1 (set by .ci/run, whose clone is used once)
+# deletes a build tree whose job is done, so a CI run never holds every tree at once (the sanitizer
+# trees with debug information are the largest; a CI machine once ran out of disk with all of them
+# present). Interactive runs keep their trees, so ./test.sh stays incremental.
+kiln_prune_build() {
+  local dir="$1"
+  [[ "${KILN_PRUNE_BUILDS:-0}" == 1 && -d "$dir" ]] || return 0
+  kiln_log "disk: removing $dir ($(du -sh "$dir" | cut -f1)); KILN_PRUNE_BUILDS=1"
+  rm -rf "$dir"
+}
+
+# kiln_log_disk <label>: one line with the space the build trees, ccache and the file system use.
+kiln_log_disk() {
+  local trees cache free
+  trees="$(du -sh "$KILN_ROOT/build" 2>/dev/null | cut -f1)"
+  cache="$(ccache -s 2>/dev/null | sed -n 's/^ *Cache size (GB): *\([0-9.]*\).*/\1G/p' | head -1)"
+  free="$(df -h --output=avail "$KILN_ROOT" | tail -1 | xargs)"
+  kiln_log "disk ($1): build/ ${trees:-0}, ccache ${cache:-?}, free $free"
+}
+
 # The generator to use: Ninja when installed.
 kiln_cmake_generator() {
   if command -v ninja >/dev/null; then echo Ninja; else echo "Unix Makefiles"; fi

@@ -6,6 +6,8 @@
 #   build/dev   the normal Release (-O2) build, i.e. what ships.
 # asan and dev run every tests/cpp/*_test.cc and the export check of libkiln_pjrt.so.
 # Usage: scripts/cpp_tests.sh [asan|tsan|dev]...   (default: asan tsan dev)
+# Under KILN_PRUNE_BUILDS=1 (.ci/run) build/asan and build/tsan are deleted once their tests pass and
+# are compiled without ccache (their objects would only fill it); see kiln_prune_build.
 set -euo pipefail
 # shellcheck source=scripts/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -14,10 +16,16 @@ cd "$KILN_ROOT"
 variants=("$@")
 ((${#variants[@]})) || variants=(asan tsan dev)
 
+# The sanitizer builds' objects are never reused when their trees are pruned: keep them out of ccache.
+sanitizer_build() {
+  if [[ "${KILN_PRUNE_BUILDS:-0}" == 1 ]]; then CCACHE_DISABLE=1 kiln_cmake_build "$@"
+  else kiln_cmake_build "$@"; fi
+}
+
 for v in "${variants[@]}"; do
   case "$v" in
     asan)
-      kiln_cmake_build build/asan -DKILN_BUILD_TESTS=ON -DKILN_SANITIZE=ON -DKILN_EXCLUDE_REGEX= \
+      sanitizer_build build/asan -DKILN_BUILD_TESTS=ON -DKILN_SANITIZE=ON -DKILN_EXCLUDE_REGEX= \
         -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1"
       kiln_log "ctest: build/asan"
       # Leak checking is on: LeakSanitizer works on these machines (checked on Debian bookworm).
@@ -25,21 +33,28 @@ for v in "${variants[@]}"; do
       LSAN_OPTIONS="suppressions=$KILN_ROOT/scripts/lsan.supp:print_suppressions=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}" \
       UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}" \
         ctest --test-dir build/asan -j "$KILN_JOBS" --output-on-failure --no-tests=error
+      kiln_log_disk "after build/asan"
+      kiln_prune_build build/asan
       ;;
     tsan)
-      kiln_cmake_build build/tsan -DKILN_BUILD_TESTS=ON -DKILN_SANITIZE=OFF -DKILN_TSAN=ON \
+      # Only the test files whose suites it runs are built (KILN_TEST_SOURCES_REGEX).
+      sanitizer_build build/tsan -DKILN_BUILD_TESTS=ON -DKILN_SANITIZE=OFF -DKILN_TSAN=ON \
+        -DKILN_TEST_SOURCES_REGEX='/(parallel_stress|runtime|partition|pjrt_[a-z_]+)_test\.cc$' \
         -DKILN_EXCLUDE_REGEX= -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1"
       kiln_log "ctest: build/tsan (runtime, stress and PJRT tests)"
       # OpenBLAS's own threads are not instrumented: scripts/tsan.supp names what is theirs.
       TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$KILN_ROOT/scripts/tsan.supp${TSAN_OPTIONS:+:$TSAN_OPTIONS}" \
         ctest --test-dir build/tsan -j "$KILN_JOBS" --output-on-failure --no-tests=error \
           -R '^(ParallelStressTest|ParallelForTest|WorkQueueTest|EventTest|SpinTest|AsyncArrayTest|ArrayTest|RendezvousTest|Pjrt)'
+      kiln_log_disk "after build/tsan"
+      kiln_prune_build build/tsan
       ;;
     dev)
       kiln_cmake_build build/dev -DKILN_BUILD_TESTS=ON -DKILN_SANITIZE=OFF -DKILN_EXCLUDE_REGEX= \
         -DCMAKE_BUILD_TYPE=Release
       kiln_log "ctest: build/dev"
       ctest --test-dir build/dev -j "$KILN_JOBS" --output-on-failure --no-tests=error
+      kiln_log_disk "after build/dev"
       ;;
     *) kiln_die "unknown variant '$v' (expected asan, tsan or dev)" ;;
   esac

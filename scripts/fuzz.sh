@@ -13,6 +13,9 @@ seconds="${1:-${KILN_FUZZ_SECONDS:-60}}"
 command -v clang++ >/dev/null || kiln_die "clang++ not found (scripts/apt-packages.txt installs clang)"
 .venv/bin/python tools/make_fuzz_corpus.py --check 2>/dev/null || python3 tools/make_fuzz_corpus.py --check
 
+# Under KILN_PRUNE_BUILDS=1 (.ci/run) the objects stay out of ccache and the tree (but for
+# findings) is deleted after a clean run: see kiln_prune_build in scripts/common.sh.
+if [[ "${KILN_PRUNE_BUILDS:-0}" == 1 ]]; then export CCACHE_DISABLE=1; fi
 CXX=clang++ kiln_cmake_build build/fuzz -DKILN_BUILD_FUZZERS=ON -DKILN_SANITIZE=ON \
   -DKILN_BUILD_TESTS=OFF -DKILN_EXCLUDE_REGEX= -DCMAKE_BUILD_TYPE=Debug \
   -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1"
@@ -41,4 +44,6 @@ for src in tests/fuzz/*_fuzzer.cc; do
     echo
   fi
 done
+kiln_log_disk "after build/fuzz"
+if ((status == 0)); then kiln_prune_build build/fuzz; fi
 exit "$status"

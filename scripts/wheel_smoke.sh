@@ -16,6 +16,7 @@ cd "$KILN_ROOT"
 
 scripts/build_wheel.sh
 wheel="$(ls build/wheelhouse/kiln_pjrt-*manylinux*.whl)"
+kiln_prune_build build/manylinux  # the wheel's own build tree; the wheel is in build/wheelhouse
 
 # The libraries a manylinux wheel may take from the system (besides its own bundled ones).
 allowed='^(libc\.so\.6|libm\.so\.6|libpthread\.so\.0|libdl\.so\.2|librt\.so\.1|libstdc\+\+\.so\.6|libgcc_s\.so\.1|ld-linux-x86-64\.so\.2)$'
@@ -59,3 +60,6 @@ kiln_log "wheel: installed in a fresh venv, ldd resolves only to the system's gl
 # The oldest jaxlib Kiln supports (python/kiln/_compat.py).
 oldest="$("$KILN_PY" -c 'import sys; sys.path.insert(0, "python"); from kiln._compat import SUPPORTED_JAXLIB as s; print(".".join(map(str, s[0])))')"
 tools/compat_grid --wheel "$wheel" "$oldest"
+kiln_log_disk "after the wheel checks"
+kiln_prune_build build/wheel-smoke
+kiln_prune_build build/compat
