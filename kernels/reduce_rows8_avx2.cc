@@ -131,16 +131,6 @@ struct Vec<float> {
   static V Column(const float* const p[8], int64_t j) {
     return _mm256_set_ps(p[7][j], p[6][j], p[5][j], p[4][j], p[3][j], p[2][j], p[1][j], p[0][j]);
   }
-  // Eight rows of two elements stored one after another from p: element 0 of each row in `first`,
-  // element 1 in `second`, lane r from row r (two loads and two shuffles, not 16 scalar loads).
-  static void Pairs(const float* p, V& first, V& second) {
-    const V a = _mm256_loadu_ps(p), b = _mm256_loadu_ps(p + 8);  // rows 0-3, rows 4-7
-    // Per 128-bit half: rows 0, 1, 4, 5 | rows 2, 3, 6, 7; the 64-bit pairs back in row order.
-    first = _mm256_castpd_ps(
-        _mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0x88)), 0xD8));
-    second = _mm256_castpd_ps(
-        _mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0xDD)), 0xD8));
-  }
   // c[k] = lane k of v[0..7] (v is overwritten).
   static void Transpose(V v[8], V c[8]) {
     V t[8], u[8];
@@ -191,12 +181,6 @@ struct Vec<double> {
   static V Column(const double* const p[4], int64_t j) {
     return _mm256_set_pd(p[3][j], p[2][j], p[1][j], p[0][j]);
   }
-  // Four rows of two elements stored one after another from p (as Vec<float>::Pairs).
-  static void Pairs(const double* p, V& first, V& second) {
-    const V a = _mm256_loadu_pd(p), b = _mm256_loadu_pd(p + 4);     // rows 0-1, rows 2-3
-    first = _mm256_permute4x64_pd(_mm256_unpacklo_pd(a, b), 0xD8);  // rows 0, 2, 1, 3 -> in order
-    second = _mm256_permute4x64_pd(_mm256_unpackhi_pd(a, b), 0xD8);
-  }
   static void Transpose(V v[4], V c[4]) {
     const V t0 = _mm256_unpacklo_pd(v[0], v[1]), t1 = _mm256_unpackhi_pd(v[0], v[1]);
     const V t2 = _mm256_unpacklo_pd(v[2], v[3]), t3 = _mm256_unpackhi_pd(v[2], v[3]);
@@ -243,21 +227,8 @@ void ShortRows(const T* const rows[kShortRowsAtOnce], int m, int64_t n, T identi
   const V id = X::Set1(identity);
   V acc[kGroups];
   for (V& a : acc) a = id;
-  // Sixteen rows of two stored one after another (a sum over a last axis of 2: k-means' squared
-  // distances of 2-D points): each group's two columns come from two loads and shuffles; the same
-  // two folds as the columns below.
-  bool pairs = n == 2 && m == kShortRowsAtOnce;
-  for (int r = 1; pairs && r < kShortRowsAtOnce; ++r) pairs = p[r] == p[0] + 2 * r;
-  const int64_t whole = pairs ? n : n - n % kW;
-  if (pairs) {
-    for (int g = 0; g < kGroups; ++g) {
-      V first, second;
-      X::Pairs(p[0] + 2 * kW * g, first, second);
-      acc[g] = ApplyInOrder<K, T>(acc[g], first);
-      acc[g] = ApplyInOrder<K, T>(acc[g], second);
-    }
-  }
-  for (int64_t j = pairs ? n : 0; j < whole; j += kW) {
+  const int64_t whole = n - n % kW;
+  for (int64_t j = 0; j < whole; j += kW) {
     V c[kGroups][kW];
     for (int g = 0; g < kGroups; ++g) {
       V v[kW];
