@@ -290,6 +290,9 @@ void ReduceShortRows(const ReduceGeometry& g, const T* x, T init, T* out, int64_
   if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
     if (UseSimd<K, T>()) {
       constexpr int kAtOnce = avx2::kShortRowsAtOnce;
+      if (g.inner == 2 && ReducesContiguousRows(g)) {  // rows of two back to back: the same bits
+        b += avx2::ReducePairRows(K, x + 2 * b, e - b, F::Identity(), init, out + b);
+      }
       for (int64_t p0 = b; p0 < e; p0 += kAtOnce) {
         const int m = static_cast<int>(std::min<int64_t>(kAtOnce, e - p0));
         const T* base[kAtOnce];

@@ -40,5 +40,14 @@ void ReduceShortRowsSimd(ReducerKind kind, const float* const rows[kShortRowsAtO
 void ReduceShortRowsSimd(ReducerKind kind, const double* const rows[kShortRowsAtOnce], int m,
                          int64_t n, double identity, double out[kShortRowsAtOnce]);
 
+// Rows of two elements stored back to back from x (a sum over a last axis of 2), 8 (f32) or 4
+// (f64) rows per step: out[r] = init op the leaf ReduceShortRowsSimd gives row r (the same
+// operations in the same order), for whole vectors of rows; returns how many rows that is (the
+// caller folds the last ones).
+int64_t ReducePairRows(ReducerKind kind, const float* x, int64_t rows, float identity, float init,
+                       float* out);
+int64_t ReducePairRows(ReducerKind kind, const double* x, int64_t rows, double identity,
+                       double init, double* out);
+
 }  // namespace avx2
 }  // namespace kiln::kernels

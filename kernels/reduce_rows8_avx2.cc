@@ -131,6 +131,16 @@ struct Vec<float> {
   static V Column(const float* const p[8], int64_t j) {
     return _mm256_set_ps(p[7][j], p[6][j], p[5][j], p[4][j], p[3][j], p[2][j], p[1][j], p[0][j]);
   }
+  // Eight rows of two elements stored one after another from p: element 0 of each row in `first`,
+  // element 1 in `second`, lane r from row r.
+  static void Pairs(const float* p, V& first, V& second) {
+    const V a = _mm256_loadu_ps(p), b = _mm256_loadu_ps(p + 8);  // rows 0-3, rows 4-7
+    // Per 128-bit half: rows 0, 1, 4, 5 | rows 2, 3, 6, 7; the 64-bit pairs back in row order.
+    first = _mm256_castpd_ps(
+        _mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0x88)), 0xD8));
+    second = _mm256_castpd_ps(
+        _mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0xDD)), 0xD8));
+  }
   // c[k] = lane k of v[0..7] (v is overwritten).
   static void Transpose(V v[8], V c[8]) {
     V t[8], u[8];
@@ -180,6 +190,12 @@ struct Vec<double> {
   // Element j of rows p[0..3], lane r from p[r].
   static V Column(const double* const p[4], int64_t j) {
     return _mm256_set_pd(p[3][j], p[2][j], p[1][j], p[0][j]);
+  }
+  // Four rows of two elements stored one after another from p (as Vec<float>::Pairs).
+  static void Pairs(const double* p, V& first, V& second) {
+    const V a = _mm256_loadu_pd(p), b = _mm256_loadu_pd(p + 4);     // rows 0-1, rows 2-3
+    first = _mm256_permute4x64_pd(_mm256_unpacklo_pd(a, b), 0xD8);  // rows 0, 2, 1, 3: reordered
+    second = _mm256_permute4x64_pd(_mm256_unpackhi_pd(a, b), 0xD8);
   }
   static void Transpose(V v[4], V c[4]) {
     const V t0 = _mm256_unpacklo_pd(v[0], v[1]), t1 = _mm256_unpackhi_pd(v[0], v[1]);
@@ -277,6 +293,47 @@ void ShortRows(const T* const rows[kShortRowsAtOnce], int m, int64_t n, T identi
   for (int r = 0; r < m; ++r) out[r] = all[r];
 }
 
+// Rows of two stored back to back, one vector's width of rows per step: out[r] = init op leaf(row
+// r), the leaf as ShortRows folds it (identity op x0 op x1, then the identity once per level of
+// the lane tree, once when that is idempotent), init the first operand as ReduceShortRows applies
+// it. Returns the rows done (whole vectors); the caller folds the rest.
+template <typename T, ReducerKind K>
+int64_t PairRows(const T* x, int64_t rows, T identity, T init, T* out) {
+  using X = Vec<T>;
+  using V = typename X::V;
+  constexpr int kW = X::kWidth;
+  const V id = X::Set1(identity), first_op = X::Set1(init);
+  const bool idempotent = (K != ReducerKind::kAdd || identity == T(0)) &&
+                          (K != ReducerKind::kMultiply || identity == T(1));
+  int64_t r = 0;
+  for (; r + kW <= rows; r += kW) {
+    V a, b;
+    X::Pairs(x + 2 * r, a, b);
+    V leaf = ApplyInOrder<K, T>(ApplyInOrder<K, T>(id, a), b);
+    for (int level = 0; level < (idempotent ? 1 : 5); ++level) {
+      leaf = X::template Apply<K>(leaf, id);
+    }
+    X::Store(out + r, ApplyInOrder<K, T>(first_op, leaf));
+  }
+  return r;
+}
+
+template <typename T>
+int64_t PairRowsOf(ReducerKind kind, const T* x, int64_t rows, T identity, T init, T* out) {
+  switch (kind) {
+    case ReducerKind::kAdd:
+      return PairRows<T, ReducerKind::kAdd>(x, rows, identity, init, out);
+    case ReducerKind::kMultiply:
+      return PairRows<T, ReducerKind::kMultiply>(x, rows, identity, init, out);
+    case ReducerKind::kMaximum:
+      return PairRows<T, ReducerKind::kMaximum>(x, rows, identity, init, out);
+    case ReducerKind::kMinimum:
+      return PairRows<T, ReducerKind::kMinimum>(x, rows, identity, init, out);
+    default:
+      return 0;
+  }
+}
+
 template <typename T>
 void ShortRowsOf(ReducerKind kind, const T* const rows[kShortRowsAtOnce], int m, int64_t n,
                  T identity, T out[kShortRowsAtOnce]) {
@@ -295,6 +352,16 @@ void ShortRowsOf(ReducerKind kind, const T* const rows[kShortRowsAtOnce], int m,
 }
 
 }  // namespace
+
+int64_t ReducePairRows(ReducerKind kind, const float* x, int64_t rows, float identity, float init,
+                       float* out) {
+  return PairRowsOf<float>(kind, x, rows, identity, init, out);
+}
+
+int64_t ReducePairRows(ReducerKind kind, const double* x, int64_t rows, double identity,
+                       double init, double* out) {
+  return PairRowsOf<double>(kind, x, rows, identity, init, out);
+}
 
 void ReduceShortRowsSimd(ReducerKind kind, const float* const rows[kShortRowsAtOnce], int m,
                          int64_t n, float identity, float out[kShortRowsAtOnce]) {

@@ -402,12 +402,40 @@ void GatherRowSplats(const StridedBox& box, const W* src, W* dst, int64_t b, int
   }
 }
 
+// A rank-3 box that repeats each short source row dims[1] times (source strides {s0, 0, s2}: x[:,
+// None, :] broadcast to [N, K, D], a pairwise difference's left operand): per outer index, the
+// block of dims[1] * dims[2] elements is periodic with period dims[2], so it is copied out in
+// chunks from a pattern made once per block (starting at the tile's phase inside the block).
+template <typename W>
+void GatherRepeatedRows(const StridedBox& box, const W* src, W* dst, int64_t b, int64_t len) {
+  constexpr int64_t kChunk = kGatherChunkBytes / static_cast<int64_t>(sizeof(W));
+  const int64_t p = box.dims[2], block = box.dims[1] * p;
+  const int64_t q = p * ((kChunk + p - 1) / p);  // whole periods of at least one chunk
+  int64_t outer = b / block, at = b % block;
+  int64_t x = 0;
+  while (x < len) {
+    const W* row = src + box.src_offset + outer * box.src_strides[0];
+    const int64_t phase = at % p;
+    W pattern[kMaxGatherPeriod + kChunk];
+    for (int64_t t = 0, k = phase; t < q + kChunk; ++t) {
+      pattern[t] = row[k * box.src_strides[2]];
+      if (++k == p) k = 0;
+    }
+    const int64_t run = std::min(block - at, len - x);
+    FillPeriodic(dst + x, pattern, q, run);
+    x += run;
+    at = 0;
+    ++outer;
+  }
+}
+
 }  // namespace detail
 
-// Elements [b, b + len) of the row-major destination of `box` (see below). Short rows take two
+// Elements [b, b + len) of the row-major destination of `box` (see below). Short rows take three
 // faster paths with the same result: a destination that repeats a short period (a column
 // broadcast) is written once per period and then copied from that pattern; a rank-2 row
-// broadcast of short rows is stored as splats (`GatherFlatTilesEqualTheWholeBroadcast`).
+// broadcast of short rows is stored as splats; short rows each repeated along a middle axis are
+// copied out from a pattern per row (`GatherFlatTilesEqualTheWholeBroadcast`).
 template <typename W>
 void GatherFlat(const StridedBox& box, const W* src, W* dst, int64_t b, int64_t len) {
   const size_t r = box.dims.size();
@@ -428,6 +456,11 @@ void GatherFlat(const StridedBox& box, const W* src, W* dst, int64_t b, int64_t 
       }
       if (r == 2 && box.src_strides[1] == 0 && box.src_strides[0] != 0) {
         detail::GatherRowSplats(box, src, dst, b, len);
+        return;
+      }
+      // (Its pattern of whole periods, under dims[2] + one chunk <= 96 elements, fits.)
+      if (r == 3 && box.src_strides[1] == 0 && box.src_strides[0] != 0 && box.dims[1] >= 4) {
+        detail::GatherRepeatedRows(box, src, dst, b, len);
         return;
       }
     }

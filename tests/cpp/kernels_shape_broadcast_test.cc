@@ -169,7 +169,8 @@ void CheckGatherFlatTiles() {
   };
   // [5,7] from a row (stride 0 on axis 0), from a column (stride 0 on the last axis), [3,4,5]
   // from its middle axis, and a scalar broadcast; short rows of 17, 5, 3 and 1 from a row and a
-  // column, a period of two axes, and rows of 64 (the longest the short paths take) and 65.
+  // column, a period of two axes, rows of 64 (the longest the short paths take) and 65, and short
+  // rows repeated along a middle axis.
   for (const Case& c : std::vector<Case>{{{5, 7}, {0, 1}},
                                          {{5, 7}, {1, 0}},
                                          {{3, 4, 5}, {0, 1, 0}},
@@ -181,7 +182,16 @@ void CheckGatherFlatTiles() {
                                          {{9, 3, 2}, {0, 2, 1}},
                                          {{4, 64}, {0, 1}},
                                          {{4, 65}, {1, 0}},
-                                         {{3, 64}, {2, 0}}}) {
+                                         {{3, 64}, {2, 0}},
+                                         // Rows repeated along the middle axis (x[:, None, :]
+                                         // of a pairwise difference): rows of 2, 3, 8 and 64,
+                                         // a strided (transposed) source, and too few repeats.
+                                         {{7, 6, 2}, {2, 0, 1}},
+                                         {{5, 4, 3}, {3, 0, 1}},
+                                         {{4, 9, 8}, {8, 0, 1}},
+                                         {{6, 5, 3}, {1, 0, 6}},
+                                         {{2, 4, 64}, {64, 0, 1}},
+                                         {{5, 3, 2}, {2, 0, 1}}}) {
     StridedBox box;
     box.dims = c.dims;
     box.src_strides = c.src_strides;
