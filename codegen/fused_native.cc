@@ -16,7 +16,9 @@
 // written; their values are never stored). On CPUs with AVX512F and AVX512DQ, runs whose members
 // are all instructions or inline functions (no call: called functions take ymm0) use zmm
 // registers, 64 bytes per vector, with the rest under the lane mask k2 (k1 is scratch for
-// compares); KILN_FUSED_JIT_AVX512=0 keeps them to ymm. Same instructions per lane, same bits (but
+// compares), and so do runs whose called functions all have a zmm form (WideCallOf: SLEEF's
+// 16-lane f32 / 8-lane f64 function, the one the interpreted path calls on AVX-512);
+// KILN_FUSED_JIT_AVX512=0 keeps them to ymm. Same instructions per lane, same bits (but
 // for which payload an add or multiply of two NaNs returns: docs/engine.md, Overview). Each
 // member is an instruction on registers; values are assigned to ymm0-ymm12 as they are computed and
 // freed after their last reader; when registers run out, the value read farthest ahead goes to its
@@ -172,12 +174,15 @@ bool TileEmitter::Plan() {
     for (const Ref& r : f_.members[static_cast<size_t>(m)].in) read_later(r);
   }
   if (f_.rows.fn != nullptr) read_later(f_.rows.x);
-  // Called vector functions take and return 8 lanes in ymm0: such runs stay 32 bytes wide.
+  // Called vector functions take and return 32 bytes of lanes in ymm0, or, when they have a wide
+  // form (WideCallOf, codegen/native_math.h), 64 bytes in zmm0: runs calling one without stay 32
+  // bytes wide.
   wide_ = avx512_ && !complex_;  // complex parts are split and joined in ymm only
   for (int m = 0; m < Members(); ++m) {
     const Member& mem = f_.members[static_cast<size_t>(m)];
     if (Computes(m) && mem.code.op == MapOp::kVectorCall &&
-        (f64_ || NativeMathOf(mem.code.fn) == NativeMath::kNone)) {
+        (f64_ || NativeMathOf(mem.code.fn) == NativeMath::kNone) &&
+        WideCallOf(mem.code.fn) == nullptr) {
       wide_ = false;
     }
   }
@@ -277,7 +282,8 @@ void TileEmitter::Generate() {
   cmovg(r15,
         rax);  // elements in this vector (16-bit elements are copied through the bounce buffer)
   if (wide_) {
-    // k2 = the first min(lanes, rest) lanes; no member changes it (calls make code narrow).
+    // k2 = the first min(lanes, rest) lanes; no member changes it (after a call, which may,
+    // EmitMember sets it again from TailCount()).
     mov(rcx, lanes);
     cmp(rax, rcx);
     cmovg(rax, rcx);

@@ -199,12 +199,19 @@ void TileEmitter::EmitMember(int m, int way, bool masked) {
     for (int r = 0; r < kPool; ++r) {
       if (r != a) Spill(r, at);
     }
-    if (a != 0) vmovaps(Xbyak::Ymm(0), Xbyak::Ymm(a));
+    if (a != 0) vmovaps(V(0), V(a));
     Spill(a, at);
-    mov(rax, reinterpret_cast<uint64_t>(mem.code.fn));
+    mov(rax, reinterpret_cast<uint64_t>(wide_ ? WideCallOf(mem.code.fn) : mem.code.fn));
     call(rax);
     mask_loaded_ = false;
     sign_ready_ = false;
+    if (wide_ && masked) {  // the callee may clobber the mask registers: k2 again
+      mov(rcx, TailCount());
+      mov(eax, 1);
+      shl(eax, cl);
+      sub(eax, 1);
+      kmovw(k2, eax);
+    }
     d = 0;
   } else if (op == MapOp::kConvert && HalfOf(mem.code) != ir::DType::kInvalid) {
     // Between f32 and a 16-bit float: the value is already f32 in the lanes (rounded below).

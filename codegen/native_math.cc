@@ -6,6 +6,9 @@
 #include <bit>
 #include <cstring>
 #include <memory>
+#include <mutex>
+#include <utility>
+#include <vector>
 
 #include "codegen/native_math_emit.h"
 
@@ -302,6 +305,40 @@ NativeMath NativeMathOf(const void* fn) {
     if (fn == NativeMathRegister(m)) return m;
   }
   return NativeMath::kNone;
+}
+
+namespace {
+
+struct WideCalls {
+  std::mutex mu;
+  std::vector<std::pair<const void*, const void*>> pairs;
+};
+
+WideCalls& TheWideCalls() {
+  static WideCalls* calls = new WideCalls;  // never destroyed: read until the process ends
+  return *calls;
+}
+
+}  // namespace
+
+void RegisterWideCall(const void* fn, const void* wide) {
+  if (fn == nullptr || wide == nullptr) return;
+  WideCalls& w = TheWideCalls();
+  const std::lock_guard<std::mutex> lock(w.mu);
+  for (const auto& [narrow, _] : w.pairs) {
+    if (narrow == fn) return;
+  }
+  w.pairs.emplace_back(fn, wide);
+}
+
+const void* WideCallOf(const void* fn) {
+  if (fn == nullptr) return nullptr;
+  WideCalls& w = TheWideCalls();
+  const std::lock_guard<std::mutex> lock(w.mu);
+  for (const auto& [narrow, wide] : w.pairs) {
+    if (narrow == fn) return wide;
+  }
+  return nullptr;
 }
 
 }  // namespace kiln::codegen

@@ -36,4 +36,11 @@ const void* NativeMathRegister(NativeMath fn);
 // these: generators then emit it inline instead of calling it.
 NativeMath NativeMathOf(const void* fn);
 
+// Wide forms of called vector functions: `wide` computes what register form `fn` (a MapOp::
+// kVectorCall's MapCode::fn) computes, on 64 bytes of lanes in zmm0 (16 f32 / 8 f64), the same bits
+// per lane. kernels/vector_math.cc registers them (AVX-512 machines); WideCallOf(fn) is nullptr for
+// a function without one, and native code calling such a function stays in ymm.
+void RegisterWideCall(const void* fn, const void* wide);
+const void* WideCallOf(const void* fn);
+
 }  // namespace kiln::codegen

@@ -70,6 +70,17 @@ VectorF64 VectorMathF64(MathFn fn) {
 }
 
 const void* VectorMathRegister(MathFn fn, bool f64) {
+  // The AVX-512 register forms' wide forms, for native code (once).
+  [[maybe_unused]] static const bool wide = [] {
+    if (TheIsa() != Isa::kAvx512) return false;
+    for (int i = 0; i < static_cast<int>(MathFn::kCount); ++i) {
+      for (int w = 0; w < 2; ++w) {
+        codegen::RegisterWideCall(vector_math_detail::kAvx512Register[i][w],
+                                  vector_math_detail::kAvx512RegisterWide[i][w]);
+      }
+    }
+    return true;
+  }();
   if (!f64) {
     if (const void* own = codegen::NativeMathRegister(OwnF32(fn))) return own;
   }

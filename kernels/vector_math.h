@@ -43,6 +43,10 @@ VectorF64 VectorMathF64(MathFn fn);
 // in ymm0, the results in ymm0 (System V vector convention), the same bits per lane as
 // VectorMathF32/F64 on this machine; nullptr for kSqrt (an instruction) or without a vector path.
 const void* VectorMathRegister(MathFn fn, bool f64);
+// With AVX-512 each such function also has a 64-byte form, registered with native code
+// (codegen::RegisterWideCall) when this is first called: 16 f32 or 8 f64 lanes in zmm0, results in
+// zmm0, each lane's bits those of VectorMathF32/F64 (the same SLEEF function on the same groups of
+// lanes as their loops), so that native code calling it may use zmm registers.
 // "avx512f", "avx2" or "none": what VectorMath* use on this machine.
 const char* VectorMathIsa();
 
@@ -55,6 +59,7 @@ extern const VectorF64 kAvx512F64[static_cast<int>(MathFn::kCount)];
 // VectorMathRegister's functions: [fn][0] f32, [fn][1] f64.
 extern const void* const kAvx2Register[static_cast<int>(MathFn::kCount)][2];
 extern const void* const kAvx512Register[static_cast<int>(MathFn::kCount)][2];
+extern const void* const kAvx512RegisterWide[static_cast<int>(MathFn::kCount)][2];
 }  // namespace vector_math_detail
 
 }  // namespace kiln::kernels

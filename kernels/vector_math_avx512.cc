@@ -133,4 +133,26 @@ const void* const kAvx512Register[static_cast<int>(MathFn::kCount)][2] = {
     KILN_VECTOR_MATH_FUNCTIONS(KILN_REGISTER){nullptr, nullptr}};
 #undef KILN_REGISTER
 
+// For native code in zmm: 16 f32 (8 f64) lanes in zmm0, computed as LoopF32/LoopF64 compute each
+// whole vector (sin, cos and tan on each half), so each lane gets the same bits.
+#define KILN_REGISTER_WIDE_WRAP(e, f)                                                              \
+  __m512 f##_register_wide_f32(__m512 v) {                                                         \
+    return ApplyF32<HalfVectors(MathFn::e)>([](__m512 x) { return Sleef_##f##f16_u10avx512f(x); }, \
+                                            v);                                                    \
+  }                                                                                                \
+  __m512d f##_register_wide_f64(__m512d v) {                                                       \
+    return ApplyF64<HalfVectors(MathFn::e)>([](__m512d x) { return Sleef_##f##d8_u10avx512f(x); }, \
+                                            v);                                                    \
+  }
+namespace {
+KILN_VECTOR_MATH_FUNCTIONS(KILN_REGISTER_WIDE_WRAP)
+}  // namespace
+#undef KILN_REGISTER_WIDE_WRAP
+#define KILN_REGISTER_WIDE(e, f)                          \
+  {reinterpret_cast<const void*>(&f##_register_wide_f32), \
+   reinterpret_cast<const void*>(&f##_register_wide_f64)},
+const void* const kAvx512RegisterWide[static_cast<int>(MathFn::kCount)][2] = {
+    KILN_VECTOR_MATH_FUNCTIONS(KILN_REGISTER_WIDE){nullptr, nullptr}};
+#undef KILN_REGISTER_WIDE
+
 }  // namespace kiln::kernels::vector_math_detail

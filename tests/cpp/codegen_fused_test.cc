@@ -287,9 +287,12 @@ TEST(CodegenFusedTest, RandomProgramsMatchTheInterpreter) {
     EXPECT_GT(native_post_runs, 5);
     EXPECT_GT(joined_rows, 5);
     EXPECT_GT(joined_pre, 5);
-    EXPECT_GT(narrow_runs, 20);
+    // With AVX-512 every run here is wide (runs calling SLEEF too, through its wide forms); the
+    // ymm code is checked in a child process (YmmCodeInAChildProcess).
     if (wide_expected) {
       EXPECT_GT(wide_runs, 100);
+    } else {
+      EXPECT_GT(narrow_runs, 20);
     }
   }
 }
