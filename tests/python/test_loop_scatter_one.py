@@ -32,7 +32,7 @@ def _rows_in_fori(buf, ints, flags, n, shift):
         j = i - shift
         row = jnp.stack([i.astype(buf.dtype) * 1.5, -i.astype(buf.dtype)])
         buf = buf.at[j].set(row)
-        seen = seen + jnp.sum(ints)  # reads ints before its scatter: ints is copied
+        seen = seen + jnp.sum(ints, dtype=jnp.int32)  # reads ints before its scatter: ints is copied
         ints = ints.at[j].set(i * 7)
         flags = flags.at[2 * j - 1].set(i % 3 == 0)
         return buf, ints, flags, seen
