@@ -34,6 +34,11 @@ uint64_t NativeEmitter::RefKey(const FlatProgram& p, const FlatProgram::PtrRef& 
 bool NativeEmitter::DirectInline(const FlatProgram::FlatStep& f) {
   const lower::Direct& d = f.step->kernel.direct;
   if (d.reduce_all.op != lower::MapOp::kNone || d.pieces != nullptr) return true;
+  if (d.fn == &lower::RunDropUpdate) {  // a one-window scatter (native_scatter.cc)
+    return f.n_in == 3 && f.n_out == 1 &&
+           static_cast<const lower::DropUpdateCode*>(d.state.get())->update_bytes <=
+               kMaxInlineUpdateBytes;
+  }
   if (d.slice != nullptr && f.n_out == 1 && f.n_in == 1 + d.slice->start_types.size() &&
       d.slice->update_bytes <= kMaxInlineUpdateBytes) {
     return true;

@@ -13,6 +13,7 @@
 
 #include "codegen/native_ops.h"
 #include "engine/flat_program.h"
+#include "lower/drop_update.h"
 
 namespace kiln::codegen {
 
@@ -117,6 +118,14 @@ class NativeEmitter : public Xbyak::CodeGenerator {
   // rdi = the clamped start offset in bytes of a slice whose start indices are the views from
   // `first` on (Direct::update, Direct::slice); uses rax and r8-r10.
   void StartOffset(const lower::UpdateSliceCode& code, uint32_t views, uint32_t first);
+  // rsi = the output (the view after the n_in inputs at `views`), input 0's `bytes` copied into
+  // it first unless it is input 0's memory (native_moves.cc).
+  void CopyUnlessInPlace(uint32_t views, uint16_t n_in, uint64_t bytes, const void* copy_fn);
+  // A one-window scatter's direct form (lower::RunDropUpdate) inline (native_scatter.cc): inputs
+  // operand, start, update and the output as views at `views`; `roots` their register-cache keys
+  // and base offsets.
+  void DropUpdate(const lower::DropUpdateCode& code, uint32_t views, const void* copy_fn,
+                  const std::vector<std::pair<uint64_t, uint64_t>>& roots);
   // Direct::reduce_all inline: input 0 (n elements) and 1 (the initial value) and the output
   // are the views at `views`; `roots` the register-cache key and base offset of each. Elements
   // come from the register cache (or are loaded into it), and the result stays in it.

@@ -418,6 +418,16 @@ void NativeEmitter::Flat(const FlatProgram& p, uint32_t program_tag,
           break;
         }
         const Direct& d = f.step->kernel.direct;
+        if (d.fn == &lower::RunDropUpdate) {
+          std::vector<std::pair<uint64_t, uint64_t>> roots;
+          for (uint32_t k = 0; k < 4; ++k) {
+            const auto [root, offset] = p.RootOf(p.io_[f.io + k]);
+            roots.emplace_back(static_cast<uint64_t>(root), offset);
+          }
+          DropUpdate(*static_cast<const lower::DropUpdateCode*>(d.state.get()), views,
+                     reinterpret_cast<const void*>(&CopyDistinct), roots);
+          break;
+        }
         if (d.slice != nullptr && f.n_out == 1 && f.n_in == 1 + d.slice->start_types.size() &&
             d.slice->update_bytes <= kMaxInlineUpdateBytes) {
           DynamicSlice(*d.slice, views, f.n_in,

@@ -229,6 +229,17 @@ void NativeEmitter::UpdateSlice(const UpdateSliceCode& code, uint32_t views, uin
                                 const std::vector<std::pair<uint64_t, uint64_t>>& roots) {
   ForgetKey(roots[0].first);  // the operand's bytes change when the result is its memory
   ForgetKey(roots[n_in].first);
+  CopyUnlessInPlace(views, n_in, code.operand_bytes, copy_fn);
+  StartOffset(code, views, 2);
+  mov(rdx, ptr[rbx + views + kView + kPtr]);
+  add(rsi, rdi);
+  MoveBytes(rdx, 0, rsi, 0, code.update_bytes, roots[1], nullptr, false);  // a place known only now
+}
+
+// rsi = the output (the view after the n_in inputs at `views`), input 0's `bytes` copied into it
+// first unless it is input 0's memory, by a call that keeps every vector register.
+void NativeEmitter::CopyUnlessInPlace(uint32_t views, uint16_t n_in, uint64_t bytes,
+                                      const void* copy_fn) {
   mov(rax, ptr[rbx + views + kPtr]);
   mov(rsi, ptr[rbx + views + n_in * kView + kPtr]);
   Xbyak::Label in_place;
@@ -240,17 +251,13 @@ void NativeEmitter::UpdateSlice(const UpdateSliceCode& code, uint32_t views, uin
   vzeroupper();
   mov(rdi, rsi);
   mov(rsi, rax);
-  mov(rdx, code.operand_bytes);
+  mov(rdx, bytes);
   mov(rax, reinterpret_cast<uint64_t>(copy_fn));
   call(rax);
   for (int i = 0; i < 16; ++i) vmovups(Xbyak::Ymm(i), ptr[rsp + i * 32]);
   add(rsp, kSaved);
   mov(rsi, ptr[rbx + views + n_in * kView + kPtr]);
   L(in_place);
-  StartOffset(code, views, 2);
-  mov(rdx, ptr[rbx + views + kView + kPtr]);
-  add(rsi, rdi);
-  MoveBytes(rdx, 0, rsi, 0, code.update_bytes, roots[1], nullptr, false);  // a place known only now
 }
 
 void NativeEmitter::StartOffset(const UpdateSliceCode& code, uint32_t views, uint32_t first) {

@@ -4,12 +4,15 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kernels/dispatch.h"
 #include "kernels/index_geometry.h"
 #include "kernels/lowering.h"
+#include "kernels/scatter_one.h"
 #include "runtime/parallel.h"
 
 namespace kiln::kernels::indexing {
@@ -113,6 +116,11 @@ StatusOr<Kernel> LowerGather(LowerContext& ctx) {
   KILN_RETURN_IF_ERROR(DispatchElementSize(elem, []<typename E>() { return Status::Ok(); }));
 
   std::string name = op.name;
+  // One start index and a window that is one contiguous run (x[i] of a row): a clamped copy,
+  // inline in loops.
+  if (std::optional<Kernel> one = GatherOneRun(operand, indices, result, g)) {
+    return std::move(*one);
+  }
   if (Product(slice_sizes) == 1 && ContiguousIndexVectors(g) && g.vector_size == 1) {
     // One element per index (take_along_axis, x[i] of a vector): the result is in batch order,
     // each element read straight from its clamped index, with no table of bases in between.

@@ -15,6 +15,7 @@
 #include "kernels/index_geometry.h"
 #include "kernels/lowering.h"
 #include "kernels/scalar_body.h"
+#include "kernels/scatter_one.h"
 #include "kernels/scatter_row.h"
 #include "kernels/strided.h"
 #include "runtime/parallel.h"
@@ -193,6 +194,10 @@ StatusOr<Kernel> LowerScatter(LowerContext& ctx) {
 
   std::optional<ReducerKind> kind = MatchBinaryReducer(ctx.module(), op.regions[0], dtypes[0]);
   if (n == 1 && kind == ReducerKind::kReplace) {
+    // One window in one contiguous run (x.at[i].set(row)): in place, inline in loops.
+    if (std::optional<Kernel> one = ScatterOneRun(name, input0, indices, updates0, p->g)) {
+      return std::move(*one);
+    }
     size_t elem = static_cast<size_t>(ir::DTypeByteSize(dtypes[0]));
     KILN_RETURN_IF_ERROR(DispatchElementSize(elem, []<typename E>() { return Status::Ok(); }));
     return Kernel([=](ExecContext&, std::span<const View> in, std::span<const View> out) -> Status {
