@@ -39,12 +39,13 @@ struct TrsmPlan {
   int block = 0;                // columns (side 'L') or rows (side 'R') per block
 };
 
-// Splits one solve over the pool when the batch alone does not fill it: each block of b's
-// independent side (at least kMinBlockFlops of work, a multiple of 8 wide) is one BLAS call.
+// Splits each solve over the pool when the batch is not split (one matrix, or too little work per
+// matrix to share out): each block of b's independent side (at least kMinBlockFlops of work, a
+// multiple of 8 wide) is one BLAS call.
 void PlanTrsmBlocks(TrsmPlan& plan) {
   constexpr double kMinBlockFlops = 1e6;
   const int threads = runtime::NumWorkerThreads();
-  if (plan.call.split.tasks >= threads || plan.order <= kSmallOrder) return;
+  if (threads <= 1 || plan.call.split.tasks > 1 || plan.order <= kSmallOrder) return;
   const int side = plan.side == 'L' ? plan.n : plan.m;
   const double flops_per_line = static_cast<double>(plan.order) * plan.order;
   const int64_t by_work = static_cast<int64_t>(side * flops_per_line / kMinBlockFlops);
