@@ -7,8 +7,11 @@
 //        the diagonals come back as LAPACK leaves them (the factorization)
 //   tridiagonal_solve_perturbed (dl, d, du, b) -> x
 // trsm needs no transposition: BLAS takes row-major matrices; real triangles of order up to 8 are
-// solved by SmallTrsm (kernels/lapack_small.h) instead of one BLAS call each. The perturbed solve
-// works on rows, which row-major storage keeps contiguous.
+// solved by SmallTrsm (kernels/lapack_small.h) instead of one BLAS call each. A large solve whose
+// batch gives the pool too few tasks is split over its independent side (b's columns for side 'L',
+// rows for 'R'), one BLAS call per block: each of them is solved by the same operations as in one
+// call (kernels_lapack_trsm_split_test). The perturbed solve works on rows, which row-major storage
+// keeps contiguous.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -17,6 +20,7 @@
 
 #include "kernels/lapack.h"
 #include "kernels/lapack_small.h"
+#include "runtime/parallel.h"
 
 namespace kiln::kernels::lapack {
 namespace {
@@ -31,7 +35,54 @@ struct TrsmPlan {
   Call call;
   char side = 'L', uplo = 'L', trans = 'N', diag = 'N';
   int m = 0, n = 0, order = 0;  // b is m x n; a is order x order
+  int blocks = 1;               // > 1: each matrix's independent side split into this many blocks
+  int block = 0;                // columns (side 'L') or rows (side 'R') per block
 };
+
+// Splits each solve over the pool when the batch is not split (one matrix, or too little work per
+// matrix to share out): each block of b's independent side (at least kMinBlockFlops of work, a
+// multiple of 8 wide) is one BLAS call.
+void PlanTrsmBlocks(TrsmPlan& plan) {
+  constexpr double kMinBlockFlops = 1e6;
+  const int threads = runtime::NumWorkerThreads();
+  if (threads <= 1 || plan.call.split.tasks > 1 || plan.order <= kSmallOrder) return;
+  const int side = plan.side == 'L' ? plan.n : plan.m;
+  const double flops_per_line = static_cast<double>(plan.order) * plan.order;
+  const int64_t by_work = static_cast<int64_t>(side * flops_per_line / kMinBlockFlops);
+  const int64_t blocks = std::min<int64_t>({int64_t{threads}, by_work, int64_t{side / 8}});
+  if (blocks <= 1) return;
+  const int block = static_cast<int>(((side + blocks - 1) / blocks + 7) / 8 * 8);
+  plan.block = block;
+  plan.blocks = (side + block - 1) / block;
+}
+
+// One matrix's solve, its blocks over the pool: block t of b (columns for side 'L', rows for
+// 'R') copied into x, scaled by alpha, solved in place by one BLAS call.
+template <typename T>
+void SolveBlocks(const TrsmPlan& p, const T* a, const T* b, T alpha, T* x) {
+  const bool left = p.side == 'L';
+  const int side = left ? p.n : p.m;
+  runtime::ParallelFor(p.blocks, 1, [&](int64_t first, int64_t last) {
+    for (int64_t t = first; t < last; ++t) {
+      const int lo = static_cast<int>(t) * p.block;
+      const int hi = std::min(side, lo + p.block);
+      if (lo >= hi) continue;
+      const int64_t rows = left ? p.m : hi - lo;
+      const int64_t cols = left ? hi - lo : p.n;
+      const int64_t origin = left ? lo : int64_t{lo} * p.n;
+      for (int64_t i = 0; i < rows; ++i) {
+        const T* from = b + origin + i * p.n;
+        T* to = x + origin + i * p.n;
+        std::copy(from, from + cols, to);
+        if (alpha != T(1)) {
+          for (int64_t j = 0; j < cols; ++j) to[j] *= alpha;
+        }
+      }
+      trsm_row_major(p.side, p.uplo, p.trans, p.diag, static_cast<int>(rows),
+                     static_cast<int>(cols), a, std::max(1, p.order), x + origin, std::max(1, p.n));
+    }
+  });
+}
 
 StatusOr<Kernel> LowerTrsm(LowerContext& ctx) {
   // jaxlib < 0.5.3 passes a third operand, the scalar alpha: x = alpha op(a)^-1 b.
@@ -59,6 +110,7 @@ StatusOr<Kernel> LowerTrsm(LowerContext& ctx) {
   const double flops = (ir::IsComplex(call.dtype) ? 4.0 : 1.0) * m * n * order;
   PlanScratch(call, flops, SlotLayout());
   plan->call = std::move(call);
+  PlanTrsmBlocks(*plan);
   return MakeKernel(std::shared_ptr<const TrsmPlan>(plan),
                     []<typename T>(const TrsmPlan& p, std::byte* scratch, std::span<const View> in,
                                    std::span<const View> out) {
@@ -69,6 +121,12 @@ StatusOr<Kernel> LowerTrsm(LowerContext& ctx) {
                       T* x = out[0].data_as<T>();
                       const T alpha = in.size() == 3 ? *in[2].data_as<const T>() : T(1);
                       if (b_size == 0) return;
+                      if (p.blocks > 1) {
+                        for (int64_t b = 0; b < p.call.batch; ++b) {
+                          SolveBlocks(p, a + b * a_size, b_in + b * b_size, alpha, x + b * b_size);
+                        }
+                        return;
+                      }
                       ForEachTask(p.call, scratch, [&](std::byte*, int64_t begin, int64_t end) {
                         std::copy(b_in + begin * b_size, b_in + end * b_size, x + begin * b_size);
                         if (alpha != T(1)) {  // BLAS scales b by alpha before solving, as here
