@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "codegen/native_emitter.h"
+#include "lower/small_ops.h"
 
 namespace kiln::codegen {
 
@@ -34,6 +35,10 @@ uint64_t NativeEmitter::RefKey(const FlatProgram& p, const FlatProgram::PtrRef& 
 bool NativeEmitter::DirectInline(const FlatProgram::FlatStep& f) {
   const lower::Direct& d = f.step->kernel.direct;
   if (d.reduce_all.op != lower::MapOp::kNone || d.pieces != nullptr) return true;
+  if ((lower::SmallDotOf(d) != nullptr || lower::BitReduceOf(d) != nullptr) && f.n_in == 2 &&
+      f.n_out == 1) {
+    return true;
+  }
   if (d.slice != nullptr && f.n_out == 1 && f.n_in == 1 + d.slice->start_types.size() &&
       d.slice->update_bytes <= kMaxInlineUpdateBytes) {
     return true;
