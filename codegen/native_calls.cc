@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "codegen/native_emitter.h"
+#include "lower/small_ops.h"
 
 namespace kiln::codegen {
 
@@ -38,6 +39,10 @@ bool NativeEmitter::DirectInline(const FlatProgram::FlatStep& f) {
     return f.n_in == 3 && f.n_out == 1 &&
            static_cast<const lower::DropUpdateCode*>(d.state.get())->update_bytes <=
                kMaxInlineUpdateBytes;
+  }
+  if ((lower::SmallDotOf(d) != nullptr || lower::BitReduceOf(d) != nullptr) && f.n_in == 2 &&
+      f.n_out == 1) {  // a small dot or a bitwise reduction (native_dots.cc)
+    return true;
   }
   if (d.slice != nullptr && f.n_out == 1 && f.n_in == 1 + d.slice->start_types.size() &&
       d.slice->update_bytes <= kMaxInlineUpdateBytes) {

@@ -14,6 +14,7 @@
 #include "codegen/native_ops.h"
 #include "engine/flat_program.h"
 #include "lower/drop_update.h"
+#include "lower/small_ops.h"
 
 namespace kiln::codegen {
 
@@ -131,6 +132,16 @@ class NativeEmitter : public Xbyak::CodeGenerator {
   // come from the register cache (or are loaded into it), and the result stays in it.
   void ReduceAll(const lower::MapCode& code, int64_t n, uint32_t views,
                  const std::pair<uint64_t, uint64_t> roots[3]);
+  // A tiny dot inline (lower::SmallDotCode, native_dots.cc): input 0 (lhs), 1 (rhs) and the output
+  // are the views at `views`; `roots` as for ReduceAll. Operand elements come from the register
+  // cache (or are loaded into it); each output element is summed in xmm0 and then stays in the
+  // cache.
+  void SmallDot(const lower::SmallDotCode& code, uint32_t views,
+                const std::pair<uint64_t, uint64_t> roots[3]);
+  // A bitwise reduction inline (lower::BitReduceCode, native_dots.cc): input 0, the initial value
+  // and the output are the views at `views`, folded in r8 through memory; `out_key` the output's
+  // cache key.
+  void ReduceBits(const lower::BitReduceCode& code, uint32_t views, uint64_t out_key);
   // Emits map step `f` inline (FormOf(...) != kCall), its operands in the entry at `op`.
   void Map(Form form, const lower::MapCode& code, int64_t n, uint8_t scalar, uint32_t op,
            uint32_t out_field, const OperandKeys& keys);

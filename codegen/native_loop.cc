@@ -43,6 +43,7 @@
 #include "codegen/native_emitter.h"
 #include "engine/flat_program.h"
 #include "ir/dtype.h"
+#include "lower/small_ops.h"
 
 namespace kiln::codegen {
 
@@ -415,6 +416,19 @@ void NativeEmitter::Flat(const FlatProgram& p, uint32_t program_tag,
             roots[k] = {static_cast<uint64_t>(root), offset};
           }
           ReduceAll(d.reduce_all, d.reduce_elements, views, roots);
+          break;
+        }
+        if (const lower::SmallDotCode* dot = lower::SmallDotOf(f.step->kernel.direct)) {
+          std::pair<uint64_t, uint64_t> roots[3];
+          for (uint32_t k = 0; k < 3; ++k) {
+            const auto [root, offset] = p.RootOf(p.io_[f.io + k]);
+            roots[k] = {static_cast<uint64_t>(root), offset};
+          }
+          SmallDot(*dot, views, roots);
+          break;
+        }
+        if (const lower::BitReduceCode* bits = lower::BitReduceOf(f.step->kernel.direct)) {
+          ReduceBits(*bits, views, static_cast<uint64_t>(p.RootOf(p.io_[f.io + 2]).first));
           break;
         }
         const Direct& d = f.step->kernel.direct;

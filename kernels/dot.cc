@@ -30,6 +30,7 @@
 #include "kernels/half_round.h"
 #include "kernels/lowering.h"
 #include "kernels/scalar_body.h"
+#include "lower/small_ops.h"
 #include "runtime/box_copy.h"
 #include "runtime/parallel.h"
 
@@ -153,9 +154,9 @@ const T* Widened(const View& a, T* into, std::vector<T>& buffer) {
 // loops, kernels/matvec.h) of at most this many multiply-adds (B * M * N * K) runs as a plain loop,
 // not through BLAS, whose setup costs more than the products: the outer products and [7, 2]-sized
 // products of an ODE solver's gradient in a loop run thousands of times a call.
-// Kept at 8 x 8 x 8: at 16 x 16 x 16 the loop (strided when an operand is transposed, as in a
-// gradient's h^T x dh) cost ~4 us per product, about 4x BLAS, on an RNN scan's [4,32] x [32,32].
-constexpr int64_t kTinyDotProducts = 8 * 8 * 8;
+// Kept at 8 x 8 x 8 (kTinyDotProducts, kernels/dot.h): at 16 x 16 x 16 the loop (strided when an
+// operand is transposed, as in a gradient's h^T x dh) cost ~4 us per product, about 4x BLAS, on an
+// RNN scan's [4,32] x [32,32].
 // bf16 products with at most this many multiply-adds are widened for sgemm: packing for the bf16
 // kernel costs more than such products.
 constexpr int64_t kTinyBf16Products = 16 * 16 * 16;
@@ -374,8 +375,38 @@ Status RunDot(std::string_view op, const DotPlan& p, const View& lhs, const View
   });
 }
 
+// A tiny dot's direct form state: the code loop code emits, and the plan the direct form runs.
+struct SmallDotState : lower::SmallDotCode {
+  std::shared_ptr<const DotPlan> plan;
+};
+
+}  // namespace
+}  // namespace kiln::kernels::dot
+
+namespace kiln::lower {
+
+// lower::SmallDotDirect (lower/small_ops.h): the dot kernel itself, without its checks (it cannot
+// fail on f32/f64 operands of the planned types), so that interpreted loops have its bits.
+void SmallDotDirect(const void* state, const runtime::View* in, const runtime::View* out) {
+  const auto* code = static_cast<const SmallDotCode*>(state);
+  const auto& s = *static_cast<const kernels::dot::SmallDotState*>(code);
+  (void)kernels::dot::RunDot("dot_general", *s.plan, in[0], in[1], out[0], nullptr);
+}
+
+}  // namespace kiln::lower
+
+namespace kiln::kernels::dot {
+namespace {
+
 Kernel MakeDotKernel(std::string name, std::shared_ptr<const DotPlan> plan,
                      std::vector<int64_t> lhs_dims, std::vector<int64_t> rhs_dims) {
+  std::shared_ptr<const lower::SmallDotCode> small;
+  if (std::shared_ptr<const lower::SmallDotCode> code = PlanSmallDot(*plan)) {
+    auto state = std::make_shared<SmallDotState>();
+    static_cast<lower::SmallDotCode&>(*state) = *code;
+    state->plan = plan;
+    small = std::move(state);
+  }
   int64_t out_elements = plan->batch * plan->m * plan->n;
   Kernel kernel([name, plan, lhs_dims, rhs_dims](ExecContext& ctx, std::span<const View> in,
                                                  std::span<const View> out) -> Status {
@@ -388,6 +419,8 @@ Kernel MakeDotKernel(std::string name, std::shared_ptr<const DotPlan> plan,
     return Status::Ok();
   });
   kernel.scratch_bytes = DotScratch(*plan, out_elements);
+  // A tiny f32/f64 dot: its multiply-adds as the direct form, which loop code emits inline.
+  if (small != nullptr) kernel.direct = {&lower::SmallDotDirect, std::move(small)};
   return kernel;
 }
 

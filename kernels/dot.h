@@ -10,6 +10,7 @@
 #include "ir/type.h"
 #include "lower/kernel.h"
 #include "lower/op_registry.h"
+#include "lower/small_ops.h"
 #include "support/status.h"
 
 namespace kiln::kernels::dot {
@@ -40,6 +41,15 @@ StatusOr<std::shared_ptr<const DotPlan>> PlanDot(const ir::Type& lhs, const ir::
                                                  const std::vector<int64_t>& rhs_batch,
                                                  const std::vector<int64_t>& lhs_contract,
                                                  const std::vector<int64_t>& rhs_contract);
+
+// A matrix product (M and N both above 1) of at most this many multiply-adds (B * M * N * K) runs
+// as a plain loop (kernels/dot.cc: TinyDot), not through BLAS.
+inline constexpr int64_t kTinyDotProducts = 8 * 8 * 8;
+// Dots of at most this many multiply-adds may have a lower::SmallDotCode (their direct form).
+inline constexpr int64_t kMaxSmallDotProducts = 512;
+// The multiply-adds of `p` as RunDot computes them (kernels/dot_small.cc), or null when it is not
+// a tiny f32/f64 dot or its kernel sums in another order (BLAS, MatVec's lanes).
+std::shared_ptr<const lower::SmallDotCode> PlanSmallDot(const DotPlan& p);
 
 StatusOr<lower::Kernel> LowerDotGeneral(lower::LowerContext& ctx);
 StatusOr<lower::Kernel> LowerDot(lower::LowerContext& ctx);

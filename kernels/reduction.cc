@@ -28,6 +28,7 @@
 #include "kernels/families.h"
 #include "kernels/float16.h"
 #include "kernels/lowering.h"
+#include "kernels/reduce_bits.h"
 #include "kernels/reduce_blocks.h"
 #include "kernels/reduce_fast.h"
 #include "kernels/reduce_simd.h"
@@ -323,6 +324,15 @@ StatusOr<Kernel> LowerReduce(LowerContext& ctx) {
     if (g.outer_kept >= 2 && ReducesContiguousRows(g)) {
       kernel.direct.rows = &FastRowsDirect;
       kernel.direct.row_length = g.inner;
+    }
+    // Bitwise reducers (jnp.all / jnp.any of a few predicates): the elements folded in any order,
+    // as a direct form loop code emits inline (kernels/reduce_bits.h). Not where Direct::rows
+    // shares the FastReduce state.
+    if (kernel.direct.rows == nullptr) {
+      if (auto bits = PlanBitReduce(*kind, dtypes[0], dims, reduced)) {
+        kernel.direct.fn = &lower::BitReduceDirect;
+        kernel.direct.state = std::move(bits);
+      }
     }
     return kernel;
   }
