@@ -5,7 +5,9 @@ and prints, for every program whose Kiln time is above --min-ms on either run, t
 and their quotient. A quotient t2/t1 below 1 means the second thread helps; the last line counts
 the programs above --min-ms where it does not.
 
-Usage: bench/thread_scaling.py [--filter REGEX] [--min-ms 1.0] [--out DIR] [--quick]
+Usage: bench/thread_scaling.py [--filter REGEX] [--min-ms 1.0] [--out DIR] [--quick] [--two JSON]
+--two JSON: take the 2-thread figures from an existing bench/run output (e.g. a full run into
+bench/results on a 2-core machine, where Kiln's default is two threads) instead of a second run.
 Writes DIR/threads-1/latest.json, DIR/threads-2/latest.json and DIR/threads.md (default DIR:
 a temporary directory; nothing under bench/results is touched).
 """
@@ -42,10 +44,15 @@ def main() -> int:
     ap.add_argument("--min-ms", type=float, default=1.0)
     ap.add_argument("--out", default="")
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--two", default="", help="latest.json of an existing 2-thread run")
     args = ap.parse_args()
     out = Path(args.out or tempfile.mkdtemp(prefix="kiln-threads-"))
     one = run(1, out / "threads-1", args)
-    two = run(2, out / "threads-2", args)
+    if args.two:
+        data = json.loads(Path(args.two).read_text())
+        two = {r["name"]: r for r in data["results"] if r["kind"] == "run"}
+    else:
+        two = run(2, out / "threads-2", args)
     lines = ["| program | Kiln, 1 thread | Kiln, 2 threads | 2 / 1 | XLA:CPU (2-thread run) |",
              "|---|---|---|---|---|"]
     slower = []
