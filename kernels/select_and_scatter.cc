@@ -2,7 +2,6 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -10,10 +9,10 @@
 #include "kernels/dispatch.h"
 #include "kernels/families.h"
 #include "kernels/lowering.h"
+#include "kernels/parallel_status.h"
 #include "kernels/scalar_body.h"
 #include "kernels/window.h"
 #include "lower/op_registry.h"
-#include "runtime/parallel.h"
 
 namespace kiln::kernels {
 namespace {
@@ -88,9 +87,7 @@ std::optional<Kernel> SelectScatterBlockKernel(const std::string& name,
         const T* source = in[1].data_as<const T>();
         T* r = out[0].data_as<T>();
         std::fill(r, r + out[0].num_elements(), *in[2].data_as<const T>());
-        Status status = Status::Ok();
-        std::mutex status_mu;
-        runtime::ParallelFor(outer_count, grain, [&](int64_t begin, int64_t end) {
+        return ParallelForStatus(outer_count, grain, [&](int64_t begin, int64_t end) {
           std::vector<int64_t> pick_buf(static_cast<size_t>(block));
           std::vector<T> best_buf(static_cast<size_t>(block));
           int64_t* pick = pick_buf.data();
@@ -148,10 +145,10 @@ std::optional<Kernel> SelectScatterBlockKernel(const std::string& name,
                 r[t] = ReducerFn<K, T>::Apply(r[t], src[j]);
               }
             }
-            return;
+            return Status::Ok();
           }
           bool first = true;
-          Status s = ForEachWindow(
+          return ForEachWindow(
               *outer, begin, end, [&] { first = true; },
               [&](int64_t off) {
                 if (first) {
@@ -166,12 +163,7 @@ std::optional<Kernel> SelectScatterBlockKernel(const std::string& name,
                 if (!first) scatter(w);  // else the window lies entirely in padding
                 return Status::Ok();
               });
-          if (!s.ok()) {
-            std::lock_guard<std::mutex> lock(status_mu);
-            status = std::move(s);
-          }
         });
-        return status;
       });
     });
   });
