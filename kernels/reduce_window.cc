@@ -43,16 +43,10 @@ std::optional<Kernel> TypedBlockKernel(const std::string& name,
                                        const std::vector<ir::Type>& all_types,
                                        const std::shared_ptr<const WindowPlan>& plan, ReducerKind k,
                                        ir::DType dtype) {
-  size_t keep = plan->axes.size();
-  int64_t block = 1;
-  while (keep > 0 && plan->axes[keep - 1].trivial()) block *= plan->out_dims[--keep];
-  if (block < kMinWindowBlock || keep == plan->axes.size()) return std::nullopt;
-  auto outer = std::make_shared<WindowPlan>();
-  outer->out_dims.assign(plan->out_dims.begin(),
-                         plan->out_dims.begin() + static_cast<int64_t>(keep));
-  outer->axes.assign(plan->axes.begin(), plan->axes.begin() + static_cast<int64_t>(keep));
-  int64_t outer_count = 1;
-  for (int64_t d : outer->out_dims) outer_count *= d;
+  std::optional<WindowBlocks> blocks = SplitWindowBlocks(*plan);
+  if (!blocks) return std::nullopt;
+  const std::shared_ptr<const WindowPlan> outer = blocks->outer;
+  const int64_t block = blocks->block, outer_count = blocks->outer_count;
   auto listed = ListWindows(*outer, outer_count);
   return Kernel([=](ExecContext&, std::span<const View> in, std::span<const View> out) -> Status {
     KILN_RETURN_IF_ERROR(CheckArrays(in, all_types));

@@ -62,19 +62,12 @@ std::optional<Kernel> SelectScatterBlockKernel(const std::string& name,
                                                const std::shared_ptr<const WindowPlan>& plan,
                                                CompareDirection dir, ReducerKind k,
                                                ir::DType dtype) {
-  size_t keep = plan->axes.size();
-  int64_t block = 1;
-  while (keep > 0 && plan->axes[keep - 1].trivial()) block *= plan->out_dims[--keep];
-  if (block < kMinWindowBlock || keep == plan->axes.size()) return std::nullopt;
-  auto outer = std::make_shared<WindowPlan>();
-  outer->out_dims.assign(plan->out_dims.begin(),
-                         plan->out_dims.begin() + static_cast<int64_t>(keep));
-  outer->axes.assign(plan->axes.begin(), plan->axes.begin() + static_cast<int64_t>(keep));
-  int64_t outer_count = 1;
+  std::optional<WindowBlocks> blocks = SplitWindowBlocks(*plan);
+  if (!blocks) return std::nullopt;
+  const std::shared_ptr<const WindowPlan> outer = blocks->outer;
+  const int64_t block = blocks->block, outer_count = blocks->outer_count;
   bool disjoint = true;
-  for (size_t d = 0; d < keep; ++d) {
-    outer_count *= outer->out_dims[d];
-    const WindowAxis& a = outer->axes[d];
+  for (const WindowAxis& a : outer->axes) {
     disjoint &= a.window_dilation == 1 && a.base_dilation == 1 && a.stride >= a.window;
   }
   const int64_t grain = disjoint ? std::max<int64_t>(1, 2048 / block) : outer_count;
