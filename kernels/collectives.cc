@@ -4,11 +4,9 @@
 // input views, reads its group's inputs, and departs once everyone has read. Outside an SPMD
 // execution (one device) every group is the device alone.
 //
-// Groups follow StableHLO's modes. all_reduce, all_gather and reduce_scatter: cross-replica
-// (no channel), cross-replica-and-partition (channel, replica ids), flattened ids
-// (use_global_device_ids: ids are replica * num_partitions + partition). all_to_all,
-// collective_broadcast and collective_permute: cross-replica without a channel, cross-partition
-// with one. Members combine in group order, so every device computes bit-identical reductions.
+// Who meets is kernels/collective_groups.h (StableHLO's group modes); how an all_reduce's or a
+// reduce_scatter's members combine is kernels/collective_reducer.h. Members combine in group
+// order, so every device computes bit-identical reductions.
 #include <algorithm>
 #include <cstring>
 #include <memory>
@@ -17,11 +15,11 @@
 #include <utility>
 #include <vector>
 
+#include "kernels/collective_groups.h"
+#include "kernels/collective_reducer.h"
 #include "kernels/collectives_across.h"
-#include "kernels/dispatch.h"
 #include "kernels/families.h"
 #include "kernels/float16.h"
-#include "kernels/scalar_body.h"
 #include "lower/op_registry.h"
 #include "runtime/box_copy.h"
 #include "runtime/rendezvous.h"
@@ -33,111 +31,6 @@ using lower::ExecContext;
 using lower::Kernel;
 using lower::LowerContext;
 using runtime::View;
-
-enum class GroupMode { kCrossReplica, kCrossReplicaAndPartition, kFlattenedIds, kCrossPartition };
-
-struct Groups {
-  GroupMode mode = GroupMode::kCrossReplica;
-  std::vector<std::vector<int64_t>> lists;  // empty: one group of everyone
-};
-
-int64_t ChannelId(const ir::Op& op) {
-  const ir::Attr* channel = op.attr("channel_id");
-  return channel == nullptr ? 0 : channel->AsInt().value_or(0);
-}
-
-StatusOr<std::vector<std::vector<int64_t>>> ReadIdLists(const ir::Op& op, const char* name) {
-  std::vector<std::vector<int64_t>> lists;
-  const ir::Attr* attr = op.attr(name);
-  if (attr == nullptr || attr->is_none()) return lists;
-  std::optional<std::vector<int64_t>> ids = attr->AsInts();
-  if (!ids || attr->type.dims.size() != 2) {
-    return InvalidArgument("`" + std::string(name) + "` must be a 2-D integer array");
-  }
-  const int64_t rows = attr->type.dims[0], cols = attr->type.dims[1];
-  for (int64_t r = 0; r < rows; ++r) {
-    std::vector<int64_t> row;
-    for (int64_t c = 0; c < cols; ++c) {
-      const int64_t id = (*ids)[static_cast<size_t>(r * cols + c)];
-      if (id >= 0) row.push_back(id);  // -1 pads groups of unequal sizes
-    }
-    if (!row.empty()) lists.push_back(std::move(row));
-  }
-  return lists;
-}
-
-// `reduce_like`: all_reduce / all_gather / reduce_scatter (three modes); else two modes.
-StatusOr<Groups> ReadGroups(const ir::Op& op, bool reduce_like) {
-  Groups g;
-  KILN_ASSIGN_OR_RETURN(g.lists, ReadIdLists(op, "replica_groups"));
-  const bool channel = ChannelId(op) > 0;
-  const ir::Attr* global = op.attr("use_global_device_ids");
-  const bool use_global =
-      global != nullptr && ((global->kind == ir::Attr::Kind::kBool && global->b) ||
-                            global->kind == ir::Attr::Kind::kUnit);
-  if (reduce_like) {
-    g.mode = use_global ? GroupMode::kFlattenedIds
-             : channel  ? GroupMode::kCrossReplicaAndPartition
-                        : GroupMode::kCrossReplica;
-  } else {
-    g.mode = channel ? GroupMode::kCrossPartition : GroupMode::kCrossReplica;
-  }
-  return g;
-}
-
-// The participants (replica * P + partition) of this device's group, in group order, and this
-// device's position among them.
-struct Group {
-  std::vector<int> members;
-  size_t position = 0;
-};
-
-StatusOr<Group> ResolveGroup(const Groups& g, const ExecContext& ec, const std::string& op) {
-  const int64_t R = ec.num_replicas, P = ec.num_partitions;
-  const int64_t r = ec.replica_id, p = ec.partition_id;
-  const int64_t me = r * P + p;
-  int64_t my_id = r, id_count = R;  // the id space the lists use
-  if (g.mode == GroupMode::kFlattenedIds) my_id = me, id_count = R * P;
-  if (g.mode == GroupMode::kCrossPartition) my_id = p, id_count = P;
-  std::vector<int64_t> ids;
-  if (g.lists.empty()) {
-    for (int64_t i = 0; i < id_count; ++i) ids.push_back(i);
-  } else {
-    for (const auto& list : g.lists) {
-      if (std::find(list.begin(), list.end(), my_id) != list.end()) ids = list;
-    }
-    if (ids.empty()) {
-      return InvalidArgument(op + ": device (replica " + std::to_string(r) + ", partition " +
-                             std::to_string(p) + ") is in no replica group");
-    }
-  }
-  Group out;
-  for (int64_t id : ids) {
-    if (id < 0 || id >= id_count) {
-      return InvalidArgument(op + ": id " + std::to_string(id) + " in a replica group is out of " +
-                             "range for " + std::to_string(R) + " replica(s) x " +
-                             std::to_string(P) + " partition(s)");
-    }
-    switch (g.mode) {
-      case GroupMode::kCrossReplica:
-        out.members.push_back(static_cast<int>(id * P + p));
-        break;
-      case GroupMode::kCrossReplicaAndPartition:
-        for (int64_t q = 0; q < P; ++q) out.members.push_back(static_cast<int>(id * P + q));
-        break;
-      case GroupMode::kFlattenedIds:
-        out.members.push_back(static_cast<int>(id));
-        break;
-      case GroupMode::kCrossPartition:
-        out.members.push_back(static_cast<int>(r * P + id));
-        break;
-    }
-  }
-  auto it = std::find(out.members.begin(), out.members.end(), static_cast<int>(me));
-  if (it == out.members.end()) return InvalidArgument(op + ": device is not in its own group");
-  out.position = static_cast<size_t>(it - out.members.begin());
-  return out;
-}
 
 // Posts this device's inputs, runs `body(inputs_of)` where inputs_of(m) are participant m's
 // input views, then departs. With no rendezvous (one device), only participant 0 exists. In a
@@ -184,132 +77,6 @@ Status Meet(ExecContext& ec, std::span<const View> in, const std::string& what, 
     return status;
   }
   return departed;
-}
-
-// ---- reductions ----
-
-// acc[i] = op(acc[i], x[i]) for a matched reducer; complex sums run as sums of their parts.
-using Accumulate = void (*)(void* acc, const void* x, int64_t n);
-
-template <ReducerKind K, typename T>
-void AccumulateTyped(void* acc, const void* x, int64_t n) {
-  T* a = static_cast<T*>(acc);
-  const T* b = static_cast<const T*>(x);
-  for (int64_t i = 0; i < n; ++i) a[i] = ReducerFn<K, T>::Apply(a[i], b[i]);
-}
-
-// 16-bit floats combine in f32. f16 rounds back after each member (the members combine one by
-// one, in group order, as for every type); an all_reduce of bf16 rounds once, at the end (both as
-// XLA:CPU does: Reducer::bf16_sum).
-template <ReducerKind K, typename Narrow>
-void AccumulateNarrow(void* acc, const void* x, int64_t n) {
-  Narrow* a = static_cast<Narrow*>(acc);
-  const Narrow* b = static_cast<const Narrow*>(x);
-  for (int64_t i = 0; i < n; ++i) {
-    const float r = ReducerFn<K, float>::Apply(ToFloat(a[i]), ToFloat(b[i]));
-    if constexpr (std::is_same_v<Narrow, f16_t>) {
-      a[i] = ToF16(r);
-    } else {
-      a[i] = ToBf16(r);
-    }
-  }
-}
-
-template <typename Narrow>
-Accumulate NarrowAccumulate(ReducerKind kind) {
-  switch (kind) {
-    case ReducerKind::kAdd:
-      return &AccumulateNarrow<ReducerKind::kAdd, Narrow>;
-    case ReducerKind::kMultiply:
-      return &AccumulateNarrow<ReducerKind::kMultiply, Narrow>;
-    case ReducerKind::kMaximum:
-      return &AccumulateNarrow<ReducerKind::kMaximum, Narrow>;
-    case ReducerKind::kMinimum:
-      return &AccumulateNarrow<ReducerKind::kMinimum, Narrow>;
-    default:
-      return nullptr;
-  }
-}
-
-// acc[i] = op(acc[i], float(x[i])) for bf16 x.
-using AccumulateWide = void (*)(float* acc, const void* x, int64_t n);
-
-template <ReducerKind K>
-void AccumulateBf16Wide(float* acc, const void* x, int64_t n) {
-  const bf16_t* b = static_cast<const bf16_t*>(x);
-  for (int64_t i = 0; i < n; ++i) acc[i] = ReducerFn<K, float>::Apply(acc[i], ToFloat(b[i]));
-}
-
-AccumulateWide Bf16Wide(ReducerKind kind) {
-  switch (kind) {
-    case ReducerKind::kAdd:
-      return &AccumulateBf16Wide<ReducerKind::kAdd>;
-    case ReducerKind::kMultiply:
-      return &AccumulateBf16Wide<ReducerKind::kMultiply>;
-    case ReducerKind::kMaximum:
-      return &AccumulateBf16Wide<ReducerKind::kMaximum>;
-    case ReducerKind::kMinimum:
-      return &AccumulateBf16Wide<ReducerKind::kMinimum>;
-    default:
-      return nullptr;
-  }
-}
-
-struct Reducer {
-  std::optional<runtime::NetReduce> net;  // the same reduction across processes
-  Accumulate fn = nullptr;
-  AccumulateWide bf16_wide = nullptr;  // bf16: all_reduce accumulates in f32, rounds once
-  int64_t scale = 1;                   // elements per logical element (2 for complex)
-};
-
-StatusOr<Reducer> LowerReducer(LowerContext& ctx, ir::DType dtype) {
-  const ir::Op& op = ctx.op();
-  if (op.regions.size() != 1) return InvalidArgument(op.name + " needs one reduction region");
-  Reducer r;
-  ir::DType element = dtype;
-  std::optional<ReducerKind> kind;
-  if (dtype == ir::DType::kC64 || dtype == ir::DType::kC128) {
-    kind = MatchBinaryReducer(ctx.module(), op.regions[0], dtype);
-    if (kind != ReducerKind::kAdd) {
-      return Unimplemented(op.name + " of " + std::string(ir::DTypeName(dtype)) +
-                           ": only sums of complex values are supported");
-    }
-    element = dtype == ir::DType::kC64 ? ir::DType::kF32 : ir::DType::kF64;
-    r.scale = 2;
-  } else {
-    kind = MatchBinaryReducer(ctx.module(), op.regions[0], dtype);
-  }
-  if (!kind || *kind == ReducerKind::kReplace) {
-    return Unimplemented(op.name + " of " + std::string(ir::DTypeName(dtype)) +
-                         ": the reduction region is not one of add, multiply, maximum, minimum, "
-                         "and, or, xor");
-  }
-  static constexpr std::pair<ReducerKind, runtime::NetReduce> kNet[] = {
-      {ReducerKind::kAdd, runtime::NetReduce::kSum},
-      {ReducerKind::kMultiply, runtime::NetReduce::kProduct},
-      {ReducerKind::kMaximum, runtime::NetReduce::kMax},
-      {ReducerKind::kMinimum, runtime::NetReduce::kMin},
-      {ReducerKind::kAnd, runtime::NetReduce::kAnd},
-      {ReducerKind::kOr, runtime::NetReduce::kOr},
-      {ReducerKind::kXor, runtime::NetReduce::kXor}};
-  for (auto [k, net] : kNet) {
-    if (k == *kind) r.net = net;
-  }
-  if (dtype == ir::DType::kF16 || dtype == ir::DType::kBF16) {
-    r.fn =
-        dtype == ir::DType::kF16 ? NarrowAccumulate<f16_t>(*kind) : NarrowAccumulate<bf16_t>(*kind);
-    if (dtype == ir::DType::kBF16) r.bf16_wide = Bf16Wide(*kind);
-    if (r.fn == nullptr) {
-      return Unimplemented(op.name + " of " + std::string(ir::DTypeName(dtype)) +
-                           ": only add, multiply, maximum and minimum reduce 16-bit floats");
-    }
-    return r;
-  }
-  KILN_RETURN_IF_ERROR(DispatchReducer(op.name, *kind, element, [&]<ReducerKind K, typename T>() {
-    r.fn = &AccumulateTyped<K, T>;
-    return Status::Ok();
-  }));
-  return r;
 }
 
 // all_reduce of one group of every participant in a per-device run over several processes, in

@@ -10,7 +10,6 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -18,6 +17,7 @@
 #include "kernels/dispatch.h"
 #include "kernels/families.h"
 #include "kernels/lowering.h"
+#include "kernels/parallel_status.h"
 #include "kernels/reduce_window_scan.h"
 #include "kernels/scalar_body.h"
 #include "kernels/strided.h"
@@ -43,16 +43,10 @@ std::optional<Kernel> TypedBlockKernel(const std::string& name,
                                        const std::vector<ir::Type>& all_types,
                                        const std::shared_ptr<const WindowPlan>& plan, ReducerKind k,
                                        ir::DType dtype) {
-  size_t keep = plan->axes.size();
-  int64_t block = 1;
-  while (keep > 0 && plan->axes[keep - 1].trivial()) block *= plan->out_dims[--keep];
-  if (block < kMinWindowBlock || keep == plan->axes.size()) return std::nullopt;
-  auto outer = std::make_shared<WindowPlan>();
-  outer->out_dims.assign(plan->out_dims.begin(),
-                         plan->out_dims.begin() + static_cast<int64_t>(keep));
-  outer->axes.assign(plan->axes.begin(), plan->axes.begin() + static_cast<int64_t>(keep));
-  int64_t outer_count = 1;
-  for (int64_t d : outer->out_dims) outer_count *= d;
+  std::optional<WindowBlocks> blocks = SplitWindowBlocks(*plan);
+  if (!blocks) return std::nullopt;
+  const std::shared_ptr<const WindowPlan> outer = blocks->outer;
+  const int64_t block = blocks->block, outer_count = blocks->outer_count;
   auto listed = ListWindows(*outer, outer_count);
   return Kernel([=](ExecContext&, std::span<const View> in, std::span<const View> out) -> Status {
     KILN_RETURN_IF_ERROR(CheckArrays(in, all_types));
@@ -77,35 +71,28 @@ std::optional<Kernel> TypedBlockKernel(const std::string& name,
                              });
         return Status::Ok();
       }
-      Status status = Status::Ok();
-      std::mutex status_mu;
-      runtime::ParallelFor(outer_count, std::max<int64_t>(1, 4096 / block),
-                           [&](int64_t begin, int64_t end) {
-                             // The outputs are the accumulators; ForEachWindow visits outputs in
-                             // order from `begin`.
-                             T* acc = o + begin * block;
-                             Status s = ForEachWindow(
-                                 *outer, begin, end,
-                                 [&] {
-                                   for (int64_t j = 0; j < block; ++j) acc[j] = init;
-                                 },
-                                 [&](int64_t off) {
-                                   const T* src = x + off;
-                                   for (int64_t j = 0; j < block; ++j) {
-                                     acc[j] = ReducerFn<K, T>::Apply(acc[j], src[j]);
-                                   }
-                                   return Status::Ok();
-                                 },
-                                 [&](int64_t) {
-                                   acc += block;
-                                   return Status::Ok();
-                                 });
-                             if (!s.ok()) {
-                               std::lock_guard<std::mutex> lock(status_mu);
-                               status = std::move(s);
-                             }
-                           });
-      return status;
+      return ParallelForStatus(outer_count, std::max<int64_t>(1, 4096 / block),
+                               [&](int64_t begin, int64_t end) {
+                                 // The outputs are the accumulators; ForEachWindow visits outputs
+                                 // in order from `begin`.
+                                 T* acc = o + begin * block;
+                                 return ForEachWindow(
+                                     *outer, begin, end,
+                                     [&] {
+                                       for (int64_t j = 0; j < block; ++j) acc[j] = init;
+                                     },
+                                     [&](int64_t off) {
+                                       const T* src = x + off;
+                                       for (int64_t j = 0; j < block; ++j) {
+                                         acc[j] = ReducerFn<K, T>::Apply(acc[j], src[j]);
+                                       }
+                                       return Status::Ok();
+                                     },
+                                     [&](int64_t) {
+                                       acc += block;
+                                       return Status::Ok();
+                                     });
+                               });
     });
   });
 }
@@ -146,11 +133,9 @@ StatusOr<Kernel> LowerReduceWindow(LowerContext& ctx) {
         const T* x = in[0].data_as<const T>();
         const T init = *in[1].data_as<const T>();
         T* o = result.data_as<T>();
-        Status status = Status::Ok();
-        std::mutex status_mu;
-        runtime::ParallelFor(result.num_elements(), 256, [&](int64_t begin, int64_t end) {
+        return ParallelForStatus(result.num_elements(), 256, [&](int64_t begin, int64_t end) {
           T acc = init;
-          Status s = ForEachWindow(
+          return ForEachWindow(
               *plan, begin, end, [&] { acc = init; },
               [&](int64_t off) {
                 acc = ReducerFn<K, T>::Apply(acc, x[off]);
@@ -160,12 +145,7 @@ StatusOr<Kernel> LowerReduceWindow(LowerContext& ctx) {
                 o[out_index] = acc;
                 return Status::Ok();
               });
-          if (!s.ok()) {
-            std::lock_guard<std::mutex> lock(status_mu);
-            status = std::move(s);
-          }
         });
-        return status;
       });
     });
   }

@@ -2,7 +2,6 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -10,10 +9,10 @@
 #include "kernels/dispatch.h"
 #include "kernels/families.h"
 #include "kernels/lowering.h"
+#include "kernels/parallel_status.h"
 #include "kernels/scalar_body.h"
 #include "kernels/window.h"
 #include "lower/op_registry.h"
-#include "runtime/parallel.h"
 
 namespace kiln::kernels {
 namespace {
@@ -63,19 +62,12 @@ std::optional<Kernel> SelectScatterBlockKernel(const std::string& name,
                                                const std::shared_ptr<const WindowPlan>& plan,
                                                CompareDirection dir, ReducerKind k,
                                                ir::DType dtype) {
-  size_t keep = plan->axes.size();
-  int64_t block = 1;
-  while (keep > 0 && plan->axes[keep - 1].trivial()) block *= plan->out_dims[--keep];
-  if (block < kMinWindowBlock || keep == plan->axes.size()) return std::nullopt;
-  auto outer = std::make_shared<WindowPlan>();
-  outer->out_dims.assign(plan->out_dims.begin(),
-                         plan->out_dims.begin() + static_cast<int64_t>(keep));
-  outer->axes.assign(plan->axes.begin(), plan->axes.begin() + static_cast<int64_t>(keep));
-  int64_t outer_count = 1;
+  std::optional<WindowBlocks> blocks = SplitWindowBlocks(*plan);
+  if (!blocks) return std::nullopt;
+  const std::shared_ptr<const WindowPlan> outer = blocks->outer;
+  const int64_t block = blocks->block, outer_count = blocks->outer_count;
   bool disjoint = true;
-  for (size_t d = 0; d < keep; ++d) {
-    outer_count *= outer->out_dims[d];
-    const WindowAxis& a = outer->axes[d];
+  for (const WindowAxis& a : outer->axes) {
     disjoint &= a.window_dilation == 1 && a.base_dilation == 1 && a.stride >= a.window;
   }
   const int64_t grain = disjoint ? std::max<int64_t>(1, 2048 / block) : outer_count;
@@ -88,9 +80,7 @@ std::optional<Kernel> SelectScatterBlockKernel(const std::string& name,
         const T* source = in[1].data_as<const T>();
         T* r = out[0].data_as<T>();
         std::fill(r, r + out[0].num_elements(), *in[2].data_as<const T>());
-        Status status = Status::Ok();
-        std::mutex status_mu;
-        runtime::ParallelFor(outer_count, grain, [&](int64_t begin, int64_t end) {
+        return ParallelForStatus(outer_count, grain, [&](int64_t begin, int64_t end) {
           std::vector<int64_t> pick_buf(static_cast<size_t>(block));
           std::vector<T> best_buf(static_cast<size_t>(block));
           int64_t* pick = pick_buf.data();
@@ -148,10 +138,10 @@ std::optional<Kernel> SelectScatterBlockKernel(const std::string& name,
                 r[t] = ReducerFn<K, T>::Apply(r[t], src[j]);
               }
             }
-            return;
+            return Status::Ok();
           }
           bool first = true;
-          Status s = ForEachWindow(
+          return ForEachWindow(
               *outer, begin, end, [&] { first = true; },
               [&](int64_t off) {
                 if (first) {
@@ -166,12 +156,7 @@ std::optional<Kernel> SelectScatterBlockKernel(const std::string& name,
                 if (!first) scatter(w);  // else the window lies entirely in padding
                 return Status::Ok();
               });
-          if (!s.ok()) {
-            std::lock_guard<std::mutex> lock(status_mu);
-            status = std::move(s);
-          }
         });
-        return status;
       });
     });
   });

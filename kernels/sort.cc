@@ -25,7 +25,6 @@
 #include <cstring>
 #include <limits>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -34,6 +33,7 @@
 #include "kernels/dispatch.h"
 #include "kernels/float16.h"
 #include "kernels/lowering.h"
+#include "kernels/parallel_status.h"
 #include "kernels/scalar_body.h"
 #include "kernels/sort_comparator.h"
 #include "kernels/sort_parallel.h"
@@ -298,17 +298,8 @@ Status ForSlices(const SortPlan& p, Fn&& fn) {
     for (int64_t s = 0; s < slices; ++s) KILN_RETURN_IF_ERROR(fn(s, s + 1, parts));
     return Status::Ok();
   }
-  Status status;
-  std::mutex mu;
-  runtime::ParallelFor(slices, std::max<int64_t>(1, 4096 / std::max<int64_t>(p.length, 1)),
-                       [&](int64_t b, int64_t e) {
-                         Status st = fn(b, e, 1);
-                         if (!st.ok()) {
-                           std::lock_guard<std::mutex> lock(mu);
-                           status = st;
-                         }
-                       });
-  return status;
+  return ParallelForStatus(slices, std::max<int64_t>(1, 4096 / std::max<int64_t>(p.length, 1)),
+                           [&](int64_t b, int64_t e) { return fn(b, e, 1); });
 }
 
 Status RunFastSort(std::string_view op, const SortPlan& p, std::span<const View> in,

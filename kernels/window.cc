@@ -1,7 +1,9 @@
 #include "kernels/window.h"
 
 #include <memory>
+#include <optional>
 #include <string>
+#include <utility>
 
 #include "kernels/lowering.h"
 
@@ -161,6 +163,21 @@ bool MatchScanWindow(const WindowPlan& plan, ScanWindow* scan) {
     scan->inner *= plan.axes[d].dim;
   }
   return true;
+}
+
+std::optional<WindowBlocks> SplitWindowBlocks(const WindowPlan& plan) {
+  size_t keep = plan.axes.size();
+  int64_t block = 1;
+  while (keep > 0 && plan.axes[keep - 1].trivial()) block *= plan.out_dims[--keep];
+  if (block < kMinWindowBlock || keep == plan.axes.size()) return std::nullopt;
+  auto outer = std::make_shared<WindowPlan>();
+  outer->out_dims.assign(plan.out_dims.begin(), plan.out_dims.begin() + static_cast<int64_t>(keep));
+  outer->axes.assign(plan.axes.begin(), plan.axes.begin() + static_cast<int64_t>(keep));
+  WindowBlocks b;
+  for (int64_t d : outer->out_dims) b.outer_count *= d;
+  b.outer = std::move(outer);
+  b.block = block;
+  return b;
 }
 
 std::shared_ptr<const std::vector<int64_t>> ListWindows(const WindowPlan& outer,

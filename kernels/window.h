@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "ir/module.h"
@@ -65,6 +66,16 @@ bool MatchScanWindow(const WindowPlan& plan, ScanWindow* scan);
 // blocks of that many contiguous outputs together (reduce_window's TypedBlockKernel,
 // select_and_scatter's SelectScatterBlockKernel) when the block has at least this many.
 constexpr int64_t kMinWindowBlock = 4;
+
+// `plan` as blocks: its trailing trivial axes merged into `block` contiguous outputs, and the
+// windows of the remaining (outer) axes, `outer_count` of them. Null unless some axis is
+// non-trivial and the block has at least kMinWindowBlock outputs.
+struct WindowBlocks {
+  std::shared_ptr<const WindowPlan> outer;
+  int64_t block = 1;
+  int64_t outer_count = 1;
+};
+std::optional<WindowBlocks> SplitWindowBlocks(const WindowPlan& plan);
 
 // Small pools (pooling layers: a few thousand window positions of a few elements) list every
 // window's block offsets at plan time, in window order, so the kernels run one tight loop per

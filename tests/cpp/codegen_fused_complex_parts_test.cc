@@ -23,18 +23,6 @@ namespace {
 
 using lower::Program;
 
-// The fused steps of `p` and how many of them have native code.
-std::pair<int, int> FusedAndNative(const Program& p) {
-  int fused = 0, native = 0;
-  for (const lower::Step& s : p.steps) {
-    if (s.fused == nullptr) continue;
-    const auto& ms = s.fused->members;
-    fused += std::any_of(ms.begin(), ms.end(), [](const auto& m) { return !m.absolute; });
-    native += s.fused->native != nullptr;
-  }
-  return {fused, native};
-}
-
 // Runs `p` with and without native code on `params`; the first difference, or "".
 std::string NativeVsInterpreted(const Program& p, const Values& params) {
   const std::shared_ptr<const Program> q = Interpreted(p);
@@ -64,51 +52,42 @@ TEST(CodegenFusedComplexPartsTest, PartsAndQuotientsMatchTheInterpreter) {
     args.insert(args.end(), static_cast<size_t>(scalars), Ty(cxt));
     args.insert(args.end(), static_cast<size_t>(floats), Ty(flt, dims));
     AddFunction(module, "main", args, [&](OpList& b, const std::vector<ValueId>& a) {
-      std::vector<ValueId> cx(a.begin(), a.begin() + arrays), fl, made, read;
+      RandomValues vals(rng);
+      std::vector<ValueId> cx(a.begin(), a.begin() + arrays), fl;
       for (int k = 0; k < scalars; ++k) {
         cx.push_back(b.Broadcast(a[static_cast<size_t>(arrays + k)], dims, {}));
       }
       for (int k = 0; k < floats; ++k) fl.push_back(a[static_cast<size_t>(arrays + scalars + k)]);
-      auto pick = [&](std::vector<ValueId>& pool) {
-        const int last = static_cast<int>(pool.size()) - 1;
-        const ValueId v = pool[static_cast<size_t>(uniform(0, 1) ? last : uniform(0, last))];
-        read.push_back(v);
-        return v;
-      };
-      auto keep = [&](std::vector<ValueId>& pool, ValueId v) {
-        pool.push_back(v);
-        made.push_back(v);
-      };
       const int steps = uniform(3, 12);
       for (int k = 0; k < steps; ++k) {
         const int kind = uniform(0, 99);
         if (kind < 30) {
-          const ValueId x = pick(cx);
-          keep(cx, b.Binary("stablehlo.divide", x, pick(cx)));
+          const ValueId x = vals.Pick(cx);
+          vals.Keep(cx, b.Binary("stablehlo.divide", x, vals.Pick(cx)));
         } else if (kind < 45) {
-          const ValueId x = pick(cx);
-          keep(fl, b.Op(uniform(0, 1) ? "stablehlo.real" : "stablehlo.imag", {x}, Ty(flt, dims)));
+          const ValueId x = vals.Pick(cx);
+          vals.Keep(fl,
+                    b.Op(uniform(0, 1) ? "stablehlo.real" : "stablehlo.imag", {x}, Ty(flt, dims)));
         } else if (kind < 55) {
-          const ValueId x = pick(fl);
-          keep(cx, b.Op("stablehlo.complex", {x, pick(fl)}, Ty(cxt, dims)));
+          const ValueId x = vals.Pick(fl);
+          vals.Keep(cx, b.Op("stablehlo.complex", {x, vals.Pick(fl)}, Ty(cxt, dims)));
         } else if (kind < 62) {
-          keep(cx, b.Convert(pick(fl), cxt));
+          vals.Keep(cx, b.Convert(vals.Pick(fl), cxt));
         } else if (kind < 75) {
-          const ValueId x = pick(cx);
-          keep(cx, b.Binary(uniform(0, 1) ? "stablehlo.multiply" : "stablehlo.add", x, pick(cx)));
+          const ValueId x = vals.Pick(cx);
+          vals.Keep(cx, b.Binary(uniform(0, 1) ? "stablehlo.multiply" : "stablehlo.add", x,
+                                 vals.Pick(cx)));
         } else if (kind < 82) {
-          keep(cx, b.Unary("stablehlo.negate", pick(cx)));
+          vals.Keep(cx, b.Unary("stablehlo.negate", vals.Pick(cx)));
         } else if (kind < 90) {
-          keep(fl, b.Op("stablehlo.abs", {pick(cx)}, Ty(flt, dims)));
+          vals.Keep(fl, b.Op("stablehlo.abs", {vals.Pick(cx)}, Ty(flt, dims)));
         } else {
-          const ValueId x = pick(fl);
-          keep(fl, b.Binary(uniform(0, 1) ? "stablehlo.add" : "stablehlo.multiply", x, pick(fl)));
+          const ValueId x = vals.Pick(fl);
+          vals.Keep(fl, b.Binary(uniform(0, 1) ? "stablehlo.add" : "stablehlo.multiply", x,
+                                 vals.Pick(fl)));
         }
       }
-      std::vector<ValueId> results;
-      for (ValueId v : made) {
-        if (std::find(read.begin(), read.end(), v) == read.end()) results.push_back(v);
-      }
+      std::vector<ValueId> results = vals.Unread();
       if (results.empty()) results.push_back(cx.back());
       return results;
     });

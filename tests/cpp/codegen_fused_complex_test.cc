@@ -50,58 +50,47 @@ TEST(CodegenFusedComplexTest, ComplexMembersMatchTheInterpreter) {
     args.insert(args.end(), static_cast<size_t>(scalars), Ty(cxt));
     args.insert(args.end(), static_cast<size_t>(floats), Ty(flt, dims));
     AddFunction(module, "main", args, [&](OpList& b, const std::vector<ValueId>& a) {
-      std::vector<ValueId> cx(a.begin(), a.begin() + arrays), fl, bools, made, read;
+      RandomValues vals(rng);
+      std::vector<ValueId> cx(a.begin(), a.begin() + arrays), fl, bools;
       for (int k = 0; k < scalars; ++k) {
         cx.push_back(b.Broadcast(a[static_cast<size_t>(arrays + k)], dims, {}));
       }
       for (int k = 0; k < floats; ++k) fl.push_back(a[static_cast<size_t>(arrays + scalars + k)]);
-      auto pick = [&](std::vector<ValueId>& pool) {
-        const int last = static_cast<int>(pool.size()) - 1;
-        const ValueId v = pool[static_cast<size_t>(uniform(0, 1) ? last : uniform(0, last))];
-        read.push_back(v);
-        return v;
-      };
-      auto keep = [&](std::vector<ValueId>& pool, ValueId v) {
-        pool.push_back(v);
-        made.push_back(v);
-      };
       const int steps = uniform(3, 14);
       for (int k = 0; k < steps; ++k) {
         const int kind = uniform(0, 99);
         if (kind < 35 && !cx.empty()) {
           static const char* const kBinary[] = {"add", "subtract", "multiply", "multiply"};
-          const ValueId x = pick(cx), y = pick(cx);
-          keep(cx, b.Binary(std::string("stablehlo.") + kBinary[uniform(0, 3)], x, y));
+          const ValueId x = vals.Pick(cx), y = vals.Pick(cx);
+          vals.Keep(cx, b.Binary(std::string("stablehlo.") + kBinary[uniform(0, 3)], x, y));
         } else if (kind < 40 && !cx.empty()) {
-          keep(cx, b.Unary("stablehlo.negate", pick(cx)));
+          vals.Keep(cx, b.Unary("stablehlo.negate", vals.Pick(cx)));
         } else if (kind < 55 && !cx.empty()) {
-          keep(fl, b.Op("stablehlo.abs", {pick(cx)}, Ty(flt, dims)));
+          vals.Keep(fl, b.Op("stablehlo.abs", {vals.Pick(cx)}, Ty(flt, dims)));
         } else if (kind < 90 && c128) {
           if (cx.empty()) continue;
-          const ValueId x = pick(cx);
-          keep(cx,
-               b.Binary(uniform(0, 1) ? "stablehlo.subtract" : "stablehlo.multiply", x, pick(cx)));
+          const ValueId x = vals.Pick(cx);
+          vals.Keep(cx, b.Binary(uniform(0, 1) ? "stablehlo.subtract" : "stablehlo.multiply", x,
+                                 vals.Pick(cx)));
         } else if (kind < 70 && !fl.empty()) {
-          const ValueId x = pick(fl), y = pick(fl);
-          keep(bools, b.Compare(kDirs[uniform(0, 5)], x, y));
+          const ValueId x = vals.Pick(fl), y = vals.Pick(fl);
+          vals.Keep(bools, b.Compare(kDirs[uniform(0, 5)], x, y));
         } else if (kind < 75 && !cx.empty()) {
-          const ValueId x = pick(cx), y = pick(cx);
-          keep(bools, b.Compare(uniform(0, 1) ? "EQ" : "NE", x, y));
+          const ValueId x = vals.Pick(cx), y = vals.Pick(cx);
+          vals.Keep(bools, b.Compare(uniform(0, 1) ? "EQ" : "NE", x, y));
         } else if (kind < 90 && !bools.empty()) {
-          const ValueId p = pick(bools);
+          const ValueId p = vals.Pick(bools);
           std::vector<ValueId>& pool = cx.empty() || uniform(0, 2) == 0 ? fl : cx;
           if (pool.empty()) continue;
-          const ValueId x = pick(pool);
-          keep(pool, b.Select(p, x, pick(pool)));
+          const ValueId x = vals.Pick(pool);
+          vals.Keep(pool, b.Select(p, x, vals.Pick(pool)));
         } else if (!fl.empty()) {
-          const ValueId x = pick(fl);
-          keep(fl, b.Binary(uniform(0, 1) ? "stablehlo.add" : "stablehlo.multiply", x, pick(fl)));
+          const ValueId x = vals.Pick(fl);
+          vals.Keep(fl, b.Binary(uniform(0, 1) ? "stablehlo.add" : "stablehlo.multiply", x,
+                                 vals.Pick(fl)));
         }
       }
-      std::vector<ValueId> results;
-      for (ValueId v : made) {
-        if (std::find(read.begin(), read.end(), v) == read.end()) results.push_back(v);
-      }
+      std::vector<ValueId> results = vals.Unread();
       if (results.empty()) results.push_back(no_complex ? fl.back() : cx.back());
       return results;
     });
@@ -109,15 +98,9 @@ TEST(CodegenFusedComplexTest, ComplexMembersMatchTheInterpreter) {
     const Compiled compiled = CompileFunctions(std::move(module), {"main"});
     const std::shared_ptr<const Program> p = compiled.programs[0];
     ASSERT_NE(p, nullptr);
-    int fused = 0, with_code = 0;
-    for (const lower::Step& s : p->steps) {
-      if (s.fused == nullptr) continue;
-      const auto& ms = s.fused->members;
-      fused += std::any_of(ms.begin(), ms.end(), [](const auto& m) { return !m.absolute; });
-      with_code += s.fused->native != nullptr;
-      if (s.fused->native != nullptr && !no_complex) ++complex_runs;
-      if (s.fused->native != nullptr && c128) ++c128_runs;
-    }
+    const auto [fused, with_code] = FusedAndNative(*p);
+    if (!no_complex) complex_runs += with_code;
+    if (c128) c128_runs += with_code;
     native_runs += with_code;
     if (code_expected) {
       EXPECT_EQ(with_code, fused) << text;

@@ -54,7 +54,8 @@ TEST(CodegenFusedIntTest, IntegerLaneOpsMatchTheInterpreter) {
     args.insert(args.end(), static_cast<size_t>(scalars), Ty(t));
     args.insert(args.end(), static_cast<size_t>(preds), Ty(DType::kPred, dims));
     AddFunction(module, "main", args, [&](OpList& b, const std::vector<ValueId>& a) {
-      std::vector<ValueId> ints(a.begin(), a.begin() + arrays), bools, made, read;
+      RandomValues vals(rng);
+      std::vector<ValueId> ints(a.begin(), a.begin() + arrays), bools;
       for (int k = 0; k < scalars; ++k) {
         ints.push_back(b.Broadcast(a[static_cast<size_t>(arrays + k)], dims, {}));
       }
@@ -63,85 +64,67 @@ TEST(CodegenFusedIntTest, IntegerLaneOpsMatchTheInterpreter) {
       for (double c : {0.0, s32 ? -1.0 : 4294967295.0, s32 ? -2147483648.0 : 2147483648.0, 7.0}) {
         if (uniform(0, 2) == 0) ints.push_back(b.Broadcast(b.Constant(Ty(t), {c}), dims, {}));
       }
-      auto pick = [&](std::vector<ValueId>& pool) {
-        const int last = static_cast<int>(pool.size()) - 1;
-        const ValueId v = pool[static_cast<size_t>(uniform(0, 1) ? last : uniform(0, last))];
-        read.push_back(v);
-        return v;
-      };
-      auto keep = [&](std::vector<ValueId>& pool, ValueId v) {
-        pool.push_back(v);
-        made.push_back(v);
-      };
       auto compare = [&] {
-        const ValueId x = pick(ints), y = pick(ints);
+        const ValueId x = vals.Pick(ints), y = vals.Pick(ints);
         return b.Compare(kDirs[uniform(0, 5)], x, y);
       };
       const int steps = uniform(3, 14);
       for (int k = 0; k < steps; ++k) {
         const int kind = uniform(0, 99);
         if (kind < 40) {
-          const ValueId x = pick(ints), y = pick(ints);
-          keep(ints, b.Binary(std::string("stablehlo.") + kBinary[uniform(0, 10)], x, y));
+          const ValueId x = vals.Pick(ints), y = vals.Pick(ints);
+          vals.Keep(ints, b.Binary(std::string("stablehlo.") + kBinary[uniform(0, 10)], x, y));
         } else if (kind < 50) {
           static const char* const kUnary[] = {"abs", "sign", "negate", "not"};
-          keep(ints, b.Unary(std::string("stablehlo.") + kUnary[uniform(0, 3)], pick(ints)));
+          vals.Keep(ints,
+                    b.Unary(std::string("stablehlo.") + kUnary[uniform(0, 3)], vals.Pick(ints)));
         } else if (kind < 62) {
-          keep(bools, compare());
+          vals.Keep(bools, compare());
         } else if (kind < 70 && !bools.empty()) {
-          const ValueId p = pick(bools);
+          const ValueId p = vals.Pick(bools);
           switch (uniform(0, 3)) {
             case 0:
-              keep(bools, b.Unary("stablehlo.not", p));
+              vals.Keep(bools, b.Unary("stablehlo.not", p));
               break;
             case 1:
-              keep(bools,
-                   b.Binary(uniform(0, 1) ? "stablehlo.and" : "stablehlo.or", p, pick(bools)));
+              vals.Keep(bools, b.Binary(uniform(0, 1) ? "stablehlo.and" : "stablehlo.or", p,
+                                        vals.Pick(bools)));
               break;
             case 2:
-              keep(bools, b.Binary("stablehlo.xor", p, pick(bools)));
+              vals.Keep(bools, b.Binary("stablehlo.xor", p, vals.Pick(bools)));
               break;
             default:
-              keep(bools, b.Compare(kDirs[uniform(0, 5)], p, pick(bools)));
+              vals.Keep(bools, b.Compare(kDirs[uniform(0, 5)], p, vals.Pick(bools)));
               break;
           }
         } else if (kind < 82) {
-          const ValueId p = bools.empty() || uniform(0, 1) ? compare() : pick(bools);
-          const ValueId x = pick(ints);
-          keep(ints, b.Select(p, x, pick(ints)));
+          const ValueId p = bools.empty() || uniform(0, 1) ? compare() : vals.Pick(bools);
+          const ValueId x = vals.Pick(ints);
+          vals.Keep(ints, b.Select(p, x, vals.Pick(ints)));
         } else if (kind < 88 && !bools.empty()) {
-          keep(ints, b.Convert(pick(bools), t));
+          vals.Keep(ints, b.Convert(vals.Pick(bools), t));
         } else if (kind < 92) {
-          keep(bools, b.Convert(pick(ints), DType::kPred));
+          vals.Keep(bools, b.Convert(vals.Pick(ints), DType::kPred));
         } else if (kind < 95) {
-          keep(ints, b.Convert(pick(ints), s32 ? DType::kU32 : DType::kS32));
+          vals.Keep(ints, b.Convert(vals.Pick(ints), s32 ? DType::kU32 : DType::kS32));
           ints.back() = b.Convert(ints.back(), t);
-          made.back() = ints.back();
+          vals.made.back() = ints.back();
         } else if (kind < 98 && s32) {  // to f32, then a float member (a result of its own)
-          made.push_back(b.Unary("stablehlo.negate", b.Convert(pick(ints), DType::kF32)));
+          vals.made.push_back(b.Unary("stablehlo.negate", b.Convert(vals.Pick(ints), DType::kF32)));
         } else {  // left to the interpreter
           handled = false;
-          const ValueId x = pick(ints);
-          keep(ints, b.Binary("stablehlo.power", x, pick(ints)));
+          const ValueId x = vals.Pick(ints);
+          vals.Keep(ints, b.Binary("stablehlo.power", x, vals.Pick(ints)));
         }
       }
-      std::vector<ValueId> results;
-      for (ValueId v : made) {
-        if (std::find(read.begin(), read.end(), v) == read.end()) results.push_back(v);
-      }
+      std::vector<ValueId> results = vals.Unread();
       return results;
     });
     const std::string text = ir::PrintModule(module);
     const Compiled compiled = CompileFunctions(std::move(module), {"main"});
     const std::shared_ptr<const Program> p = compiled.programs[0];
     ASSERT_NE(p, nullptr);
-    int fused = 0, with_code = 0;
-    for (const lower::Step& s : p->steps) {
-      if (s.fused == nullptr) continue;
-      const auto& ms = s.fused->members;
-      fused += std::any_of(ms.begin(), ms.end(), [](const auto& m) { return !m.absolute; });
-      with_code += s.fused->native != nullptr;
-    }
+    const auto [fused, with_code] = FusedAndNative(*p);
     native_runs += with_code;
     if (handled && code_expected) {
       EXPECT_EQ(with_code, fused) << text;

@@ -1,20 +1,25 @@
 // What the tests of fused runs' native code share (codegen_fused_test, codegen_fused_int_test,
-// codegen_fused_half_test, codegen_tile_cache_test): whether this machine and environment make
-// native code, a program with its native code taken out (RunFused then interprets every member),
-// and a rerun of one test in a child process with a switch turned off (the ymm code on AVX-512
-// machines, integer bf16 rounding where the CPU has vcvtneps2bf16).
+// codegen_fused_half_test, codegen_fused_complex*_test, codegen_tile_cache_test): whether this
+// machine and environment make native code, the value pools of a random program, how many fused
+// steps got native code, a program with its native code taken out (RunFused then interprets every
+// member), and a rerun of one test in a child process with a switch turned off (the ymm code on
+// AVX-512 machines, integer bf16 rounding where the CPU has vcvtneps2bf16).
 #pragma once
 
 #include <gtest/gtest.h>
 #include <spawn.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <memory>
+#include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/fused_run.h"
+#include "ir/module.h"
 #include "lower/fused_plan.h"
 #include "lower/program.h"
 
@@ -33,6 +38,49 @@ inline bool CodeExpected() { return __builtin_cpu_supports("avx") && !EnvIsZero(
 inline bool WideExpected() {
   return CodeExpected() && __builtin_cpu_supports("avx512f") &&
          __builtin_cpu_supports("avx512dq") && !EnvIsZero("KILN_FUSED_JIT_AVX512");
+}
+
+// The values of a random program of fused members: operands are picked from pools of values,
+// mostly the latest (so the members form chains); the values made that nothing read are the
+// program's results.
+struct RandomValues {
+  explicit RandomValues(std::mt19937& r) : rng(r) {}
+  int Uniform(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); }
+  // An operand from `pool`: the latest value half the time, else any.
+  ir::ValueId Pick(const std::vector<ir::ValueId>& pool) {
+    const int last = static_cast<int>(pool.size()) - 1;
+    const ir::ValueId v = pool[static_cast<size_t>(Uniform(0, 1) ? last : Uniform(0, last))];
+    read.push_back(v);
+    return v;
+  }
+  // `v`, made by a member, joins `pool`.
+  void Keep(std::vector<ir::ValueId>& pool, ir::ValueId v) {
+    pool.push_back(v);
+    made.push_back(v);
+  }
+  std::vector<ir::ValueId> Unread() const {
+    std::vector<ir::ValueId> out;
+    for (ir::ValueId v : made) {
+      if (std::find(read.begin(), read.end(), v) == read.end()) out.push_back(v);
+    }
+    return out;
+  }
+
+  std::mt19937& rng;
+  std::vector<ir::ValueId> made, read;
+};
+
+// The fused steps of `p` with an elementwise member (not only broadcasts), and how many of them
+// have native code.
+inline std::pair<int, int> FusedAndNative(const lower::Program& p) {
+  int fused = 0, native = 0;
+  for (const lower::Step& s : p.steps) {
+    if (s.fused == nullptr) continue;
+    const auto& ms = s.fused->members;
+    fused += std::any_of(ms.begin(), ms.end(), [](const auto& m) { return !m.absolute; });
+    native += s.fused->native != nullptr;
+  }
+  return {fused, native};
 }
 
 // `p` with every fused step's native code taken out: RunFused interprets its members.
