@@ -121,10 +121,11 @@ kiln_prune_build() {
 
 # kiln_log_disk <label>: one line with the space the build trees, ccache and the file system use.
 kiln_log_disk() {
-  local trees cache free
-  trees="$(du -sh "$KILN_ROOT/build" 2>/dev/null | cut -f1)"
-  cache="$(ccache -s 2>/dev/null | sed -n 's/^ *Cache size (GB): *\([0-9.]*\).*/\1G/p' | head -1)"
-  free="$(df -h --output=avail "$KILN_ROOT" | tail -1 | xargs)"
+  # Never fails (callers run under set -e -o pipefail, and build/ may not exist yet).
+  local trees="" cache="" free=""
+  trees="$(du -sh "$KILN_ROOT/build" 2>/dev/null | cut -f1)" || true
+  cache="$(ccache -s 2>/dev/null | sed -n 's/^ *Cache size (GB): *\([0-9.]*\).*/\1G/p' | head -1)" || true
+  free="$(df -h --output=avail "$KILN_ROOT" 2>/dev/null | tail -1 | xargs)" || true
   kiln_log "disk ($1): build/ ${trees:-0}, ccache ${cache:-?}, free $free"
 }
 
