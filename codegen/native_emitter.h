@@ -119,6 +119,9 @@ class NativeEmitter : public Xbyak::CodeGenerator {
   // rdi = the clamped start offset in bytes of a slice whose start indices are the views from
   // `first` on (Direct::update, Direct::slice); uses rax and r8-r10.
   void StartOffset(const lower::UpdateSliceCode& code, uint32_t views, uint32_t first);
+  // r8 = the index at [rax] of type `t`, sign- or zero-extended by its width and signedness (s64,
+  // u64 and any non-integer type: 8 bytes).
+  void LoadIndex(ir::DType t);
   // rsi = the output (the view after the n_in inputs at `views`), input 0's `bytes` copied into
   // it first unless it is input 0's memory (native_moves.cc).
   void CopyUnlessInPlace(uint32_t views, uint16_t n_in, uint64_t bytes, const void* copy_fn);

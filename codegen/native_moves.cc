@@ -260,6 +260,19 @@ void NativeEmitter::CopyUnlessInPlace(uint32_t views, uint16_t n_in, uint64_t by
   L(in_place);
 }
 
+void NativeEmitter::LoadIndex(ir::DType t) {
+  const int bytes = ir::InSet(t, ir::kIntegers) ? ir::DTypeByteSize(t) : 8;
+  if (bytes == 1) {
+    ir::IsSignedInt(t) ? movsx(r8, byte[rax]) : movzx(r8d, byte[rax]);
+  } else if (bytes == 2) {
+    ir::IsSignedInt(t) ? movsx(r8, word[rax]) : movzx(r8d, word[rax]);
+  } else if (bytes == 4) {
+    ir::IsSignedInt(t) ? movsxd(r8, dword[rax]) : mov(r8d, dword[rax]);
+  } else {
+    mov(r8, qword[rax]);
+  }
+}
+
 void NativeEmitter::StartOffset(const UpdateSliceCode& code, uint32_t views, uint32_t first) {
   xor_(edi, edi);
   for (size_t i = 0; i < code.start_types.size(); ++i) {
@@ -267,17 +280,7 @@ void NativeEmitter::StartOffset(const UpdateSliceCode& code, uint32_t views, uin
     if (max <= 0) continue;  // the update spans this dimension: its start is always 0
     mov(rax, ptr[rbx + views + (first + static_cast<uint32_t>(i)) * kView + kPtr]);
     const ir::DType t = code.start_types[i];
-    // Loaded by the index type's width and signedness (s64, u64 and any other type: 8 bytes).
-    const int bytes = ir::InSet(t, ir::kIntegers) ? ir::DTypeByteSize(t) : 8;
-    if (bytes == 1) {
-      ir::IsSignedInt(t) ? movsx(r8, byte[rax]) : movzx(r8d, byte[rax]);
-    } else if (bytes == 2) {
-      ir::IsSignedInt(t) ? movsx(r8, word[rax]) : movzx(r8d, word[rax]);
-    } else if (bytes == 4) {
-      ir::IsSignedInt(t) ? movsxd(r8, dword[rax]) : mov(r8d, dword[rax]);
-    } else {
-      mov(r8, qword[rax]);
-    }
+    LoadIndex(t);
     mov(r9, static_cast<uint64_t>(max));
     if (t == ir::DType::kU64) {
       cmp(r8, r9);  // unsigned: a start above INT64_MAX is clamped to the top as well

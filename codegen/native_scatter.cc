@@ -10,7 +10,6 @@
 #include <vector>
 
 #include "codegen/native_emitter.h"
-#include "ir/dtype_dispatch.h"
 
 namespace kiln::codegen {
 
@@ -35,17 +34,7 @@ void NativeEmitter::DropUpdate(const lower::DropUpdateCode& code, uint32_t views
   ForgetKey(roots[3].first);
   CopyUnlessInPlace(views, 3, code.operand_bytes, copy_fn);  // rsi: the result
   mov(rax, ptr[rbx + views + kView + kPtr]);
-  const ir::DType t = code.start_type;
-  const int bytes = ir::InSet(t, ir::kIntegers) ? ir::DTypeByteSize(t) : 8;
-  if (bytes == 1) {
-    ir::IsSignedInt(t) ? movsx(r8, byte[rax]) : movzx(r8d, byte[rax]);
-  } else if (bytes == 2) {
-    ir::IsSignedInt(t) ? movsx(r8, word[rax]) : movzx(r8d, word[rax]);
-  } else if (bytes == 4) {
-    ir::IsSignedInt(t) ? movsxd(r8, dword[rax]) : mov(r8d, dword[rax]);
-  } else {
-    mov(r8, qword[rax]);
-  }
+  LoadIndex(code.start_type);
   mov(rdi, r8);
   if (code.stride != 1) {
     mov(r9, code.stride);

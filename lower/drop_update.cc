@@ -4,35 +4,31 @@
 #include <cstddef>
 #include <cstring>
 #include <limits>
+#include <type_traits>
+
+#include "ir/dtype_dispatch.h"
 
 namespace kiln::lower {
 
 int64_t ReadDropStart(const runtime::View& start) {
-  const void* p = start.data();
-  switch (start.dtype) {
-    case ir::DType::kS8:
-      return *static_cast<const int8_t*>(p);
-    case ir::DType::kS16:
-      return *static_cast<const int16_t*>(p);
-    case ir::DType::kS32:
-      return *static_cast<const int32_t*>(p);
-    case ir::DType::kS64:
-      return *static_cast<const int64_t*>(p);
-    case ir::DType::kU8:
-      return *static_cast<const uint8_t*>(p);
-    case ir::DType::kU16:
-      return *static_cast<const uint16_t*>(p);
-    case ir::DType::kU32:
-      return *static_cast<const uint32_t*>(p);
-    case ir::DType::kU64: {
-      const uint64_t v = *static_cast<const uint64_t*>(p);
-      return v > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())
-                 ? std::numeric_limits<int64_t>::max()
-                 : static_cast<int64_t>(v);
-    }
-    default:
-      return -1;  // not an index type (the scatter's lowering takes integers only)
-  }
+  return ir::VisitDType<ir::kIntegers>(
+      start.dtype,
+      [&](auto tag) -> int64_t {
+        using T = ir::TagType<decltype(tag)>;
+        T v;
+        std::memcpy(&v, start.data(), sizeof(T));
+        if constexpr (std::is_same_v<T, uint64_t>) {
+          // Above INT64_MAX: out of range whichever way, so the top is as good as the value.
+          return v > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())
+                     ? std::numeric_limits<int64_t>::max()
+                     : static_cast<int64_t>(v);
+        } else {
+          return static_cast<int64_t>(v);
+        }
+      },
+      [] {
+        return int64_t{-1};
+      });  // not an index type (the scatter's lowering takes integers only)
 }
 
 void RunDropUpdate(const void* state, const runtime::View* in, const runtime::View* out) {

@@ -11,6 +11,10 @@ KILN_JOBS="${KILN_JOBS:-2}"
 # (g++); plain cmake would pick /usr/bin/c++. Naming it once makes the wheel build and build/dev
 # compile identical command lines, so ccache serves one from the other.
 if [[ -z "${CXX:-}" ]] && command -v g++ >/dev/null; then export CXX=g++; fi
+# ccache compares command lines with the paths under the repository made relative to each build
+# directory, so the trees at equal depth (build/py3-none-*, build/dev, build/manylinux) hit each
+# other's objects: on a fresh clone Kiln's Release objects are compiled once, not three times.
+export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$KILN_ROOT}"
 
 # Times are printed relative to the start of the outermost script (bash 5's EPOCHREALTIME, in µs).
 export KILN_T0="${KILN_T0:-${EPOCHREALTIME/./}}"
@@ -148,4 +152,24 @@ kiln_cmake_build() {
   grep -E '^-- Kiln|Warning' "$dir/kiln-configure.log" || true
   kiln_log "build: $dir"
   cmake --build "$dir" -j "$KILN_JOBS"
+}
+
+# kiln_sanitizer_build <build dir> [cmake -D args...]: kiln_cmake_build for the instrumented trees,
+# linked with lld when it is installed (KILN_LINKER). Under KILN_PRUNE_BUILDS=1 their objects stay
+# out of ccache: the trees are deleted after their run and nothing would reuse them.
+kiln_sanitizer_build() {
+  local linker=()
+  command -v ld.lld >/dev/null && linker=(-DKILN_LINKER=lld)
+  if [[ "${KILN_PRUNE_BUILDS:-0}" == 1 ]]; then CCACHE_DISABLE=1 kiln_cmake_build "$@" "${linker[@]}"
+  else kiln_cmake_build "$@" "${linker[@]}"; fi
+}
+
+# kiln_build_asan: build/asan, clang with ASan + UBSan at -O1 -g1 with assertions on: the C++ tests
+# and the libFuzzer harnesses in one tree (scripts/cpp_tests.sh runs the first, scripts/fuzz.sh the
+# second), so the instrumented objects are compiled once.
+kiln_build_asan() {
+  command -v clang++ >/dev/null || kiln_die "clang++ not found (scripts/apt-packages.txt installs clang)"
+  CXX=clang++ kiln_sanitizer_build build/asan -DKILN_BUILD_TESTS=ON -DKILN_BUILD_FUZZERS=ON \
+    -DKILN_SANITIZE=ON -DKILN_EXCLUDE_REGEX= -DCMAKE_BUILD_TYPE=Debug \
+    -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1"
 }

@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # Builds and runs the C++ tests in up to three builds:
-#   build/asan  ASan + UBSan (KILN_SANITIZE=ON), -O1 -g1 with assertions on, leak checking on;
+#   build/asan  clang with ASan + UBSan (KILN_SANITIZE=ON), -O1 -g1 with assertions on, leak checking
+#               on; the libFuzzer harnesses are built in the same tree (kiln_build_asan in common.sh)
+#               and scripts/fuzz.sh runs them;
 #   build/tsan  ThreadSanitizer (KILN_TSAN=ON), -O1 -g1: the runtime, stress and PJRT tests, where
 #               Kiln's threads meet (work queues, ParallelFor, async execute, events);
-#   build/dev   the normal Release (-O2) build, i.e. what ships.
-# asan and dev run every tests/cpp/*_test.cc and the export check of libkiln_pjrt.so.
+#   build/dev   the normal Release (-O2) build with the wheel's OpenBLAS, i.e. what ships.
+# asan and dev run every tests/cpp/*_test.cc; dev also the export check of libkiln_pjrt.so.
+# The instrumented trees link with lld when it is installed.
 # Usage: scripts/cpp_tests.sh [asan|tsan|dev]...   (default: asan tsan dev)
-# Under KILN_PRUNE_BUILDS=1 (.ci/run) build/asan and build/tsan are deleted once their tests pass and
-# are compiled without ccache (their objects would only fill it); see kiln_prune_build.
+# Under KILN_PRUNE_BUILDS=1 (.ci/run) build/tsan is deleted once its tests pass (build/asan by
+# scripts/fuzz.sh, after the harnesses ran), and both are compiled without ccache (their objects
+# would only fill it); see kiln_prune_build.
 set -euo pipefail
 # shellcheck source=scripts/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -16,17 +20,10 @@ cd "$KILN_ROOT"
 variants=("$@")
 ((${#variants[@]})) || variants=(asan tsan dev)
 
-# The sanitizer builds' objects are never reused when their trees are pruned: keep them out of ccache.
-sanitizer_build() {
-  if [[ "${KILN_PRUNE_BUILDS:-0}" == 1 ]]; then CCACHE_DISABLE=1 kiln_cmake_build "$@"
-  else kiln_cmake_build "$@"; fi
-}
-
 for v in "${variants[@]}"; do
   case "$v" in
     asan)
-      sanitizer_build build/asan -DKILN_BUILD_TESTS=ON -DKILN_SANITIZE=ON -DKILN_EXCLUDE_REGEX= \
-        -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1"
+      kiln_build_asan
       kiln_log "ctest: build/asan"
       # Leak checking is on: LeakSanitizer works on these machines (checked on Debian bookworm).
       ASAN_OPTIONS="detect_leaks=1:detect_stack_use_after_return=1:check_initialization_order=1:strict_init_order=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}" \
@@ -34,11 +31,11 @@ for v in "${variants[@]}"; do
       UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}" \
         ctest --test-dir build/asan -j "$KILN_JOBS" --output-on-failure --no-tests=error
       kiln_log_disk "after build/asan"
-      kiln_prune_build build/asan
+      # build/asan is pruned by scripts/fuzz.sh, whose harnesses are built in the same tree.
       ;;
     tsan)
       # Only the test files whose suites it runs are built (KILN_TEST_SOURCES_REGEX).
-      sanitizer_build build/tsan -DKILN_BUILD_TESTS=ON -DKILN_SANITIZE=OFF -DKILN_TSAN=ON \
+      kiln_sanitizer_build build/tsan -DKILN_BUILD_TESTS=ON -DKILN_SANITIZE=OFF -DKILN_TSAN=ON \
         -DKILN_TEST_SOURCES_REGEX='/(parallel_stress|runtime|partition|pjrt_[a-z_]+)_test\.cc$' \
         -DKILN_EXCLUDE_REGEX= -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1"
       kiln_log "ctest: build/tsan (runtime, stress and PJRT tests)"
@@ -50,8 +47,10 @@ for v in "${variants[@]}"; do
       kiln_prune_build build/tsan
       ;;
     dev)
+      # The shipped configuration: Release, OpenBLAS from scipy-openblas32 as in the wheel. Its
+      # compile lines equal the wheel build's, so ccache serves the objects setup.sh compiled.
       kiln_cmake_build build/dev -DKILN_BUILD_TESTS=ON -DKILN_SANITIZE=OFF -DKILN_EXCLUDE_REGEX= \
-        -DCMAKE_BUILD_TYPE=Release
+        -DCMAKE_BUILD_TYPE=Release -DKILN_BLAS=scipy-openblas32 -DPython3_EXECUTABLE="$KILN_PY"
       kiln_log "ctest: build/dev"
       ctest --test-dir build/dev -j "$KILN_JOBS" --output-on-failure --no-tests=error
       kiln_log_disk "after build/dev"

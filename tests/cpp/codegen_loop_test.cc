@@ -296,7 +296,7 @@ LoopCase MakeLoop(std::mt19937& rng) {
   std::vector<ir::Type> all = c.carries;
   all.insert(all.end(), c.captures.begin(), c.captures.end());
   const size_t nc = c.carries.size();
-  auto split = [nc](const std::vector<ValueId>& a, size_t from, size_t to) {
+  auto split = [](const std::vector<ValueId>& a, size_t from, size_t to) {
     return std::vector<ValueId>(a.begin() + static_cast<ptrdiff_t>(from),
                                 a.begin() + static_cast<ptrdiff_t>(to));
   };

@@ -53,7 +53,10 @@ TEST(CodegenLoopVectorsTest, ArraysOfScalarsMatchTheInterpreters) {
   const Watchdog watchdog(60);
   const std::pair<DType, int64_t> shapes[] = {
       {DType::kF32, 4}, {DType::kF32, 8}, {DType::kF64, 2}, {DType::kF64, 4}, {DType::kF32, 3}};
-  for (const auto& [t, n] : shapes) {
+  for (const auto& shape : shapes) {
+    // Plain locals, not structured bindings: clang 14 cannot capture those in lambdas.
+    const DType t = shape.first;
+    const int64_t n = shape.second;
     const std::vector<ir::Type> carries = {Ty(DType::kS32), Ty(t, {n}), Ty(t, {n})};
     ir::Module m;
     auto cond = [](OpList& b, const std::vector<ValueId>& a) {

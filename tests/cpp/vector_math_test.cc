@@ -108,12 +108,12 @@ TEST(VectorMathTest, SpecialValuesAndEveryLength) {
 // only, and called only where the vector path exists.
 __attribute__((target("avx2,fma"))) void CallRegisterF32(const void* fn, const float* x, float* y) {
   using Fn = __m256 (*)(__m256);
-  _mm256_storeu_ps(y, reinterpret_cast<Fn>(fn)(_mm256_loadu_ps(x)));
+  _mm256_storeu_ps(y, reinterpret_cast<Fn>(const_cast<void*>(fn))(_mm256_loadu_ps(x)));
 }
 __attribute__((target("avx2,fma"))) void CallRegisterF64(const void* fn, const double* x,
                                                          double* y) {
   using Fn = __m256d (*)(__m256d);
-  _mm256_storeu_pd(y, reinterpret_cast<Fn>(fn)(_mm256_loadu_pd(x)));
+  _mm256_storeu_pd(y, reinterpret_cast<Fn>(const_cast<void*>(fn))(_mm256_loadu_pd(x)));
 }
 
 TEST(VectorMathTest, RegisterFormsGiveTheArrayFormsBits) {
@@ -145,11 +145,11 @@ TEST(VectorMathTest, RegisterFormsGiveTheArrayFormsBits) {
 // only, and called only where they exist.
 __attribute__((target("avx512f"))) void CallWideF32(const void* fn, const float* x, float* y) {
   using Fn = __m512 (*)(__m512);
-  _mm512_storeu_ps(y, reinterpret_cast<Fn>(fn)(_mm512_loadu_ps(x)));
+  _mm512_storeu_ps(y, reinterpret_cast<Fn>(const_cast<void*>(fn))(_mm512_loadu_ps(x)));
 }
 __attribute__((target("avx512f"))) void CallWideF64(const void* fn, const double* x, double* y) {
   using Fn = __m512d (*)(__m512d);
-  _mm512_storeu_pd(y, reinterpret_cast<Fn>(fn)(_mm512_loadu_pd(x)));
+  _mm512_storeu_pd(y, reinterpret_cast<Fn>(const_cast<void*>(fn))(_mm512_loadu_pd(x)));
 }
 
 TEST(VectorMathTest, WideRegisterFormsGiveTheArrayFormsBits) {
