@@ -22,12 +22,13 @@
 // for which payload an add or multiply of two NaNs returns: docs/engine.md, Overview). Each
 // member is an instruction on registers; values are assigned to ymm0-ymm12 as they are computed and
 // freed after their last reader; when registers run out, the value read farthest ahead goes to its
-// stack slot (or, for an input, is read again). An inline function takes its scratch registers the
-// same way; a called one clobbers every vector register: values still needed are stored to their
-// slots first. Member results that leave the run are stored to their output as they are computed.
-// Per lane this is exactly what the member's range function computes (the same IEEE instructions,
-// the same vector function on the same lanes; maximum/minimum as EmitFloatOp documents), so fusion
-// still changes no result.
+// stack slot (or, for an input, is read again); wide code without calls keeps the scalars it reads
+// in zmm16-zmm31 for the whole call (HoistScalars). An inline function takes its scratch registers
+// the same way; a called one clobbers every vector register: values still needed are stored to
+// their slots first. Member results that leave the run are stored to their output as they are
+// computed. Per lane this is exactly what the member's range function computes (the same IEEE
+// instructions, the same vector function on the same lanes; maximum/minimum as EmitFloatOp
+// documents), so fusion still changes no result.
 #include "codegen/fused_native.h"
 
 #include <xbyak/xbyak.h>
@@ -76,6 +77,7 @@ bool TileEmitter::Plan() {
   rcp_slot_.assign(static_cast<size_t>(pointers), -1);
   rcp_signed_.assign(static_cast<size_t>(pointers), false);
   divisor_bits_.assign(static_cast<size_t>(pointers), {});
+  pointer_hoisted_.assign(static_cast<size_t>(pointers), -1);
   for (int p = 0; p < pointers; ++p) pointer_value_[static_cast<size_t>(p)] = Members() + p;
   uses_.assign(static_cast<size_t>(2 * values_), {});  // room for imaginary parts
   // Which member writes each temporary / output.
@@ -201,6 +203,30 @@ bool TileEmitter::Plan() {
   return any;
 }
 
+// Wide code has 32 vector registers and its values live in the first 13: the scalars it reads
+// (splat constants, broadcast one-element inputs and predicates) are loaded once, before the loop,
+// into zmm16 on, instead of once per iteration where first read. Not when a member is a call, which
+// clobbers them. 16-bit float and complex scalars are loaded as before.
+void TileEmitter::HoistScalars() {
+  int next = 16;
+  for (size_t p = 0; p < pointer_scalar_.size() && next < 32; ++p) {
+    const auto value = static_cast<size_t>(pointer_value_[p]);
+    if (!pointer_scalar_[p] || pointer_type_[p] != ir::DType::kInvalid || pointer_complex_[p] ||
+        uses_[value].empty()) {
+      continue;
+    }
+    mov(rax, ptr[rbx + 8 * p]);
+    if (pointer_pred_[p]) {
+      LoadPred(next, static_cast<int>(p), 0, false);
+    } else if (f64_) {
+      vbroadcastsd(Xbyak::Zmm(next), qword[rax]);
+    } else {
+      vbroadcastss(Xbyak::Zmm(next), dword[rax]);
+    }
+    pointer_hoisted_[p] = next++;
+  }
+}
+
 FusedPlan::Splat TileEmitter::KnownSplat(const Ref& r, const std::vector<int>& temp_member) const {
   auto splat = [&](const Ref& in) -> FusedPlan::Splat {
     if (in.kind != Ref::kInput || static_cast<size_t>(in.index) >= f_.input_splat.size()) return {};
@@ -262,6 +288,7 @@ void TileEmitter::Generate() {
   }
   sign_hoisted_ = signs && !calls;
   if (sign_hoisted_) EmitSignMask(*this, f64_, true, V(kSignReg));
+  if (wide_ && !calls) HoistScalars();
   Xbyak::Label loop, tail, done;
   L(loop);
   cmp(r12, r14);

@@ -86,6 +86,10 @@ void TileEmitter::EnsureMask() {
 
 // Value `value` of way `way` in a register, for position `at`.
 int TileEmitter::Get(int value, int way, int pin0, int pin1, bool masked, int at) {
+  if (value >= Members() && value < values_) {  // (a hoisted scalar is never complex)
+    const int hoisted = pointer_hoisted_[static_cast<size_t>(value - Members())];
+    if (hoisted >= 0) return hoisted;  // zmm16-zmm31: outside the pool, read only
+  }
   const int key = Key(value, way);
   if (value_reg_[static_cast<size_t>(key)] >= 0) return value_reg_[static_cast<size_t>(key)];
   const int reg = Allocate(pin0, pin1, at);

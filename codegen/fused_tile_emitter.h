@@ -205,6 +205,10 @@ class TileEmitter : public Xbyak::CodeGenerator {
   // call (which clobbers it), else when needed after each call.
   bool sign_hoisted_ = false;
   bool sign_ready_ = false;
+  // Per pointer: the register (zmm16-zmm31) holding its scalar's lanes for the whole call, loaded
+  // before the loop (HoistScalars); -1: loaded where read, as any value.
+  std::vector<int> pointer_hoisted_;
+  void HoistScalars();
   Xbyak::Label table_;
   Xbyak::Label half_constants_;
 };

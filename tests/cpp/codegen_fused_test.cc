@@ -297,6 +297,41 @@ TEST(CodegenFusedTest, RandomProgramsMatchTheInterpreter) {
   }
 }
 
+// Wide code keeps the scalars it reads in zmm16 on (HoistScalars): `x * c + d` with scalar
+// arguments c and d loads each once, before the loop, into zmm16 and zmm17 (the instructions
+// encoded here by Xbyak and looked for in the dumped code), and gives the interpreter's bits.
+TEST(CodegenFusedTest, WideCodeLoadsScalarsOnceBeforeTheLoop) {
+  if (!WideExpected()) GTEST_SKIP() << "no zmm code on this CPU";
+  const DumpDir dump;
+  ASSERT_FALSE(dump.dir.empty());
+  ir::Module m;
+  AddFunction(
+      m, "main", {Ty(DType::kF32, {1000}), Ty(DType::kF32), Ty(DType::kF32)},
+      [](OpList& b, const std::vector<ValueId>& a) {
+        const ValueId xc = b.Binary("stablehlo.multiply", a[0], b.Broadcast(a[1], {1000}, {}));
+        return std::vector<ValueId>{b.Binary("stablehlo.add", xc, b.Broadcast(a[2], {1000}, {}))};
+      });
+  const std::shared_ptr<const Program> p = CompileFunctions(std::move(m), {"main"}).programs[0];
+  ASSERT_NE(p, nullptr);
+  std::string code;
+  for (const fs::directory_entry& e : fs::directory_iterator(dump.dir)) {
+    std::ifstream in(e.path(), std::ios::binary);
+    code.append(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  for (int reg : {16, 17}) {
+    Xbyak::CodeGenerator want;
+    want.vbroadcastss(Xbyak::Zmm(reg), want.dword[want.rax]);
+    const std::string bytes(reinterpret_cast<const char*>(want.getCode()), want.getSize());
+    EXPECT_NE(code.find(bytes), std::string::npos) << "no vbroadcastss zmm" << reg << ", [rax]";
+  }
+  std::mt19937 rng(7);
+  Values params(ParamTypes(*p)), native(ResultTypes(*p)), interpreted(ResultTypes(*p));
+  FillRandom(params, rng, 30, false);
+  ASSERT_TRUE(RunWithRunner(*p, params, native).ok());
+  ASSERT_TRUE(RunWithRunner(*Interpreted(*p), params, interpreted).ok());
+  EXPECT_EQ(Difference(interpreted, native, 0, true), "");
+}
+
 // A known difference, kept as a reproduction (run with --gtest_also_run_disabled_tests): x + y
 // with x and y NaNs of different payloads. The native code returns x's NaN in every lane (vaddps
 // returns its first source's NaN); the interpreted member's range function returns x's in its
