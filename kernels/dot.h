@@ -2,8 +2,11 @@
 // (kernels/dot.cc), registered by RegisterLinalgOps in kernels/linalg.cc.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "ir/module.h"
@@ -11,6 +14,7 @@
 #include "lower/kernel.h"
 #include "lower/op_registry.h"
 #include "lower/small_ops.h"
+#include "runtime/view.h"
 #include "support/status.h"
 
 namespace kiln::kernels::dot {
@@ -50,6 +54,22 @@ inline constexpr int64_t kMaxSmallDotProducts = 512;
 // The multiply-adds of `p` as RunDot computes them (kernels/dot_small.cc), or null when it is not
 // a tiny f32/f64 dot or its kernel sums in another order (BLAS, MatVec's lanes).
 std::shared_ptr<const lower::SmallDotCode> PlanSmallDot(const DotPlan& p);
+
+// Scratch bytes RunDot needs for `p` with `out_elements` results (16-bit float results: the f32
+// products, then the packed operands); 0 otherwise.
+size_t DotScratch(const DotPlan& p, int64_t out_elements);
+// result = lhs x rhs as `p` plans it; `scratch` holds DotScratch bytes (or is null: allocated).
+// `op` names the op in errors.
+Status RunDot(std::string_view op, const DotPlan& p, const runtime::View& lhs,
+              const runtime::View& rhs, const runtime::View& result, std::byte* scratch);
+// A dot_general whose result's per-device pieces are partial sums (lower::PartialContraction),
+// kernels/dot_partial.cc.
+StatusOr<lower::Kernel> MakePartialDotKernel(
+    std::string name, std::shared_ptr<const DotPlan> plan, const ir::Type& lhs, const ir::Type& rhs,
+    const ir::Type& result, const std::vector<int64_t>& lhs_batch,
+    const std::vector<int64_t>& rhs_batch, const std::vector<int64_t>& lhs_contract,
+    const std::vector<int64_t>& rhs_contract, const lower::PartialContraction& partial,
+    ir::ValueId value);
 
 StatusOr<lower::Kernel> LowerDotGeneral(lower::LowerContext& ctx);
 StatusOr<lower::Kernel> LowerDot(lower::LowerContext& ctx);
