@@ -58,11 +58,11 @@ enum class Form {
 Form FormOf(const lower::MapCode& code, int64_t elements, uint16_t n_in);
 
 // The generator of a loop's code (codegen/native_loop.cc; data movement in
-// native_moves.cc, map steps in native_emitter.cc). Registers: rbx the table of the program
-// running, r12 the programs' frame memory, r13 the four tables, r15 the carry set, rbp the
-// predicate (all callee-saved, so they survive calls); the ExecContext and Status* on the stack;
-// range input r's address in rax, rcx, rdx, the output's in rsi; r8-r11 and xmm0-xmm7 as
-// temporaries.
+// native_moves.cc, map steps in native_emitter.cc, reductions in native_reduce.cc). Registers: rbx
+// the table of the program running, r12 the programs' frame memory, r13 the four tables, r15 the
+// carry set, rbp the predicate (all callee-saved, so they survive calls); the ExecContext and
+// Status* on the stack; range input r's address in rax, rcx, rdx, the output's in rsi; r8-r11 and
+// xmm0-xmm7 as temporaries.
 class NativeEmitter : public Xbyak::CodeGenerator {
  public:
   NativeEmitter() : Xbyak::CodeGenerator(4096, Xbyak::AutoGrow) {}
@@ -130,9 +130,10 @@ class NativeEmitter : public Xbyak::CodeGenerator {
   // and base offsets.
   void DropUpdate(const lower::DropUpdateCode& code, uint32_t views, const void* copy_fn,
                   const std::vector<std::pair<uint64_t, uint64_t>>& roots);
-  // Direct::reduce_all inline: input 0 (n elements) and 1 (the initial value) and the output
-  // are the views at `views`; `roots` the register-cache key and base offset of each. Elements
-  // come from the register cache (or are loaded into it), and the result stays in it.
+  // Direct::reduce_all inline (native_reduce.cc): input 0 (n elements) and 1 (the initial value)
+  // and the output are the views at `views`; `roots` the register-cache key and base offset of
+  // each. Elements come from the register cache (or are loaded into it), and the result stays in
+  // it.
   void ReduceAll(const lower::MapCode& code, int64_t n, uint32_t views,
                  const std::pair<uint64_t, uint64_t> roots[3]);
   // A tiny dot inline (lower::SmallDotCode, native_dots.cc): input 0 (lhs), 1 (rhs) and the output
@@ -141,7 +142,7 @@ class NativeEmitter : public Xbyak::CodeGenerator {
   // cache.
   void SmallDot(const lower::SmallDotCode& code, uint32_t views,
                 const std::pair<uint64_t, uint64_t> roots[3]);
-  // A bitwise reduction inline (lower::BitReduceCode, native_dots.cc): input 0, the initial value
+  // A bitwise reduction inline (lower::BitReduceCode, native_reduce.cc): input 0, the initial value
   // and the output are the views at `views`, folded in r8 through memory; `out_key` the output's
   // cache key.
   void ReduceBits(const lower::BitReduceCode& code, uint32_t views, uint64_t out_key);
