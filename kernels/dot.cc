@@ -382,23 +382,14 @@ struct SmallDotState : lower::SmallDotCode {
   std::shared_ptr<const DotPlan> plan;
 };
 
-}  // namespace
-}  // namespace kiln::kernels::dot
-
-namespace kiln::lower {
-
-// lower::SmallDotDirect (lower/small_ops.h): the dot kernel itself, without its checks (it cannot
-// fail on f32/f64 operands of the planned types), so that interpreted loops have its bits.
-void SmallDotDirect(const void* state, const runtime::View* in, const runtime::View* out) {
-  const auto* code = static_cast<const SmallDotCode*>(state);
-  const auto& s = *static_cast<const kernels::dot::SmallDotState*>(code);
-  (void)kernels::dot::RunDot("dot_general", *s.plan, in[0], in[1], out[0], nullptr);
+// A tiny dot's direct form (Direct::small_dot says what it computes): the dot kernel itself,
+// without its checks (it cannot fail on f32/f64 operands of the planned types), so that
+// interpreted loops have its bits.
+void SmallDotDirect(const void* state, const View* in, const View* out) {
+  const auto& s =
+      *static_cast<const SmallDotState*>(static_cast<const lower::SmallDotCode*>(state));
+  (void)RunDot("dot_general", *s.plan, in[0], in[1], out[0], nullptr);
 }
-
-}  // namespace kiln::lower
-
-namespace kiln::kernels::dot {
-namespace {
 
 Kernel MakeDotKernel(std::string name, std::shared_ptr<const DotPlan> plan,
                      std::vector<int64_t> lhs_dims, std::vector<int64_t> rhs_dims) {
@@ -422,7 +413,11 @@ Kernel MakeDotKernel(std::string name, std::shared_ptr<const DotPlan> plan,
   });
   kernel.scratch_bytes = DotScratch(*plan, out_elements);
   // A tiny f32/f64 dot: its multiply-adds as the direct form, which loop code emits inline.
-  if (small != nullptr) kernel.direct = {&lower::SmallDotDirect, std::move(small)};
+  if (small != nullptr) {
+    kernel.direct.fn = &SmallDotDirect;
+    kernel.direct.state = small;
+    kernel.direct.small_dot = std::move(small);
+  }
   return kernel;
 }
 

@@ -331,7 +331,8 @@ StatusOr<Kernel> LowerReduce(LowerContext& ctx) {
     if (kernel.direct.rows == nullptr) {
       if (auto bits = PlanBitReduce(*kind, dtypes[0], dims, reduced)) {
         kernel.direct.fn = &lower::BitReduceDirect;
-        kernel.direct.state = std::move(bits);
+        kernel.direct.state = bits;
+        kernel.direct.bit_reduce = std::move(bits);
       }
     }
     return kernel;

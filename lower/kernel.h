@@ -212,6 +212,9 @@ struct UpdateSliceCode {
   std::vector<int64_t> start_max;
   std::vector<int64_t> start_stride;
 };
+struct SmallDotCode;   // lower/small_ops.h
+struct BitReduceCode;  // lower/small_ops.h
+
 struct Direct {
   DirectFn fn = nullptr;
   std::shared_ptr<const void> state;
@@ -236,6 +239,12 @@ struct Direct {
   // is `update_bytes` bytes of input 0 from byte sum_i clamp(start_i, 0, start_max[i]) *
   // start_stride[i], start_i being input 1 + i (operand_bytes: input 0's). Emitted inline too.
   std::shared_ptr<const UpdateSliceCode> slice = {};
+  // Set when `fn` computes the tiny f32/f64 dot this describes (lower/small_ops.h): loop code emits
+  // its multiply-adds inline.
+  std::shared_ptr<const SmallDotCode> small_dot = {};
+  // Set when `fn` computes the bitwise reduction this describes (lower/small_ops.h): emitted inline
+  // too.
+  std::shared_ptr<const BitReduceCode> bit_reduce = {};
 };
 
 struct Kernel {

@@ -1,4 +1,4 @@
-// The direct form of small bitwise reductions (lower/small_ops.h); SmallDotDirect is the dot
+// The direct form of small bitwise reductions (lower/small_ops.h); a tiny dot's is the dot
 // kernel's own (kernels/dot.cc), so that interpreted loops keep its bits, NaN payloads included.
 #include "lower/small_ops.h"
 

@@ -1,7 +1,6 @@
 // Small dots and bitwise reductions that loop code emits inline: what the kernels compute,
 // described element by element (kernels/dot_small.cc, kernels/reduce_bits.cc fill these), and
-// their direct forms, by which the loop code generator recognises them
-// (codegen/native_dots.cc).
+// what the loop code generator emits for them (codegen/native_dots.cc, codegen/native_reduce.cc).
 #pragma once
 
 #include <array>
@@ -35,18 +34,14 @@ struct BitReduceCode {
   std::vector<uint32_t> elements;
 };
 
-// Direct forms (Direct::fn) computing these; Direct::state is the code (for a dot, the base of the
-// dot kernel's state). SmallDotDirect is defined with the dot kernel (kernels/dot.cc) and runs it;
-// BitReduceDirect in lower/small_ops.cc.
-void SmallDotDirect(const void* state, const runtime::View* in, const runtime::View* out);
+// The direct form of a BitReduceCode (Direct::fn; Direct::state is the code). A tiny dot's is the
+// dot kernel's own (kernels/dot.cc), so that interpreted loops keep its bits, NaN payloads
+// included.
 void BitReduceDirect(const void* state, const runtime::View* in, const runtime::View* out);
 
-// The code of a direct form above, or null when `d` is another kernel's.
-inline const SmallDotCode* SmallDotOf(const Direct& d) {
-  return d.fn == &SmallDotDirect ? static_cast<const SmallDotCode*>(d.state.get()) : nullptr;
-}
-inline const BitReduceCode* BitReduceOf(const Direct& d) {
-  return d.fn == &BitReduceDirect ? static_cast<const BitReduceCode*>(d.state.get()) : nullptr;
-}
+// What a direct form computes, when it is one of these (Direct::small_dot, Direct::bit_reduce), or
+// null.
+inline const SmallDotCode* SmallDotOf(const Direct& d) { return d.small_dot.get(); }
+inline const BitReduceCode* BitReduceOf(const Direct& d) { return d.bit_reduce.get(); }
 
 }  // namespace kiln::lower
