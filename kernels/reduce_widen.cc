@@ -281,7 +281,10 @@ void RunWidenedSegments(const ReduceGeometry& g, const uint16_t* x, float init, 
       const int m = static_cast<int>(std::min(block, e - p0));
       for (int q = 0; q < m; ++q) {
         bases[q] = x + KeptOffset(g, p0 + q);
-        wide[q] = buffer + q * g.inner;
+        // Only the widening path has rows in the buffer: the direct one's block (kSegmentOutputs
+        // outputs) may not fit there, and a pointer past it is undefined even unread (clang's
+        // UBSan, -fsanitize=bounds).
+        wide[q] = direct ? nullptr : buffer + q * g.inner;
         acc[q] = init;
       }
       for (int64_t r0 = 0; r0 < rows; r0 += per_leaf) {
