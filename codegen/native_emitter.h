@@ -150,6 +150,10 @@ class NativeEmitter : public Xbyak::CodeGenerator {
   void Map(Form form, const lower::MapCode& code, int64_t n, uint8_t scalar, uint32_t op,
            uint32_t out_field, const OperandKeys& keys);
   void Forget() { cache_.clear(); }
+  // With KILN_PERF_MAP=1 (PerfMapEnabled), where each step's code starts, named after the step
+  // ("step 12 map: stablehlo.add (f32) at model.py:3"; a condition's steps "cond step ..."), for
+  // perf's map; empty otherwise.
+  const std::vector<CodeMark>& marks() const { return marks_; }
   // Around a call of a vector function (native_calls.cc): the pool registers the cache uses are
   // stored on the stack (whole ymm where a cached vector is 32 bytes) and loaded back after it,
   // so that the cache and the carry registers survive the call. Returns the saved registers and
@@ -180,6 +184,7 @@ class NativeEmitter : public Xbyak::CodeGenerator {
   void Jump(BranchPoints& b, const engine::FlatProgram& p, size_t i);
 
  private:
+  static std::string StepMarkName(const engine::FlatProgram::FlatStep& f, size_t index);
   // Liveness of the register cache's keys in the program Flat() is emitting (native_calls.cc),
   // computed once before its first step: per key, the steps that read it from the cache and the
   // steps that write it, and the steps that empty the cache (calls). A cached value is live after
@@ -306,6 +311,7 @@ class NativeEmitter : public Xbyak::CodeGenerator {
   bool planned_ = false;  // live_ describes the program being emitted
   Xbyak::Label done_, fail_[2];
   bool upper_dirty_ = false;
+  std::vector<CodeMark> marks_;
 };
 
 // Labels and register-cache states of a flat program's inlined branches (native_branches.cc).

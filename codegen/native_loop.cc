@@ -24,7 +24,8 @@
 // commutative op's operands; x86 returns the first).
 //
 // Only machines with AVX get native code; KILN_LOOP_JIT=0 turns it off (the flat programs are then
-// interpreted), KILN_LOOP_JIT_DUMP=<prefix> writes each loop's code to a file.
+// interpreted), KILN_LOOP_JIT_DUMP=<prefix> writes each loop's code to a file, and
+// KILN_PERF_MAP=1 names each step's code in perf's map (codegen::DumpNativeCode).
 #include "codegen/native_loop.h"
 
 #include <xbyak/xbyak.h>
@@ -288,6 +289,35 @@ void CopyDistinct(void* to, const void* from, size_t bytes) {
 
 }  // namespace
 
+// A step's name in perf's map: its index, how it is emitted and the op it runs.
+std::string NativeEmitter::StepMarkName(const FlatProgram::FlatStep& f, size_t index) {
+  const char* how = "";
+  switch (f.kind) {
+    case FlatProgram::StepKind::kMap:
+      how = FormOf(f.code, f.elements, f.n_in) == Form::kCall ? "range call" : "map";
+      break;
+    case FlatProgram::StepKind::kDirect:
+      how = DirectInline(f) ? "direct" : "direct call";
+      break;
+    case FlatProgram::StepKind::kKernel:
+      how = "kernel call";
+      break;
+    case FlatProgram::StepKind::kCopy:
+      how = "copy";
+      break;
+    case FlatProgram::StepKind::kBranch:
+      how = "branch";
+      break;
+    case FlatProgram::StepKind::kJump:
+      how = "jump";
+      break;
+  }
+  std::string name = "step " + std::to_string(index) + " " + how;
+  if (f.step != nullptr) name += ": " + f.step->what;
+  if (f.kind == FlatProgram::StepKind::kCopy) name += " (" + std::to_string(f.scratch) + " bytes)";
+  return name;
+}
+
 void NativeEmitter::Flat(const FlatProgram& p, uint32_t program_tag,
                          const std::vector<uint64_t>& live_out) {
   PlanLiveness(p, live_out);
@@ -299,6 +329,9 @@ void NativeEmitter::Flat(const FlatProgram& p, uint32_t program_tag,
     step_ = static_cast<uint32_t>(i);
     const FlatProgram::FlatStep& f = p.steps_[i];
     if (branches != nullptr) AtStep(*branches, i);
+    if (PerfMapEnabled()) {
+      marks_.push_back({getSize(), (program_tag == 0 ? "cond " : "") + StepMarkName(f, i)});
+    }
     const auto op = static_cast<uint32_t>(p.operands_offset_ + i * sizeof(FlatProgram::Operands));
     switch (f.kind) {
       case FlatProgram::StepKind::kMap: {
@@ -428,7 +461,7 @@ std::shared_ptr<const NativeLoop> BuildNativeLoop(std::shared_ptr<const FlatProg
     auto gen = std::make_shared<NativeEmitter>();
     gen->Loop(*cond, *body);
     gen->readyRE();
-    DumpNativeCode("KILN_LOOP_JIT_DUMP", gen->getCode(), gen->getSize());
+    DumpNativeCode("KILN_LOOP_JIT_DUMP", gen->getCode(), gen->getSize(), gen->marks());
     const auto fn = gen->getCode<NativeLoop::Fn>();
     return std::make_shared<NativeLoop>(std::move(cond), std::move(body), fn, std::move(gen));
   } catch (...) {
@@ -445,7 +478,7 @@ std::shared_ptr<const NativeLoop> BuildNativeOnce(std::shared_ptr<const FlatProg
     auto gen = std::make_shared<NativeEmitter>();
     gen->Once(*program);
     gen->readyRE();
-    DumpNativeCode("KILN_LOOP_JIT_DUMP", gen->getCode(), gen->getSize());
+    DumpNativeCode("KILN_LOOP_JIT_DUMP", gen->getCode(), gen->getSize(), gen->marks());
     const auto fn = gen->getCode<NativeLoop::Fn>();
     return std::make_shared<NativeLoop>(program, program, fn, std::move(gen));
   } catch (...) {

@@ -1,12 +1,15 @@
 // Instructions both native code generators emit (native_ops.h).
 #include "codegen/native_ops.h"
 
+#include <unistd.h>
 #include <xbyak/xbyak_util.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <string>
 
 namespace kiln::codegen {
@@ -39,11 +42,46 @@ bool Bmi2Available() {
   return cpu.has(Xbyak::util::Cpu::tBMI2);
 }
 
-void DumpNativeCode(const char* env_var, const uint8_t* code, size_t size) {
-  const char* prefix = std::getenv(env_var);
-  if (prefix == nullptr || *prefix == '\0') return;
+bool PerfMapEnabled() {
+  static const bool enabled = [] {
+    const char* v = std::getenv("KILN_PERF_MAP");
+    return v != nullptr && std::strcmp(v, "1") == 0;
+  }();
+  return enabled;
+}
+
+void DumpNativeCode(const char* env_var, const uint8_t* code, size_t size,
+                    std::span<const CodeMark> marks) {
   static std::atomic<int> count{0};
-  const std::string path = std::string(prefix) + "." + std::to_string(count++);
+  const char* prefix = std::getenv(env_var);
+  const bool dump = prefix != nullptr && *prefix != '\0';
+  if (!dump && !PerfMapEnabled()) return;
+  const int n = count++;
+  if (PerfMapEnabled()) {
+    // perf's map of generated code: one "start size name" line (hexadecimal) per symbol, in
+    // /tmp/perf-<pid>.map, which `perf report` reads to name samples in code it cannot see.
+    static std::mutex mutex;
+    const std::lock_guard<std::mutex> lock(mutex);
+    const std::string path = "/tmp/perf-" + std::to_string(getpid()) + ".map";
+    if (FILE* file = std::fopen(path.c_str(), "a")) {
+      const auto start = reinterpret_cast<uintptr_t>(code);
+      auto line = [&](size_t from, size_t to, const std::string& what) {
+        if (to > from) {
+          std::fprintf(file, "%llx %zx kiln %s.%d%s%s\n",
+                       static_cast<unsigned long long>(start + from), to - from, env_var, n,
+                       what.empty() ? "" : " ", what.c_str());
+        }
+      };
+      line(0, marks.empty() ? size : std::min(marks[0].offset, size), "");
+      for (size_t i = 0; i < marks.size(); ++i) {
+        const size_t to = i + 1 < marks.size() ? marks[i + 1].offset : size;
+        line(std::min(marks[i].offset, size), std::min(to, size), marks[i].name);
+      }
+      std::fclose(file);
+    }
+  }
+  if (!dump) return;
+  const std::string path = std::string(prefix) + "." + std::to_string(n);
   if (FILE* file = std::fopen(path.c_str(), "wb")) {
     std::fwrite(code, 1, size, file);
     std::fclose(file);

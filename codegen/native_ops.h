@@ -7,6 +7,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
+#include <string>
 
 #include "lower/kernel.h"
 
@@ -20,10 +22,23 @@ bool NativeCodeAllowed(const char* switch_var);
 // the environment variable `switch_var` is not "0" (KILN_FUSED_JIT_AVX512).
 bool Avx512Available(const char* switch_var);
 
+// A named part of generated code from byte `offset` on (a loop step), for perf's map.
+struct CodeMark {
+  size_t offset;
+  std::string name;
+};
+
+// Whether KILN_PERF_MAP=1: generated code is then listed in /tmp/perf-<pid>.map (perf's map of
+// JIT-compiled code), so `perf report` names the loop step or fused run each sample fell in.
+bool PerfMapEnabled();
+
 // With environment variable `env_var` (KILN_LOOP_JIT_DUMP, KILN_FUSED_JIT_DUMP) set to a prefix,
 // writes `size` bytes of generated code to <prefix>.<n> (raw x86-64, for
-// `objdump -D -b binary -m i386:x86-64`); n counts the dumps of the process.
-void DumpNativeCode(const char* env_var, const uint8_t* code, size_t size);
+// `objdump -D -b binary -m i386:x86-64`); n counts the generated functions of the process. With
+// KILN_PERF_MAP=1, also lists the code in perf's map as `kiln <env_var>.<n>`, then, from each
+// mark's offset on, `kiln <env_var>.<n> <mark's name>`.
+void DumpNativeCode(const char* env_var, const uint8_t* code, size_t size,
+                    std::span<const CodeMark> marks = {});
 
 // Whether the CPU has AVX2 (integer instructions on ymm registers) and the environment variable
 // `switch_var` is not "0".

@@ -227,6 +227,10 @@ StatusOr<Kernel> LowerCompare(LowerContext& ctx) {
 
 // ---- select ----
 
+// A select of at most this many elements by a scalar predicate is a map (loop code emits it
+// inline); larger ones copy the chosen operand whole.
+constexpr int64_t kScalarSelectMapElements = 16;
+
 // Copies the input `pick` chooses at run time (select with a scalar predicate).
 Kernel MakeForwardKernel(std::string name, std::vector<int64_t> in_elements,
                          std::vector<int> in_widths,
@@ -268,18 +272,22 @@ StatusOr<Kernel> LowerSelect(LowerContext& ctx) {
   if (!IsSupportedWidth(width)) return UnsupportedDType(name, out->dtype);
   const int64_t n = out->num_elements();
   // A scalar select (one element chosen by a scalar predicate: a loop's counters and flags) is a
-  // map like any other, so loops and fused runs run it without a kernel call.
-  if (scalar_pred && n != 1) {
+  // map like any other, so loops and fused runs run it without a kernel call; so is a small array
+  // chosen by a scalar predicate (diffrax's `where(accept, y_new, y)` on a state of a few
+  // elements), its predicate read as a scalar. Larger arrays are copied whole.
+  if (scalar_pred && n > kScalarSelectMapElements) {
     return MakeForwardKernel(name, {1, n, n}, {1, width, width},
                              [](std::span<const View> in) -> size_t {
                                return *in[0].data_as<const uint8_t>() != 0 ? 1 : 2;
                              });
   }
   RangeFn range = nullptr;
-  DispatchByWidth(width, [&]<typename W>() { range = &SelectRange<W>; });
+  DispatchByWidth(width, [&]<typename W>() {
+    range = scalar_pred && n != 1 ? &ScalarSelectRange<W> : &SelectRange<W>;
+  });
   return MakeMapKernel({.name = name,
                         .out_type = *out,
-                        .in_elements = {n, n, n},
+                        .in_elements = {scalar_pred ? 1 : n, n, n},
                         .in_widths = {1, width, width},
                         .input_order = {},
                         .chunk = kCheapChunk,

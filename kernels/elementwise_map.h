@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <type_traits>
@@ -198,6 +199,14 @@ template <typename W>
 void SelectRange(const void* const* in, void* out, int64_t b, int64_t e, const void*) {
   SelectLoop<W>(static_cast<const uint8_t*>(in[0]) + b, static_cast<const W*>(in[1]) + b,
                 static_cast<const W*>(in[2]) + b, static_cast<W*>(out) + b, e - b);
+}
+
+// select with a scalar predicate (in[0], one byte): the chosen operand's elements [b, e). A map's
+// output may be its operand's own memory, so the copy is a memmove.
+template <typename W>
+void ScalarSelectRange(const void* const* in, void* out, int64_t b, int64_t e, const void*) {
+  const W* chosen = static_cast<const W*>(*static_cast<const uint8_t*>(in[0]) != 0 ? in[1] : in[2]);
+  std::memmove(static_cast<W*>(out) + b, chosen + b, static_cast<size_t>(e - b) * sizeof(W));
 }
 
 template <typename T, bool kScalarLo, bool kScalarHi>
