@@ -35,12 +35,89 @@ struct PadCopies {
   StridedBox box;
   int64_t n_out;
   bool needs_fill;
+  // The box's rows (its last axis) are contiguous in the result and lie in it in row-major order,
+  // each after the one before: the result is then written once, in order, the padding value
+  // between the rows (interior padding of rows: an associative scan's interleave) instead of
+  // everywhere first.
+  bool rows_in_order;
 };
 
+// Whether `box` (simplified, rank >= 1) has rows contiguous in the destination, each starting
+// after the end of the one before in row-major order of the box.
+bool RowsInOrder(const StridedBox& box) {
+  const size_t r = box.dims.size();
+  if (r == 0 || box.dst_strides[r - 1] != 1 || box.num_elements() == 0) return false;
+  int64_t extent = box.dims[r - 1];  // elements from a block's first to past its last
+  for (size_t i = r - 1; i-- > 0;) {
+    if (box.dims[i] > 1 && box.dst_strides[i] < extent) return false;
+    extent = (box.dims[i] - 1) * box.dst_strides[i] + extent;
+  }
+  return true;
+}
+
+// Rows [r0, r1) of the box (PadCopies::rows_in_order) with the padding value `v` from the end of
+// row r0 - 1 (or from 0) to each row, and after the last row of the box to n_out.
+template <typename W>
+void PadRows(const PadCopies& c, const W* src, W v, W* dst, int64_t r0, int64_t r1) {
+  const StridedBox& box = c.box;
+  const size_t r = box.dims.size();
+  const int64_t n = box.dims[r - 1], ss = box.src_strides[r - 1];
+  const int64_t rows = box.num_elements() / n;
+  int64_t idx[kMaxGatherRank] = {};
+  UnravelIndex(r0, std::span<const int64_t>(box.dims.data(), r - 1),
+               std::span<int64_t>(idx, r - 1));
+  int64_t so = box.src_offset, d_o = box.dst_offset;
+  for (size_t i = 0; i + 1 < r; ++i) {
+    so += idx[i] * box.src_strides[i];
+    d_o += idx[i] * box.dst_strides[i];
+  }
+  int64_t at = 0;  // the end of row r0 - 1 (0 before the first)
+  if (r0 > 0) {
+    int64_t back[kMaxGatherRank] = {};
+    UnravelIndex(r0 - 1, std::span<const int64_t>(box.dims.data(), r - 1),
+                 std::span<int64_t>(back, r - 1));
+    at = box.dst_offset + n;
+    for (size_t i = 0; i + 1 < r; ++i) at += back[i] * box.dst_strides[i];
+  }
+  for (int64_t row = r0; row < r1; ++row) {
+    detail::FillRow(dst + at, v, d_o - at);
+    detail::CopyRow(src + so, ss, dst + d_o, 1, n);
+    at = d_o + n;
+    for (size_t i = r - 1; i-- > 0;) {
+      so += box.src_strides[i];
+      d_o += box.dst_strides[i];
+      if (++idx[i] < box.dims[i]) break;
+      so -= box.src_strides[i] * box.dims[i];
+      d_o -= box.dst_strides[i] * box.dims[i];
+      idx[i] = 0;
+    }
+  }
+  if (r1 == rows) detail::FillRow(dst + at, v, c.n_out - at);
+}
+
+// The whole pad into `result`: in one ordered pass (rows_in_order, split over rows of about 64
+// KiB of result per task), else the padding value everywhere, then the operand's box.
+void WritePad(const PadCopies& c, const void* operand, const void* value, void* result) {
+  if (c.rows_in_order && c.needs_fill) {
+    DispatchByWidth(c.width, [&]<typename W>() {
+      W v;
+      std::memcpy(&v, value, sizeof(W));
+      const int64_t n = c.box.dims.back(), rows = c.box.num_elements() / n;
+      const int64_t per_row = std::max<int64_t>(1, c.n_out / rows);  // result elements per row
+      const int64_t min_rows =
+          std::max<int64_t>(1, ((64 << 10) / static_cast<int64_t>(sizeof(W))) / per_row);
+      runtime::ParallelFor(rows, min_rows, [&](int64_t r0, int64_t r1) {
+        PadRows(c, static_cast<const W*>(operand), v, static_cast<W*>(result), r0, r1);
+      });
+    });
+    return;
+  }
+  if (c.needs_fill) FillBytes(c.width, result, c.n_out, value);
+  CopyBoxBytes(c.width, c.box, operand, result);
+}
+
 void RunPad(const void* state, const View* in, const View* out) {
-  const auto& c = *static_cast<const PadCopies*>(state);
-  if (c.needs_fill) FillBytes(c.width, out[0].data(), c.n_out, in[1].data());
-  CopyBoxBytes(c.width, c.box, in[0].data(), out[0].data());
+  WritePad(*static_cast<const PadCopies*>(state), in[0].data(), in[1].data(), out[0].data());
 }
 
 // The byte copies of a small pad (lower::Direct::pieces, which loop code emits as loads and
@@ -120,17 +197,16 @@ StatusOr<Kernel> LowerPad(LowerContext& ctx) {
   const bool needs_fill = box.num_elements() != n_out;  // the operand does not cover the result
   box.Simplify();
   if (!box.InBounds(in->num_elements(), n_out)) return BoxOutOfBounds();
-  const ir::Type out_type = *out;
   const int64_t n_in = in->num_elements();
-  auto copies = std::make_shared<const PadCopies>(PadCopies{width, box, n_out, needs_fill});
-  Kernel kernel([name, out_type, width, box = std::move(box), n_in, n_out, needs_fill](
-                    ExecContext&, std::span<const View> in, std::span<const View> out) -> Status {
+  const bool in_order = RowsInOrder(box) && box.dims.size() <= kMaxGatherRank;
+  auto copies = std::make_shared<const PadCopies>(
+      PadCopies{width, std::move(box), n_out, needs_fill, in_order});
+  Kernel kernel([width, copies, n_in](ExecContext&, std::span<const View> in,
+                                      std::span<const View> out) -> Status {
     KILN_RETURN_IF_ERROR(CheckOutputs(out, 1));
     KILN_RETURN_IF_ERROR(CheckInput(in, 0, n_in, width));
     KILN_RETURN_IF_ERROR(CheckInput(in, 1, 1, width));
-    const View& result = out[0];
-    if (needs_fill) FillBytes(width, result.data(), n_out, in[1].data());
-    CopyBoxBytes(width, box, in[0].data(), result.data());
+    WritePad(*copies, in[0].data(), in[1].data(), out[0].data());
     return Status::Ok();
   });
   auto pieces = PadPieces(*copies);
