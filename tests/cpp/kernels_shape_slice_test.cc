@@ -1,6 +1,7 @@
 // Shape kernels: slice, reverse, concatenate, pad, dynamic_slice, dynamic_update_slice, checks.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <complex>
 #include <cstdint>
 #include <cstring>
@@ -16,6 +17,29 @@
 
 namespace kiln::testing {
 namespace {
+
+// ---- the row copy under every box copy ----
+
+// CopyBytes moves up to 256 bytes as fixed-size pieces: every length from 0 to 300, at every
+// source and destination misalignment of 0-3 bytes, copies exactly those bytes and writes nothing
+// around them.
+TEST(ShapeOpsTest, CopyBytesCopiesExactlyTheBytesAtEveryLength) {
+  std::vector<unsigned char> src(320), dst(336);
+  for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<unsigned char>(i * 37 + 11);
+  for (size_t from = 0; from < 4; ++from) {
+    for (size_t to = 0; to < 4; ++to) {
+      for (size_t n = 0; n <= 300; ++n) {
+        std::fill(dst.begin(), dst.end(), static_cast<unsigned char>(0xA5));
+        kernels::strided::detail::CopyBytes(dst.data() + 8 + to, src.data() + from, n);
+        for (size_t i = 0; i < dst.size(); ++i) {
+          const bool inside = i >= 8 + to && i < 8 + to + n;
+          const unsigned char want = inside ? src[from + i - 8 - to] : 0xA5;
+          ASSERT_EQ(dst[i], want) << "n=" << n << " from=" << from << " to=" << to << " i=" << i;
+        }
+      }
+    }
+  }
+}
 
 // ---- slice / reverse ----
 
