@@ -83,14 +83,7 @@ void PadRows(const PadCopies& c, const W* src, W v, W* dst, int64_t r0, int64_t 
     detail::FillRow(dst + at, v, d_o - at);
     detail::CopyRow(src + so, ss, dst + d_o, 1, n);
     at = d_o + n;
-    for (size_t i = r - 1; i-- > 0;) {
-      so += box.src_strides[i];
-      d_o += box.dst_strides[i];
-      if (++idx[i] < box.dims[i]) break;
-      so -= box.src_strides[i] * box.dims[i];
-      d_o -= box.dst_strides[i] * box.dims[i];
-      idx[i] = 0;
-    }
+    detail::NextRow(box, idx, so, d_o);
   }
   if (r1 == rows) detail::FillRow(dst + at, v, c.n_out - at);
 }

@@ -198,6 +198,8 @@ inline void CopyBytes(void* dst, const void* src, size_t bytes) {
   auto* d = static_cast<std::byte*>(dst);
   const auto* s = static_cast<const std::byte*>(src);
   for (; bytes >= 32; bytes -= 32, d += 32, s += 32) std::memcpy(d, s, 32);
+  // Each piece a constant size, so each memcpy is one move (a loop over the sizes need not be
+  // unrolled at -O2, and would then call memcpy).
   if (bytes & 16) {
     std::memcpy(d, s, 16);
     d += 16;
@@ -235,6 +237,19 @@ inline void CopyRow(const W* src, int64_t ss, W* dst, int64_t ds, int64_t n) {
   }
 }
 
+// Moves a box row's outer index `idx` (rank - 1 entries) and its source and destination offsets
+// to the next row in row-major order, incrementally (no divisions per row).
+inline void NextRow(const StridedBox& box, int64_t* idx, int64_t& so, int64_t& d_o) {
+  for (size_t i = box.dims.size() - 1; i-- > 0;) {
+    so += box.src_strides[i];
+    d_o += box.dst_strides[i];
+    if (++idx[i] < box.dims[i]) return;
+    so -= box.src_strides[i] * box.dims[i];
+    d_o -= box.dst_strides[i] * box.dims[i];
+    idx[i] = 0;
+  }
+}
+
 // Rows [row_begin, row_end) of a box whose rank is >= 1 (rows = all axes but the last).
 template <typename W>
 void CopyRows(const StridedBox& box, const W* src, W* dst, int64_t row_begin, int64_t row_end) {
@@ -251,15 +266,7 @@ void CopyRows(const StridedBox& box, const W* src, W* dst, int64_t row_begin, in
   }
   for (int64_t row = row_begin; row < row_end; ++row) {
     CopyRow(src + so, ss, dst + d_o, ds, n);
-    // Advance the outer index incrementally (no divisions per row).
-    for (size_t i = r - 1; i-- > 0;) {
-      so += box.src_strides[i];
-      d_o += box.dst_strides[i];
-      if (++idx[i] < box.dims[i]) break;
-      so -= box.src_strides[i] * box.dims[i];
-      d_o -= box.dst_strides[i] * box.dims[i];
-      idx[i] = 0;
-    }
+    NextRow(box, idx.data(), so, d_o);
   }
 }
 
